@@ -1,0 +1,17 @@
+/*
+ * libdtrain — distributed training as an embeddable library.
+ *
+ * The only public API: include this header and link libdtrain.so.
+ * Conventions (status codes, ownership, options structs, tensors) are
+ * described in each module's header.
+ */
+#ifndef DTRAIN_H
+#define DTRAIN_H
+
+#include "dtrain/common.h"
+#include "dtrain/status.h"
+#include "dtrain/version.h"
+#include "dtrain/tensor.h"
+#include "dtrain/comm.h"
+
+#endif /* DTRAIN_H */

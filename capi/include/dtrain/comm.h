@@ -1,0 +1,173 @@
+/*
+ * libdtrain — communicators, collectives and requests.
+ *
+ * Ownership: a dt_comm* or dt_request* returned through an `out` argument
+ * belongs to the caller, who releases it with dt_comm_destroy() or
+ * dt_request_free(); both accept NULL. Tensors are borrowed (see tensor.h).
+ *
+ * Threads: one thread at a time per handle, except dt_comm_abort(), which any
+ * thread may call at any time and which never blocks.
+ *
+ * Asynchrony: an operation that communicates ends with `dt_request **req`.
+ * NULL means blocking: the call returns when the operation is done or the
+ * communicator's deadline has passed. Otherwise the call returns at once with a
+ * request, finished with dt_request_wait() or dt_request_test(). Collectives
+ * on one communicator complete in the order they were issued; point-to-point
+ * messages are matched by peer and tag. Buffers must stay valid until the
+ * operation completes.
+ *
+ * Failures: after DT_ERR_TIMEOUT, DT_ERR_REMOTE or DT_ERR_TRANSPORT (or an
+ * abort) the communicator is broken: every later call on it returns
+ * DT_ERR_ABORTED until it is destroyed. A call refused with
+ * DT_ERR_INVALID_ARGUMENT changes nothing and leaves the communicator usable.
+ */
+#ifndef DTRAIN_COMM_H
+#define DTRAIN_COMM_H
+
+#include "dtrain/common.h"
+#include "dtrain/status.h"
+#include "dtrain/tensor.h"
+
+DT_BEGIN_DECLS
+
+typedef struct dt_comm dt_comm;
+typedef struct dt_request dt_request;
+
+typedef enum dt_backend {
+  DT_BACKEND_AUTO = 0,
+  DT_BACKEND_UCX = 1,
+  DT_BACKEND_NCCL = 2
+} dt_backend;
+
+typedef enum dt_reduce_op {
+  DT_SUM = 0,
+  DT_AVG = 1, /* floating-point dtypes only */
+  DT_MAX = 2,
+  DT_MIN = 3,
+  DT_PROD = 4
+} dt_reduce_op;
+
+/**
+ * The out-of-band allgather a caller may supply for rendezvous (for example an
+ * MPI_Allgather). Every rank contributes `bytes` bytes from `send`; `recv`
+ * receives world_size * bytes, in rank order. Returns DT_OK or an error.
+ */
+typedef dt_status (*dt_oob_allgather_fn)(void *user, const void *send, void *recv, size_t bytes);
+
+/** Options for dt_comm_create(). Grows only at its end. */
+typedef struct dt_comm_options {
+  unsigned version;        /* DT_COMM_OPTIONS_VERSION */
+  int rank;                /* DT_UNDEF: from the environment */
+  int world_size;          /* DT_UNDEF: from the environment */
+  const char *store;       /* "host:port" of the rendezvous store; NULL: environment */
+  const char *auth_token;  /* shared secret; NULL: DTRAIN_AUTH_TOKEN */
+  dt_backend backend;
+  int device;              /* CUDA ordinal; DT_UNDEF: CPU, or the local rank with NCCL */
+  int timeout_ms;          /* DT_UNDEF: DTRAIN_TIMEOUT_MS or 300000 */
+  dt_oob_allgather_fn oob_allgather; /* NULL: rendezvous through the store */
+  void *oob_user;          /* passed to oob_allgather */
+} dt_comm_options;
+
+#define DT_COMM_OPTIONS_VERSION 1u
+#define DT_COMM_OPTIONS_INIT                                                     \
+  { DT_COMM_OPTIONS_VERSION, DT_UNDEF, DT_UNDEF, NULL, NULL, DT_BACKEND_AUTO,     \
+    DT_UNDEF, DT_UNDEF, NULL, NULL }
+
+/**
+ * Fills `opts` with the defaults of options version `version` (pass
+ * DT_COMM_OPTIONS_VERSION). Only the fields that version has are written.
+ * DT_ERR_INVALID_ARGUMENT for NULL, version 0 or a version newer than this
+ * library's.
+ */
+DT_API dt_status dt_comm_options_init(dt_comm_options *opts, unsigned version);
+
+/**
+ * Creates a communicator. `opts` NULL takes everything from the environment.
+ * A world of one needs no store and no peer. The new communicator belongs to
+ * the caller (dt_comm_destroy()).
+ */
+DT_API dt_status dt_comm_create(dt_comm **out, const dt_comm_options *opts);
+
+/**
+ * Splits `parent` like MPI_Comm_split: ranks with the same `color` form a new
+ * communicator, ordered by `key` and then by parent rank. Collective over
+ * `parent`. `color` DT_UNDEF leaves this rank out (`*out` set to NULL);
+ * other negative colors are invalid. The result belongs to the caller and
+ * outlives nothing: destroy it before its parent.
+ */
+DT_API dt_status dt_comm_split(dt_comm **out, dt_comm *parent, int color, int key);
+
+DT_API dt_status dt_comm_rank(const dt_comm *comm, int *out);
+DT_API dt_status dt_comm_size(const dt_comm *comm, int *out);
+
+/**
+ * Aborts every pending and future operation on `comm`: waiters return
+ * DT_ERR_ABORTED. Safe from any thread at any time; never blocks.
+ */
+DT_API dt_status dt_comm_abort(dt_comm *comm);
+
+/** Destroys `comm` (NULL: no-op). Pending operations are aborted first. */
+DT_API dt_status dt_comm_destroy(dt_comm *comm);
+
+/* Collectives. `send == recv` (same data pointer) is in place. `stream` is a
+ * cudaStream_t for CUDA tensors (NULL: the communicator's) and is ignored for
+ * host tensors. `req` NULL: blocking. */
+
+/** recv[i] = op over ranks of send[i]; send and recv have the same count and dtype. */
+DT_API dt_status dt_allreduce(dt_comm *comm, const DLTensor *send, DLTensor *recv,
+                              dt_reduce_op op, void *stream, dt_request **req);
+
+/** send holds size * count elements; rank r receives block r reduced over ranks. */
+DT_API dt_status dt_reduce_scatter(dt_comm *comm, const DLTensor *send, DLTensor *recv,
+                                   dt_reduce_op op, void *stream, dt_request **req);
+
+/** send holds count elements; recv holds size * count, in rank order. */
+DT_API dt_status dt_allgather(dt_comm *comm, const DLTensor *send, DLTensor *recv,
+                              void *stream, dt_request **req);
+
+/** `buf` on `root` is copied into `buf` on every rank. */
+DT_API dt_status dt_broadcast(dt_comm *comm, DLTensor *buf, int root, void *stream,
+                              dt_request **req);
+
+/** send and recv hold size * count elements; block j of send goes to rank j. */
+DT_API dt_status dt_alltoall(dt_comm *comm, const DLTensor *send, DLTensor *recv,
+                             void *stream, dt_request **req);
+
+/**
+ * Like dt_alltoall with per-rank element counts. Blocks are packed in rank
+ * order: send_counts[j] elements go to rank j, recv_counts[j] come from rank j.
+ * Both arrays have `size` entries, none negative; their sums may not exceed the
+ * tensors' counts. A count that disagrees with the peer's gives DT_ERR_MISMATCH.
+ */
+DT_API dt_status dt_alltoallv(dt_comm *comm, const DLTensor *send, const int64_t *send_counts,
+                              DLTensor *recv, const int64_t *recv_counts, void *stream,
+                              dt_request **req);
+
+/** Point-to-point. `tag` >= 0; messages between two ranks with one tag arrive in order. */
+DT_API dt_status dt_send(dt_comm *comm, const DLTensor *buf, int peer, int tag, void *stream,
+                         dt_request **req);
+DT_API dt_status dt_recv(dt_comm *comm, DLTensor *buf, int peer, int tag, void *stream,
+                         dt_request **req);
+
+/** Returns when every rank has entered the barrier. */
+DT_API dt_status dt_barrier(dt_comm *comm);
+
+/**
+ * Waits for `req` for at most `timeout_ms` (negative: the communicator's
+ * deadline). Returns the operation's status, or DT_ERR_TIMEOUT. Waiting again
+ * on a finished request returns the same status.
+ */
+DT_API dt_status dt_request_wait(dt_request *req, int timeout_ms);
+
+/** DT_OK when done, DT_INPROGRESS while running, or the operation's error. */
+DT_API dt_status dt_request_test(dt_request *req);
+
+/**
+ * Releases `req` (NULL: no-op). An operation still running goes on; its
+ * buffers must stay valid until it completes or the communicator is destroyed.
+ */
+DT_API void dt_request_free(dt_request *req);
+
+DT_END_DECLS
+
+#endif /* DTRAIN_COMM_H */

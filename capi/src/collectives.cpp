@@ -1,0 +1,72 @@
+// Collectives and point-to-point: check, start, then either hand back a
+// request or wait for it (req == NULL).
+#include "entry.hpp"
+#include "handles.hpp"
+
+using dtrain::capi::entry;
+using dtrain::capi::require;
+using dtrain::comm::RequestPtr;
+
+namespace {
+
+// Starts an operation on `comm` and completes it the way the caller asked.
+template <typename Start>
+dt_status run(dt_comm* comm, dt_request** req, Start&& start) {
+  return entry([&] {
+    require(comm, "comm");
+    RequestPtr op = start(*comm->impl);
+    if (req == nullptr) {
+      comm->impl->wait(op, -1);
+    } else {
+      *req = new dt_request{comm->impl, std::move(op)};
+    }
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+DT_API dt_status dt_allreduce(dt_comm* comm, const DLTensor* send, DLTensor* recv, dt_reduce_op op,
+                              void* /*stream*/, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.allreduce(send, recv, op); });
+}
+
+DT_API dt_status dt_reduce_scatter(dt_comm* comm, const DLTensor* send, DLTensor* recv, dt_reduce_op op,
+                                   void* /*stream*/, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.reduce_scatter(send, recv, op); });
+}
+
+DT_API dt_status dt_allgather(dt_comm* comm, const DLTensor* send, DLTensor* recv, void* /*stream*/,
+                              dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.allgather(send, recv); });
+}
+
+DT_API dt_status dt_broadcast(dt_comm* comm, DLTensor* buf, int root, void* /*stream*/, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.broadcast(buf, root); });
+}
+
+DT_API dt_status dt_alltoall(dt_comm* comm, const DLTensor* send, DLTensor* recv, void* /*stream*/,
+                             dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.alltoall(send, recv); });
+}
+
+DT_API dt_status dt_alltoallv(dt_comm* comm, const DLTensor* send, const int64_t* send_counts, DLTensor* recv,
+                              const int64_t* recv_counts, void* /*stream*/, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.alltoallv(send, send_counts, recv, recv_counts); });
+}
+
+DT_API dt_status dt_send(dt_comm* comm, const DLTensor* buf, int peer, int tag, void* /*stream*/,
+                         dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.send(buf, peer, tag); });
+}
+
+DT_API dt_status dt_recv(dt_comm* comm, DLTensor* buf, int peer, int tag, void* /*stream*/, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.recv(buf, peer, tag); });
+}
+
+DT_API dt_status dt_barrier(dt_comm* comm) {
+  return run(comm, nullptr, [&](auto& c) { return c.barrier(); });
+}
+
+}  // extern "C"

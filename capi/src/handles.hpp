@@ -1,0 +1,18 @@
+// What the opaque C handles hold.
+#pragma once
+
+#include <memory>
+
+#include "comm/communicator.hpp"
+#include "dtrain/comm.h"
+
+struct dt_comm {
+  std::shared_ptr<dtrain::comm::Communicator> impl;
+};
+
+// A request keeps its communicator alive so that waiting can record a failure
+// even after the caller destroyed the dt_comm.
+struct dt_request {
+  std::shared_ptr<dtrain::comm::Communicator> comm;
+  dtrain::comm::RequestPtr op;
+};

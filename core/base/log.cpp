@@ -1,0 +1,105 @@
+#include "base/log.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+
+#include "base/env.hpp"
+
+namespace dtrain::log {
+
+namespace {
+
+struct Config {
+  std::mutex mutex;
+  bool configured = false;
+  Level level = Level::warn;
+  std::FILE* file = nullptr;  // nullptr: stderr
+};
+
+Config& config() {
+  static Config instance;
+  return instance;
+}
+
+std::atomic<int> g_rank{-1};
+std::atomic<int> g_level{-1};  // cached Level; -1 until configured
+
+const char* level_name(Level level) {
+  static const char* names[] = {"ERROR", "WARN", "INFO", "DEBUG", "TRACE"};
+  return names[static_cast<int>(level)];
+}
+
+bool parse_level(const std::string& text, Level* out) {
+  static const char* names[] = {"error", "warn", "info", "debug", "trace"};
+  for (int i = 0; i < 5; ++i) {
+    if (text == names[i]) {
+      *out = static_cast<Level>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+void configure_locked(Config& c) {
+  if (c.file != nullptr) std::fclose(c.file);
+  c.file = nullptr;
+  c.level = Level::warn;
+  std::string problem;
+  if (auto text = env::get("DTRAIN_LOG_LEVEL"); text && !parse_level(*text, &c.level)) {
+    problem = "DTRAIN_LOG_LEVEL='" + *text + "' is not one of error, warn, info, debug, trace; using warn";
+  }
+  if (auto path = env::get("DTRAIN_LOG_FILE")) {
+    c.file = std::fopen(path->c_str(), "a");
+    if (c.file == nullptr) problem = "cannot open DTRAIN_LOG_FILE='" + *path + "'; logging to stderr";
+  }
+  c.configured = true;
+  g_level.store(static_cast<int>(c.level));
+  if (!problem.empty()) std::fprintf(c.file ? c.file : stderr, "dtrain: %s\n", problem.c_str());
+}
+
+void ensure_configured() {
+  if (g_level.load(std::memory_order_acquire) >= 0) return;
+  Config& c = config();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (!c.configured) configure_locked(c);
+}
+
+}  // namespace
+
+void configure_from_env() {
+  Config& c = config();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  configure_locked(c);
+}
+
+void set_rank(int rank) { g_rank.store(rank); }
+
+bool enabled(Level level) {
+  ensure_configured();
+  return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed);
+}
+
+void write(Level level, const std::string& message) {
+  using namespace std::chrono;
+  auto now = system_clock::now();
+  std::time_t seconds = system_clock::to_time_t(now);
+  int millis = static_cast<int>(duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
+  int rank = g_rank.load();
+  std::string who = rank >= 0 ? std::to_string(rank) : "-";
+
+  Config& c = config();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  std::FILE* out = c.file ? c.file : stderr;
+  std::fprintf(out, "%s.%03dZ dtrain[rank %s] %s %s\n", stamp, millis, who.c_str(),
+               level_name(level), message.c_str());
+  std::fflush(out);
+}
+
+}  // namespace dtrain::log

@@ -1,0 +1,88 @@
+#include "base/tensor.hpp"
+
+#include <limits>
+#include <string>
+
+#include "base/error.hpp"
+
+namespace dtrain {
+
+namespace {
+
+[[noreturn]] void bad(const char* arg, const std::string& what) {
+  raise(DT_ERR_INVALID_ARGUMENT, std::string(arg) + ": " + what);
+}
+
+constexpr int kMaxDims = 64;
+
+}  // namespace
+
+TensorView TensorView::slice(std::int64_t first, std::int64_t n) const {
+  TensorView view = *this;
+  view.data = static_cast<char*>(data) + first * static_cast<std::int64_t>(dtype_size(dtype));
+  view.count = n;
+  return view;
+}
+
+TensorView check_tensor(const DLTensor* tensor, const char* arg) {
+  if (tensor == nullptr) bad(arg, "tensor is NULL");
+  TensorView view;
+
+  auto dtype = dtype_from_dlpack(tensor->dtype);
+  if (!dtype) {
+    bad(arg, "dtype " + describe_dlpack_dtype(tensor->dtype) +
+                 " is not supported (float32, float64, float16, bfloat16, int32, int64, int8, uint8)");
+  }
+  view.dtype = *dtype;
+
+  switch (tensor->device.device_type) {
+    case kDLCPU:
+    case kDLCUDAHost:
+      view.memory = Memory::host;
+      break;
+    case kDLCUDA:
+      raise(DT_ERR_UNSUPPORTED, std::string(arg) +
+                                    ": CUDA tensors need a CUDA device and the NCCL or staged "
+                                    "UCX path, which this build does not provide");
+    default:
+      bad(arg, "device type " + std::to_string(tensor->device.device_type) +
+                   " is not supported (kDLCPU, kDLCUDAHost, kDLCUDA)");
+  }
+  view.device_id = tensor->device.device_id;
+
+  if (tensor->ndim < 0) bad(arg, "ndim " + std::to_string(tensor->ndim) + " is negative");
+  if (tensor->ndim > kMaxDims) bad(arg, "ndim " + std::to_string(tensor->ndim) + " exceeds 64");
+  if (tensor->ndim > 0 && tensor->shape == nullptr) bad(arg, "shape is NULL with ndim > 0");
+
+  const std::int64_t elem = static_cast<std::int64_t>(dtype_size(view.dtype));
+  const std::int64_t max_count = std::numeric_limits<std::int64_t>::max() / elem;
+  std::int64_t count = 1;
+  for (int d = 0; d < tensor->ndim; ++d) {
+    std::int64_t extent = tensor->shape[d];
+    if (extent < 0) bad(arg, "shape[" + std::to_string(d) + "] = " + std::to_string(extent) + " is negative");
+    if (extent != 0 && count > max_count / extent) bad(arg, "element count overflows");
+    count *= extent;
+  }
+  view.count = count;
+
+  // Compact row-major strides; a dimension of extent 1 may carry any stride.
+  if (tensor->strides != nullptr && count > 0) {
+    std::int64_t expected = 1;
+    for (int d = tensor->ndim - 1; d >= 0; --d) {
+      if (tensor->shape[d] != 1 && tensor->strides[d] != expected) {
+        bad(arg, "strides are not compact row-major (strides[" + std::to_string(d) + "] = " +
+                     std::to_string(tensor->strides[d]) + ", expected " + std::to_string(expected) + ")");
+      }
+      expected *= tensor->shape[d];
+    }
+  }
+
+  if (tensor->data == nullptr && count > 0) bad(arg, "data is NULL but the tensor has elements");
+  if (tensor->byte_offset > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    bad(arg, "byte_offset overflows");
+  }
+  view.data = tensor->data ? static_cast<char*>(tensor->data) + tensor->byte_offset : nullptr;
+  return view;
+}
+
+}  // namespace dtrain

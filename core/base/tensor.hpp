@@ -1,0 +1,35 @@
+// A checked view of a caller's DLTensor: what every module works on after the
+// C API has validated its arguments.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <dlpack/dlpack.h>
+
+#include "base/dtype.hpp"
+
+namespace dtrain {
+
+enum class Memory { host, cuda };
+
+struct TensorView {
+  void* data = nullptr;     // first element (byte_offset applied)
+  std::int64_t count = 0;   // number of elements
+  DType dtype = DType::f32;
+  Memory memory = Memory::host;
+  int device_id = 0;
+
+  std::size_t bytes() const { return static_cast<std::size_t>(count) * dtype_size(dtype); }
+  // The view of elements [first, first + n).
+  TensorView slice(std::int64_t first, std::int64_t n) const;
+};
+
+// Validates `tensor` and returns its view; throws DT_ERR_INVALID_ARGUMENT (or
+// DT_ERR_UNSUPPORTED for CUDA memory this build or machine cannot use) with a
+// message naming `arg`: NULL tensor, negative ndim or dimension, NULL shape,
+// NULL data with elements, unsupported dtype or device, non-compact strides,
+// an element count or byte size that overflows.
+TensorView check_tensor(const DLTensor* tensor, const char* arg);
+
+}  // namespace dtrain

@@ -1,0 +1,43 @@
+// The interface every transport implements. The communicator has already
+// checked the arguments (shapes, dtypes, ranks, counts), so a backend only
+// moves and reduces data. Each call starts the operation and returns its
+// request; the backend completes it, with an error naming the rank at fault
+// when a peer fails.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/tensor.hpp"
+#include "comm/reduce_op.hpp"
+#include "comm/request.hpp"
+
+namespace dtrain::comm {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual const char* name() const = 0;
+
+  virtual RequestPtr allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) = 0;
+  virtual RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) = 0;
+  virtual RequestPtr allgather(const TensorView& send, const TensorView& recv) = 0;
+  virtual RequestPtr broadcast(const TensorView& buf, int root) = 0;
+  virtual RequestPtr alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                               const TensorView& recv, const std::vector<std::int64_t>& recv_counts) = 0;
+  virtual RequestPtr send(const TensorView& buf, int peer, int tag) = 0;
+  virtual RequestPtr recv(const TensorView& buf, int peer, int tag) = 0;
+  virtual RequestPtr barrier() = 0;
+
+  // A backend for the ranks of this one that share `color`, ordered by key
+  // then rank; nullptr when color is DT_UNDEF. Collective over this backend.
+  virtual std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) = 0;
+
+  // Completes every pending request with DT_ERR_ABORTED and refuses new work.
+  // Called from any thread; must not block.
+  virtual void abort() = 0;
+};
+
+}  // namespace dtrain::comm

@@ -1,0 +1,225 @@
+#include "comm/communicator.hpp"
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/log.hpp"
+
+namespace dtrain::comm {
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) { raise(DT_ERR_INVALID_ARGUMENT, message); }
+
+std::string count_text(std::int64_t n) { return std::to_string(n) + (n == 1 ? " element" : " elements"); }
+
+void require_same_dtype(const TensorView& a, const char* a_name, const TensorView& b, const char* b_name) {
+  if (a.dtype != b.dtype) {
+    invalid(std::string(a_name) + " is " + dtype_name(a.dtype) + " but " + b_name + " is " +
+            dtype_name(b.dtype));
+  }
+}
+
+ReduceOp check_op(dt_reduce_op op, DType dtype) {
+  switch (op) {
+    case DT_SUM:
+    case DT_MAX:
+    case DT_MIN:
+    case DT_PROD:
+      return static_cast<ReduceOp>(op);
+    case DT_AVG:
+      if (!dtype_is_floating(dtype)) {
+        invalid(std::string("op: DT_AVG needs a floating-point dtype, not ") + dtype_name(dtype));
+      }
+      return ReduceOp::avg;
+  }
+  invalid("op: " + std::to_string(static_cast<int>(op)) + " is not a dt_reduce_op");
+}
+
+// Per-rank counts of an alltoallv, checked against the tensor they index.
+std::vector<std::int64_t> check_counts(const std::int64_t* counts, int size, const TensorView& tensor,
+                                       const char* name, const char* tensor_name) {
+  if (counts == nullptr) invalid(std::string(name) + " is NULL");
+  std::vector<std::int64_t> result(counts, counts + size);
+  std::int64_t total = 0;
+  for (int r = 0; r < size; ++r) {
+    if (result[r] < 0) {
+      invalid(std::string(name) + "[" + std::to_string(r) + "] = " + std::to_string(result[r]) +
+              " is negative");
+    }
+    if (result[r] > tensor.count - total) {
+      invalid(std::string(name) + " add up to more than " + tensor_name + "'s " + count_text(tensor.count));
+    }
+    total += result[r];
+  }
+  return result;
+}
+
+}  // namespace
+
+Communicator::Communicator(int rank, int size, int timeout_ms, std::unique_ptr<Backend> backend)
+    : rank_(rank), size_(size), timeout_ms_(timeout_ms), backend_(std::move(backend)) {}
+
+Communicator::~Communicator() { backend_->abort(); }
+
+std::string Communicator::rank_prefix() const { return "rank " + std::to_string(rank_) + ": "; }
+
+void Communicator::ensure_usable() const {
+  if (!broken_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(broken_mutex_);
+  raise(DT_ERR_ABORTED, rank_prefix() + "the communicator is broken (" + broken_reason_ +
+                            "); destroy it and create a new one");
+}
+
+void Communicator::mark_broken(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(broken_mutex_);
+    if (broken_.load()) return;
+    broken_reason_ = reason;
+    broken_.store(true, std::memory_order_release);
+  }
+  backend_->abort();
+}
+
+void Communicator::fail(dt_status status, const std::string& message) {
+  if (breaks_communicator(status) || status == DT_ERR_ABORTED) {
+    DT_LOG(warn) << "communicator broken: " << message;
+    mark_broken(message);
+  }
+  raise(status, message);
+}
+
+RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, dt_reduce_op op) {
+  TensorView s = check_tensor(send, "send");
+  TensorView r = check_tensor(recv, "recv");
+  require_same_dtype(s, "send", r, "recv");
+  if (s.count != r.count) {
+    invalid("allreduce: send has " + count_text(s.count) + " but recv has " + count_text(r.count));
+  }
+  ReduceOp reduce = check_op(op, s.dtype);
+  ensure_usable();
+  return backend_->allreduce(s, r, reduce);
+}
+
+RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* recv, dt_reduce_op op) {
+  TensorView s = check_tensor(send, "send");
+  TensorView r = check_tensor(recv, "recv");
+  require_same_dtype(s, "send", r, "recv");
+  if (s.count != r.count * size_) {
+    invalid("reduce_scatter: send must hold size (" + std::to_string(size_) + ") x recv's " +
+            count_text(r.count) + ", but has " + count_text(s.count));
+  }
+  ReduceOp reduce = check_op(op, s.dtype);
+  ensure_usable();
+  return backend_->reduce_scatter(s, r, reduce);
+}
+
+RequestPtr Communicator::allgather(const DLTensor* send, const DLTensor* recv) {
+  TensorView s = check_tensor(send, "send");
+  TensorView r = check_tensor(recv, "recv");
+  require_same_dtype(s, "send", r, "recv");
+  if (r.count != s.count * size_) {
+    invalid("allgather: recv must hold size (" + std::to_string(size_) + ") x send's " +
+            count_text(s.count) + ", but has " + count_text(r.count));
+  }
+  ensure_usable();
+  return backend_->allgather(s, r);
+}
+
+RequestPtr Communicator::broadcast(const DLTensor* buf, int root) {
+  TensorView b = check_tensor(buf, "buf");
+  if (root < 0 || root >= size_) {
+    invalid("root " + std::to_string(root) + " is not a rank of this communicator (size " +
+            std::to_string(size_) + ")");
+  }
+  ensure_usable();
+  return backend_->broadcast(b, root);
+}
+
+RequestPtr Communicator::alltoall(const DLTensor* send, const DLTensor* recv) {
+  TensorView s = check_tensor(send, "send");
+  TensorView r = check_tensor(recv, "recv");
+  require_same_dtype(s, "send", r, "recv");
+  if (s.count != r.count || s.count % size_ != 0) {
+    invalid("alltoall: send and recv must hold the same multiple of size (" + std::to_string(size_) +
+            "); send has " + count_text(s.count) + ", recv has " + count_text(r.count));
+  }
+  ensure_usable();
+  std::vector<std::int64_t> counts(size_, s.count / size_);
+  return backend_->alltoallv(s, counts, r, counts);
+}
+
+RequestPtr Communicator::alltoallv(const DLTensor* send, const std::int64_t* send_counts,
+                                   const DLTensor* recv, const std::int64_t* recv_counts) {
+  TensorView s = check_tensor(send, "send");
+  TensorView r = check_tensor(recv, "recv");
+  require_same_dtype(s, "send", r, "recv");
+  auto sc = check_counts(send_counts, size_, s, "send_counts", "send");
+  auto rc = check_counts(recv_counts, size_, r, "recv_counts", "recv");
+  ensure_usable();
+  return backend_->alltoallv(s, sc, r, rc);
+}
+
+RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag) {
+  TensorView b = check_tensor(buf, "buf");
+  if (peer < 0 || peer >= size_) {
+    invalid("peer " + std::to_string(peer) + " is not a rank of this communicator (size " +
+            std::to_string(size_) + ")");
+  }
+  if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
+  ensure_usable();
+  return backend_->send(b, peer, tag);
+}
+
+RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag) {
+  TensorView b = check_tensor(buf, "buf");
+  if (peer < 0 || peer >= size_) {
+    invalid("peer " + std::to_string(peer) + " is not a rank of this communicator (size " +
+            std::to_string(size_) + ")");
+  }
+  if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
+  ensure_usable();
+  return backend_->recv(b, peer, tag);
+}
+
+RequestPtr Communicator::barrier() {
+  ensure_usable();
+  return backend_->barrier();
+}
+
+void Communicator::wait(const RequestPtr& request, int timeout_ms) {
+  int limit = timeout_ms < 0 ? timeout_ms_ : timeout_ms;
+  if (!request->wait_until(Clock::now() + std::chrono::milliseconds(limit))) {
+    fail(DT_ERR_TIMEOUT, rank_prefix() + request->what() + " did not complete within " +
+                             std::to_string(limit) + " ms");
+  }
+  dt_status status = request->status();
+  if (status != DT_OK) fail(status, request->message());
+}
+
+dt_status Communicator::test(const RequestPtr& request) {
+  if (!request->done()) return DT_INPROGRESS;
+  dt_status status = request->status();
+  if (status != DT_OK) fail(status, request->message());
+  return DT_OK;
+}
+
+std::shared_ptr<Communicator> Communicator::split(int color, int key) {
+  if (color < 0 && color != DT_UNDEF) {
+    invalid("color " + std::to_string(color) + " is negative (use DT_UNDEF to leave this rank out)");
+  }
+  ensure_usable();
+  int new_rank = -1;
+  int new_size = 0;
+  auto backend = backend_->split(color, key, &new_rank, &new_size);
+  if (!backend) return nullptr;
+  return std::make_shared<Communicator>(new_rank, new_size, timeout_ms_, std::move(backend));
+}
+
+void Communicator::abort() { mark_broken("aborted by dt_comm_abort"); }
+
+void Communicator::close() { mark_broken("the communicator was destroyed"); }
+
+}  // namespace dtrain::comm

@@ -1,0 +1,80 @@
+// A communicator: a group of ranks, its deadline, and the backend that moves
+// its data. It checks every argument against the contract before the backend
+// sees it, and it owns the "broken" state: once an operation fails with a
+// timeout, a remote or transport error, or an abort, every later call fails
+// with DT_ERR_ABORTED and says why.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <dlpack/dlpack.h>
+
+#include "comm/backend.hpp"
+#include "dtrain/comm.h"
+
+namespace dtrain::comm {
+
+class Communicator {
+ public:
+  Communicator(int rank, int size, int timeout_ms, std::unique_ptr<Backend> backend);
+  ~Communicator();
+
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int timeout_ms() const { return timeout_ms_; }
+  const char* backend_name() const { return backend_->name(); }
+
+  // Each operation checks its arguments (throwing DT_ERR_INVALID_ARGUMENT and
+  // starting nothing), then starts and returns the operation.
+  RequestPtr allreduce(const DLTensor* send, const DLTensor* recv, dt_reduce_op op);
+  RequestPtr reduce_scatter(const DLTensor* send, const DLTensor* recv, dt_reduce_op op);
+  RequestPtr allgather(const DLTensor* send, const DLTensor* recv);
+  RequestPtr broadcast(const DLTensor* buf, int root);
+  RequestPtr alltoall(const DLTensor* send, const DLTensor* recv);
+  RequestPtr alltoallv(const DLTensor* send, const std::int64_t* send_counts, const DLTensor* recv,
+                       const std::int64_t* recv_counts);
+  RequestPtr send(const DLTensor* buf, int peer, int tag);
+  RequestPtr recv(const DLTensor* buf, int peer, int tag);
+  RequestPtr barrier();
+
+  // Waits for `request` at most `timeout_ms` (negative: this communicator's
+  // deadline). Throws the operation's error, or DT_ERR_TIMEOUT; either breaks
+  // the communicator when the contract says so.
+  void wait(const RequestPtr& request, int timeout_ms);
+  // DT_OK, DT_INPROGRESS, or throws the operation's error.
+  dt_status test(const RequestPtr& request);
+
+  // A communicator of the ranks sharing `color`; nullptr for DT_UNDEF.
+  std::shared_ptr<Communicator> split(int color, int key);
+
+  // Marks the communicator broken and aborts every pending operation.
+  // Never blocks; safe from any thread.
+  void abort();
+  // What dt_comm_destroy does: like abort(), but pending waiters are told the
+  // communicator was destroyed.
+  void close();
+
+ private:
+  void ensure_usable() const;
+  // Records why the communicator broke (the first reason wins).
+  void mark_broken(const std::string& reason);
+  [[noreturn]] void fail(dt_status status, const std::string& message);
+  std::string rank_prefix() const;
+
+  const int rank_;
+  const int size_;
+  const int timeout_ms_;
+  std::unique_ptr<Backend> backend_;
+  std::atomic<bool> broken_{false};
+  mutable std::mutex broken_mutex_;
+  std::string broken_reason_;
+};
+
+}  // namespace dtrain::comm

@@ -1,0 +1,79 @@
+#include "comm/factory.hpp"
+
+#include <climits>
+#include <cstddef>
+
+#include "base/env.hpp"
+#include "base/error.hpp"
+#include "base/log.hpp"
+#include "base/options.hpp"
+#include "bootstrap/launch_env.hpp"
+#include "comm/backends/self/self_backend.hpp"
+
+namespace dtrain::comm {
+
+namespace {
+
+// Size of each released version of dt_comm_options; index = version.
+constexpr std::size_t kCommOptionsSizes[] = {0, sizeof(dt_comm_options)};
+
+constexpr int kDefaultTimeoutMs = 300000;
+
+int resolve_timeout(int option) {
+  if (option != DT_UNDEF) {
+    if (option <= 0) {
+      raise(DT_ERR_INVALID_ARGUMENT, "options.timeout_ms = " + std::to_string(option) + " is not positive");
+    }
+    return option;
+  }
+  return env::get_int("DTRAIN_TIMEOUT_MS", 1, INT_MAX).value_or(kDefaultTimeoutMs);
+}
+
+void check_backend(const dt_comm_options& opts) {
+  switch (opts.backend) {
+    case DT_BACKEND_AUTO:
+    case DT_BACKEND_UCX:
+      break;
+    case DT_BACKEND_NCCL:
+      raise(DT_ERR_UNSUPPORTED, "options.backend = DT_BACKEND_NCCL: this build has no NCCL backend");
+    default:
+      raise(DT_ERR_INVALID_ARGUMENT,
+            "options.backend = " + std::to_string(static_cast<int>(opts.backend)) + " is not a dt_backend");
+  }
+  if (opts.device != DT_UNDEF) {
+    if (opts.device < 0) {
+      raise(DT_ERR_INVALID_ARGUMENT, "options.device = " + std::to_string(opts.device) + " is negative");
+    }
+    raise(DT_ERR_UNSUPPORTED, "options.device = " + std::to_string(opts.device) +
+                                  ": this build has no CUDA device support");
+  }
+}
+
+}  // namespace
+
+dt_comm_options default_comm_options() {
+  dt_comm_options opts = DT_COMM_OPTIONS_INIT;
+  return opts;
+}
+
+void init_comm_options(dt_comm_options* opts, unsigned version) {
+  init_options(opts, version, default_comm_options(), kCommOptionsSizes, "dt_comm_options");
+}
+
+std::shared_ptr<Communicator> create_communicator(const dt_comm_options* user) {
+  dt_comm_options opts = read_options(user, default_comm_options(), kCommOptionsSizes, "options");
+  check_backend(opts);
+  const int timeout_ms = resolve_timeout(opts.timeout_ms);
+  bootstrap::LaunchConfig launch = bootstrap::resolve_launch(opts);
+
+  if (launch.world_size != 1) {
+    raise(DT_ERR_UNSUPPORTED, "world size " + std::to_string(launch.world_size) + " (from " + launch.source +
+                                  "): this build supports only a world of one rank");
+  }
+  log::set_rank(launch.rank);
+  DT_LOG(info) << "communicator created: rank " << launch.rank << " of " << launch.world_size
+               << ", backend self, timeout " << timeout_ms << " ms";
+  return std::make_shared<Communicator>(0, 1, timeout_ms, std::make_unique<SelfBackend>());
+}
+
+}  // namespace dtrain::comm

@@ -1,0 +1,37 @@
+#include "comm/request.hpp"
+
+namespace dtrain::comm {
+
+bool Request::complete(dt_status status, const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (done_) return false;
+    done_ = true;
+    status_ = status;
+    message_ = message;
+  }
+  done_cv_.notify_all();
+  return true;
+}
+
+bool Request::done() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return done_;
+}
+
+dt_status Request::status() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return status_;
+}
+
+std::string Request::message() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return message_;
+}
+
+bool Request::wait_until(Clock::time_point deadline) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return done_cv_.wait_until(lock, deadline, [this] { return done_; });
+}
+
+}  // namespace dtrain::comm
