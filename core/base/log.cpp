@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "base/env.hpp"
 
@@ -47,17 +49,19 @@ void configure_locked(Config& c) {
   if (c.file != nullptr) std::fclose(c.file);
   c.file = nullptr;
   c.level = Level::warn;
-  std::string problem;
+  std::vector<std::string> problems;
   if (auto text = env::get("DTRAIN_LOG_LEVEL"); text && !parse_level(*text, &c.level)) {
-    problem = "DTRAIN_LOG_LEVEL='" + *text + "' is not one of error, warn, info, debug, trace; using warn";
+    problems.push_back("DTRAIN_LOG_LEVEL='" + *text + "' is not one of error, warn, info, debug, trace; using warn");
   }
   if (auto path = env::get("DTRAIN_LOG_FILE")) {
     c.file = std::fopen(path->c_str(), "a");
-    if (c.file == nullptr) problem = "cannot open DTRAIN_LOG_FILE='" + *path + "'; logging to stderr";
+    if (c.file == nullptr) problems.push_back("cannot open DTRAIN_LOG_FILE='" + *path + "'; logging to stderr");
   }
   c.configured = true;
   g_level.store(static_cast<int>(c.level));
-  if (!problem.empty()) std::fprintf(c.file ? c.file : stderr, "dtrain: %s\n", problem.c_str());
+  std::FILE* out = c.file ? c.file : stderr;
+  for (const auto& problem : problems) std::fprintf(out, "dtrain: %s\n", problem.c_str());
+  std::fflush(out);
 }
 
 void ensure_configured() {
