@@ -1,5 +1,6 @@
 // Collectives and point-to-point: check, start, then either hand back a
 // request or wait for it (req == NULL).
+#include "base/enum_value.hpp"
 #include "entry.hpp"
 #include "handles.hpp"
 
@@ -29,12 +30,12 @@ extern "C" {
 
 DT_API dt_status dt_allreduce(dt_comm* comm, const DLTensor* send, DLTensor* recv, dt_reduce_op op,
                               void* /*stream*/, dt_request** req) {
-  return run(comm, req, [&](auto& c) { return c.allreduce(send, recv, op); });
+  return run(comm, req, [&](auto& c) { return c.allreduce(send, recv, dtrain::enum_value(op)); });
 }
 
 DT_API dt_status dt_reduce_scatter(dt_comm* comm, const DLTensor* send, DLTensor* recv, dt_reduce_op op,
                                    void* /*stream*/, dt_request** req) {
-  return run(comm, req, [&](auto& c) { return c.reduce_scatter(send, recv, op); });
+  return run(comm, req, [&](auto& c) { return c.reduce_scatter(send, recv, dtrain::enum_value(op)); });
 }
 
 DT_API dt_status dt_allgather(dt_comm* comm, const DLTensor* send, DLTensor* recv, void* /*stream*/,

@@ -22,7 +22,7 @@ void require_same_dtype(const TensorView& a, const char* a_name, const TensorVie
   }
 }
 
-ReduceOp check_op(dt_reduce_op op, DType dtype) {
+ReduceOp check_op(int op, DType dtype) {
   switch (op) {
     case DT_SUM:
     case DT_MAX:
@@ -35,7 +35,7 @@ ReduceOp check_op(dt_reduce_op op, DType dtype) {
       }
       return ReduceOp::avg;
   }
-  invalid("op: " + std::to_string(static_cast<int>(op)) + " is not a dt_reduce_op");
+  invalid("op: " + std::to_string(op) + " is not a dt_reduce_op");
 }
 
 // Per-rank counts of an alltoallv, checked against the tensor they index.
@@ -91,7 +91,7 @@ void Communicator::fail(dt_status status, const std::string& message) {
   raise(status, message);
 }
 
-RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, dt_reduce_op op) {
+RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, int op) {
   TensorView s = check_tensor(send, "send");
   TensorView r = check_tensor(recv, "recv");
   require_same_dtype(s, "send", r, "recv");
@@ -103,7 +103,7 @@ RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, d
   return backend_->allreduce(s, r, reduce);
 }
 
-RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* recv, dt_reduce_op op) {
+RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* recv, int op) {
   TensorView s = check_tensor(send, "send");
   TensorView r = check_tensor(recv, "recv");
   require_same_dtype(s, "send", r, "recv");

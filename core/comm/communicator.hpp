@@ -32,9 +32,10 @@ class Communicator {
   const char* backend_name() const { return backend_->name(); }
 
   // Each operation checks its arguments (throwing DT_ERR_INVALID_ARGUMENT and
-  // starting nothing), then starts and returns the operation.
-  RequestPtr allreduce(const DLTensor* send, const DLTensor* recv, dt_reduce_op op);
-  RequestPtr reduce_scatter(const DLTensor* send, const DLTensor* recv, dt_reduce_op op);
+  // starting nothing), then starts and returns the operation. Reduction ops
+  // arrive as the raw int of a dt_reduce_op (see base/enum_value.hpp).
+  RequestPtr allreduce(const DLTensor* send, const DLTensor* recv, int op);
+  RequestPtr reduce_scatter(const DLTensor* send, const DLTensor* recv, int op);
   RequestPtr allgather(const DLTensor* send, const DLTensor* recv);
   RequestPtr broadcast(const DLTensor* buf, int root);
   RequestPtr alltoall(const DLTensor* send, const DLTensor* recv);

@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstddef>
 
+#include "base/enum_value.hpp"
 #include "base/env.hpp"
 #include "base/error.hpp"
 #include "base/log.hpp"
@@ -30,7 +31,8 @@ int resolve_timeout(int option) {
 }
 
 void check_backend(const dt_comm_options& opts) {
-  switch (opts.backend) {
+  const int backend = enum_value(opts.backend);
+  switch (backend) {
     case DT_BACKEND_AUTO:
     case DT_BACKEND_UCX:
       break;
@@ -38,7 +40,7 @@ void check_backend(const dt_comm_options& opts) {
       raise(DT_ERR_UNSUPPORTED, "options.backend = DT_BACKEND_NCCL: this build has no NCCL backend");
     default:
       raise(DT_ERR_INVALID_ARGUMENT,
-            "options.backend = " + std::to_string(static_cast<int>(opts.backend)) + " is not a dt_backend");
+            "options.backend = " + std::to_string(backend) + " is not a dt_backend");
   }
   if (opts.device != DT_UNDEF) {
     if (opts.device < 0) {

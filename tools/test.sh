@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds the CI preset
+# (warnings as errors) and runs every test, then builds the asan preset and
+# runs the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Ends with one summary line and a non-zero exit on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source tools/env.sh
+bash tools/setup.sh || exit 1
+
+results=build/test-results
+rm -rf "$results" && mkdir -p "$results"
+status=0
+
+run_preset() {  # run_preset <preset> [ctest args...]
+  local preset=$1
+  shift
+  echo "=== $preset: configure and build"
+  cmake --preset "$preset" >"$results/$preset-configure.log" 2>&1 || { cat "$results/$preset-configure.log"; return 1; }
+  if ! cmake --build --preset "$preset" >"$results/$preset-build.log" 2>&1; then
+    tail -n 60 "$results/$preset-build.log"
+    return 1
+  fi
+  echo "=== $preset: test"
+  ctest --preset "$preset" -j2 --output-junit "$PWD/$results/$preset.xml" "$@"
+}
+
+run_preset ci || status=1
+run_preset asan || status=1
+
+python3 tools/summarize_junit.py "$results"/*.xml || status=1
+exit $status
