@@ -1,0 +1,724 @@
+// Generated from capi/include/dtrain.h by regenerate.sh; do not edit.
+
+pub const DT_VERSION_MAJOR: u32 = 0;
+pub const DT_VERSION_MINOR: u32 = 1;
+pub const DT_VERSION_PATCH: u32 = 0;
+pub const DT_COMM_OPTIONS_VERSION: u32 = 1;
+pub type __uint8_t = ::std::os::raw::c_uchar;
+pub type __uint16_t = ::std::os::raw::c_ushort;
+pub type __int64_t = ::std::os::raw::c_long;
+pub type __uint64_t = ::std::os::raw::c_ulong;
+pub const DT_OK: dt_status = 0;
+pub const DT_INPROGRESS: dt_status = 1;
+pub const DT_ERR_INVALID_ARGUMENT: dt_status = -1;
+pub const DT_ERR_INVALID_USAGE: dt_status = -2;
+pub const DT_ERR_UNSUPPORTED: dt_status = -3;
+pub const DT_ERR_OUT_OF_MEMORY: dt_status = -4;
+pub const DT_ERR_TIMEOUT: dt_status = -5;
+pub const DT_ERR_REMOTE: dt_status = -6;
+pub const DT_ERR_TRANSPORT: dt_status = -7;
+pub const DT_ERR_ABORTED: dt_status = -8;
+pub const DT_ERR_AUTH: dt_status = -9;
+pub const DT_ERR_MISMATCH: dt_status = -10;
+pub const DT_ERR_INTERNAL: dt_status = -11;
+pub type dt_status = ::std::os::raw::c_int;
+extern "C" {
+    #[doc = " A short, static description of a status (\"invalid argument\"). Never NULL;"]
+    #[doc = " an unknown value gives \"unknown status\"."]
+    pub fn dt_status_string(status: dt_status) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    #[doc = " The message of the last failure on the calling thread. Never NULL: an empty"]
+    #[doc = " string when this thread has seen no failure. The text is owned by the library"]
+    #[doc = " and stays valid until the next libdtrain call on this thread."]
+    pub fn dt_error_last() -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    #[doc = " The version of the library loaded at run time, which may differ from the"]
+    #[doc = " DT_VERSION_* macros the caller was compiled with. Any pointer may be NULL."]
+    pub fn dt_version(
+        major: *mut ::std::os::raw::c_int,
+        minor: *mut ::std::os::raw::c_int,
+        patch: *mut ::std::os::raw::c_int,
+    );
+}
+extern "C" {
+    #[doc = " A static, human-readable description of the build: version, the backends and"]
+    #[doc = " devices compiled in, and which of them were found at run time, e.g."]
+    #[doc = " \"libdtrain 0.1.0; backends: self; ucx: 1.13.1; cuda: compiled, no device; nccl: not compiled\"."]
+    #[doc = " Owned by the library; never NULL."]
+    pub fn dt_build_info() -> *const ::std::os::raw::c_char;
+}
+pub const kDLCPU: DLDeviceType = 1;
+pub const kDLCUDA: DLDeviceType = 2;
+pub const kDLCUDAHost: DLDeviceType = 3;
+pub const kDLOpenCL: DLDeviceType = 4;
+pub const kDLVulkan: DLDeviceType = 7;
+pub const kDLMetal: DLDeviceType = 8;
+pub const kDLVPI: DLDeviceType = 9;
+pub const kDLROCM: DLDeviceType = 10;
+pub const kDLROCMHost: DLDeviceType = 11;
+pub const kDLExtDev: DLDeviceType = 12;
+pub const kDLCUDAManaged: DLDeviceType = 13;
+pub type DLDeviceType = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct DLDevice {
+    pub device_type: DLDeviceType,
+    pub device_id: ::std::os::raw::c_int,
+}
+#[test]
+fn bindgen_test_layout_DLDevice() {
+    assert_eq!(
+        ::std::mem::size_of::<DLDevice>(),
+        8usize,
+        concat!("Size of: ", stringify!(DLDevice))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<DLDevice>(),
+        4usize,
+        concat!("Alignment of ", stringify!(DLDevice))
+    );
+    fn test_field_device_type() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<DLDevice>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device_type) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(DLDevice),
+                "::",
+                stringify!(device_type)
+            )
+        );
+    }
+    test_field_device_type();
+    fn test_field_device_id() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<DLDevice>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device_id) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(DLDevice),
+                "::",
+                stringify!(device_id)
+            )
+        );
+    }
+    test_field_device_id();
+}
+pub const kDLInt: DLDataTypeCode = 0;
+pub const kDLUInt: DLDataTypeCode = 1;
+pub const kDLFloat: DLDataTypeCode = 2;
+pub const kDLOpaqueHandle: DLDataTypeCode = 3;
+pub const kDLBfloat: DLDataTypeCode = 4;
+pub const kDLComplex: DLDataTypeCode = 5;
+pub type DLDataTypeCode = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct DLDataType {
+    pub code: u8,
+    pub bits: u8,
+    pub lanes: u16,
+}
+#[test]
+fn bindgen_test_layout_DLDataType() {
+    assert_eq!(
+        ::std::mem::size_of::<DLDataType>(),
+        4usize,
+        concat!("Size of: ", stringify!(DLDataType))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<DLDataType>(),
+        2usize,
+        concat!("Alignment of ", stringify!(DLDataType))
+    );
+    fn test_field_code() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<DLDataType>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).code) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(DLDataType),
+                "::",
+                stringify!(code)
+            )
+        );
+    }
+    test_field_code();
+    fn test_field_bits() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<DLDataType>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bits) as usize - ptr as usize
+            },
+            1usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(DLDataType),
+                "::",
+                stringify!(bits)
+            )
+        );
+    }
+    test_field_bits();
+    fn test_field_lanes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<DLDataType>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).lanes) as usize - ptr as usize
+            },
+            2usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(DLDataType),
+                "::",
+                stringify!(lanes)
+            )
+        );
+    }
+    test_field_lanes();
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct DLTensor {
+    pub data: *mut ::std::os::raw::c_void,
+    pub device: DLDevice,
+    pub ndim: ::std::os::raw::c_int,
+    pub dtype: DLDataType,
+    pub shape: *mut i64,
+    pub strides: *mut i64,
+    pub byte_offset: u64,
+}
+#[test]
+fn bindgen_test_layout_DLTensor() {
+    assert_eq!(
+        ::std::mem::size_of::<DLTensor>(),
+        48usize,
+        concat!("Size of: ", stringify!(DLTensor))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<DLTensor>(),
+        8usize,
+        concat!("Alignment of ", stringify!(DLTensor))
+    );
+    fn test_field_data() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<DLTensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).data) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(DLTensor),
+                "::",
+                stringify!(data)
+            )
+        );
+    }
+    test_field_data();
+    fn test_field_device() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<DLTensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(DLTensor),
+                "::",
+                stringify!(device)
+            )
+        );
+    }
+    test_field_device();
+    fn test_field_ndim() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<DLTensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ndim) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(DLTensor),
+                "::",
+                stringify!(ndim)
+            )
+        );
+    }
+    test_field_ndim();
+    fn test_field_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<DLTensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dtype) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(DLTensor),
+                "::",
+                stringify!(dtype)
+            )
+        );
+    }
+    test_field_dtype();
+    fn test_field_shape() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<DLTensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).shape) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(DLTensor),
+                "::",
+                stringify!(shape)
+            )
+        );
+    }
+    test_field_shape();
+    fn test_field_strides() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<DLTensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).strides) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(DLTensor),
+                "::",
+                stringify!(strides)
+            )
+        );
+    }
+    test_field_strides();
+    fn test_field_byte_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<DLTensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).byte_offset) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(DLTensor),
+                "::",
+                stringify!(byte_offset)
+            )
+        );
+    }
+    test_field_byte_offset();
+}
+extern "C" {
+    #[doc = " Checks that `tensor` is one libdtrain accepts and returns its element count"]
+    #[doc = " in `*count` (may be NULL). DT_ERR_INVALID_ARGUMENT for a malformed tensor,"]
+    #[doc = " DT_ERR_UNSUPPORTED for a device this machine cannot use; dt_error_last()"]
+    #[doc = " says which property is wrong."]
+    pub fn dt_tensor_check(tensor: *const DLTensor, count: *mut i64) -> dt_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_comm {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_request {
+    _unused: [u8; 0],
+}
+pub const DT_BACKEND_AUTO: dt_backend = 0;
+pub const DT_BACKEND_UCX: dt_backend = 1;
+pub const DT_BACKEND_NCCL: dt_backend = 2;
+pub type dt_backend = ::std::os::raw::c_uint;
+pub const DT_SUM: dt_reduce_op = 0;
+pub const DT_AVG: dt_reduce_op = 1;
+pub const DT_MAX: dt_reduce_op = 2;
+pub const DT_MIN: dt_reduce_op = 3;
+pub const DT_PROD: dt_reduce_op = 4;
+pub type dt_reduce_op = ::std::os::raw::c_uint;
+#[doc = " The out-of-band allgather a caller may supply for rendezvous (for example an"]
+#[doc = " MPI_Allgather). Every rank contributes `bytes` bytes from `send`; `recv`"]
+#[doc = " receives world_size * bytes, in rank order. Returns DT_OK or an error."]
+pub type dt_oob_allgather_fn = ::std::option::Option<
+    unsafe extern "C" fn(
+        user: *mut ::std::os::raw::c_void,
+        send: *const ::std::os::raw::c_void,
+        recv: *mut ::std::os::raw::c_void,
+        bytes: usize,
+    ) -> dt_status,
+>;
+#[doc = " Options for dt_comm_create(). Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_comm_options {
+    pub version: ::std::os::raw::c_uint,
+    pub rank: ::std::os::raw::c_int,
+    pub world_size: ::std::os::raw::c_int,
+    pub store: *const ::std::os::raw::c_char,
+    pub auth_token: *const ::std::os::raw::c_char,
+    pub backend: dt_backend,
+    pub device: ::std::os::raw::c_int,
+    pub timeout_ms: ::std::os::raw::c_int,
+    pub oob_allgather: dt_oob_allgather_fn,
+    pub oob_user: *mut ::std::os::raw::c_void,
+}
+#[test]
+fn bindgen_test_layout_dt_comm_options() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_comm_options>(),
+        64usize,
+        concat!("Size of: ", stringify!(dt_comm_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_comm_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_comm_options))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_comm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_comm_options),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_comm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).rank) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_comm_options),
+                "::",
+                stringify!(rank)
+            )
+        );
+    }
+    test_field_rank();
+    fn test_field_world_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_comm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).world_size) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_comm_options),
+                "::",
+                stringify!(world_size)
+            )
+        );
+    }
+    test_field_world_size();
+    fn test_field_store() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_comm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).store) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_comm_options),
+                "::",
+                stringify!(store)
+            )
+        );
+    }
+    test_field_store();
+    fn test_field_auth_token() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_comm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).auth_token) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_comm_options),
+                "::",
+                stringify!(auth_token)
+            )
+        );
+    }
+    test_field_auth_token();
+    fn test_field_backend() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_comm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).backend) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_comm_options),
+                "::",
+                stringify!(backend)
+            )
+        );
+    }
+    test_field_backend();
+    fn test_field_device() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_comm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device) as usize - ptr as usize
+            },
+            36usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_comm_options),
+                "::",
+                stringify!(device)
+            )
+        );
+    }
+    test_field_device();
+    fn test_field_timeout_ms() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_comm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).timeout_ms) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_comm_options),
+                "::",
+                stringify!(timeout_ms)
+            )
+        );
+    }
+    test_field_timeout_ms();
+    fn test_field_oob_allgather() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_comm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).oob_allgather) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_comm_options),
+                "::",
+                stringify!(oob_allgather)
+            )
+        );
+    }
+    test_field_oob_allgather();
+    fn test_field_oob_user() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_comm_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).oob_user) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_comm_options),
+                "::",
+                stringify!(oob_user)
+            )
+        );
+    }
+    test_field_oob_user();
+}
+extern "C" {
+    #[doc = " Fills `opts` with the defaults of options version `version` (pass"]
+    #[doc = " DT_COMM_OPTIONS_VERSION). Only the fields that version has are written."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT for NULL, version 0 or a version newer than this"]
+    #[doc = " library's."]
+    pub fn dt_comm_options_init(
+        opts: *mut dt_comm_options,
+        version: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Creates a communicator. `opts` NULL takes everything from the environment."]
+    #[doc = " A world of one needs no store and no peer. The new communicator belongs to"]
+    #[doc = " the caller (dt_comm_destroy())."]
+    pub fn dt_comm_create(out: *mut *mut dt_comm, opts: *const dt_comm_options) -> dt_status;
+}
+extern "C" {
+    #[doc = " Splits `parent` like MPI_Comm_split: ranks with the same `color` form a new"]
+    #[doc = " communicator, ordered by `key` and then by parent rank. Collective over"]
+    #[doc = " `parent`. `color` DT_UNDEF leaves this rank out (`*out` set to NULL);"]
+    #[doc = " other negative colors are invalid. The result belongs to the caller and"]
+    #[doc = " outlives nothing: destroy it before its parent."]
+    pub fn dt_comm_split(
+        out: *mut *mut dt_comm,
+        parent: *mut dt_comm,
+        color: ::std::os::raw::c_int,
+        key: ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_comm_rank(comm: *const dt_comm, out: *mut ::std::os::raw::c_int) -> dt_status;
+}
+extern "C" {
+    pub fn dt_comm_size(comm: *const dt_comm, out: *mut ::std::os::raw::c_int) -> dt_status;
+}
+extern "C" {
+    #[doc = " Aborts every pending and future operation on `comm`: waiters return"]
+    #[doc = " DT_ERR_ABORTED. Safe from any thread at any time; never blocks."]
+    pub fn dt_comm_abort(comm: *mut dt_comm) -> dt_status;
+}
+extern "C" {
+    #[doc = " Destroys `comm` (NULL: no-op). Pending operations are aborted first."]
+    pub fn dt_comm_destroy(comm: *mut dt_comm) -> dt_status;
+}
+extern "C" {
+    #[doc = " recv[i] = op over ranks of send[i]; send and recv have the same count and dtype."]
+    pub fn dt_allreduce(
+        comm: *mut dt_comm,
+        send: *const DLTensor,
+        recv: *mut DLTensor,
+        op: dt_reduce_op,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " send holds size * count elements; rank r receives block r reduced over ranks."]
+    pub fn dt_reduce_scatter(
+        comm: *mut dt_comm,
+        send: *const DLTensor,
+        recv: *mut DLTensor,
+        op: dt_reduce_op,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " send holds count elements; recv holds size * count, in rank order."]
+    pub fn dt_allgather(
+        comm: *mut dt_comm,
+        send: *const DLTensor,
+        recv: *mut DLTensor,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " `buf` on `root` is copied into `buf` on every rank."]
+    pub fn dt_broadcast(
+        comm: *mut dt_comm,
+        buf: *mut DLTensor,
+        root: ::std::os::raw::c_int,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " send and recv hold size * count elements; block j of send goes to rank j."]
+    pub fn dt_alltoall(
+        comm: *mut dt_comm,
+        send: *const DLTensor,
+        recv: *mut DLTensor,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Like dt_alltoall with per-rank element counts. Blocks are packed in rank"]
+    #[doc = " order: send_counts[j] elements go to rank j, recv_counts[j] come from rank j."]
+    #[doc = " Both arrays have `size` entries, none negative; their sums may not exceed the"]
+    #[doc = " tensors' counts. A count that disagrees with the peer's gives DT_ERR_MISMATCH."]
+    pub fn dt_alltoallv(
+        comm: *mut dt_comm,
+        send: *const DLTensor,
+        send_counts: *const i64,
+        recv: *mut DLTensor,
+        recv_counts: *const i64,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Point-to-point. `tag` >= 0; messages between two ranks with one tag arrive in order."]
+    pub fn dt_send(
+        comm: *mut dt_comm,
+        buf: *const DLTensor,
+        peer: ::std::os::raw::c_int,
+        tag: ::std::os::raw::c_int,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_recv(
+        comm: *mut dt_comm,
+        buf: *mut DLTensor,
+        peer: ::std::os::raw::c_int,
+        tag: ::std::os::raw::c_int,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Returns when every rank has entered the barrier."]
+    pub fn dt_barrier(comm: *mut dt_comm) -> dt_status;
+}
+extern "C" {
+    #[doc = " Waits for `req` for at most `timeout_ms` (negative: the communicator's"]
+    #[doc = " deadline). Returns the operation's status, or DT_ERR_TIMEOUT. Waiting again"]
+    #[doc = " on a finished request returns the same status."]
+    pub fn dt_request_wait(req: *mut dt_request, timeout_ms: ::std::os::raw::c_int) -> dt_status;
+}
+extern "C" {
+    #[doc = " DT_OK when done, DT_INPROGRESS while running, or the operation's error."]
+    pub fn dt_request_test(req: *mut dt_request) -> dt_status;
+}
+extern "C" {
+    #[doc = " Releases `req` (NULL: no-op). An operation still running goes on; its"]
+    #[doc = " buffers must stay valid until it completes or the communicator is destroyed."]
+    pub fn dt_request_free(req: *mut dt_request);
+}

@@ -1,0 +1,53 @@
+//! Safe Rust API of libdtrain: distributed training collectives on slices.
+//!
+//! A [`Comm`] is a communicator; its collectives and point-to-point calls take
+//! slices of an [`Element`] type (`f32`, `f64`, `i32`, `i64`, `i8`, `u8`,
+//! [`F16`], [`Bf16`]), described to the library as one-dimensional DLPack
+//! tensors. Every call returns [`Result`]; an [`Error`] carries the
+//! [`Status`] and the library's message.
+//!
+//! Ownership follows the C API: a [`Comm`] owns its handle and destroys it on
+//! drop; a [`Request`] of a non-blocking call borrows its buffers and its
+//! communicator until it is waited for or dropped; a communicator made by
+//! [`Comm::split`] borrows its parent.
+//!
+//! ```
+//! use dtrain::{Comm, ReduceOp};
+//!
+//! # fn main() -> Result<(), dtrain::Error> {
+//! let comm = Comm::new()?; // with no launcher variables: a world of one
+//! let grads = [1.0f32, 2.0, 3.0];
+//! let mut sum = [0.0f32; 3];
+//! comm.allreduce(&grads, &mut sum, ReduceOp::Sum)?;
+//! assert_eq!(sum, grads);
+//! # Ok(()) }
+//! ```
+//!
+//! Linking: `dtrain-sys` finds libdtrain through `DTRAIN_LIB_DIR` (or
+//! pkg-config); at run time the dynamic loader must find `libdtrain.so.0`.
+
+mod abort;
+mod collectives;
+mod comm;
+mod element;
+mod error;
+mod half;
+mod nonblocking;
+mod operation;
+mod options;
+mod request;
+mod start;
+mod tensor;
+mod version;
+
+pub use dtrain_sys as sys;
+
+pub use abort::AbortHandle;
+pub use comm::Comm;
+pub use element::{DataType, Element};
+pub use error::{error_last, status_string, Error, Result, Status};
+pub use half::{Bf16, F16};
+pub use options::{Backend, Options, ReduceOp};
+pub use request::Request;
+pub use tensor::tensor_check;
+pub use version::{build_info, version, Version, HEADER_VERSION};
