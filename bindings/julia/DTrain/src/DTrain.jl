@@ -1,0 +1,42 @@
+"""
+    DTrain
+
+Julia binding of libdtrain, distributed training as an embeddable library.
+
+Arrays are handed to the library as borrowed DLPack tensors: dense host arrays of
+`Float32`, `Float64`, `Float16`, `Int32`, `Int64`, `Int8` or `UInt8`. Handles
+(`Comm`, `Request`) are freed by `close` or, failing that, by their finalizers,
+which only release local resources and never communicate.
+
+The library is `ENV["LIBDTRAIN"]` when set, otherwise `libdtrain.so.0` from the
+system's library path; it is opened on first use.
+"""
+module DTrain
+
+using Libdl
+
+export DTrainError, Status, status_string
+export DT_OK, DT_INPROGRESS, DT_ERR_INVALID_ARGUMENT, DT_ERR_INVALID_USAGE, DT_ERR_UNSUPPORTED,
+       DT_ERR_OUT_OF_MEMORY, DT_ERR_TIMEOUT, DT_ERR_REMOTE, DT_ERR_TRANSPORT, DT_ERR_ABORTED,
+       DT_ERR_AUTH, DT_ERR_MISMATCH, DT_ERR_INTERNAL
+export Backend, DT_BACKEND_AUTO, DT_BACKEND_UCX, DT_BACKEND_NCCL
+export ReduceOp, DT_SUM, DT_AVG, DT_MAX, DT_MIN, DT_PROD
+export Comm, comm_rank, comm_size, abort, barrier
+export Request, test
+export allreduce!, reduce_scatter!, allgather!, alltoall!, alltoallv!, send, recv!
+export iallreduce!, ireduce_scatter!, iallgather!, ibroadcast!, ialltoall!, ialltoallv!, isend, irecv!
+export tensor_check
+
+include("library.jl")
+include("status.jl")
+include("version.jl")
+include("dlpack.jl")
+include("tensor.jl")
+include("options.jl")
+include("oob.jl")
+include("comm.jl")
+include("request.jl")
+include("collectives.jl")
+include("p2p.jl")
+
+end # module

@@ -1,0 +1,203 @@
+# Collectives (dtrain/comm.h). Each comes blocking (`allreduce!`) and
+# non-blocking (`iallreduce!`, returning a Request). `send === recv` (or the
+# one-array forms) is in place. Sizes follow MPI and count elements in memory
+# order: for a column-major Julia array, block r of a reduce-scatter or
+# all-to-all is the r-th contiguous run of `length ÷ size` elements.
+
+"""
+    ReduceOp
+
+A reduction (`dt_reduce_op`). The functions `+`, `*`, `max` and `min` are
+accepted wherever a ReduceOp is, for `DT_SUM`, `DT_PROD`, `DT_MAX` and `DT_MIN`.
+`DT_AVG` takes floating-point arrays only.
+"""
+@enum ReduceOp::Cint begin
+    DT_SUM = 0
+    DT_AVG = 1
+    DT_MAX = 2
+    DT_MIN = 3
+    DT_PROD = 4
+end
+
+const _Op = Union{ReduceOp,Function}
+
+_reduce_op(op::ReduceOp) = op
+_reduce_op(::typeof(+)) = DT_SUM
+_reduce_op(::typeof(*)) = DT_PROD
+_reduce_op(::typeof(max)) = DT_MAX
+_reduce_op(::typeof(min)) = DT_MIN
+_reduce_op(op) = throw(ArgumentError(
+    "DTrain: $op is not a reduction libdtrain has (DT_SUM, DT_AVG, DT_MAX, DT_MIN, DT_PROD, +, *, max, min)"))
+
+# Runs `start(req)`, the ccall of an operation whose last argument is
+# `dt_request **req`: NULL to block, or where a non-blocking call puts its
+# request. `roots` (the Borrowed arrays and anything else the call points into)
+# stay referenced during the call and then, for a non-blocking call, by the Request.
+function _launch(start, comm::Comm, roots::Vector{Any}, nonblocking::Bool)
+    if nonblocking
+        out = Ref{Ptr{Cvoid}}(C_NULL)
+        GC.@preserve roots _check(start(out))
+        return Request(out[], comm, roots)
+    end
+    GC.@preserve roots _check(start(Ptr{Ptr{Cvoid}}(C_NULL)))
+    return nothing
+end
+
+function _allreduce(comm::Comm, send, recv, op, nonblocking::Bool)
+    s, r, c_op = Borrowed(send), Borrowed(recv), Cint(_reduce_op(op))
+    return _launch(comm, Any[s, r], nonblocking) do req
+        ccall(_sym(:dt_allreduce), Cint,
+              (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
+              comm, s.tensor, r.tensor, c_op, C_NULL, req)
+    end
+end
+
+function _reduce_scatter(comm::Comm, send, recv, op, nonblocking::Bool)
+    s, r, c_op = Borrowed(send), Borrowed(recv), Cint(_reduce_op(op))
+    return _launch(comm, Any[s, r], nonblocking) do req
+        ccall(_sym(:dt_reduce_scatter), Cint,
+              (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
+              comm, s.tensor, r.tensor, c_op, C_NULL, req)
+    end
+end
+
+function _allgather(comm::Comm, send, recv, nonblocking::Bool)
+    s, r = Borrowed(send), Borrowed(recv)
+    return _launch(comm, Any[s, r], nonblocking) do req
+        ccall(_sym(:dt_allgather), Cint,
+              (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
+              comm, s.tensor, r.tensor, C_NULL, req)
+    end
+end
+
+function _broadcast(comm::Comm, buf, root::Integer, nonblocking::Bool)
+    b = Borrowed(buf)
+    return _launch(comm, Any[b], nonblocking) do req
+        ccall(_sym(:dt_broadcast), Cint,
+              (Ptr{Cvoid}, Ref{DLTensor}, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
+              comm, b.tensor, Cint(root), C_NULL, req)
+    end
+end
+
+function _alltoall(comm::Comm, send, recv, nonblocking::Bool)
+    s, r = Borrowed(send), Borrowed(recv)
+    return _launch(comm, Any[s, r], nonblocking) do req
+        ccall(_sym(:dt_alltoall), Cint,
+              (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
+              comm, s.tensor, r.tensor, C_NULL, req)
+    end
+end
+
+# The library reads one count per rank; a shorter vector would be read past its end.
+function _counts(comm::Comm, counts::AbstractVector{<:Integer}, name)
+    n = comm_size(comm)
+    length(counts) == n || throw(ArgumentError("DTrain: $name has $(length(counts)) entries for $n ranks"))
+    return Vector{Int64}(counts)
+end
+
+function _alltoallv(comm::Comm, send, send_counts, recv, recv_counts, nonblocking::Bool)
+    s, r = Borrowed(send), Borrowed(recv)
+    sc, rc = _counts(comm, send_counts, "send_counts"), _counts(comm, recv_counts, "recv_counts")
+    return _launch(comm, Any[s, r, sc, rc], nonblocking) do req
+        ccall(_sym(:dt_alltoallv), Cint,
+              (Ptr{Cvoid}, Ref{DLTensor}, Ptr{Int64}, Ref{DLTensor}, Ptr{Int64}, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
+              comm, s.tensor, sc, r.tensor, rc, C_NULL, req)
+    end
+end
+
+"""
+    allreduce!(comm, send, recv, op=DT_SUM) -> recv
+    allreduce!(comm, buf, op=DT_SUM) -> buf
+
+`recv[i]` becomes `op` over all ranks of `send[i]`; both arrays have the same
+length and element type.
+"""
+function allreduce!(comm::Comm, send::AbstractArray, recv::AbstractArray, op::_Op=DT_SUM)
+    _allreduce(comm, send, recv, op, false)
+    return recv
+end
+allreduce!(comm::Comm, buf::AbstractArray, op::_Op=DT_SUM) = allreduce!(comm, buf, buf, op)
+
+"""
+    iallreduce!(comm, send, recv, op=DT_SUM) -> Request
+    iallreduce!(comm, buf, op=DT_SUM) -> Request
+
+Non-blocking [`allreduce!`](@ref).
+"""
+iallreduce!(comm::Comm, send::AbstractArray, recv::AbstractArray, op::_Op=DT_SUM) =
+    _allreduce(comm, send, recv, op, true)
+iallreduce!(comm::Comm, buf::AbstractArray, op::_Op=DT_SUM) = iallreduce!(comm, buf, buf, op)
+
+"""
+    reduce_scatter!(comm, send, recv, op=DT_SUM) -> recv
+
+`send` holds `comm_size(comm) * length(recv)` elements; rank r receives block r
+reduced over all ranks.
+"""
+function reduce_scatter!(comm::Comm, send::AbstractArray, recv::AbstractArray, op::_Op=DT_SUM)
+    _reduce_scatter(comm, send, recv, op, false)
+    return recv
+end
+
+"Non-blocking [`reduce_scatter!`](@ref); returns a [`Request`](@ref)."
+ireduce_scatter!(comm::Comm, send::AbstractArray, recv::AbstractArray, op::_Op=DT_SUM) =
+    _reduce_scatter(comm, send, recv, op, true)
+
+"""
+    allgather!(comm, send, recv) -> recv
+
+`recv` holds `comm_size(comm) * length(send)` elements and receives every
+rank's `send`, in rank order.
+"""
+function allgather!(comm::Comm, send::AbstractArray, recv::AbstractArray)
+    _allgather(comm, send, recv, false)
+    return recv
+end
+
+"Non-blocking [`allgather!`](@ref); returns a [`Request`](@ref)."
+iallgather!(comm::Comm, send::AbstractArray, recv::AbstractArray) = _allgather(comm, send, recv, true)
+
+"""
+    broadcast!(comm::Comm, buf, root) -> buf
+
+Copies `buf` on rank `root` into `buf` on every rank.
+"""
+function Base.broadcast!(comm::Comm, buf::AbstractArray, root::Integer)
+    _broadcast(comm, buf, root, false)
+    return buf
+end
+
+"Non-blocking `broadcast!(comm, buf, root)`; returns a [`Request`](@ref)."
+ibroadcast!(comm::Comm, buf::AbstractArray, root::Integer) = _broadcast(comm, buf, root, true)
+
+"""
+    alltoall!(comm, send, recv) -> recv
+
+`send` and `recv` hold `comm_size(comm)` equal blocks; block j of `send` goes to
+rank j, block j of `recv` comes from rank j.
+"""
+function alltoall!(comm::Comm, send::AbstractArray, recv::AbstractArray)
+    _alltoall(comm, send, recv, false)
+    return recv
+end
+
+"Non-blocking [`alltoall!`](@ref); returns a [`Request`](@ref)."
+ialltoall!(comm::Comm, send::AbstractArray, recv::AbstractArray) = _alltoall(comm, send, recv, true)
+
+"""
+    alltoallv!(comm, send, send_counts, recv, recv_counts) -> recv
+
+[`alltoall!`](@ref) with per-rank element counts, one per rank: `send_counts[j]`
+elements go to rank j and `recv_counts[j]` come from it, packed in rank order.
+A count that disagrees with the peer's throws `DT_ERR_MISMATCH`.
+"""
+function alltoallv!(comm::Comm, send::AbstractArray, send_counts::AbstractVector{<:Integer},
+                    recv::AbstractArray, recv_counts::AbstractVector{<:Integer})
+    _alltoallv(comm, send, send_counts, recv, recv_counts, false)
+    return recv
+end
+
+"Non-blocking [`alltoallv!`](@ref); returns a [`Request`](@ref)."
+ialltoallv!(comm::Comm, send::AbstractArray, send_counts::AbstractVector{<:Integer},
+            recv::AbstractArray, recv_counts::AbstractVector{<:Integer}) =
+    _alltoallv(comm, send, send_counts, recv, recv_counts, true)

@@ -1,0 +1,280 @@
+# DTrain against libdtrain in a world of one: every call of the C API, its
+# errors, and the handles' lifetimes. ENV["LIBDTRAIN"] names the library to test.
+using DTrain
+using Test
+
+# A world of one: no launcher's variables may leak in.
+for name in ("DTRAIN_RANK", "DTRAIN_WORLD_SIZE", "DTRAIN_LOCAL_RANK", "DTRAIN_STORE", "DTRAIN_TIMEOUT_MS",
+             "RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+             "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS")
+    delete!(ENV, name)
+end
+
+# Runs `f`, which must throw a DTrainError with `status`; returns its message.
+function message_of(f, status::Status)
+    err = try
+        f()
+        nothing
+    catch caught
+        caught
+    end
+    @test err isa DTrainError
+    err isa DTrainError || return ""
+    @test err.status == status
+    return err.message
+end
+
+const ELTYPES = (Float32, Float64, Float16, Int32, Int64, Int8, UInt8)
+
+@testset "DTrain" begin
+
+@testset "library" begin
+    @test DTrain.library_path() == get(ENV, "LIBDTRAIN", "libdtrain.so.0")
+    @test DTrain.version() >= v"0.1.0"
+    @test occursin("libdtrain", DTrain.build_info())
+    @test status_string(DT_OK) == "ok"
+    @test status_string(DT_ERR_TIMEOUT) == "timeout"
+    @test Int(DT_ERR_MISMATCH) == -10
+    @test sprint(showerror, DTrainError(DT_ERR_REMOTE, "rank 3 died")) ==
+          "DTrainError(DT_ERR_REMOTE): rank 3 died"
+end
+
+@testset "C layouts" begin
+    @test sizeof(DTrain.DLTensor) == 48
+    @test fieldoffset(DTrain.DLTensor, 7) == 40
+    @test sizeof(DTrain.CommOptions) == 64
+    @test fieldoffset(DTrain.CommOptions, 10) == 56
+    defaults = DTrain.CommOptions()
+    @test defaults.version == DTrain.DT_COMM_OPTIONS_VERSION
+    @test defaults.rank == DTrain.DT_UNDEF
+    @test defaults.timeout_ms == DTrain.DT_UNDEF
+    @test defaults.store == C_NULL
+    @test defaults.oob_allgather == C_NULL
+end
+
+@testset "tensors" begin
+    @test tensor_check(zeros(Float32, 7)) == 7
+    @test tensor_check(zeros(Int8, 3, 4, 5)) == 60
+    @test tensor_check(fill(1.0)) == 1
+    @test tensor_check(Float16[]) == 0
+    @test tensor_check(view(zeros(Float64, 10), 3:6)) == 4
+    @test tensor_check(view(zeros(Float32, 4, 4), :, 2:3)) == 8
+    @test_throws ArgumentError tensor_check(view(zeros(Float32, 4, 4), 1:2, :))
+    @test_throws ArgumentError tensor_check(zeros(ComplexF64, 2))
+    @test_throws ArgumentError tensor_check(1:3)
+    shape = Int64[4]
+    data = zeros(Float32, 8)
+    two_lanes = DTrain.DLTensor(pointer(data), DTrain.DLDevice(DTrain.kDLCPU, 0), 1,
+                                DTrain.DLDataType(DTrain.kDLFloat, 32, 2), pointer(shape), C_NULL, 0)
+    message = GC.@preserve shape data message_of(() -> tensor_check(two_lanes), DT_ERR_INVALID_ARGUMENT)
+    @test occursin("not supported", message)
+end
+
+@testset "communicator" begin
+    Comm() do comm
+        @test comm_rank(comm) == 0
+        @test comm_size(comm) == 1
+        barrier(comm)
+    end
+    Comm(rank=0, world_size=1, backend=DT_BACKEND_UCX) do comm
+        @test comm_size(comm) == 1
+    end
+    @test Comm(comm -> comm_size(comm) + 1) == 2
+
+    comm = Comm()
+    close(comm)
+    close(comm)
+    @test occursin("closed", message_of(() -> barrier(comm), DT_ERR_INVALID_USAGE))
+
+    @test occursin("options.timeout_ms", message_of(() -> Comm(timeout_ms=0), DT_ERR_INVALID_ARGUMENT))
+    message_of(() -> Comm(rank=1, world_size=1), DT_ERR_INVALID_ARGUMENT)
+    message_of(() -> Comm(device=-2), DT_ERR_INVALID_ARGUMENT)
+    @test_throws ArgumentError Comm(store="host\0:1")
+    @test_throws ArgumentError Comm(oob_allgather=(send, recv) -> nothing)
+end
+
+@testset "collectives copy every dtype" begin
+    Comm() do comm
+        for T in ELTYPES
+            send = T[i % 100 for i in 0:1022]
+            for op in (DT_SUM, DT_MAX, DT_MIN, DT_PROD, +, *, max, min)
+                recv = zeros(T, 1023)
+                @test allreduce!(comm, send, recv, op) === recv
+                @test recv == send
+            end
+            for collective! in (reduce_scatter!, allgather!, alltoall!)
+                recv = zeros(T, 1023)
+                @test collective!(comm, send, recv) === recv
+                @test recv == send
+            end
+            @test broadcast!(comm, send, 0) === send
+            @test send[8] == T(7)
+        end
+    end
+end
+
+@testset "shapes, in place, empty" begin
+    Comm() do comm
+        a = reshape(Float32.(1:12), 3, 4)
+        b = zeros(Float32, 3, 4)
+        @test allreduce!(comm, a, b) == a
+        c = Float64[0.5 * i for i in 0:4]
+        allreduce!(comm, c, DT_AVG)
+        @test c[4] == 1.5
+        @test allreduce!(comm, Float32[], Float32[]) == Float32[]
+        @test allgather!(comm, Float32[], Float32[]) == Float32[]
+        d = zeros(Int64, 2, 3)
+        @test allgather!(comm, Int64[1, 2, 3, 4, 5, 6], d) == reshape(1:6, 2, 3)
+    end
+end
+
+@testset "alltoallv" begin
+    Comm() do comm
+        send = Int32.(0:9)
+        recv = fill(Int32(-1), 12)
+        alltoallv!(comm, send, [6], recv, [6])
+        @test recv[1:6] == 0:5
+        @test recv[7] == -1
+        message_of(() -> alltoallv!(comm, send, [6], recv, [5]), DT_ERR_MISMATCH)
+        message_of(() -> alltoallv!(comm, send, [-1], recv, [6]), DT_ERR_INVALID_ARGUMENT)
+        @test_throws ArgumentError alltoallv!(comm, send, [6, 0], recv, [6])
+    end
+end
+
+@testset "bad input is refused and changes nothing" begin
+    Comm() do comm
+        send = ones(Float32, 8)
+        recv = fill(-5f0, 8)
+        short = fill(-5f0, 4)
+        @test occursin("send has 8 elements but recv has 4",
+                       message_of(() -> allreduce!(comm, send, short), DT_ERR_INVALID_ARGUMENT))
+        @test occursin("send is float32 but recv is int32",
+                       message_of(() -> allreduce!(comm, send, zeros(Int32, 8)), DT_ERR_INVALID_ARGUMENT))
+        @test occursin("DT_AVG needs a floating-point dtype",
+                       message_of(() -> allreduce!(comm, zeros(Int32, 8), DT_AVG), DT_ERR_INVALID_ARGUMENT))
+        message_of(() -> reduce_scatter!(comm, send, short), DT_ERR_INVALID_ARGUMENT)
+        message_of(() -> allgather!(comm, send, short), DT_ERR_INVALID_ARGUMENT)
+        message_of(() -> alltoall!(comm, send, short), DT_ERR_INVALID_ARGUMENT)
+        @test occursin("root 1 is not a rank", message_of(() -> broadcast!(comm, recv, 1), DT_ERR_INVALID_ARGUMENT))
+        @test occursin("peer 1 is not a rank", message_of(() -> send(comm, send, 1), DT_ERR_INVALID_ARGUMENT))
+        @test occursin("tag -3 is negative", message_of(() -> send(comm, send, 0; tag=-3), DT_ERR_INVALID_ARGUMENT))
+        message_of(() -> iallreduce!(comm, send, short), DT_ERR_INVALID_ARGUMENT)
+        @test_throws ArgumentError allreduce!(comm, send, recv, -)
+        @test all(==(-5f0), recv)
+        @test all(==(-5f0), short)
+        barrier(comm)
+    end
+end
+
+@testset "send and receive to self" begin
+    Comm() do comm
+        a, b, out = fill(1f0, 4), fill(2f0, 4), zeros(Float32, 4)
+        send(comm, a, 0; tag=5)
+        send(comm, b, 0; tag=6)
+        a[1] = 99
+        @test recv!(comm, out, 0; tag=6) === out
+        @test out[1] == 2
+        recv!(comm, out, 0; tag=5)
+        @test out[1] == 1
+
+        later = zeros(Float32, 4)
+        req = irecv!(comm, later, 0; tag=9)
+        @test req isa Request
+        @test !test(req)
+        send(comm, fill(3f0, 4), 0; tag=9)
+        @test test(req)
+        wait(req; timeout_ms=0)
+        @test later == fill(3f0, 4)
+        close(req)
+        close(req)
+        @test occursin("closed", message_of(() -> wait(req), DT_ERR_INVALID_USAGE))
+
+        wait(isend(comm, Int64[1], 0))
+        wait(isend(comm, Int64[2], 0))
+        early, late = zeros(Int64, 1), zeros(Int64, 1)
+        recv!(comm, early, 0)
+        recv!(comm, late, 0)
+        @test (early[1], late[1]) == (1, 2)
+
+        send(comm, zeros(Float32, 4), 0; tag=1)
+        @test occursin("matched a send of 4",
+                       message_of(() -> recv!(comm, zeros(Float32, 2), 0; tag=1), DT_ERR_MISMATCH))
+        barrier(comm)
+    end
+end
+
+@testset "non-blocking collectives" begin
+    Comm() do comm
+        s = ones(Float32, 100)
+        r = [zeros(Float32, 100) for _ in 1:6]
+        requests = [iallreduce!(comm, s, r[1]), ireduce_scatter!(comm, s, r[2], max),
+                    iallgather!(comm, s, r[3]), ialltoall!(comm, s, r[4]),
+                    ialltoallv!(comm, s, [100], r[5], [100]), ibroadcast!(comm, r[6], 0)]
+        for req in requests
+            wait(req; timeout_ms=1000)
+            close(req)
+        end
+        @test all(r[i] == s for i in 1:5)
+        inplace = fill(2.0, 3)
+        wait(iallreduce!(comm, inplace, DT_PROD))
+        @test inplace == fill(2.0, 3)
+    end
+end
+
+@testset "deadlines and aborts" begin
+    Comm(timeout_ms=100) do comm
+        @test occursin("did not complete within 100 ms",
+                       message_of(() -> recv!(comm, zeros(Float32, 4), 0; tag=3), DT_ERR_TIMEOUT))
+        @test occursin("broken", message_of(() -> barrier(comm), DT_ERR_ABORTED))
+    end
+    Comm() do comm
+        req = irecv!(comm, zeros(Float32, 4), 0)
+        message_of(() -> wait(req; timeout_ms=30), DT_ERR_TIMEOUT)
+        message_of(() -> test(req), DT_ERR_ABORTED)
+    end
+    Comm() do comm
+        abort(comm)
+        @test occursin("aborted by dt_comm_abort", message_of(() -> barrier(comm), DT_ERR_ABORTED))
+    end
+    comm = Comm()
+    req = irecv!(comm, zeros(Float32, 4), 0)
+    close(comm)
+    message_of(() -> wait(req; timeout_ms=1000), DT_ERR_ABORTED)
+    close(req)
+end
+
+@testset "split" begin
+    Comm() do comm
+        split(comm, 3) do child
+            @test comm_size(child) == 1
+            out = zeros(Float32, 3)
+            allreduce!(child, fill(4f0, 3), out)
+            @test out == fill(4f0, 3)
+        end
+        @test split(comm, nothing) === nothing
+        message_of(() -> split(comm, -2), DT_ERR_INVALID_ARGUMENT)
+    end
+    # A parent closed first stays alive, in the library, for its child.
+    parent = Comm()
+    child = split(parent, 0, 0)
+    close(parent)
+    message_of(() -> barrier(parent), DT_ERR_INVALID_USAGE)
+    barrier(child)
+    close(child)
+end
+
+@testset "finalizers free what is not closed" begin
+    for _ in 1:20
+        comm = Comm()
+        child = split(comm, 0)
+        irecv!(comm, zeros(Float32, 4), 0; tag=1)
+        iallreduce!(child, ones(Float32, 4))
+    end
+    GC.gc()
+    GC.gc()
+    Comm() do comm
+        barrier(comm)
+    end
+end
+
+end # @testset "DTrain"
