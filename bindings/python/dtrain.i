@@ -1,0 +1,52 @@
+/*
+ * dtrain._capi: the low-level Python module over libdtrain's C API.
+ *
+ * Function names are the C names. Handles are classes that free themselves
+ * when collected; a failing dt_status raises the dtrain.Error subclass for it,
+ * carrying dt_error_last(). The pure-Python package `dtrain` builds the
+ * friendly API on top of this module.
+ *
+ * Built with `swig -python -builtin -interface _capi`, so the compiled
+ * extension is the whole module and no generated Python file is needed.
+ */
+%module(package="dtrain", threads="1") _capi
+
+%{
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtrain.h"
+%}
+
+%include <typemaps.i>
+
+/* Only calls that may block give up the GIL; everything else touches Python
+   objects or returns at once. */
+%nothread;
+%thread dt_comm_create;
+%thread dt_comm_split;
+%thread dt_comm_destroy;
+%thread dt_comm::~dt_comm;
+%thread dt_allreduce;
+%thread dt_reduce_scatter;
+%thread dt_allgather;
+%thread dt_broadcast;
+%thread dt_alltoall;
+%thread dt_alltoallv;
+%thread dt_send;
+%thread dt_recv;
+%thread dt_barrier;
+%thread dt_request_wait;
+
+%include "swig/errors.i"
+%include "swig/tensor.i"
+%include "swig/handles.i"
+
+/* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
+%constant int DT_UNDEF = INT_MIN;
+
+%include "dtrain/common.h"
+%include "dtrain/status.h"
+%include "dtrain/version.h"
+%include "dtrain/tensor.h"
+%include "dtrain/comm.h"

@@ -1,0 +1,36 @@
+"""dtrain: distributed training collectives over libdtrain.
+
+    import numpy as np
+    import dtrain
+
+    with dtrain.Comm() as comm:
+        grad = np.ones(1024, dtype=np.float32)
+        comm.allreduce(grad, op="avg")
+
+Tensors are numpy arrays or any object with ``__dlpack__`` (torch, cupy, jax)
+or the buffer protocol. Failures raise :class:`Error` subclasses, one per
+status code.
+"""
+
+from ._constants import UNDEF, Backend, ReduceOp, Status
+from ._errors import (AbortedError, AuthError, Error, InternalError, InvalidArgumentError,
+                      InvalidUsageError, MismatchError, OutOfMemoryError, RemoteError, TimeoutError,
+                      TransportError, UnsupportedError)
+from ._library import build_info, error_last, status_string, tensor_check, version
+from ._comm import Comm
+from ._request import Request
+
+# The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
+globals().update({member.name: member for member in Status})
+globals().update({member.name: member for member in ReduceOp})
+globals().update({f"BACKEND_{member.name}": member for member in Backend})
+
+__version__ = "%d.%d.%d" % version()
+
+__all__ = [
+    "Comm", "Request", "version", "build_info", "status_string", "error_last", "tensor_check",
+    "Status", "ReduceOp", "Backend", "UNDEF",
+    "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",
+    "TimeoutError", "RemoteError", "TransportError", "AbortedError", "AuthError", "MismatchError",
+    "InternalError",
+] + [m.name for m in Status] + [m.name for m in ReduceOp] + [f"BACKEND_{m.name}" for m in Backend]

@@ -1,0 +1,47 @@
+"""Status codes, reduce operations and backends, with the C API's values."""
+
+import enum
+
+from . import _capi
+
+#: An integer option left unset: the default, or what the environment says.
+UNDEF = _capi.DT_UNDEF
+
+
+class Status(enum.IntEnum):
+    OK = _capi.DT_OK
+    INPROGRESS = _capi.DT_INPROGRESS
+    ERR_INVALID_ARGUMENT = _capi.DT_ERR_INVALID_ARGUMENT
+    ERR_INVALID_USAGE = _capi.DT_ERR_INVALID_USAGE
+    ERR_UNSUPPORTED = _capi.DT_ERR_UNSUPPORTED
+    ERR_OUT_OF_MEMORY = _capi.DT_ERR_OUT_OF_MEMORY
+    ERR_TIMEOUT = _capi.DT_ERR_TIMEOUT
+    ERR_REMOTE = _capi.DT_ERR_REMOTE
+    ERR_TRANSPORT = _capi.DT_ERR_TRANSPORT
+    ERR_ABORTED = _capi.DT_ERR_ABORTED
+    ERR_AUTH = _capi.DT_ERR_AUTH
+    ERR_MISMATCH = _capi.DT_ERR_MISMATCH
+    ERR_INTERNAL = _capi.DT_ERR_INTERNAL
+
+
+class ReduceOp(enum.IntEnum):
+    SUM = _capi.DT_SUM
+    AVG = _capi.DT_AVG
+    MAX = _capi.DT_MAX
+    MIN = _capi.DT_MIN
+    PROD = _capi.DT_PROD
+
+
+class Backend(enum.IntEnum):
+    AUTO = _capi.DT_BACKEND_AUTO
+    UCX = _capi.DT_BACKEND_UCX
+    NCCL = _capi.DT_BACKEND_NCCL
+
+
+def status_or_int(value):
+    """``value`` as a Status when it is one; statuses a newer library adds stay ints."""
+    try:
+        return Status(value)
+    except ValueError:
+        return int(value)
+

@@ -1,0 +1,99 @@
+"""Objects that offer a tensor only through __dlpack__, for the binding's tests."""
+
+import ctypes
+
+import numpy as np
+
+
+class DLPackOnly:
+    """Wraps a numpy array and exposes nothing but its __dlpack__."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, stream=None):
+        return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+# DLPack 0.6 structures, enough to produce a capsule by hand.
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_Deleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p),
+                             ("deleter", _Deleter)]
+
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype = ctypes.c_char_p
+_capsule_name.argtypes = [ctypes.py_object]
+
+KDL_BFLOAT = 4
+
+
+class ManualTensor:
+    """A 1-d tensor over ``storage`` (a numpy array) with any DLPack dtype.
+
+    Produces its capsule by hand, so a test can see what the consumer does
+    with it: ``capsules`` are the capsules handed out, ``deleted`` counts the
+    deleter's calls. The capsule has no destructor; the consumer must call the
+    deleter.
+    """
+
+    def __init__(self, storage, code, bits, count):
+        self.storage = storage
+        self.capsules = []
+        self.deleted = 0
+        self._shape = (ctypes.c_int64 * 1)(count)
+        self._deleter = _Deleter(self._on_delete)
+        self._managed = _DLManagedTensor()
+        t = self._managed.dl_tensor
+        t.data = storage.ctypes.data
+        t.device = _DLDevice(1, 0)  # kDLCPU
+        t.ndim = 1
+        t.dtype = _DLDataType(code, bits, 1)
+        t.shape = self._shape
+        t.strides = None
+        t.byte_offset = 0
+        self._managed.deleter = self._deleter
+
+    def _on_delete(self, _managed):
+        self.deleted += 1
+
+    def __dlpack__(self, stream=None):
+        capsule = _capsule_new(ctypes.addressof(self._managed), b"dltensor", None)
+        self.capsules.append(capsule)
+        return capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def capsule_name(capsule):
+    return _capsule_name(capsule).decode()
+
+
+def bfloat16(values):
+    """The bfloat16 bit patterns (as uint16) of float32 values that bfloat16 holds exactly."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32)
+    return (bits >> 16).astype(np.uint16)

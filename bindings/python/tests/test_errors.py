@@ -1,0 +1,105 @@
+"""Bad input raises the right dtrain.Error subclass, with the library's message."""
+
+import numpy as np
+import pytest
+
+import dtrain
+
+
+def test_mismatched_dtype(comm):
+    with pytest.raises(dtrain.InvalidArgumentError, match="float32.*int32"):
+        comm.allreduce(np.zeros(4, np.float32), np.zeros(4, np.int32))
+
+
+def test_mismatched_count(comm):
+    with pytest.raises(dtrain.InvalidArgumentError, match="allreduce"):
+        comm.allreduce(np.zeros(4), np.zeros(5))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8, np.uint8])
+def test_avg_needs_a_floating_dtype(comm, dtype):
+    with pytest.raises(dtrain.InvalidArgumentError, match="AVG"):
+        comm.allreduce(np.zeros(4, dtype), op="avg")
+
+
+def test_unknown_op(comm):
+    with pytest.raises(dtrain.InvalidArgumentError, match="op"):
+        comm.allreduce(np.zeros(4), op="median")
+    with pytest.raises(dtrain.InvalidArgumentError, match="op"):
+        comm.allreduce(np.zeros(4), op=42)
+
+
+def test_peer_out_of_range(comm):
+    with pytest.raises(dtrain.InvalidArgumentError, match="peer 1"):
+        comm.send(np.zeros(4), 1)
+    with pytest.raises(dtrain.InvalidArgumentError, match="peer -1"):
+        comm.recv(np.zeros(4), -1)
+
+
+def test_negative_tag(comm):
+    with pytest.raises(dtrain.InvalidArgumentError, match="tag"):
+        comm.send(np.zeros(4), 0, tag=-1)
+
+
+def test_root_out_of_range(comm):
+    with pytest.raises(dtrain.InvalidArgumentError, match="root 1"):
+        comm.broadcast(np.zeros(4), root=1)
+
+
+def test_non_contiguous_array(comm):
+    strided = np.zeros((4, 4), np.float32)[:, ::2]
+    with pytest.raises(dtrain.InvalidArgumentError, match="send: strides"):
+        comm.allreduce(strided, np.zeros(8, np.float32))
+    with pytest.raises(dtrain.InvalidArgumentError, match="send: strides"):
+        comm.allreduce(np.asfortranarray(np.zeros((3, 4))))
+
+
+def test_read_only_recv_buffer(comm):
+    read_only = np.zeros(4)
+    read_only.flags.writeable = False
+    with pytest.raises(dtrain.InvalidArgumentError, match="recv.*read-only"):
+        comm.allreduce(np.ones(4), read_only)
+    with pytest.raises(dtrain.InvalidArgumentError, match="buf.*read-only"):
+        comm.recv(read_only, 0)
+    assert (read_only == 0).all()
+    with pytest.raises(dtrain.InvalidArgumentError, match="read-only"):
+        comm.allgather(np.ones(4), b"\x00" * 32)
+    # As the send side a read-only array is fine.
+    send = np.frombuffer(np.ones(4).tobytes())
+    assert not send.flags.writeable
+    recv = np.zeros(4)
+    comm.allreduce(send, recv)
+    assert (recv == 1).all()
+
+
+def test_not_a_tensor(comm):
+    with pytest.raises(dtrain.InvalidArgumentError, match="send: 'list'"):
+        comm.allreduce([1.0, 2.0], np.zeros(2))
+
+
+def test_alltoallv_counts(comm):
+    with pytest.raises(dtrain.InvalidArgumentError, match="send_counts: has 2 entries"):
+        comm.alltoallv(np.zeros(4), [2, 2], np.zeros(4), [4])
+    with pytest.raises(dtrain.InvalidArgumentError, match="recv_counts"):
+        comm.alltoallv(np.zeros(4), [4], np.zeros(4), ["four"])
+    with pytest.raises(dtrain.InvalidArgumentError, match="negative"):
+        comm.alltoallv(np.zeros(4), [-1], np.zeros(4), [4])
+    with pytest.raises(dtrain.MismatchError, match="expects to receive"):
+        comm.alltoallv(np.zeros(4), [3], np.zeros(4), [4])
+
+
+def test_invalid_argument_changes_nothing(comm):
+    recv = np.full(4, 9.0)
+    with pytest.raises(dtrain.InvalidArgumentError):
+        comm.allreduce(np.zeros(4, np.float32), recv)
+    assert (recv == 9).all()
+    comm.allreduce(np.ones(4), recv)  # and the communicator still works
+    assert (recv == 1).all()
+
+
+def test_message_is_error_last(comm):
+    with pytest.raises(dtrain.InvalidArgumentError) as info:
+        comm.send(np.zeros(4), 3)
+    assert info.value.message == dtrain.error_last()
+    assert info.value.status == dtrain.ERR_INVALID_ARGUMENT
+
