@@ -1,0 +1,48 @@
+// The schedules of every operation, each an Operation the engine runs. The
+// communicator has checked the arguments; a schedule trusts them.
+//
+//   ring (ring.cpp)             allreduce, reduce-scatter and allgather for
+//                               large messages: chunked lanes so sends,
+//                               receives and reductions overlap
+//   recursive (recursive.cpp)   recursive-doubling allreduce (and
+//                               reduce-scatter through it) with the usual
+//                               fix-up for non-powers of two; Bruck allgather
+//   broadcast.cpp               binomial tree (small), pipelined chain (large)
+//   alltoallv.cpp               pairwise exchange, a window of peers at a time
+//   barrier.cpp                 dissemination barrier; the start-up handshake
+//   p2p.cpp                     tagged send and receive
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/tensor.hpp"
+#include "comm/backends/ucx/operation.hpp"
+#include "comm/reduce_op.hpp"
+
+namespace dtrain::comm::ucx {
+
+std::unique_ptr<Operation> ring_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
+std::unique_ptr<Operation> ring_reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op);
+std::unique_ptr<Operation> ring_allgather(const TensorView& send, const TensorView& recv);
+
+std::unique_ptr<Operation> recursive_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
+std::unique_ptr<Operation> recursive_reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op);
+std::unique_ptr<Operation> bruck_allgather(const TensorView& send, const TensorView& recv);
+
+std::unique_ptr<Operation> tree_broadcast(const TensorView& buf, int root);
+std::unique_ptr<Operation> pipeline_broadcast(const TensorView& buf, int root);
+
+std::unique_ptr<Operation> pairwise_alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                                              const TensorView& recv, const std::vector<std::int64_t>& recv_counts);
+
+std::unique_ptr<Operation> dissemination_barrier();
+// An empty message to and from every peer: connects all endpoints and shows
+// that every rank is there.
+std::unique_ptr<Operation> handshake();
+
+std::unique_ptr<Operation> tagged_send(const TensorView& buf, int peer, int tag);
+std::unique_ptr<Operation> tagged_recv(const TensorView& buf, int peer, int tag);
+
+}  // namespace dtrain::comm::ucx

@@ -1,0 +1,60 @@
+// The Backend implementation behind make_ucx_backend(). Beyond the Backend
+// interface it offers two things a communicator can use: waiting while
+// driving progress on the calling thread, and naming the ranks an operation
+// still waits for (for timeout messages).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/backend.hpp"
+#include "comm/backends/ucx/engine.hpp"
+
+namespace dtrain::comm::ucx {
+
+class UcxBackend final : public Backend {
+ public:
+  // `transport` is connected to every rank of the group; `world_ranks` maps
+  // its ranks to world ranks, for messages.
+  UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint32_t context, std::vector<int> world_ranks,
+             const Tuning& tuning, int timeout_ms);
+
+  const char* name() const override { return "ucx"; }
+
+  RequestPtr allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) override;
+  RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) override;
+  RequestPtr allgather(const TensorView& send, const TensorView& recv) override;
+  RequestPtr broadcast(const TensorView& buf, int root) override;
+  RequestPtr alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                       const TensorView& recv, const std::vector<std::int64_t>& recv_counts) override;
+  RequestPtr send(const TensorView& buf, int peer, int tag) override;
+  RequestPtr recv(const TensorView& buf, int peer, int tag) override;
+  RequestPtr barrier() override;
+  std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) override;
+  void abort() override;
+
+  // Waits for `request` until `deadline`, first driving progress on this
+  // thread; returns whether it completed.
+  bool wait(const RequestPtr& request, Clock::time_point deadline);
+  // The ranks `request` is still waiting for, as "rank 2, rank 5".
+  std::string unresponsive_ranks(const Request& request);
+
+  // Exchanges an empty message with every rank; throws on failure, and
+  // DT_ERR_TIMEOUT naming the silent ranks once `deadline` passes.
+  void handshake(Clock::time_point deadline);
+
+ private:
+  // Runs an internal operation to completion; throws its error, or
+  // DT_ERR_TIMEOUT (breaking the backend) at the deadline.
+  void run(std::unique_ptr<Operation> op, Clock::time_point deadline);
+
+  const std::uint32_t context_;
+  const std::vector<int> world_ranks_;
+  const int timeout_ms_;
+  Engine engine_;
+  int splits_ = 0;
+};
+
+}  // namespace dtrain::comm::ucx

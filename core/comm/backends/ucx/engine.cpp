@@ -1,0 +1,249 @@
+#include "comm/backends/ucx/engine.hpp"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "base/log.hpp"
+
+namespace dtrain::comm::ucx {
+
+namespace {
+
+// How long the progress thread sleeps at most, with and without work: a
+// sleeping worker still needs the odd progress call for UCP's keepalive,
+// which is how a dead peer behind shared memory is noticed.
+constexpr int kSleepWithWorkMs = 50;
+constexpr int kSleepIdleMs = 500;
+// Teardown: how long cancelled operations get to settle, and endpoints to flush.
+constexpr auto kSettleTime = std::chrono::milliseconds(500);
+constexpr auto kFlushTime = std::chrono::seconds(2);
+
+}  // namespace
+
+Engine::Engine(std::unique_ptr<Transport> transport, int rank, std::uint32_t context, std::vector<int> world_ranks,
+               Tuning tuning)
+    : transport_(std::move(transport)), world_ranks_(std::move(world_ranks)), tuning_(tuning) {
+  group_.transport = transport_.get();
+  group_.rank = rank;
+  group_.size = transport_->size();
+  group_.context = context;
+  group_.world_ranks = &world_ranks_;
+  group_.tuning = &tuning_;
+  thread_ = std::thread([this] { run(); });
+}
+
+Engine::~Engine() {
+  stop_.store(true, std::memory_order_release);
+  transport_->signal();
+  thread_.join();
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!queue_.empty() || !independent_.empty()) fail_all(DT_ERR_ABORTED, "the communicator was destroyed");
+  const auto settle_until = Clock::now() + kSettleTime;
+  while (!draining_.empty() && Clock::now() < settle_until) {
+    if (!tick()) std::this_thread::yield();
+  }
+  transport_->close_all(Clock::now() + kFlushTime);
+  // The worker goes first: destroying it may still call back into transfers
+  // of operations that never settled.
+  transport_.reset();
+  draining_.clear();
+}
+
+RequestPtr Engine::submit(std::unique_ptr<Operation> op) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const bool collective = op->kind() == Operation::Kind::collective;
+  op->set_label(++operations_, collective ? collectives_++ : 0);
+  op->bind(group_);
+  RequestPtr request = op->request();
+  if (abort_requested_.load(std::memory_order_acquire) && !abort_handled_) {
+    abort_handled_ = true;
+    fail_all(DT_ERR_ABORTED, "aborted");
+  }
+  if (broken_status_ != DT_OK) {
+    request->complete(broken_status_, op->prefix() + ": not started: " + broken_reason_);
+    return request;
+  }
+  if (collective) {
+    queue_.push_back(std::move(op));
+  } else {
+    op->start();
+    independent_.push_back(std::move(op));
+  }
+  advance_operations();
+  ++generation_;
+  const bool wake = sleeping_;
+  lock.unlock();
+  if (wake) transport_->signal();
+  return request;
+}
+
+void Engine::abort() {
+  abort_requested_.store(true, std::memory_order_release);
+  transport_->signal();
+}
+
+void Engine::break_with(dt_status status, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fail_all(status, message);
+}
+
+bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
+  const auto spin_until = std::min(deadline, Clock::now() + std::chrono::microseconds(tuning_.spin_us));
+  while (!request->done() && Clock::now() < spin_until) {
+    std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+    if (lock.owns_lock()) {
+      tick();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  if (request->done()) return true;
+  {
+    // The progress thread may be asleep after this thread took its events.
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++generation_;
+    if (sleeping_) transport_->signal();
+  }
+  return request->wait_until(deadline);
+}
+
+std::vector<int> Engine::waiting_on(const Request& request) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& op : queue_) {
+    if (op->request().get() == &request) return queue_.front()->waiting_on();
+  }
+  for (const auto& op : independent_) {
+    if (op->request().get() == &request) return op->waiting_on();
+  }
+  return {};
+}
+
+void Engine::run() {
+  auto last_event = Clock::now();
+  const auto spin = std::chrono::microseconds(tuning_.spin_us);
+  while (!stop_.load(std::memory_order_acquire)) {
+    std::uint64_t seen = 0;
+    bool busy = false;
+    bool work = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      seen = generation_;
+      busy = tick();
+      work = has_work();
+    }
+    // Lets a caller waiting for the lock (to submit, say) have it.
+    std::this_thread::yield();
+    const auto now = Clock::now();
+    if (busy) {
+      last_event = now;
+      continue;
+    }
+    if (work && now - last_event < spin) continue;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      // New work, or an abort, since the last round: no sleeping on it.
+      if (generation_ != seen || (abort_requested_.load() && !abort_handled_)) continue;
+      if (!transport_->arm()) continue;
+      sleeping_ = true;
+      work = has_work();
+    }
+    pollfd event{transport_->event_fd(), POLLIN, 0};
+    ::poll(&event, 1, work ? kSleepWithWorkMs : kSleepIdleMs);
+    std::lock_guard<std::mutex> lock(mutex_);
+    sleeping_ = false;
+    last_event = Clock::now();
+  }
+}
+
+bool Engine::has_work() const { return !queue_.empty() || !independent_.empty() || !draining_.empty(); }
+
+bool Engine::tick() {
+  unsigned events = 0;
+  // Drain what UCP has ready, but come back to the operations now and then.
+  for (int i = 0; i < 64; ++i) {
+    const unsigned n = transport_->progress();
+    if (n == 0) break;
+    events += n;
+  }
+  bool moved = false;
+  if (transport_->has_failures()) {
+    handle_failures();
+    moved = true;
+  }
+  if (abort_requested_.load(std::memory_order_acquire) && !abort_handled_) {
+    abort_handled_ = true;
+    fail_all(DT_ERR_ABORTED, "aborted");
+    moved = true;
+  }
+  if (advance_operations()) moved = true;
+  return events > 0 || moved;
+}
+
+bool Engine::advance_operations() {
+  bool moved = false;
+  while (!queue_.empty()) {
+    Operation& head = *queue_.front();
+    if (!head.started()) {
+      head.start();
+      moved = true;
+    } else if (head.advance()) {
+      moved = true;
+    }
+    if (!head.over()) break;
+    retire(std::move(queue_.front()));
+    queue_.pop_front();
+    moved = true;
+  }
+  for (auto& op : independent_) {
+    if (op->advance()) moved = true;
+    if (op->over()) retire(std::move(op));
+  }
+  std::erase(independent_, nullptr);
+  std::erase_if(draining_, [](const std::unique_ptr<Operation>& op) { return op->quiescent(); });
+  return moved;
+}
+
+void Engine::retire(std::unique_ptr<Operation> op) {
+  if (!op->quiescent()) draining_.push_back(std::move(op));
+}
+
+void Engine::handle_failures() {
+  for (const auto& [peer, status] : transport_->take_failures()) {
+    // UCP wants a failed endpoint closed, and only forcibly.
+    transport_->force_close(peer);
+    DT_LOG(warn) << "rank " << group_.rank << ": the endpoint to " << describe_rank(group_, peer)
+                 << " failed: " << ucs_status_string(status);
+    fail_all(DT_ERR_REMOTE,
+             describe_rank(group_, peer) + " failed or left (" + ucs_status_string(status) + ")");
+  }
+}
+
+void Engine::fail_all(dt_status status, const std::string& reason) {
+  if (broken_status_ == DT_OK) {
+    broken_status_ = status;
+    broken_reason_ = reason;
+  }
+  std::vector<int> sending;
+  auto fail_one = [&](std::unique_ptr<Operation>& op) {
+    op->fail(status, op->prefix() + ": " + reason);
+    for (int peer : op->sending_to()) sending.push_back(peer);
+    retire(std::move(op));
+  };
+  for (auto& op : queue_) fail_one(op);
+  queue_.clear();
+  for (auto& op : independent_) fail_one(op);
+  independent_.clear();
+  for (auto& op : draining_) {
+    for (int peer : op->sending_to()) sending.push_back(peer);
+  }
+  // Sends cannot be cancelled in UCP; closing their endpoint ends them, so
+  // that no buffer of an aborted operation stays in use.
+  std::sort(sending.begin(), sending.end());
+  sending.erase(std::unique(sending.begin(), sending.end()), sending.end());
+  for (int peer : sending) transport_->force_close(peer);
+}
+
+}  // namespace dtrain::comm::ucx

@@ -1,0 +1,104 @@
+// Runs the operations of one communicator over its transport. Collectives
+// run one at a time in the order they were issued (so they complete in that
+// order); point-to-point operations start at once and complete when matched.
+// Any number may be outstanding.
+//
+// One lock serialises everything that touches UCP. A progress thread drives
+// the worker: it polls while there is work, and after `spin_us` without any
+// event sleeps on the worker's event fd (ucp_worker_arm), so several ranks
+// sharing a core do not starve each other. A thread waiting on a request may
+// drive progress itself for a moment first (wait()), so small messages need
+// no hand-off between threads.
+//
+// A failed peer (the endpoint's error callback) fails every pending operation
+// with DT_ERR_REMOTE naming it, cancelling the receives posted on the worker,
+// which UCP itself would leave pending forever. abort() only raises a flag
+// and wakes the progress thread, which completes everything with
+// DT_ERR_ABORTED.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/backends/ucx/operation.hpp"
+#include "comm/backends/ucx/transport.hpp"
+#include "comm/backends/ucx/tuning.hpp"
+
+namespace dtrain::comm::ucx {
+
+class Engine {
+ public:
+  Engine(std::unique_ptr<Transport> transport, int rank, std::uint32_t context, std::vector<int> world_ranks,
+         Tuning tuning);
+  // Stops the progress thread, fails what is still pending, flushes and
+  // closes the endpoints (bounded), then releases the worker.
+  ~Engine();
+
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  int rank() const { return group_.rank; }
+  int size() const { return group_.size; }
+  const Tuning& tuning() const { return tuning_; }
+
+  // Starts `op` (a collective once those before it have finished) and
+  // returns its request. Never throws for a broken engine: the request then
+  // completes at once with the reason.
+  RequestPtr submit(std::unique_ptr<Operation> op);
+
+  // Completes every pending request with DT_ERR_ABORTED and refuses new work.
+  // Any thread; never blocks.
+  void abort();
+
+  // Fails everything pending, and all later operations, with `status`.
+  void break_with(dt_status status, const std::string& message);
+
+  // Waits for `request` until `deadline`, driving progress on this thread
+  // for the first moments. Returns whether it completed.
+  bool wait(const RequestPtr& request, Clock::time_point deadline);
+
+  // The ranks `request` still waits for (for a collective queued behind
+  // another, those of the one running); empty once it is over.
+  std::vector<int> waiting_on(const Request& request);
+
+ private:
+  void run();
+  // One round of progress; the caller holds mutex_. Returns whether
+  // anything happened.
+  bool tick();
+  bool advance_operations();
+  void handle_failures();
+  void fail_all(dt_status status, const std::string& reason);
+  void retire(std::unique_ptr<Operation> op);
+  bool has_work() const;
+
+  std::unique_ptr<Transport> transport_;
+  const std::vector<int> world_ranks_;
+  const Tuning tuning_;
+  Group group_;
+
+  std::mutex mutex_;
+  std::uint64_t operations_ = 0;   // numbers every operation, for messages
+  std::uint64_t collectives_ = 0;  // sequence numbers, the same on every rank
+  std::deque<std::unique_ptr<Operation>> queue_;         // collectives; the first is running
+  std::vector<std::unique_ptr<Operation>> independent_;  // point-to-point
+  std::vector<std::unique_ptr<Operation>> draining_;     // over, with transfers still in flight
+  dt_status broken_status_ = DT_OK;
+  std::string broken_reason_;
+  std::uint64_t generation_ = 0;  // bumped by submit(), so the thread never sleeps on new work
+  bool sleeping_ = false;
+
+  bool abort_handled_ = false;
+
+  std::atomic<bool> abort_requested_{false};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace dtrain::comm::ucx

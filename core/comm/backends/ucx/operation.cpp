@@ -1,0 +1,191 @@
+#include "comm/backends/ucx/operation.hpp"
+
+#include <algorithm>
+
+#include "base/error.hpp"
+#include "comm/backends/ucx/tags.hpp"
+
+namespace dtrain::comm::ucx {
+
+bool Task::step() {
+  auto& promise = handle_.promise();
+  if (promise.awaiting.ready != nullptr && !promise.awaiting.ready(promise.awaiting.awaiter)) return false;
+  promise.awaiting = {};
+  handle_.resume();
+  if (promise.error) std::rethrow_exception(std::exchange(promise.error, nullptr));
+  return true;
+}
+
+void Task::reset() {
+  if (handle_) handle_.destroy();
+  handle_ = {};
+}
+
+Operation::Operation(std::string name, Kind kind) : name_(std::move(name)), kind_(kind) {}
+
+// Lanes go first: their frames may hold references into the operation.
+Operation::~Operation() { slots_.clear(); }
+
+void Operation::set_label(std::uint64_t number, std::uint64_t sequence) {
+  request_ = std::make_shared<Request>(name_ + " #" + std::to_string(number));
+  sequence_ = sequence;
+}
+
+std::string describe_rank(const Group& group, int r) {
+  std::string text = "rank " + std::to_string(r);
+  if (group.world_ranks != nullptr && (*group.world_ranks)[r] != r) {
+    text += " (world rank " + std::to_string((*group.world_ranks)[r]) + ")";
+  }
+  return text;
+}
+
+std::string Operation::prefix() const { return "rank " + std::to_string(group_.rank) + ": " + request_->what(); }
+
+Transfer& Operation::transfer() {
+  Transfer& t = transfers_.emplace_back();
+  t.owner = this;
+  return t;
+}
+
+void Operation::send(Transfer& t, int peer, std::uint32_t step, const void* data, std::size_t bytes) {
+  send_tagged(t, peer, collective_tag(group_.context, group_.rank, sequence_, step), data, bytes);
+}
+
+void Operation::recv(Transfer& t, int peer, std::uint32_t step, void* data, std::size_t bytes) {
+  recv_tagged(t, peer, collective_tag(group_.context, peer, sequence_, step), data, bytes);
+}
+
+namespace {
+// Where empty messages point: a tensor with no elements may have no data.
+std::byte g_empty[1];
+}  // namespace
+
+void Operation::send_tagged(Transfer& t, int peer, ucp_tag_t tag, const void* data, std::size_t bytes) {
+  group_.transport->send(t, peer, tag, data != nullptr ? data : g_empty, bytes);
+}
+
+void Operation::recv_tagged(Transfer& t, int peer, ucp_tag_t tag, void* data, std::size_t bytes) {
+  group_.transport->recv(t, peer, tag, data != nullptr ? data : g_empty, bytes);
+}
+
+void Operation::transfer_failed(const Transfer& t) {
+  if (first_failure_ == nullptr) first_failure_ = &t;
+}
+
+void Operation::start() {
+  started_ = true;
+  try {
+    prepare();
+    lanes_ = lane_count();
+    slots_.resize(static_cast<std::size_t>(std::max(1, std::min(window(), lanes_))));
+  } catch (const Error& e) {
+    fail(e.status(), prefix() + ": " + e.what());
+    return;
+  } catch (const std::exception& e) {
+    fail(DT_ERR_INTERNAL, prefix() + ": " + e.what());
+    return;
+  }
+  advance();
+}
+
+bool Operation::advance() {
+  if (!started_ || done_ || failed_) return false;
+  bool moved = false;
+  try {
+    const int window = static_cast<int>(slots_.size());
+    for (bool again = true; again;) {
+      again = false;
+      for (int s = 0; s < window; ++s) {
+        Task& task = slots_[s];
+        if (!task.empty() && !task.finished() && task.step()) moved = again = true;
+        if (first_failure_ != nullptr) {
+          fail_from(*first_failure_);
+          return true;
+        }
+        // Lanes start in order, each in the slot its predecessor by `window` left.
+        if ((task.empty() || task.finished()) && next_lane_ < lanes_ && next_lane_ % window == s) {
+          task = lane(next_lane_, s);
+          ++next_lane_;
+          task.step();
+          moved = again = true;
+          if (first_failure_ != nullptr) {
+            fail_from(*first_failure_);
+            return true;
+          }
+        }
+      }
+    }
+    if (next_lane_ == lanes_ &&
+        std::all_of(slots_.begin(), slots_.end(), [](const Task& t) { return t.empty() || t.finished(); })) {
+      slots_.clear();
+      finish();
+      done_ = true;
+      request_->complete(DT_OK);
+      moved = true;
+    }
+  } catch (const Error& e) {
+    fail(e.status(), prefix() + ": " + e.what());
+    moved = true;
+  } catch (const std::exception& e) {
+    fail(DT_ERR_INTERNAL, prefix() + ": " + e.what());
+    moved = true;
+  }
+  return moved;
+}
+
+void Operation::fail_from(const Transfer& t) {
+  const std::string who = describe_rank(group_, t.peer);
+  switch (t.status) {
+    case UCS_ERR_MESSAGE_TRUNCATED:
+      fail(DT_ERR_MISMATCH, prefix() + ": the message from " + who + " does not have the " +
+                                std::to_string(t.bytes) +
+                                " bytes expected (do all ranks pass the same sizes, counts and roots?)");
+      return;
+    case UCS_ERR_NO_MEMORY:
+      fail(DT_ERR_OUT_OF_MEMORY, prefix() + ": UCX is out of memory");
+      return;
+    default:
+      fail(DT_ERR_REMOTE, prefix() + ": " + who + " failed or left (" + ucs_status_string(t.status) + ")");
+      return;
+  }
+}
+
+void Operation::fail(dt_status status, const std::string& message) {
+  if (failed_) return;
+  failed_ = true;
+  slots_.clear();
+  for (Transfer& t : transfers_) group_.transport->cancel(t);
+  request_->complete(status, message);
+}
+
+bool Operation::quiescent() const {
+  return std::none_of(transfers_.begin(), transfers_.end(), [](const Transfer& t) { return t.pending(); });
+}
+
+std::vector<int> Operation::waiting_on() const {
+  std::vector<int> receiving;
+  std::vector<int> sending;
+  for (const Transfer& t : transfers_) {
+    if (t.pending()) (t.receive ? receiving : sending).push_back(t.peer);
+  }
+  std::sort(receiving.begin(), receiving.end());
+  receiving.erase(std::unique(receiving.begin(), receiving.end()), receiving.end());
+  std::sort(sending.begin(), sending.end());
+  for (int peer : sending) {
+    if (std::find(receiving.begin(), receiving.end(), peer) == receiving.end()) receiving.push_back(peer);
+  }
+  receiving.erase(std::unique(receiving.begin(), receiving.end()), receiving.end());
+  return receiving;
+}
+
+std::vector<int> Operation::sending_to() const {
+  std::vector<int> peers;
+  for (const Transfer& t : transfers_) {
+    if (t.pending() && !t.receive) peers.push_back(t.peer);
+  }
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return peers;
+}
+
+}  // namespace dtrain::comm::ucx

@@ -1,0 +1,291 @@
+#include "comm/backends/ucx/transport.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+
+#include "base/error.hpp"
+#include "base/log.hpp"
+#include "comm/backends/ucx/tags.hpp"
+
+namespace dtrain::comm::ucx {
+
+namespace {
+
+[[noreturn]] void fail(const char* what, ucs_status_t status) {
+  raise(DT_ERR_TRANSPORT, std::string("UCX: ") + what + " failed: " + ucs_status_string(status));
+}
+
+// Settings libdtrain needs unless the user chose otherwise through UCX_*
+// variables. Shared memory advertises no peer-failure handling by default in
+// UCX 1.13, so with error mode PEER it would not be used at all and
+// intra-node traffic would go over TCP; MM_ERROR_HANDLING (which the POSIX_
+// and SYSV_ settings inherit) turns it on. A dead peer behind shared memory
+// is noticed by UCP's keepalive, whose default period (20 s) is shortened.
+void apply_defaults(ucp_config_t* config) {
+  struct Default {
+    const char* name;
+    const char* value;
+    std::vector<const char*> user_overrides;
+  };
+  const Default defaults[] = {
+      {"MM_ERROR_HANDLING", "y", {"UCX_MM_ERROR_HANDLING", "UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING"}},
+      {"KEEPALIVE_INTERVAL", "1s", {"UCX_KEEPALIVE_INTERVAL"}},
+  };
+  for (const Default& d : defaults) {
+    if (std::any_of(d.user_overrides.begin(), d.user_overrides.end(),
+                    [](const char* v) { return std::getenv(v) != nullptr; })) {
+      continue;
+    }
+    ucs_status_t status = ucp_config_modify(config, d.name, d.value);
+    if (status != UCS_OK) {
+      DT_LOG(debug) << "UCX: cannot set " << d.name << "=" << d.value << ": " << ucs_status_string(status);
+    }
+  }
+}
+
+}  // namespace
+
+Transport::Transport(int expected_peers) {
+  ucp_config_t* config = nullptr;
+  ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
+  if (status != UCS_OK) fail("reading the configuration", status);
+  apply_defaults(config);
+
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+                      UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+  params.mt_workers_shared = 0;
+  params.estimated_num_eps = static_cast<size_t>(expected_peers);
+  status = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  if (status != UCS_OK) fail("ucp_init", status);
+
+  ucp_worker_params_t worker_params{};
+  worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  // The engine's lock serialises all calls, from its progress thread and
+  // from callers; UCP needs no locks of its own.
+  worker_params.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+  status = ucp_worker_create(context_, &worker_params, &worker_);
+  if (status != UCS_OK) {
+    ucp_cleanup(context_);
+    fail("ucp_worker_create", status);
+  }
+
+  ucp_address_t* address = nullptr;
+  size_t length = 0;
+  status = ucp_worker_get_address(worker_, &address, &length);
+  if (status == UCS_OK) {
+    address_.assign(reinterpret_cast<const char*>(address), length);
+    ucp_worker_release_address(worker_, address);
+    status = ucp_worker_get_efd(worker_, &event_fd_);
+  }
+  if (status != UCS_OK) {
+    ucp_worker_destroy(worker_);
+    ucp_cleanup(context_);
+    fail("setting up the worker", status);
+  }
+}
+
+Transport::~Transport() {
+  // Endpoints still open here (close_all() was not reached) go without a flush.
+  for (auto& peer : peers_) {
+    if (peer->ep == nullptr) continue;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t request = ucp_ep_close_nbx(peer->ep, &param);
+    if (UCS_PTR_IS_PTR(request)) ucp_request_free(request);
+    peer->ep = nullptr;
+  }
+  ucp_worker_destroy(worker_);
+  ucp_cleanup(context_);
+}
+
+void Transport::connect(const std::vector<std::string>& addresses) {
+  peers_.reserve(addresses.size());
+  for (std::size_t rank = 0; rank < addresses.size(); ++rank) {
+    auto peer = std::make_unique<Peer>();
+    peer->transport = this;
+    peer->rank = static_cast<int>(rank);
+    ucp_ep_params_t params{};
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                        UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.address = reinterpret_cast<const ucp_address_t*>(addresses[rank].data());
+    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_handler.cb = &Transport::on_endpoint_error;
+    params.err_handler.arg = peer.get();
+    ucs_status_t status = ucp_ep_create(worker_, &params, &peer->ep);
+    if (status != UCS_OK) {
+      raise(DT_ERR_TRANSPORT, "UCX: cannot create an endpoint to rank " + std::to_string(rank) + ": " +
+                                  ucs_status_string(status));
+    }
+    peers_.push_back(std::move(peer));
+  }
+}
+
+void Transport::on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
+  auto* peer = static_cast<Peer*>(arg);
+  Transport* self = peer->transport;
+  std::lock_guard<std::mutex> lock(self->failures_mutex_);
+  self->failures_.emplace_back(peer->rank, status);
+  self->has_failures_.store(true, std::memory_order_release);
+}
+
+std::vector<std::pair<int, ucs_status_t>> Transport::take_failures() {
+  std::lock_guard<std::mutex> lock(failures_mutex_);
+  has_failures_.store(false, std::memory_order_release);
+  std::vector<std::pair<int, ucs_status_t>> result;
+  result.swap(failures_);
+  for (auto& [rank, status] : result) peers_[rank]->failed = true;
+  return result;
+}
+
+void Transport::finish(Transfer& transfer, ucs_status_t status) {
+  transfer.in_flight = false;
+  transfer.status = status;
+  if (status != UCS_OK && transfer.owner != nullptr) transfer.owner->transfer_failed(transfer);
+}
+
+void Transport::on_send(void* request, ucs_status_t status, void* user_data) {
+  auto& transfer = *static_cast<Transfer*>(user_data);
+  if (!transfer.posting) {
+    ucp_request_free(request);
+    transfer.handle = nullptr;
+  }
+  finish(transfer, status);
+}
+
+void Transport::on_recv(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
+  auto& transfer = *static_cast<Transfer*>(user_data);
+  if (!transfer.posting) {
+    ucp_request_free(request);
+    transfer.handle = nullptr;
+  }
+  if (status == UCS_OK) {
+    transfer.received = info->length;
+    // A shorter message than expected is as much a disagreement as a longer
+    // one (which UCP reports as truncation).
+    if (info->length != transfer.bytes) status = UCS_ERR_MESSAGE_TRUNCATED;
+  }
+  finish(transfer, status);
+}
+
+// Records what a posting call returned: done at once, failed, or pending.
+void Transport::settle(Transfer& transfer, ucs_status_ptr_t result) {
+  transfer.posting = false;
+  if (result == nullptr) {
+    finish(transfer, UCS_OK);
+  } else if (UCS_PTR_IS_ERR(result)) {
+    finish(transfer, UCS_PTR_STATUS(result));
+  } else if (!transfer.in_flight) {
+    // The callback ran inside the call; the request is ours to release.
+    ucp_request_free(result);
+  } else {
+    transfer.handle = result;
+  }
+}
+
+void Transport::send(Transfer& transfer, int peer, ucp_tag_t tag, const void* data, std::size_t bytes) {
+  transfer.peer = peer;
+  transfer.receive = false;
+  transfer.bytes = bytes;
+  transfer.received = 0;
+  transfer.handle = nullptr;
+  transfer.in_flight = true;
+  Peer& target = *peers_[peer];
+  if (target.ep == nullptr || target.failed) {
+    finish(transfer, UCS_ERR_NOT_CONNECTED);
+    return;
+  }
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.send = &Transport::on_send;
+  param.user_data = &transfer;
+  transfer.posting = true;
+  settle(transfer, ucp_tag_send_nbx(target.ep, data, bytes, tag, &param));
+}
+
+void Transport::recv(Transfer& transfer, int peer, ucp_tag_t tag, void* data, std::size_t bytes) {
+  transfer.peer = peer;
+  transfer.receive = true;
+  transfer.bytes = bytes;
+  transfer.received = 0;
+  transfer.handle = nullptr;
+  transfer.in_flight = true;
+  if (peers_[peer]->ep == nullptr || peers_[peer]->failed) {
+    finish(transfer, UCS_ERR_NOT_CONNECTED);
+    return;
+  }
+  ucp_request_param_t param{};
+  // Immediate completion is refused: UCP 1.13 does not always report the
+  // received length then, and the length check is what catches ranks that
+  // disagree about sizes.
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  param.cb.recv = &Transport::on_recv;
+  param.user_data = &transfer;
+  transfer.posting = true;
+  settle(transfer, ucp_tag_recv_nbx(worker_, data, bytes, tag, kFullMask, &param));
+}
+
+void Transport::cancel(Transfer& transfer) {
+  if (transfer.in_flight && transfer.receive && transfer.handle != nullptr) {
+    ucp_request_cancel(worker_, transfer.handle);
+  }
+}
+
+unsigned Transport::progress() { return ucp_worker_progress(worker_); }
+
+bool Transport::arm() {
+  ucs_status_t status = ucp_worker_arm(worker_);
+  if (status == UCS_ERR_BUSY) return false;
+  if (status != UCS_OK) DT_LOG(warn) << "UCX: ucp_worker_arm: " << ucs_status_string(status);
+  return status == UCS_OK;
+}
+
+void Transport::signal() { ucp_worker_signal(worker_); }
+
+void Transport::force_close(int peer) {
+  Peer& target = *peers_[peer];
+  if (target.ep == nullptr) return;
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  ucs_status_ptr_t request = ucp_ep_close_nbx(target.ep, &param);
+  if (UCS_PTR_IS_PTR(request)) ucp_request_free(request);
+  target.ep = nullptr;
+  target.failed = true;
+}
+
+void Transport::close_all(Clock::time_point deadline) {
+  std::vector<void*> closing;
+  for (auto& peer : peers_) {
+    if (peer->ep == nullptr) continue;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    // A failed endpoint can only be closed forcibly; a healthy one is
+    // flushed so that messages already handed to UCP still reach the peer.
+    param.flags = peer->failed ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    ucs_status_ptr_t request = ucp_ep_close_nbx(peer->ep, &param);
+    peer->ep = nullptr;
+    if (UCS_PTR_IS_PTR(request)) closing.push_back(request);
+  }
+  while (!closing.empty()) {
+    progress();
+    std::erase_if(closing, [](void* request) {
+      if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
+      ucp_request_free(request);
+      return true;
+    });
+    if (Clock::now() >= deadline) break;
+    if (!closing.empty()) std::this_thread::yield();
+  }
+  // Closes that did not finish are released; the worker's destruction ends them.
+  for (void* request : closing) ucp_request_free(request);
+  if (!closing.empty()) {
+    DT_LOG(debug) << "UCX: " << closing.size() << " endpoint(s) did not finish flushing before the deadline";
+  }
+}
+
+}  // namespace dtrain::comm::ucx

@@ -1,0 +1,117 @@
+// One UCP context and worker with endpoints to every rank of a communicator:
+// the only code that calls UCP. Not thread-safe: the engine serialises every
+// call except signal(), which UCP allows from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ucp/api/ucp.h>
+
+#include "comm/request.hpp"
+
+namespace dtrain::comm::ucx {
+
+// One message in flight. UCP calls back into it on completion, so it must not
+// move or die while pending(); operations keep theirs in stable storage.
+struct Transfer {
+  // Told when the transfer fails, so the operation does not wait for others.
+  struct Owner {
+    virtual void transfer_failed(const Transfer& transfer) = 0;
+
+   protected:
+    ~Owner() = default;
+  };
+
+  Owner* owner = nullptr;
+  int peer = -1;
+  bool receive = false;
+  std::size_t bytes = 0;     // sent, or expected
+  std::size_t received = 0;  // what arrived (receives)
+  ucs_status_t status = UCS_OK;
+  bool in_flight = false;
+  bool posting = false;  // inside the posting call, where UCP may already call back
+  void* handle = nullptr;
+
+  bool pending() const { return in_flight; }
+  bool ok() const { return !in_flight && status == UCS_OK; }
+};
+
+class Transport {
+ public:
+  // Creates the context and worker; `expected_peers` sizes UCP's tables.
+  explicit Transport(int expected_peers);
+  ~Transport();
+
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // This worker's address, to be handed to the peers.
+  const std::string& address() const { return address_; }
+
+  // Creates an endpoint to each rank's worker (this rank's own included), in
+  // error-handling mode PEER. Wire-up itself happens on first use.
+  void connect(const std::vector<std::string>& addresses);
+  int size() const { return static_cast<int>(peers_.size()); }
+
+  // Posts a tagged send or receive. Either may complete before returning;
+  // failures (a closed endpoint included) complete the transfer with an error
+  // status rather than throwing.
+  void send(Transfer& transfer, int peer, ucp_tag_t tag, const void* data, std::size_t bytes);
+  void recv(Transfer& transfer, int peer, ucp_tag_t tag, void* data, std::size_t bytes);
+  // Asks UCP to cancel a pending receive; its callback then reports
+  // UCS_ERR_CANCELED (or success, if the data had already arrived).
+  void cancel(Transfer& transfer);
+
+  unsigned progress();
+  // Prepares the worker for sleeping on event_fd(); false when there are
+  // events to progress first.
+  bool arm();
+  int event_fd() const { return event_fd_; }
+  // Wakes a thread sleeping on event_fd(). Safe from any thread.
+  void signal();
+
+  // Endpoints that failed since the last call: (peer, reason).
+  std::vector<std::pair<int, ucs_status_t>> take_failures();
+  bool has_failures() const { return has_failures_.load(std::memory_order_acquire); }
+
+  // Closes the endpoint at once; what is pending on it fails with
+  // UCS_ERR_CANCELED. Later sends to `peer` fail immediately.
+  void force_close(int peer);
+  // Closes every endpoint, flushing healthy ones until `deadline` and then
+  // giving up on them.
+  void close_all(Clock::time_point deadline);
+
+ private:
+  struct Peer {
+    Transport* transport = nullptr;
+    int rank = -1;
+    ucp_ep_h ep = nullptr;
+    bool failed = false;
+  };
+
+  static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
+  static void on_send(void* request, ucs_status_t status, void* user_data);
+  static void on_recv(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data);
+  static void finish(Transfer& transfer, ucs_status_t status);
+  void settle(Transfer& transfer, ucs_status_ptr_t result);
+
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  int event_fd_ = -1;
+  std::string address_;
+  // unique_ptr: the error callback holds a pointer to its Peer.
+  std::vector<std::unique_ptr<Peer>> peers_;
+
+  std::mutex failures_mutex_;  // the error callback's own lock
+  std::vector<std::pair<int, ucs_status_t>> failures_;
+  std::atomic<bool> has_failures_{false};
+};
+
+}  // namespace dtrain::comm::ucx

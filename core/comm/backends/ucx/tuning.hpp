@@ -1,0 +1,48 @@
+// Which algorithm each collective uses, and the knobs of the pipelined ones.
+// Defaults choose by message size; every choice can be forced through the
+// environment (read once, when a communicator is created):
+//
+//   DTRAIN_ALLREDUCE_ALGO       auto | ring | rd     (rd: recursive doubling)
+//   DTRAIN_REDUCE_SCATTER_ALGO  auto | ring | rd
+//   DTRAIN_ALLGATHER_ALGO       auto | ring | bruck
+//   DTRAIN_BROADCAST_ALGO       auto | pipeline | tree  (tree: binomial)
+//   DTRAIN_UCX_SMALL_BYTES      size up to which "auto" picks the
+//                               latency-bound algorithm (default 32768)
+//   DTRAIN_UCX_CHUNK_BYTES      pipeline chunk (default 131072)
+//   DTRAIN_UCX_PIPELINE_DEPTH   chunks in flight per operation (default 4)
+//   DTRAIN_UCX_SPIN_US          how long the progress thread polls before
+//                               sleeping on the worker's event fd (default 50)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace dtrain::comm::ucx {
+
+enum class Algorithm { automatic, ring, recursive_doubling, bruck, pipeline, tree };
+
+struct Tuning {
+  Algorithm allreduce = Algorithm::automatic;
+  Algorithm reduce_scatter = Algorithm::automatic;
+  Algorithm allgather = Algorithm::automatic;
+  Algorithm broadcast = Algorithm::automatic;
+  std::size_t small_bytes = 32 * 1024;
+  std::size_t chunk_bytes = 128 * 1024;
+  int pipeline_depth = 4;
+  int spin_us = 50;
+
+  // The defaults overridden by the variables above; a bad value throws
+  // DT_ERR_INVALID_ARGUMENT naming the variable.
+  static Tuning from_env();
+
+  // The algorithm to run for `bytes` (the whole buffer each rank ends with)
+  // on `size` ranks.
+  Algorithm pick_allreduce(std::size_t bytes, std::int64_t count, int size) const;
+  Algorithm pick_reduce_scatter(std::size_t total_bytes, int size) const;
+  Algorithm pick_allgather(std::size_t total_bytes, int size) const;
+  Algorithm pick_broadcast(std::size_t bytes, int size) const;
+};
+
+const char* algorithm_name(Algorithm algorithm);
+
+}  // namespace dtrain::comm::ucx

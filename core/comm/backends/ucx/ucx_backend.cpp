@@ -1,0 +1,127 @@
+#include "comm/backends/ucx/ucx_backend.hpp"
+
+#include <chrono>
+#include <numeric>
+
+#include "base/error.hpp"
+#include "base/log.hpp"
+#include "comm/backends/ucx/algorithms.hpp"
+#include "comm/backends/ucx/backend.hpp"
+#include "comm/backends/ucx/tags.hpp"
+
+namespace dtrain::comm {
+
+namespace {
+
+// The rendezvous key of the world's worker addresses.
+constexpr const char* kAddressKey = "ucx/worker-addresses";
+
+}  // namespace
+
+std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int timeout_ms) {
+  return make_ucx_backend(rendezvous, timeout_ms, ucx::Tuning::from_env());
+}
+
+std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int timeout_ms,
+                                          const ucx::Tuning& tuning) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const int rank = rendezvous.rank();
+  const int size = rendezvous.size();
+  if (size > ucx::kMaxRanks) {
+    raise(DT_ERR_UNSUPPORTED, "the UCX backend supports at most " + std::to_string(ucx::kMaxRanks) +
+                                  " ranks, not " + std::to_string(size));
+  }
+  auto transport = std::make_unique<ucx::Transport>(size);
+  std::vector<std::string> addresses = rendezvous.allgather(kAddressKey, transport->address());
+  transport->connect(addresses);
+  std::vector<int> world(static_cast<std::size_t>(size));
+  std::iota(world.begin(), world.end(), 0);
+  auto backend = std::make_unique<ucx::UcxBackend>(std::move(transport), rank, 0, std::move(world), tuning,
+                                                   timeout_ms);
+  backend->handshake(deadline);
+  DT_LOG(debug) << "UCX backend ready: rank " << rank << " of " << size;
+  return backend;
+}
+
+}  // namespace dtrain::comm
+
+namespace dtrain::comm::ucx {
+
+UcxBackend::UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint32_t context,
+                       std::vector<int> world_ranks, const Tuning& tuning, int timeout_ms)
+    : context_(context),
+      world_ranks_(world_ranks),
+      timeout_ms_(timeout_ms),
+      engine_(std::move(transport), rank, context, std::move(world_ranks), tuning) {}
+
+RequestPtr UcxBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
+  const Algorithm algorithm = engine_.tuning().pick_allreduce(recv.bytes(), recv.count, engine_.size());
+  return engine_.submit(algorithm == Algorithm::ring ? ring_allreduce(send, recv, op)
+                                                     : recursive_allreduce(send, recv, op));
+}
+
+RequestPtr UcxBackend::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
+  const Algorithm algorithm = engine_.tuning().pick_reduce_scatter(send.bytes(), engine_.size());
+  return engine_.submit(algorithm == Algorithm::ring ? ring_reduce_scatter(send, recv, op)
+                                                     : recursive_reduce_scatter(send, recv, op));
+}
+
+RequestPtr UcxBackend::allgather(const TensorView& send, const TensorView& recv) {
+  const Algorithm algorithm = engine_.tuning().pick_allgather(recv.bytes(), engine_.size());
+  return engine_.submit(algorithm == Algorithm::ring ? ring_allgather(send, recv) : bruck_allgather(send, recv));
+}
+
+RequestPtr UcxBackend::broadcast(const TensorView& buf, int root) {
+  const Algorithm algorithm = engine_.tuning().pick_broadcast(buf.bytes(), engine_.size());
+  return engine_.submit(algorithm == Algorithm::pipeline ? pipeline_broadcast(buf, root)
+                                                         : tree_broadcast(buf, root));
+}
+
+RequestPtr UcxBackend::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                                 const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
+  return engine_.submit(pairwise_alltoallv(send, send_counts, recv, recv_counts));
+}
+
+RequestPtr UcxBackend::send(const TensorView& buf, int peer, int tag) {
+  return engine_.submit(tagged_send(buf, peer, tag));
+}
+
+RequestPtr UcxBackend::recv(const TensorView& buf, int peer, int tag) {
+  return engine_.submit(tagged_recv(buf, peer, tag));
+}
+
+RequestPtr UcxBackend::barrier() { return engine_.submit(dissemination_barrier()); }
+
+void UcxBackend::abort() { engine_.abort(); }
+
+bool UcxBackend::wait(const RequestPtr& request, Clock::time_point deadline) {
+  return engine_.wait(request, deadline);
+}
+
+std::string UcxBackend::unresponsive_ranks(const Request& request) {
+  std::string text;
+  Group group;
+  group.world_ranks = &world_ranks_;
+  for (int r : engine_.waiting_on(request)) {
+    text += text.empty() ? "" : ", ";
+    text += describe_rank(group, r);
+  }
+  return text;
+}
+
+void UcxBackend::run(std::unique_ptr<Operation> op, Clock::time_point deadline) {
+  RequestPtr request = engine_.submit(std::move(op));
+  if (!wait(request, deadline)) {
+    std::string message = "rank " + std::to_string(engine_.rank()) + ": " + request->what() +
+                          " did not complete within " + std::to_string(timeout_ms_) + " ms";
+    const std::string silent = unresponsive_ranks(*request);
+    if (!silent.empty()) message += "; no word from " + silent;
+    engine_.break_with(DT_ERR_TIMEOUT, "an earlier operation timed out (" + message + ")");
+    raise(DT_ERR_TIMEOUT, message);
+  }
+  if (request->status() != DT_OK) raise(request->status(), request->message());
+}
+
+void UcxBackend::handshake(Clock::time_point deadline) { run(ucx::handshake(), deadline); }
+
+}  // namespace dtrain::comm::ucx

@@ -1,0 +1,25 @@
+// The UCX backend: host-memory collectives and point-to-point messages over
+// UCP's tag API, one UCP context and worker per communicator.
+#pragma once
+
+#include <memory>
+
+#include "bootstrap/rendezvous.hpp"
+#include "comm/backend.hpp"
+#include "comm/backends/ucx/tuning.hpp"
+
+namespace dtrain::comm {
+
+// Creates rank `rendezvous.rank()` of `rendezvous.size()`: a UCP context and
+// worker, the workers' addresses exchanged through `rendezvous`, an endpoint
+// to every rank, and an empty message to and from each so that every
+// endpoint is wired up before this returns. All of it within `timeout_ms`;
+// otherwise DT_ERR_TIMEOUT naming the ranks not heard from. Algorithms and
+// pipelining follow the DTRAIN_* variables of tuning.hpp.
+std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int timeout_ms);
+
+// The same with explicit tuning instead of the environment's.
+std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int timeout_ms,
+                                          const ucx::Tuning& tuning);
+
+}  // namespace dtrain::comm

@@ -1,0 +1,250 @@
+// Every collective x dtype x reduction x size x in-place, on 1 to 4 ranks,
+// against references each rank computes locally. Each algorithm family is
+// forced in turn (through Tuning); pipelined ones get small chunks so even
+// modest sizes run many lanes.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "elements.hpp"
+#include "harness.hpp"
+
+namespace dtrain::test {
+namespace {
+
+using comm::ucx::Algorithm;
+using comm::ucx::Tuning;
+
+const std::vector<std::int64_t> kSizes{0, 1, 7, 1023, 65536 + 3};
+
+enum class Family { bandwidth, latency };
+
+Tuning tuning_for(Family family) {
+  Tuning t;
+  if (family == Family::bandwidth) {
+    t.allreduce = Algorithm::ring;
+    t.reduce_scatter = Algorithm::ring;
+    t.allgather = Algorithm::ring;
+    t.broadcast = Algorithm::pipeline;
+    t.chunk_bytes = 8192;
+    t.pipeline_depth = 3;
+  } else {
+    t.allreduce = Algorithm::recursive_doubling;
+    t.reduce_scatter = Algorithm::recursive_doubling;
+    t.allgather = Algorithm::bruck;
+    t.broadcast = Algorithm::tree;
+  }
+  return t;
+}
+
+class Collectives : public ::testing::TestWithParam<std::tuple<int, Family>> {
+ protected:
+  int ranks() const { return std::get<0>(GetParam()); }
+  WorldOptions options() const {
+    WorldOptions o;
+    o.tuning = tuning_for(std::get<1>(GetParam()));
+    return o;
+  }
+};
+
+// A hash of a result, to check that every rank holds the same bits.
+std::int64_t fingerprint(const void* data, std::size_t bytes) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::size_t i = 0; i < bytes; ++i) h = (h ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
+  return static_cast<std::int64_t>(h);
+}
+
+void expect_same_everywhere(comm::Communicator& comm, std::int64_t mine, const std::string& what) {
+  std::vector<std::int64_t> all(comm.size());
+  Tensor send(&mine, 1, DType::i64);
+  Tensor recv(all.data(), comm.size(), DType::i64);
+  wait(comm, comm.allgather(send.get(), recv.get()));
+  for (int r = 0; r < comm.size(); ++r) EXPECT_EQ(all[r], mine) << what << ": rank " << r << " differs";
+}
+
+TEST_P(Collectives, Allreduce) {
+  run_world(ranks(), [](comm::Communicator& comm) {
+    const int n = comm.size();
+    const int me = comm.rank();
+    for (DType dtype : all_dtypes()) {
+      with_dtype(dtype, [&]<DType D>() {
+        using T = typename Element<D>::type;
+        for (dt_reduce_op op : ops_for(D)) {
+          for (std::int64_t count : kSizes) {
+            for (bool in_place : {false, true}) {
+              const std::string what = std::string("allreduce ") + dtype_name(D) + " " + op_name(op) + " count " +
+                                       std::to_string(count) + (in_place ? " in place" : "");
+              std::vector<T> send(count), recv(count, Element<D>::make(99));
+              for (std::int64_t i = 0; i < count; ++i) send[i] = value<D>(me, i, op);
+              Tensor s(send.data(), count, D);
+              Tensor r(in_place ? send.data() : recv.data(), count, D);
+              wait(comm, comm.allreduce(s.get(), r.get(), op));
+              const std::vector<T>& out = in_place ? send : recv;
+              int bad = 0;
+              for (std::int64_t i = 0; i < count && bad < 5; ++i) {
+                const double want = reference<D>(op, n, i, op);
+                if (!close_enough<D>(out[i], want)) {
+                  ++bad;
+                  ADD_FAILURE() << what << " [" << i << "] = " << Element<D>::get(out[i]) << ", want " << want;
+                }
+              }
+              expect_same_everywhere(comm, fingerprint(out.data(), out.size() * sizeof(T)), what);
+            }
+          }
+        }
+      });
+    }
+  }, options());
+}
+
+TEST_P(Collectives, ReduceScatter) {
+  run_world(ranks(), [](comm::Communicator& comm) {
+    const int n = comm.size();
+    const int me = comm.rank();
+    for (DType dtype : all_dtypes()) {
+      with_dtype(dtype, [&]<DType D>() {
+        using T = typename Element<D>::type;
+        for (dt_reduce_op op : ops_for(D)) {
+          for (std::int64_t count : kSizes) {
+            for (bool in_place : {false, true}) {
+              const std::string what = std::string("reduce_scatter ") + dtype_name(D) + " " + op_name(op) +
+                                       " count " + std::to_string(count) + (in_place ? " in place" : "");
+              std::vector<T> send(count * n), recv(count, Element<D>::make(99));
+              for (std::int64_t i = 0; i < count * n; ++i) send[i] = value<D>(me, i, op);
+              Tensor s(send.data(), count * n, D);
+              // In place, the result lands at the start of the send buffer.
+              Tensor r(in_place ? send.data() : recv.data(), count, D);
+              wait(comm, comm.reduce_scatter(s.get(), r.get(), op));
+              const T* out = in_place ? send.data() : recv.data();
+              int bad = 0;
+              for (std::int64_t i = 0; i < count && bad < 5; ++i) {
+                const double want = reference<D>(op, n, me * count + i, op);
+                if (!close_enough<D>(out[i], want)) {
+                  ++bad;
+                  ADD_FAILURE() << what << " [" << i << "] = " << Element<D>::get(out[i]) << ", want " << want;
+                }
+              }
+            }
+          }
+        }
+      });
+    }
+  }, options());
+}
+
+TEST_P(Collectives, Allgather) {
+  run_world(ranks(), [](comm::Communicator& comm) {
+    const int n = comm.size();
+    const int me = comm.rank();
+    for (DType dtype : all_dtypes()) {
+      with_dtype(dtype, [&]<DType D>() {
+        using T = typename Element<D>::type;
+        for (std::int64_t count : kSizes) {
+          for (bool in_place : {false, true}) {
+            const std::string what = std::string("allgather ") + dtype_name(D) + " count " + std::to_string(count) +
+                                     (in_place ? " in place" : "");
+            std::vector<T> send(count), recv(count * n, Element<D>::make(99));
+            T* mine = in_place ? recv.data() : send.data();
+            for (std::int64_t i = 0; i < count; ++i) mine[i] = value<D>(me, i);
+            Tensor s(mine, count, D);
+            Tensor r(recv.data(), count * n, D);
+            wait(comm, comm.allgather(s.get(), r.get()));
+            int bad = 0;
+            for (int from = 0; from < n; ++from) {
+              for (std::int64_t i = 0; i < count && bad < 5; ++i) {
+                if (std::memcmp(&recv[from * count + i], &static_cast<const T&>(value<D>(from, i)), sizeof(T)) != 0) {
+                  ++bad;
+                  ADD_FAILURE() << what << ": block " << from << " [" << i << "] wrong";
+                }
+              }
+            }
+          }
+        }
+      });
+    }
+  }, options());
+}
+
+TEST_P(Collectives, Broadcast) {
+  run_world(ranks(), [](comm::Communicator& comm) {
+    const int n = comm.size();
+    const int me = comm.rank();
+    for (DType dtype : all_dtypes()) {
+      with_dtype(dtype, [&]<DType D>() {
+        using T = typename Element<D>::type;
+        for (std::int64_t count : kSizes) {
+          for (int root = 0; root < n; ++root) {
+            const std::string what = std::string("broadcast ") + dtype_name(D) + " count " + std::to_string(count) +
+                                     " root " + std::to_string(root);
+            std::vector<T> buf(count, Element<D>::make(99));
+            if (me == root) {
+              for (std::int64_t i = 0; i < count; ++i) buf[i] = value<D>(root, i);
+            }
+            Tensor b(buf.data(), count, D);
+            wait(comm, comm.broadcast(b.get(), root));
+            int bad = 0;
+            for (std::int64_t i = 0; i < count && bad < 5; ++i) {
+              const T want = value<D>(root, i);
+              if (std::memcmp(&buf[i], &want, sizeof(T)) != 0) {
+                ++bad;
+                ADD_FAILURE() << what << " [" << i << "] wrong";
+              }
+            }
+          }
+        }
+      });
+    }
+  }, options());
+}
+
+TEST_P(Collectives, Alltoall) {
+  run_world(ranks(), [](comm::Communicator& comm) {
+    const int n = comm.size();
+    const int me = comm.rank();
+    for (DType dtype : all_dtypes()) {
+      with_dtype(dtype, [&]<DType D>() {
+        using T = typename Element<D>::type;
+        for (std::int64_t total : kSizes) {
+          const std::int64_t block = total / n;
+          for (bool in_place : {false, true}) {
+            const std::string what = std::string("alltoall ") + dtype_name(D) + " block " + std::to_string(block) +
+                                     (in_place ? " in place" : "");
+            std::vector<T> send(block * n), recv(block * n, Element<D>::make(99));
+            for (std::int64_t i = 0; i < block * n; ++i) send[i] = value<D>(me, i);
+            Tensor s(send.data(), block * n, D);
+            Tensor r(in_place ? send.data() : recv.data(), block * n, D);
+            wait(comm, comm.alltoall(s.get(), r.get()));
+            const std::vector<T>& out = in_place ? send : recv;
+            int bad = 0;
+            for (int from = 0; from < n; ++from) {
+              for (std::int64_t i = 0; i < block && bad < 5; ++i) {
+                const T want = value<D>(from, me * block + i);
+                if (std::memcmp(&out[from * block + i], &want, sizeof(T)) != 0) {
+                  ++bad;
+                  ADD_FAILURE() << what << ": block from " << from << " [" << i << "] wrong";
+                }
+              }
+            }
+          }
+        }
+      });
+    }
+  }, options());
+}
+
+std::string name_of(const ::testing::TestParamInfo<std::tuple<int, Family>>& info) {
+  return std::to_string(std::get<0>(info.param)) + "ranks_" +
+         (std::get<1>(info.param) == Family::bandwidth ? "ring_pipeline" : "rd_bruck_tree");
+}
+
+INSTANTIATE_TEST_SUITE_P(Ucx, Collectives,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 4),
+                                            ::testing::Values(Family::bandwidth, Family::latency)),
+                         name_of);
+
+}  // namespace
+}  // namespace dtrain::test

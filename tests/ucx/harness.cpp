@@ -1,0 +1,79 @@
+#include "harness.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <exception>
+#include <thread>
+
+#include "base/error.hpp"
+#include "comm/backends/ucx/ucx_backend.hpp"
+
+namespace dtrain::test {
+
+std::vector<std::string> Board::allgather(int rank, const std::string& key, const std::string& local,
+                                          int timeout_ms) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto& posts = posts_[key];
+  posts[rank] = local;
+  changed_.notify_all();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  if (!changed_.wait_until(lock, deadline, [&] { return static_cast<int>(posts.size()) == size_; })) {
+    std::string missing;
+    for (int r = 0; r < size_; ++r) {
+      if (!posts.count(r)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    }
+    raise(DT_ERR_TIMEOUT, "rendezvous '" + key + "': no word from rank(s) " + missing);
+  }
+  std::vector<std::string> all;
+  for (auto& [r, value] : posts) all.push_back(value);
+  return all;
+}
+
+void run_world(int n, const std::function<void(comm::Communicator&)>& body, const WorldOptions& options) {
+  Board board(n);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < n; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        BoardRendezvous rendezvous(board, rank, options.timeout_ms);
+        auto backend = comm::make_ucx_backend(rendezvous, options.timeout_ms, options.tuning);
+        comm::Communicator comm(rank, n, options.timeout_ms, std::move(backend));
+        body(comm);
+      } catch (const Error& e) {
+        ADD_FAILURE() << "rank " << rank << " of " << n << ": status " << e.status() << ": " << e.what();
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "rank " << rank << " of " << n << ": " << e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+DLDataType to_dlpack(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return {kDLFloat, 32, 1};
+    case DType::f64: return {kDLFloat, 64, 1};
+    case DType::f16: return {kDLFloat, 16, 1};
+    case DType::bf16: return {kDLBfloat, 16, 1};
+    case DType::i32: return {kDLInt, 32, 1};
+    case DType::i64: return {kDLInt, 64, 1};
+    case DType::i8: return {kDLInt, 8, 1};
+    case DType::u8: return {kDLUInt, 8, 1};
+  }
+  return {kDLFloat, 32, 1};
+}
+
+Tensor::Tensor(void* data, std::int64_t count, DType dtype) : shape(count) {
+  dl.data = data;
+  dl.device = {kDLCPU, 0};
+  dl.ndim = 1;
+  dl.dtype = to_dlpack(dtype);
+  dl.shape = &shape;
+  dl.strides = nullptr;
+  dl.byte_offset = 0;
+}
+
+void wait(comm::Communicator& comm, const comm::RequestPtr& request) { comm.wait(request, -1); }
+
+}  // namespace dtrain::test
