@@ -28,7 +28,8 @@ fi
 
 python=${PYTHON:-python3}
 pip_missing=()
-for m in numpy pytest; do
+# setuptools and wheel let `pip install ./bindings/python` build offline.
+for m in numpy pytest setuptools wheel; do
   "$python" -c "import $m" 2>/dev/null || pip_missing+=("$m")
 done
 if [ ${#pip_missing[@]} -gt 0 ]; then
