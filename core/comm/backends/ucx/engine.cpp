@@ -45,7 +45,12 @@ Engine::~Engine() {
   while (!draining_.empty() && Clock::now() < settle_until) {
     if (!tick()) std::this_thread::yield();
   }
-  transport_->close_all(Clock::now() + kFlushTime);
+  const auto flush_until = Clock::now() + kFlushTime;
+  // Leaving in good order: the peers must not mistake it for a failure. A
+  // rank that gave up on operations leaves without a word, so its peers
+  // fail theirs at once rather than at their deadline.
+  if (!cut_short_) transport_->say_goodbye(flush_until);
+  transport_->close_all(flush_until);
   // The worker goes first: destroying it may still call back into transfers
   // of operations that never settled.
   transport_.reset();
@@ -169,6 +174,10 @@ bool Engine::tick() {
     events += n;
   }
   bool moved = false;
+  for (int peer : transport_->take_departures()) {
+    fail_involving(peer);
+    moved = true;
+  }
   if (transport_->has_failures()) {
     handle_failures();
     moved = true;
@@ -211,14 +220,33 @@ void Engine::retire(std::unique_ptr<Operation> op) {
 }
 
 void Engine::handle_failures() {
+  // A goodbye may still be queued behind the failure: take it in first.
+  for (int i = 0; i < 64 && transport_->progress() > 0; ++i) {
+  }
+  for (int peer : transport_->take_departures()) fail_involving(peer);
   for (const auto& [peer, status] : transport_->take_failures()) {
     // UCP wants a failed endpoint closed, and only forcibly.
     transport_->force_close(peer);
+    if (transport_->departed(peer)) {
+      fail_involving(peer);
+      continue;
+    }
     DT_LOG(warn) << "rank " << group_.rank << ": the endpoint to " << describe_rank(group_, peer)
                  << " failed: " << ucs_status_string(status);
-    fail_all(DT_ERR_REMOTE,
-             describe_rank(group_, peer) + " failed or left (" + ucs_status_string(status) + ")");
+    fail_all(DT_ERR_REMOTE, describe_rank(group_, peer) + " " + transport_->loss(peer, status));
   }
+}
+
+void Engine::fail_involving(int peer) {
+  const std::string reason = describe_rank(group_, peer) + " " + transport_->loss(peer, UCS_OK);
+  auto affected = [peer](const std::unique_ptr<Operation>& op) { return op->started() && op->involves(peer); };
+  for (auto& op : queue_) {
+    if (affected(op)) op->fail(DT_ERR_REMOTE, op->prefix() + ": " + reason);
+  }
+  for (auto& op : independent_) {
+    if (affected(op)) op->fail(DT_ERR_REMOTE, op->prefix() + ": " + reason);
+  }
+  // advance_operations() retires them.
 }
 
 void Engine::fail_all(dt_status status, const std::string& reason) {
@@ -226,6 +254,7 @@ void Engine::fail_all(dt_status status, const std::string& reason) {
     broken_status_ = status;
     broken_reason_ = reason;
   }
+  if (!queue_.empty() || !independent_.empty()) cut_short_ = true;
   std::vector<int> sending;
   auto fail_one = [&](std::unique_ptr<Operation>& op) {
     op->fail(status, op->prefix() + ": " + reason);

@@ -12,7 +12,8 @@
 //
 // A failed peer (the endpoint's error callback) fails every pending operation
 // with DT_ERR_REMOTE naming it, cancelling the receives posted on the worker,
-// which UCP itself would leave pending forever. abort() only raises a flag
+// which UCP itself would leave pending forever. A peer that said goodbye
+// (see Transport) fails only the operations still waiting on it. abort() only raises a flag
 // and wakes the progress thread, which completes everything with
 // DT_ERR_ABORTED.
 #pragma once
@@ -75,6 +76,9 @@ class Engine {
   bool advance_operations();
   void handle_failures();
   void fail_all(dt_status status, const std::string& reason);
+  // Fails the operations with a transfer in flight with `peer`, which has
+  // left or failed; the others go on.
+  void fail_involving(int peer);
   void retire(std::unique_ptr<Operation> op);
   bool has_work() const;
 
@@ -95,6 +99,7 @@ class Engine {
   bool sleeping_ = false;
 
   bool abort_handled_ = false;
+  bool cut_short_ = false;  // operations were failed wholesale: no goodbye at teardown
 
   std::atomic<bool> abort_requested_{false};
   std::atomic<bool> stop_{false};

@@ -145,7 +145,7 @@ void Operation::fail_from(const Transfer& t) {
       fail(DT_ERR_OUT_OF_MEMORY, prefix() + ": UCX is out of memory");
       return;
     default:
-      fail(DT_ERR_REMOTE, prefix() + ": " + who + " failed or left (" + ucs_status_string(t.status) + ")");
+      fail(DT_ERR_REMOTE, prefix() + ": " + who + " " + group_.transport->loss(t.peer, t.status));
       return;
   }
 }
@@ -176,6 +176,11 @@ std::vector<int> Operation::waiting_on() const {
   }
   receiving.erase(std::unique(receiving.begin(), receiving.end()), receiving.end());
   return receiving;
+}
+
+bool Operation::involves(int peer) const {
+  return std::any_of(transfers_.begin(), transfers_.end(),
+                     [peer](const Transfer& t) { return t.pending() && t.peer == peer; });
 }
 
 std::vector<int> Operation::sending_to() const {

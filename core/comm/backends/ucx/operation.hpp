@@ -175,6 +175,8 @@ class Operation : public Transfer::Owner {
   bool quiescent() const;
   // Peers whose messages it still waits for, then peers it is still sending to.
   std::vector<int> waiting_on() const;
+  // Whether a transfer with `peer` is in flight.
+  bool involves(int peer) const;
   // Peers with sends in flight (to be force-closed when aborting).
   std::vector<int> sending_to() const;
 

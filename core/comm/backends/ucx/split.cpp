@@ -96,7 +96,6 @@ std::unique_ptr<Backend> UcxBackend::split(int color, int key, int* new_rank, in
     addresses.emplace_back(all->data() + static_cast<std::size_t>(r) * longest, (*entries)[r].address_bytes);
     world.push_back(world_ranks_[r]);
   }
-  transport->connect(addresses);
   *new_rank = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
   *new_size = static_cast<int>(members.size());
   // A context id of its own (mixing the parent's, the split's number and the
@@ -104,6 +103,7 @@ std::unique_ptr<Backend> UcxBackend::split(int color, int key, int* new_rank, in
   const std::uint32_t context =
       (context_ * 131u + static_cast<std::uint32_t>(split_number) * 31u + static_cast<std::uint32_t>(color) + 1u) &
       kContextMask;
+  transport->connect(addresses, *new_rank, context);
   auto child = std::make_unique<UcxBackend>(std::move(transport), *new_rank, context, std::move(world),
                                             engine_.tuning(), timeout_ms_);
   child->handshake(deadline);

@@ -7,6 +7,8 @@
 //   collective: bits 20-35 the operation's sequence number (mod 2^16),
 //               bits 0-19  the step within the operation (algorithm-defined)
 //   p2p:        bits 0-30  the user's tag
+//   control:    bit 35 set (with bit 63), bits 0-34 zero: a rank leaving
+//               in good order says goodbye (see Transport)
 //
 // Each communicator has its own UCP worker, so the context id is a second
 // line of defence; the sequence number keeps consecutive collectives apart
@@ -34,5 +36,13 @@ inline ucp_tag_t p2p_tag(std::uint32_t context, int source, int user_tag) {
   return (ucp_tag_t{1} << 63) | (ucp_tag_t{context & kContextMask} << 56) |
          (static_cast<ucp_tag_t>(source) << 36) | static_cast<ucp_tag_t>(static_cast<std::uint32_t>(user_tag));
 }
+
+inline ucp_tag_t goodbye_tag(std::uint32_t context, int source) {
+  return (ucp_tag_t{1} << 63) | (ucp_tag_t{context & kContextMask} << 56) |
+         (static_cast<ucp_tag_t>(source) << 36) | (ucp_tag_t{1} << 35);
+}
+
+// Matches a goodbye from any source.
+inline constexpr ucp_tag_t kAnySourceMask = ~(ucp_tag_t{kMaxRanks - 1} << 36);
 
 }  // namespace dtrain::comm::ucx

@@ -103,7 +103,10 @@ Transport::~Transport() {
   ucp_cleanup(context_);
 }
 
-void Transport::connect(const std::vector<std::string>& addresses) {
+void Transport::connect(const std::vector<std::string>& addresses, int self, std::uint32_t context) {
+  self_ = self;
+  goodbye_rank_ = static_cast<std::uint32_t>(self);
+  context_id_ = context;
   peers_.reserve(addresses.size());
   for (std::size_t rank = 0; rank < addresses.size(); ++rank) {
     auto peer = std::make_unique<Peer>();
@@ -123,6 +126,21 @@ void Transport::connect(const std::vector<std::string>& addresses) {
     }
     peers_.push_back(std::move(peer));
   }
+  listen_for_goodbye();
+}
+
+void Transport::listen_for_goodbye() {
+  goodbye_.peer = -1;
+  goodbye_.receive = true;
+  goodbye_.bytes = sizeof goodbye_from_;
+  goodbye_.in_flight = true;
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  param.cb.recv = &Transport::on_recv;
+  param.user_data = &goodbye_;
+  goodbye_.posting = true;
+  settle(goodbye_, ucp_tag_recv_nbx(worker_, &goodbye_from_, sizeof goodbye_from_, goodbye_tag(context_id_, 0),
+                                    kAnySourceMask, &param));
 }
 
 void Transport::on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
@@ -138,8 +156,24 @@ std::vector<std::pair<int, ucs_status_t>> Transport::take_failures() {
   has_failures_.store(false, std::memory_order_release);
   std::vector<std::pair<int, ucs_status_t>> result;
   result.swap(failures_);
-  for (auto& [rank, status] : result) peers_[rank]->failed = true;
+  for (auto& [rank, status] : result) {
+    peers_[rank]->failed = true;
+    if (peers_[rank]->failure == UCS_OK) peers_[rank]->failure = status;
+  }
   return result;
+}
+
+std::vector<int> Transport::take_departures() {
+  std::vector<int> result;
+  result.swap(departures_);
+  return result;
+}
+
+std::string Transport::loss(int peer, ucs_status_t status) const {
+  const Peer& p = *peers_[peer];
+  if (p.departed) return "has left (its communicator was destroyed)";
+  const ucs_status_t why = p.failure != UCS_OK ? p.failure : status;
+  return std::string("failed (") + ucs_status_string(why) + ")";
 }
 
 void Transport::finish(Transfer& transfer, ucs_status_t status) {
@@ -195,7 +229,7 @@ void Transport::send(Transfer& transfer, int peer, ucp_tag_t tag, const void* da
   transfer.handle = nullptr;
   transfer.in_flight = true;
   Peer& target = *peers_[peer];
-  if (target.ep == nullptr || target.failed) {
+  if (target.ep == nullptr || gone(peer)) {
     finish(transfer, UCS_ERR_NOT_CONNECTED);
     return;
   }
@@ -214,10 +248,6 @@ void Transport::recv(Transfer& transfer, int peer, ucp_tag_t tag, void* data, st
   transfer.received = 0;
   transfer.handle = nullptr;
   transfer.in_flight = true;
-  if (peers_[peer]->ep == nullptr || peers_[peer]->failed) {
-    finish(transfer, UCS_ERR_NOT_CONNECTED);
-    return;
-  }
   ucp_request_param_t param{};
   // Immediate completion is refused: UCP 1.13 does not always report the
   // received length then, and the length check is what catches ranks that
@@ -227,6 +257,9 @@ void Transport::recv(Transfer& transfer, int peer, ucp_tag_t tag, void* data, st
   param.user_data = &transfer;
   transfer.posting = true;
   settle(transfer, ucp_tag_recv_nbx(worker_, data, bytes, tag, kFullMask, &param));
+  // Receives are matched on the worker, so what a gone peer sent before it
+  // went still arrives; anything else never will.
+  if (transfer.in_flight && gone(peer)) cancel(transfer);
 }
 
 void Transport::cancel(Transfer& transfer) {
@@ -235,7 +268,52 @@ void Transport::cancel(Transfer& transfer) {
   }
 }
 
-unsigned Transport::progress() { return ucp_worker_progress(worker_); }
+unsigned Transport::progress() {
+  const unsigned events = ucp_worker_progress(worker_);
+  while (!peers_.empty() && !goodbye_.pending()) {
+    if (goodbye_.status != UCS_OK) break;  // cancelled at teardown
+    const auto source = static_cast<int>(goodbye_from_);
+    if (source < size() && !peers_[source]->departed) {
+      peers_[source]->departed = true;
+      departures_.push_back(source);
+    }
+    listen_for_goodbye();
+  }
+  return events;
+}
+
+void Transport::say_goodbye(Clock::time_point deadline) {
+  std::deque<Transfer>& farewells = farewells_;
+  for (auto& peer : peers_) {
+    if (peer->rank == self_ || gone(peer->rank)) continue;
+    Transfer& t = farewells.emplace_back();
+    t.peer = peer->rank;
+    t.bytes = sizeof self_;
+    t.in_flight = true;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = &Transport::on_send;
+    param.user_data = &t;
+    t.posting = true;
+    // The sender's rank travels as data: UCP 1.13 does not report the
+    // sender's tag reliably for some messages.
+    settle(t, ucp_tag_send_nbx(peer->ep, &goodbye_rank_, sizeof goodbye_rank_, goodbye_tag(context_id_, self_),
+                               &param));
+  }
+  auto pending = [&] {
+    return std::any_of(farewells.begin(), farewells.end(), [](const Transfer& t) { return t.pending(); });
+  };
+  while (pending() && Clock::now() < deadline) {
+    if (progress() == 0) std::this_thread::yield();
+  }
+  // A peer that does not take the message (stopped, or gone meanwhile)
+  // does not hold this rank back.
+  if (pending()) {
+    for (const Transfer& t : farewells) {
+      if (t.pending()) force_close(t.peer);
+    }
+  }
+}
 
 bool Transport::arm() {
   ucs_status_t status = ucp_worker_arm(worker_);
@@ -259,6 +337,7 @@ void Transport::force_close(int peer) {
 }
 
 void Transport::close_all(Clock::time_point deadline) {
+  cancel(goodbye_);
   std::vector<void*> closing;
   for (auto& peer : peers_) {
     if (peer->ep == nullptr) continue;

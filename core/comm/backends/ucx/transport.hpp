@@ -1,11 +1,19 @@
 // One UCP context and worker with endpoints to every rank of a communicator:
 // the only code that calls UCP. Not thread-safe: the engine serialises every
 // call except signal(), which UCP allows from any thread.
+//
+// It also tells a peer that left from one that died. A rank destroying its
+// communicator in good order first sends every peer an empty "goodbye"
+// (say_goodbye()); every transport listens for them. Its endpoints then fail
+// like those of a dead rank (over TCP at once, over shared memory at the
+// next keepalive), but only what still waits on it is affected, whereas a
+// peer that fails without a goodbye breaks everything.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -56,19 +64,23 @@ class Transport {
   const std::string& address() const { return address_; }
 
   // Creates an endpoint to each rank's worker (this rank's own included), in
-  // error-handling mode PEER. Wire-up itself happens on first use.
-  void connect(const std::vector<std::string>& addresses);
+  // error-handling mode PEER, and starts listening for goodbyes. Wire-up
+  // itself happens on first use.
+  void connect(const std::vector<std::string>& addresses, int self, std::uint32_t context);
   int size() const { return static_cast<int>(peers_.size()); }
 
   // Posts a tagged send or receive. Either may complete before returning;
-  // failures (a closed endpoint included) complete the transfer with an error
-  // status rather than throwing.
+  // failures complete the transfer with an error status rather than
+  // throwing. A send to a peer that is gone fails at once; a receive from
+  // one is still matched against what it sent before it went, and
+  // cancelled if nothing is there.
   void send(Transfer& transfer, int peer, ucp_tag_t tag, const void* data, std::size_t bytes);
   void recv(Transfer& transfer, int peer, ucp_tag_t tag, void* data, std::size_t bytes);
   // Asks UCP to cancel a pending receive; its callback then reports
   // UCS_ERR_CANCELED (or success, if the data had already arrived).
   void cancel(Transfer& transfer);
 
+  // Progresses the worker; goodbyes that arrived are recorded.
   unsigned progress();
   // Prepares the worker for sleeping on event_fd(); false when there are
   // events to progress first.
@@ -80,6 +92,16 @@ class Transport {
   // Endpoints that failed since the last call: (peer, reason).
   std::vector<std::pair<int, ucs_status_t>> take_failures();
   bool has_failures() const { return has_failures_.load(std::memory_order_acquire); }
+  // Peers that said goodbye since the last call.
+  std::vector<int> take_departures();
+  bool departed(int peer) const { return peers_[peer]->departed; }
+  // Why `peer` is of no more use, for messages: "has left (...)" or
+  // "failed (...)"; `status` is what the transfer reported.
+  std::string loss(int peer, ucs_status_t status) const;
+
+  // Tells every healthy peer that this rank is leaving in good order, and
+  // waits (until `deadline`) for the messages to go out.
+  void say_goodbye(Clock::time_point deadline);
 
   // Closes the endpoint at once; what is pending on it fails with
   // UCS_ERR_CANCELED. Later sends to `peer` fail immediately.
@@ -93,7 +115,9 @@ class Transport {
     Transport* transport = nullptr;
     int rank = -1;
     ucp_ep_h ep = nullptr;
-    bool failed = false;
+    bool failed = false;  // the endpoint failed or was closed
+    ucs_status_t failure = UCS_OK;
+    bool departed = false;  // it said goodbye
   };
 
   static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
@@ -101,6 +125,8 @@ class Transport {
   static void on_recv(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data);
   static void finish(Transfer& transfer, ucs_status_t status);
   void settle(Transfer& transfer, ucs_status_ptr_t result);
+  void listen_for_goodbye();
+  bool gone(int peer) const { return peers_[peer]->failed || peers_[peer]->departed; }
 
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
@@ -108,6 +134,13 @@ class Transport {
   std::string address_;
   // unique_ptr: the error callback holds a pointer to its Peer.
   std::vector<std::unique_ptr<Peer>> peers_;
+  int self_ = 0;
+  std::uint32_t context_id_ = 0;
+  Transfer goodbye_;                // the standing receive for goodbyes
+  std::uint32_t goodbye_from_ = 0;  // what it receives: the leaving rank
+  std::uint32_t goodbye_rank_ = 0;  // what this rank sends when leaving
+  std::deque<Transfer> farewells_;  // the goodbyes sent; UCP may call back until the worker goes
+  std::vector<int> departures_;
 
   std::mutex failures_mutex_;  // the error callback's own lock
   std::vector<std::pair<int, ucs_status_t>> failures_;

@@ -33,7 +33,7 @@ std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int
   }
   auto transport = std::make_unique<ucx::Transport>(size);
   std::vector<std::string> addresses = rendezvous.allgather(kAddressKey, transport->address());
-  transport->connect(addresses);
+  transport->connect(addresses, rank, 0);
   std::vector<int> world(static_cast<std::size_t>(size));
   std::iota(world.begin(), world.end(), 0);
   auto backend = std::make_unique<ucx::UcxBackend>(std::move(transport), rank, 0, std::move(world), tuning,
