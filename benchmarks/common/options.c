@@ -1,0 +1,102 @@
+#include "bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char dtb_options_usage[] =
+    "  --ops LIST         comma-separated: allreduce,allgather,reduce_scatter,alltoall,broadcast\n"
+    "                     (default: all)\n"
+    "  --min-bytes SIZE   smallest size (default 8); sizes double up to --max-bytes\n"
+    "  --max-bytes SIZE   largest size (default 256M); SIZE takes K, M, G (binary)\n"
+    "  --iters N          timed iterations per size (default: adaptive, about 0.2 s per size,\n"
+    "                     between 5 and 10000)\n"
+    "  --warmup N         untimed iterations per size (default 3)\n"
+    "  --dtype TYPE       float32 (default), float64, int32, int64\n"
+    "  --json PATH        also write the results as JSON\n";
+
+void dtb_options_init(dtb_options *o) {
+  memset(o, 0, sizeof *o);
+  o->ops = (1u << DTB_OP_COUNT) - 1;
+  o->min_bytes = 8;
+  o->max_bytes = (int64_t)256 << 20;
+  o->iters = 0;
+  o->warmup = 3;
+  o->dtype = DTB_FLOAT32;
+}
+
+static int fail(dtb_options *o, const char *what, const char *value) {
+  snprintf(o->error, sizeof o->error, "%s: bad value '%s'", what, value ? value : "");
+  return -1;
+}
+
+static int parse_count(const char *text, int min, int *out) {
+  char *end = NULL;
+  long v = strtol(text, &end, 10);
+  if (*text == '\0' || *end != '\0' || v < min || v > 100000000) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int parse_ops(const char *text, unsigned *out) {
+  char name[32];
+  unsigned ops = 0;
+  for (const char *p = text; *p;) {
+    size_t len = strcspn(p, ",");
+    if (len == 0 || len >= sizeof name) return -1;
+    memcpy(name, p, len);
+    name[len] = '\0';
+    dtb_op op;
+    if (strcmp(name, "all") == 0) {
+      ops |= (1u << DTB_OP_COUNT) - 1;
+    } else if (dtb_op_parse(name, &op) == 0) {
+      ops |= 1u << op;
+    } else {
+      return -1;
+    }
+    p += len;
+    if (*p == ',') ++p;
+  }
+  *out = ops;
+  return ops ? 0 : -1;
+}
+
+int dtb_parse_option(dtb_options *o, int argc, char **argv, int *i) {
+  const char *arg = argv[*i];
+  static const char *const with_value[] = {"--ops", "--min-bytes", "--max-bytes", "--iters",
+                                           "--warmup", "--dtype", "--json"};
+  int known = 0;
+  for (size_t k = 0; k < sizeof with_value / sizeof *with_value; ++k) known |= strcmp(arg, with_value[k]) == 0;
+  if (!known) return 0;
+  if (*i + 1 >= argc) {
+    snprintf(o->error, sizeof o->error, "%s needs a value", arg);
+    return -1;
+  }
+  const char *value = argv[*i + 1];
+  int bad = 0;
+  if (strcmp(arg, "--ops") == 0) {
+    bad = parse_ops(value, &o->ops);
+  } else if (strcmp(arg, "--min-bytes") == 0) {
+    bad = dtb_parse_bytes(value, &o->min_bytes);
+  } else if (strcmp(arg, "--max-bytes") == 0) {
+    bad = dtb_parse_bytes(value, &o->max_bytes);
+  } else if (strcmp(arg, "--iters") == 0) {
+    bad = parse_count(value, 1, &o->iters);
+  } else if (strcmp(arg, "--warmup") == 0) {
+    bad = parse_count(value, 0, &o->warmup);
+  } else if (strcmp(arg, "--dtype") == 0) {
+    bad = dtb_dtype_parse(value, &o->dtype);
+  } else {
+    o->json_path = value;
+  }
+  if (bad) return fail(o, arg, value);
+  *i += 2;
+  return 1;
+}
+
+int dtb_options_check(dtb_options *o) {
+  if (o->min_bytes > o->max_bytes) {
+    snprintf(o->error, sizeof o->error, "--min-bytes is larger than --max-bytes");
+    return -1;
+  }
+  return 0;
+}

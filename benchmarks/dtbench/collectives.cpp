@@ -1,0 +1,222 @@
+// The collectives sweep over libdtrain: for each operation and size, verify
+// once, warm up, size the iteration count, then time between barriers.
+#include "collectives.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "bench.h"
+#include "comm.hpp"
+#include "orchestrate.hpp"
+
+namespace dtbench {
+
+namespace {
+
+const char kUsage[] =
+    "usage: dtbench collectives [options]\n"
+    "       dtrun -n N dtbench collectives [options]\n"
+    "       dtbench collectives --vs-mpi [-n N] [options]\n"
+    "\n"
+    "Times allreduce, allgather, reduce_scatter, alltoall and broadcast over the\n"
+    "ranks of this job for sizes doubling from --min-bytes to --max-bytes, after\n"
+    "checking each result. Rank 0 prints the table.\n"
+    "\n"
+    "options:\n"
+    "%s"
+    "  --vs-mpi           run this sweep under dtrun and the MPI peer under mpirun,\n"
+    "                     both with N ranks, and print them side by side\n"
+    "                     (start it as a single process, not under dtrun)\n"
+    "  -n, --nproc N      ranks for --vs-mpi (default 2)\n"
+    "  -h, --help         show this help\n";
+
+struct Args {
+  dtb_options options;
+  bool vs_mpi = false;
+  int nproc = 2;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr, "dtbench collectives: %s\n\n", message.c_str());
+  std::fprintf(stderr, kUsage, dtb_options_usage);
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  dtb_options_init(&a.options);
+  for (int i = 1; i < argc;) {
+    int taken = dtb_parse_option(&a.options, argc, argv, &i);
+    if (taken < 0) usage_error(a.options.error);
+    if (taken > 0) continue;
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::printf(kUsage, dtb_options_usage);
+      std::exit(0);
+    } else if (arg == "--vs-mpi") {
+      a.vs_mpi = true;
+      ++i;
+    } else if ((arg == "-n" || arg == "--nproc") && i + 1 < argc) {
+      char* end = nullptr;
+      long n = std::strtol(argv[i + 1], &end, 10);
+      if (*argv[i + 1] == '\0' || *end != '\0' || n < 1 || n > 4096) usage_error(arg + ": bad value");
+      a.nproc = static_cast<int>(n);
+      i += 2;
+    } else {
+      usage_error("unknown argument '" + arg + "'");
+    }
+  }
+  if (dtb_options_check(&a.options) != 0) usage_error(a.options.error);
+  return a;
+}
+
+// Buffers for one operation, sized for its largest size and reused by the
+// smaller ones so that no size pays for fresh pages.
+struct Buffers {
+  Buffers(size_t send_bytes, size_t recv_bytes) : send(dtb_alloc(send_bytes)), recv(dtb_alloc(recv_bytes)) {}
+  ~Buffers() {
+    dtb_free(send);
+    dtb_free(recv);
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+  void* send;
+  void* recv;
+};
+
+class Sweep {
+ public:
+  Sweep(Comm& comm, const dtb_options& o, dtb_results& results) : comm_(comm), o_(o), results_(results) {}
+
+  void op(dtb_op op) {
+    dtb_layout largest;
+    if (dtb_layout_for(op, o_.max_bytes, comm_.size(), o_.dtype, &largest) != 0) {
+      if (comm_.rank() == 0) {
+        std::printf("#\n# %s: --max-bytes is too small for %d ranks\n", dtb_op_name(op), comm_.size());
+      }
+      return;
+    }
+    const size_t elem = dtb_dtype_size(o_.dtype);
+    Buffers buffers(largest.send_elems * elem, largest.recv_elems * elem);
+    if (comm_.rank() == 0) dtb_print_op_header(stdout, op);
+    for (int64_t nominal = o_.min_bytes; nominal <= o_.max_bytes; nominal *= 2) {
+      dtb_layout l;
+      if (dtb_layout_for(op, nominal, comm_.size(), o_.dtype, &l) == 0) size(op, l, buffers);
+      if (nominal > o_.max_bytes / 2) break;
+    }
+  }
+
+ private:
+  void size(dtb_op op, const dtb_layout& l, Buffers& b) {
+    verify(op, l, b);
+    for (int k = 0; k < o_.warmup; ++k) comm_.run(op, l, o_.dtype, b.send, b.recv);
+    const int iters = dtb_iterations(o_.iters > 0 ? 0.0 : probe(op, l, b), o_.iters);
+
+    comm_.barrier();
+    const double t0 = dtb_now();
+    for (int k = 0; k < iters; ++k) comm_.run(op, l, o_.dtype, b.send, b.recv);
+    const double mine = (dtb_now() - t0) / iters;
+    const double slowest = comm_.max(mine);
+
+    dtb_row row{};
+    row.op = op;
+    row.bytes = l.bytes;
+    row.count = l.bytes / static_cast<int64_t>(dtb_dtype_size(o_.dtype));
+    row.iters = iters;
+    row.time_s = slowest;
+    dtb_results_add(&results_, row);
+    if (comm_.rank() == 0) dtb_print_row(stdout, &results_, &results_.rows[results_.nrows - 1]);
+  }
+
+  // Every rank checks its own result; if any is wrong, all stop.
+  void verify(dtb_op op, const dtb_layout& l, Buffers& b) {
+    dtb_fill(op, &l, comm_.rank(), comm_.size(), o_.dtype, b.send, b.recv);
+    comm_.run(op, l, o_.dtype, b.send, b.recv);
+    double got = 0, want = 0;
+    int64_t wrong = dtb_check(op, &l, comm_.rank(), comm_.size(), o_.dtype, b.send, b.recv, &got, &want);
+    if (wrong >= 0) {
+      std::fprintf(stderr, "dtbench: rank %d: %s of %lld B (%s) is wrong: element %lld is %g, expected %g\n",
+                   comm_.rank(), dtb_op_name(op), static_cast<long long>(l.bytes), dtb_dtype_name(o_.dtype),
+                   static_cast<long long>(wrong), got, want);
+    }
+    if (comm_.max(wrong >= 0 ? 1.0 : 0.0) > 0) {
+      if (comm_.rank() == 0) {
+        std::fprintf(stderr, "dtbench: %s gave a wrong result at %lld B; stopping\n", dtb_op_name(op),
+                     static_cast<long long>(l.bytes));
+      }
+      comm_.exit(1);
+    }
+  }
+
+  // Seconds per iteration, agreed by all ranks: doubles the iteration count
+  // until one round lasts DTB_PROBE_SECONDS on the slowest rank.
+  double probe(dtb_op op, const dtb_layout& l, Buffers& b) {
+    for (int k = 1;; k *= 2) {
+      comm_.barrier();
+      const double t0 = dtb_now();
+      for (int j = 0; j < k; ++j) comm_.run(op, l, o_.dtype, b.send, b.recv);
+      const double elapsed = comm_.max(dtb_now() - t0);
+      if (elapsed >= DTB_PROBE_SECONDS || k >= DTB_MAX_ITERS) return elapsed / k;
+    }
+  }
+
+  Comm& comm_;
+  const dtb_options& o_;
+  dtb_results& results_;
+};
+
+}  // namespace
+
+int run_collectives(int argc, char** argv) {
+  Args args = parse(argc, argv);
+  const dtb_options& o = args.options;
+  Comm comm;
+
+  if (args.vs_mpi) {
+    if (comm.size() != 1) {
+      if (comm.rank() == 0) {
+        std::fprintf(stderr,
+                     "dtbench: --vs-mpi starts dtrun and mpirun itself: run it as one process "
+                     "(dtbench collectives --vs-mpi -n %d), or use benchmarks/run_collectives.sh\n",
+                     comm.size());
+      }
+      comm.exit(2);
+    }
+    return orchestrate(o, args.nproc);
+  }
+
+  dtb_results results{};
+  results.implementation = "dtrain";
+  results.library = dt_build_info();
+  results.world = comm.size();
+  results.dtype = o.dtype;
+  // Rank 0 measures alone; the others keep off the cores meanwhile.
+  if (comm.rank() == 0) results.memcpy_gbps = dtb_memcpy_gbps();
+  comm.meet(comm.rank() != 0);
+
+  if (comm.rank() == 0) {
+    std::printf("# %s\n", dt_build_info());
+    dtb_print_header(stdout, &results);
+  }
+  Sweep sweep(comm, o, results);
+  for (int op = 0; op < DTB_OP_COUNT; ++op) {
+    if (o.ops & (1u << op)) sweep.op(static_cast<dtb_op>(op));
+  }
+
+  int status = 0;
+  if (comm.rank() == 0 && o.json_path != nullptr) {
+    if (dtb_write_json(o.json_path, &results) != 0) {
+      std::fprintf(stderr, "dtbench: cannot write %s: %s\n", o.json_path, std::strerror(errno));
+      status = 1;
+    } else {
+      std::printf("# results written to %s\n", o.json_path);
+    }
+  }
+  dtb_results_free(&results);
+  return status;
+}
+
+}  // namespace dtbench

@@ -1,0 +1,49 @@
+// A libdtrain communicator as the benchmark uses it, through the public C API
+// only. Every failure ends the program: numbers measured after a failed
+// collective would mean nothing.
+#pragma once
+
+#include <dtrain.h>
+
+#include <string>
+
+#include "bench.h"
+
+namespace dtbench {
+
+class Comm {
+ public:
+  // The world comes from the environment: a world of one when nothing is set,
+  // N ranks under `dtrun -n N`.
+  Comm();
+  ~Comm();
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // One call of `op` with the buffers `layout` describes.
+  void run(dtb_op op, const dtb_layout& layout, dtb_dtype dtype, void* send, void* recv);
+
+  void barrier();
+
+  // The maximum of `value` over ranks.
+  double max(double value);
+
+  // Every rank meets here. A rank waiting while rank 0 works alone passes
+  // `quietly`: it sleeps between polls instead of taking a core rank 0 needs.
+  void meet(bool quietly);
+
+  // Tears the communicator down and exits with `code`.
+  [[noreturn]] void exit(int code);
+
+ private:
+  [[noreturn]] void fail(const char* what, dt_status status);
+
+  dt_comm* comm_ = nullptr;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace dtbench

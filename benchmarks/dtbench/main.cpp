@@ -1,0 +1,29 @@
+// dtbench: libdtrain's benchmarks. Each benchmark is a subcommand.
+#include <cstdio>
+#include <cstring>
+
+#include "collectives.hpp"
+#include "compare.hpp"
+
+namespace {
+
+const char kUsage[] =
+    "usage: dtbench COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  collectives   time libdtrain's collectives over this job's ranks\n"
+    "                (dtrun -n N dtbench collectives; see dtbench collectives --help)\n"
+    "  compare       print two results files side by side with their ratios\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (std::strcmp(argv[1], "collectives") == 0) return dtbench::run_collectives(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "compare") == 0) return dtbench::run_compare(argc - 1, argv + 1);
+  std::fprintf(stderr, "dtbench: unknown command '%s'\n\n%s", argv[1], kUsage);
+  return 2;
+}
