@@ -1,0 +1,66 @@
+// Small POSIX socket helpers for the store: an owning descriptor, address
+// formatting, listening and connecting with a deadline.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <string>
+
+#include "bootstrap/deadline.hpp"
+
+namespace dtrain::bootstrap::net {
+
+// Owns a file descriptor; closes it on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+// "1.2.3.4:5" or "[::1]:5".
+std::string describe(const sockaddr* address, socklen_t length);
+// The socket's own and its peer's address, described; "?" when unknown.
+std::string local_address(int fd);
+std::string peer_address(int fd);
+int local_port(int fd);
+// The address a process on this machine connects to for a socket listening
+// here: its own numeric address, or loopback when it is a wildcard.
+std::string local_connect_host(int fd);
+// True when the socket is bound to 0.0.0.0 or ::.
+bool bound_to_wildcard(int fd);
+
+void set_nonblocking(int fd);
+// Requests and replies are small; sending them at once matters more than
+// filling packets.
+void set_nodelay(int fd);
+
+// A non-blocking listening socket on host:port (port 0: one the kernel
+// picks). `host` is a numeric address or a name; the first address that
+// binds wins. Throws DT_ERR_INVALID_ARGUMENT when the host does not resolve
+// or is not an address of this machine, DT_ERR_TRANSPORT for other failures
+// (a port in use), naming the address.
+Fd listen_tcp(const std::string& host, int port, int backlog);
+
+// One attempt to connect to host:port within `deadline`, trying each address
+// the host resolves to. Returns a connected non-blocking socket, or an
+// invalid Fd with `error` saying why.
+Fd connect_tcp(const std::string& host, int port, const Deadline& deadline, std::string* error);
+
+}  // namespace dtrain::bootstrap::net
