@@ -17,9 +17,9 @@ namespace dtrain::comm::ucx {
 class UcxBackend final : public Backend {
  public:
   // `transport` is connected to every rank of the group; `world_ranks` maps
-  // its ranks to world ranks, for messages.
+  // its ranks to world ranks, for messages; `identities` are their processes.
   UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint32_t context, std::vector<int> world_ranks,
-             const Tuning& tuning, int timeout_ms);
+             std::vector<ProcessIdentity> identities, const Tuning& tuning, int timeout_ms);
 
   const char* name() const override { return "ucx"; }
 
@@ -52,6 +52,7 @@ class UcxBackend final : public Backend {
 
   const std::uint32_t context_;
   const std::vector<int> world_ranks_;
+  const std::vector<ProcessIdentity> identities_;
   const int timeout_ms_;
   Engine engine_;
   int splits_ = 0;

@@ -19,12 +19,17 @@ constexpr int kSleepIdleMs = 500;
 // Teardown: how long cancelled operations get to settle, and endpoints to flush.
 constexpr auto kSettleTime = std::chrono::milliseconds(500);
 constexpr auto kFlushTime = std::chrono::seconds(2);
+// How often peers on this host are checked for being alive, while there is work.
+constexpr auto kWatchPeriod = std::chrono::milliseconds(250);
 
 }  // namespace
 
 Engine::Engine(std::unique_ptr<Transport> transport, int rank, std::uint32_t context, std::vector<int> world_ranks,
-               Tuning tuning)
-    : transport_(std::move(transport)), world_ranks_(std::move(world_ranks)), tuning_(tuning) {
+               std::vector<ProcessIdentity> identities, Tuning tuning)
+    : transport_(std::move(transport)),
+      world_ranks_(std::move(world_ranks)),
+      identities_(std::move(identities)),
+      tuning_(tuning) {
   group_.transport = transport_.get();
   group_.rank = rank;
   group_.size = transport_->size();
@@ -50,7 +55,9 @@ Engine::~Engine() {
   // rank that gave up on operations leaves without a word, so its peers
   // fail theirs at once rather than at their deadline.
   if (!cut_short_) transport_->say_goodbye(flush_until);
-  transport_->close_all(flush_until);
+  // After giving up there is nothing worth flushing, and a stopped peer
+  // would only hold the flush until the deadline.
+  transport_->close_all(flush_until, cut_short_);
   // The worker goes first: destroying it may still call back into transfers
   // of operations that never settled.
   transport_.reset();
@@ -128,6 +135,7 @@ std::vector<int> Engine::waiting_on(const Request& request) {
 
 void Engine::run() {
   auto last_event = Clock::now();
+  auto next_watch = Clock::now() + kWatchPeriod;
   const auto spin = std::chrono::microseconds(tuning_.spin_us);
   while (!stop_.load(std::memory_order_acquire)) {
     std::uint64_t seen = 0;
@@ -142,6 +150,10 @@ void Engine::run() {
     // Lets a caller waiting for the lock (to submit, say) have it.
     std::this_thread::yield();
     const auto now = Clock::now();
+    if (work && now >= next_watch) {
+      watch_local_peers();
+      next_watch = now + kWatchPeriod;
+    }
     if (busy) {
       last_event = now;
       continue;
@@ -227,13 +239,37 @@ void Engine::handle_failures() {
   for (const auto& [peer, status] : transport_->take_failures()) {
     // UCP wants a failed endpoint closed, and only forcibly.
     transport_->force_close(peer);
-    if (transport_->departed(peer)) {
-      fail_involving(peer);
-      continue;
-    }
-    DT_LOG(warn) << "rank " << group_.rank << ": the endpoint to " << describe_rank(group_, peer)
-                 << " failed: " << ucs_status_string(status);
-    fail_all(DT_ERR_REMOTE, describe_rank(group_, peer) + " " + transport_->loss(peer, status));
+    lose_peer(peer, status);
+  }
+}
+
+void Engine::lose_peer(int peer, ucs_status_t status) {
+  if (transport_->departed(peer)) {
+    fail_involving(peer);
+    return;
+  }
+  const std::string reason = describe_rank(group_, peer) + " " + transport_->loss(peer, status);
+  DT_LOG(warn) << "rank " << group_.rank << ": " << reason;
+  fail_all(DT_ERR_REMOTE, reason);
+}
+
+void Engine::watch_local_peers() {
+  const ProcessIdentity& me = identities_[group_.rank];
+  std::vector<int> dead;
+  // /proc is read without the lock; only the verdicts need it.
+  for (int r = 0; r < group_.size; ++r) {
+    if (r != group_.rank && me.can_watch(identities_[r]) && process_gone(identities_[r])) dead.push_back(r);
+  }
+  if (dead.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  // A goodbye sent just before exiting may still be on its way in.
+  for (int i = 0; i < 64 && transport_->progress() > 0; ++i) {
+  }
+  for (int peer : transport_->take_departures()) fail_involving(peer);
+  for (int peer : dead) {
+    if (transport_->gone(peer)) continue;
+    transport_->declare_failed(peer, "its process " + std::to_string(identities_[peer].pid) + " has exited");
+    lose_peer(peer, UCS_ERR_ENDPOINT_TIMEOUT);
   }
 }
 

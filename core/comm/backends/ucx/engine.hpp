@@ -13,7 +13,8 @@
 // A failed peer (the endpoint's error callback) fails every pending operation
 // with DT_ERR_REMOTE naming it, cancelling the receives posted on the worker,
 // which UCP itself would leave pending forever. A peer that said goodbye
-// (see Transport) fails only the operations still waiting on it. abort() only raises a flag
+// (see Transport) fails only the operations still waiting on it. Peers on
+// this host are also watched directly (see liveness.hpp) while there is work. abort() only raises a flag
 // and wakes the progress thread, which completes everything with
 // DT_ERR_ABORTED.
 #pragma once
@@ -27,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/backends/ucx/liveness.hpp"
 #include "comm/backends/ucx/operation.hpp"
 #include "comm/backends/ucx/transport.hpp"
 #include "comm/backends/ucx/tuning.hpp"
@@ -35,8 +37,9 @@ namespace dtrain::comm::ucx {
 
 class Engine {
  public:
+  // `identities[r]` is rank r's process, watched when on this host.
   Engine(std::unique_ptr<Transport> transport, int rank, std::uint32_t context, std::vector<int> world_ranks,
-         Tuning tuning);
+         std::vector<ProcessIdentity> identities, Tuning tuning);
   // Stops the progress thread, fails what is still pending, flushes and
   // closes the endpoints (bounded), then releases the worker.
   ~Engine();
@@ -75,6 +78,11 @@ class Engine {
   bool tick();
   bool advance_operations();
   void handle_failures();
+  // Checks that the processes of peers on this host still exist.
+  void watch_local_peers();
+  // A peer is of no more use: what waits on it fails, and everything else
+  // too unless it left in good order.
+  void lose_peer(int peer, ucs_status_t status);
   void fail_all(dt_status status, const std::string& reason);
   // Fails the operations with a transfer in flight with `peer`, which has
   // left or failed; the others go on.
@@ -84,6 +92,7 @@ class Engine {
 
   std::unique_ptr<Transport> transport_;
   const std::vector<int> world_ranks_;
+  const std::vector<ProcessIdentity> identities_;
   const Tuning tuning_;
   Group group_;
 

@@ -92,9 +92,11 @@ std::unique_ptr<Backend> UcxBackend::split(int color, int key, int* new_rank, in
 
   std::vector<std::string> addresses;
   std::vector<int> world;
+  std::vector<ProcessIdentity> identities;
   for (int r : members) {
     addresses.emplace_back(all->data() + static_cast<std::size_t>(r) * longest, (*entries)[r].address_bytes);
     world.push_back(world_ranks_[r]);
+    identities.push_back(identities_[r]);
   }
   *new_rank = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
   *new_size = static_cast<int>(members.size());
@@ -105,7 +107,7 @@ std::unique_ptr<Backend> UcxBackend::split(int color, int key, int* new_rank, in
       kContextMask;
   transport->connect(addresses, *new_rank, context);
   auto child = std::make_unique<UcxBackend>(std::move(transport), *new_rank, context, std::move(world),
-                                            engine_.tuning(), timeout_ms_);
+                                            std::move(identities), engine_.tuning(), timeout_ms_);
   child->handshake(deadline);
   return child;
 }

@@ -172,6 +172,7 @@ std::vector<int> Transport::take_departures() {
 std::string Transport::loss(int peer, ucs_status_t status) const {
   const Peer& p = *peers_[peer];
   if (p.departed) return "has left (its communicator was destroyed)";
+  if (!p.failure_note.empty()) return "failed (" + p.failure_note + ")";
   const ucs_status_t why = p.failure != UCS_OK ? p.failure : status;
   return std::string("failed (") + ucs_status_string(why) + ")";
 }
@@ -336,7 +337,12 @@ void Transport::force_close(int peer) {
   target.failed = true;
 }
 
-void Transport::close_all(Clock::time_point deadline) {
+void Transport::declare_failed(int peer, const std::string& why) {
+  if (peers_[peer]->failure_note.empty()) peers_[peer]->failure_note = why;
+  force_close(peer);
+}
+
+void Transport::close_all(Clock::time_point deadline, bool force) {
   cancel(goodbye_);
   std::vector<void*> closing;
   for (auto& peer : peers_) {
@@ -345,7 +351,7 @@ void Transport::close_all(Clock::time_point deadline) {
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     // A failed endpoint can only be closed forcibly; a healthy one is
     // flushed so that messages already handed to UCP still reach the peer.
-    param.flags = peer->failed ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    param.flags = force || peer->failed ? UCP_EP_CLOSE_FLAG_FORCE : 0;
     ucs_status_ptr_t request = ucp_ep_close_nbx(peer->ep, &param);
     peer->ep = nullptr;
     if (UCS_PTR_IS_PTR(request)) closing.push_back(request);

@@ -106,9 +106,14 @@ class Transport {
   // Closes the endpoint at once; what is pending on it fails with
   // UCS_ERR_CANCELED. Later sends to `peer` fail immediately.
   void force_close(int peer);
-  // Closes every endpoint, flushing healthy ones until `deadline` and then
-  // giving up on them.
-  void close_all(Clock::time_point deadline);
+  // Records that `peer` failed in a way UCP did not notice (`why`, for
+  // messages) and closes its endpoint.
+  void declare_failed(int peer, const std::string& why);
+  // Failed, closed or departed: nothing more will come from it.
+  bool gone(int peer) const { return peers_[peer]->failed || peers_[peer]->departed; }
+  // Closes every endpoint: healthy ones flushed until `deadline` (so that
+  // what was sent still arrives), the others, or all when `force`, at once.
+  void close_all(Clock::time_point deadline, bool force);
 
  private:
   struct Peer {
@@ -117,6 +122,7 @@ class Transport {
     ucp_ep_h ep = nullptr;
     bool failed = false;  // the endpoint failed or was closed
     ucs_status_t failure = UCS_OK;
+    std::string failure_note;  // when libdtrain noticed it rather than UCP
     bool departed = false;  // it said goodbye
   };
 
@@ -126,7 +132,6 @@ class Transport {
   static void finish(Transfer& transfer, ucs_status_t status);
   void settle(Transfer& transfer, ucs_status_ptr_t result);
   void listen_for_goodbye();
-  bool gone(int peer) const { return peers_[peer]->failed || peers_[peer]->departed; }
 
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;

@@ -32,12 +32,28 @@ std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int
                                   " ranks, not " + std::to_string(size));
   }
   auto transport = std::make_unique<ucx::Transport>(size);
-  std::vector<std::string> addresses = rendezvous.allgather(kAddressKey, transport->address());
+  // Each rank publishes its process identity followed by its worker address.
+  const ucx::ProcessIdentity me = ucx::ProcessIdentity::self();
+  std::vector<std::string> published = rendezvous.allgather(kAddressKey, me.encode() + transport->address());
+  if (static_cast<int>(published.size()) != size) {
+    raise(DT_ERR_INTERNAL, "the rendezvous returned " + std::to_string(published.size()) + " addresses for " +
+                               std::to_string(size) + " ranks");
+  }
+  std::vector<std::string> addresses;
+  std::vector<ucx::ProcessIdentity> identities;
+  for (int r = 0; r < size; ++r) {
+    if (published[r].size() <= ucx::ProcessIdentity::kEncodedSize) {
+      raise(DT_ERR_MISMATCH, "rank " + std::to_string(rank) + ": rank " + std::to_string(r) +
+                                 " published no UCX worker address (is it running another backend?)");
+    }
+    identities.push_back(ucx::ProcessIdentity::decode(published[r]));
+    addresses.push_back(published[r].substr(ucx::ProcessIdentity::kEncodedSize));
+  }
   transport->connect(addresses, rank, 0);
   std::vector<int> world(static_cast<std::size_t>(size));
   std::iota(world.begin(), world.end(), 0);
-  auto backend = std::make_unique<ucx::UcxBackend>(std::move(transport), rank, 0, std::move(world), tuning,
-                                                   timeout_ms);
+  auto backend = std::make_unique<ucx::UcxBackend>(std::move(transport), rank, 0, std::move(world),
+                                                   std::move(identities), tuning, timeout_ms);
   backend->handshake(deadline);
   DT_LOG(debug) << "UCX backend ready: rank " << rank << " of " << size;
   return backend;
@@ -48,11 +64,13 @@ std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int
 namespace dtrain::comm::ucx {
 
 UcxBackend::UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint32_t context,
-                       std::vector<int> world_ranks, const Tuning& tuning, int timeout_ms)
+                       std::vector<int> world_ranks, std::vector<ProcessIdentity> identities, const Tuning& tuning,
+                       int timeout_ms)
     : context_(context),
       world_ranks_(world_ranks),
+      identities_(identities),
       timeout_ms_(timeout_ms),
-      engine_(std::move(transport), rank, context, std::move(world_ranks), tuning) {}
+      engine_(std::move(transport), rank, context, std::move(world_ranks), std::move(identities), tuning) {}
 
 RequestPtr UcxBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
   const Algorithm algorithm = engine_.tuning().pick_allreduce(recv.bytes(), recv.count, engine_.size());

@@ -1,0 +1,36 @@
+// Which process a rank is, so that a peer on the same host can be seen to
+// die. UCP's own keepalive does not report a dead process behind shared
+// memory in UCX 1.13 (TCP notices at once, when the kernel closes the
+// socket), so the engine checks local peers itself while it has work.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace dtrain::comm::ucx {
+
+struct ProcessIdentity {
+  std::string boot_id;          // the kernel's boot id: the same host and boot
+  std::uint64_t pid_namespace = 0;  // processes can see each other's pids
+  std::int64_t pid = 0;
+  std::uint64_t start_time = 0;  // in clock ticks since boot; tells a reused pid apart
+
+  // This process.
+  static ProcessIdentity self();
+
+  // A fixed-size encoding, to travel in front of a worker address.
+  static constexpr std::size_t kEncodedSize = 64;
+  std::string encode() const;
+  // Reads what encode() wrote at the start of `text`.
+  static ProcessIdentity decode(std::string_view text);
+
+  // Whether this process can see `other`'s state in /proc.
+  bool can_watch(const ProcessIdentity& other) const;
+};
+
+// Whether the process is gone: exited (a zombie counts) or replaced by
+// another with the same pid. A stopped process is not gone.
+bool process_gone(const ProcessIdentity& process);
+
+}  // namespace dtrain::comm::ucx
