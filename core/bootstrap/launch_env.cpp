@@ -27,11 +27,17 @@ constexpr Launcher kLaunchers[] = {
 
 [[noreturn]] void invalid(const std::string& message) { raise(DT_ERR_INVALID_ARGUMENT, message); }
 
-std::optional<std::string> store_from_env() {
+// DTRAIN_STORE names a store someone runs (dtrun, say); MASTER_ADDR and
+// MASTER_PORT, as torchrun sets them, name where rank 0 is to run it.
+std::optional<std::string> store_from_env(bool* rank0_hosts) {
+  *rank0_hosts = false;
   if (auto store = env::get("DTRAIN_STORE")) return store;
   auto addr = env::get("MASTER_ADDR");
   auto port = env::get("MASTER_PORT");
-  if (addr && port) return *addr + ":" + *port;
+  if (addr && port) {
+    *rank0_hosts = true;
+    return *addr + ":" + *port;
+  }
   if (addr || port) invalid(std::string(addr ? "MASTER_PORT" : "MASTER_ADDR") + " is not set but " +
                             (addr ? "MASTER_ADDR" : "MASTER_PORT") + " is");
   return std::nullopt;
@@ -86,7 +92,11 @@ LaunchConfig resolve_launch(const dt_comm_options& opts) {
   }
 
   config.local_rank = env_local.value_or(config.rank);
-  config.store = opts.store ? std::optional<std::string>(opts.store) : store_from_env();
+  if (opts.store) {
+    config.store = opts.store;
+  } else {
+    config.store = store_from_env(&config.rank0_hosts_store);
+  }
   return config;
 }
 

@@ -15,6 +15,7 @@ struct LaunchConfig {
   int world_size = 1;
   int local_rank = 0;
   std::optional<std::string> store;  // "host:port"
+  bool rank0_hosts_store = false;    // torchrun style (MASTER_ADDR/PORT): rank 0 runs the store there
   std::string source;                // which variables supplied rank and size, for messages
 };
 

@@ -1,5 +1,6 @@
 #include "comm/factory.hpp"
 
+#include <atomic>
 #include <climits>
 #include <cstddef>
 
@@ -9,7 +10,9 @@
 #include "base/log.hpp"
 #include "base/options.hpp"
 #include "bootstrap/launch_env.hpp"
+#include "bootstrap/open_rendezvous.hpp"
 #include "comm/backends/self/self_backend.hpp"
+#include "comm/backends/ucx/ucx_backend.hpp"
 
 namespace dtrain::comm {
 
@@ -68,14 +71,23 @@ std::shared_ptr<Communicator> create_communicator(const dt_comm_options* user) {
   const int timeout_ms = resolve_timeout(opts.timeout_ms);
   bootstrap::LaunchConfig launch = bootstrap::resolve_launch(opts);
 
-  if (launch.world_size != 1) {
-    raise(DT_ERR_UNSUPPORTED, "world size " + std::to_string(launch.world_size) + " (from " + launch.source +
-                                  "): this build supports only a world of one rank");
-  }
   log::set_rank(launch.rank);
-  DT_LOG(info) << "communicator created: rank " << launch.rank << " of " << launch.world_size
-               << ", backend self, timeout " << timeout_ms << " ms";
-  return std::make_shared<Communicator>(0, 1, timeout_ms, std::make_unique<SelfBackend>());
+
+  std::unique_ptr<Backend> backend;
+  if (launch.world_size == 1) {
+    backend = std::make_unique<SelfBackend>();
+  } else {
+    // Every rank creates its communicators in the same order, so the n-th
+    // creation of each process meets the n-th of the others under one scope.
+    static std::atomic<unsigned> creations{0};
+    const std::string scope = "comm" + std::to_string(creations++) + "/";
+    auto rendezvous = bootstrap::open_rendezvous(opts, launch, std::chrono::milliseconds(timeout_ms), scope);
+    backend = make_ucx_backend(*rendezvous, timeout_ms);
+  }
+  DT_LOG(info) << "communicator created: rank " << launch.rank << " of " << launch.world_size << " (from "
+               << (launch.source.empty() ? "defaults" : launch.source) << "), backend " << backend->name()
+               << ", timeout " << timeout_ms << " ms";
+  return std::make_shared<Communicator>(launch.rank, launch.world_size, timeout_ms, std::move(backend));
 }
 
 }  // namespace dtrain::comm

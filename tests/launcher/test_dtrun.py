@@ -1,0 +1,141 @@
+"""dtrun as a user meets it: environment, output, exit statuses, fail-fast and signals.
+
+Run by CTest with DTRUN set to the built launcher."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+DTRUN = os.environ["DTRUN"]
+
+
+def dtrun(*args, timeout=60, **kwargs):
+    return subprocess.run([DTRUN, *args], capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+def sh(script):
+    return ["sh", "-c", script]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_every_rank_gets_its_environment(n):
+    result = dtrun("-n", str(n), *sh('echo "rank=$DTRAIN_RANK size=$DTRAIN_WORLD_SIZE local=$DTRAIN_LOCAL_RANK '
+                                     'store=$DTRAIN_STORE token=${#DTRAIN_AUTH_TOKEN}"'))
+    assert result.returncode == 0, result.stderr
+    lines = sorted(result.stdout.splitlines())
+    assert len(lines) == n
+    for rank, line in enumerate(lines):
+        assert re.fullmatch(rf"\[{rank}\] rank={rank} size={n} local={rank} store=127\.0\.0\.1:\d+ token=64", line), line
+
+
+def test_auth_token_from_the_environment_is_passed_on():
+    result = dtrun("-n", "2", *sh('echo "$DTRAIN_AUTH_TOKEN"'), env={**os.environ, "DTRAIN_AUTH_TOKEN": "s3cret"})
+    assert sorted(result.stdout.splitlines()) == ["[0] s3cret", "[1] s3cret"]
+
+
+def test_fresh_token_per_job():
+    tokens = [dtrun("-n", "1", *sh('echo "$DTRAIN_AUTH_TOKEN"'), env={k: v for k, v in os.environ.items()
+                                                                         if k != "DTRAIN_AUTH_TOKEN"}).stdout
+              for _ in range(2)]
+    assert tokens[0] != tokens[1]
+
+
+def test_external_store_and_timeout_are_passed_on():
+    result = dtrun("-n", "1", "--store", "10.1.2.3:4567", "--timeout", "7",
+                   *sh('echo "$DTRAIN_STORE $DTRAIN_TIMEOUT_MS"'))
+    assert result.stdout == "[0] 10.1.2.3:4567 7000\n"
+
+
+def test_lines_are_tagged_whole_and_stderr_stays_stderr():
+    script = 'i=0; while [ $i -lt 200 ]; do echo "line $i of rank $DTRAIN_RANK"; i=$((i+1)); done; ' \
+             'printf "no newline at end"; echo "to stderr" >&2'
+    result = dtrun("-n", "3", *sh(script))
+    assert result.returncode == 0
+    for line in result.stdout.splitlines():
+        m = re.fullmatch(r"\[(\d)\] (line \d+ of rank (\d)|no newline at end)", line)
+        assert m, f"mixed or untagged line: {line!r}"
+        if m.group(3):
+            assert m.group(1) == m.group(3)
+    assert sorted(result.stderr.splitlines()) == ["[0] to stderr", "[1] to stderr", "[2] to stderr"]
+
+
+def test_no_tag_output():
+    result = dtrun("-n", "2", "--no-tag-output", *sh("echo plain"))
+    assert result.stdout == "plain\nplain\n"
+
+
+def test_failing_rank_stops_the_others_and_sets_the_exit_status():
+    start = time.monotonic()
+    result = dtrun("-n", "4", "--grace", "2", *sh('[ "$DTRAIN_RANK" = 2 ] && exit 3; exec sleep 60'))
+    elapsed = time.monotonic() - start
+    assert result.returncode == 3
+    assert "dtrun: rank 2 exited with code 3; stopping the other ranks" in result.stderr
+    assert elapsed < 10, f"the other ranks were not stopped promptly ({elapsed:.1f} s)"
+
+
+def test_rank_ignoring_sigterm_is_killed_after_the_grace_period(tmp_path):
+    # Rank 0 fails only once rank 1 ignores SIGTERM, so SIGKILL is needed.
+    ready = tmp_path / "ready"
+    script = f'if [ "$DTRAIN_RANK" = 0 ]; then while [ ! -e {ready} ]; do sleep 0.01; done; exit 5; fi; ' \
+             f'trap "" TERM; touch {ready}; while :; do sleep 0.1; done'
+    start = time.monotonic()
+    result = dtrun("-n", "2", "--grace", "1", *sh(script))
+    elapsed = time.monotonic() - start
+    assert result.returncode == 5
+    assert 1 <= elapsed < 8, elapsed
+
+
+def test_rank_killed_by_a_signal_is_named():
+    result = dtrun("-n", "3", *sh('[ "$DTRAIN_RANK" = 1 ] && kill -KILL $$; exec sleep 60'))
+    assert result.returncode == 128 + signal.SIGKILL
+    assert "dtrun: rank 1 was killed by SIGKILL" in result.stderr
+
+
+def test_success_only_when_every_rank_exits_zero():
+    assert dtrun("-n", "3", "true").returncode == 0
+    late_failure = dtrun("-n", "2", *sh('[ "$DTRAIN_RANK" = 1 ] && { sleep 0.3; exit 4; }; exit 0'))
+    assert late_failure.returncode == 4
+
+
+def test_sigterm_to_dtrun_reaches_every_rank(tmp_path):
+    script = f'trap "echo $DTRAIN_RANK > {tmp_path}/term.$DTRAIN_RANK; exit 0" TERM; ' \
+             f'touch {tmp_path}/ready.$DTRAIN_RANK; while :; do sleep 0.05; done'
+    proc = subprocess.Popen([DTRUN, "-n", "3", *sh(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while len(list(tmp_path.glob("ready.*"))) < 3:
+        assert time.monotonic() < deadline, "ranks did not start"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert sorted(p.name for p in tmp_path.glob("term.*")) == ["term.0", "term.1", "term.2"]
+    assert "received SIGTERM" in err
+    assert proc.returncode == 0, "every rank handled SIGTERM and exited 0"
+
+
+def test_missing_program_is_reported():
+    result = dtrun("-n", "2", "/nonexistent/program")
+    assert result.returncode == 127
+    assert "cannot execute /nonexistent/program" in result.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["-n", "2"], ["-n", "0", "true"], ["-n", "x", "true"], ["--bogus", "-n", "1", "true"],
+                                  ["-n", "1", "--store", "nohostport", "true"], ["-n", "1", "--timeout"]])
+def test_bad_arguments_print_usage_and_exit_2(args):
+    result = dtrun(*args)
+    assert result.returncode == 2
+    assert "usage: dtrun" in result.stderr
+
+
+def test_help():
+    result = dtrun("--help")
+    assert result.returncode == 0
+    for word in ("--store", "--timeout", "--no-tag-output", "--grace", "SIGTERM"):
+        assert word in result.stdout
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-v"]))

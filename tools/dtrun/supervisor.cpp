@@ -1,0 +1,203 @@
+#include "supervisor.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "line_tagger.hpp"
+
+namespace dtrun {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Signals become bytes on this pipe, read by the poll loop (the self-pipe
+// trick): the handler itself does nothing but write(2).
+int g_signal_pipe[2] = {-1, -1};
+
+void on_signal(int sig) {
+  int saved = errno;
+  unsigned char byte = static_cast<unsigned char>(sig);
+  (void)!write(g_signal_pipe[1], &byte, 1);
+  errno = saved;
+}
+
+// Output of a rank still being read.
+struct Stream {
+  int fd;
+  std::unique_ptr<LineTagger> tagger;
+};
+
+class Supervisor {
+ public:
+  Supervisor(std::vector<RankProcess>& ranks, double grace_seconds)
+      : ranks_(ranks), grace_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds))) {
+    for (RankProcess& r : ranks_) {
+      if (r.stdout_fd >= 0) streams_.push_back({r.stdout_fd, std::make_unique<LineTagger>(r.rank, STDOUT_FILENO)});
+      if (r.stderr_fd >= 0) streams_.push_back({r.stderr_fd, std::make_unique<LineTagger>(r.rank, STDERR_FILENO)});
+    }
+  }
+
+  int run() {
+    while (running_count() > 0 || !streams_.empty()) {
+      if (running_count() == 0 && !drain_deadline_) {
+        // A rank's own children may hold its pipes open; do not wait on them for long.
+        drain_deadline_ = Clock::now() + std::chrono::seconds(1);
+      }
+      if (drain_deadline_ && Clock::now() >= *drain_deadline_) break;
+      if (kill_deadline_ && Clock::now() >= *kill_deadline_) {
+        signal_running(SIGKILL);
+        kill_deadline_.reset();
+      }
+      poll_once();
+    }
+    for (Stream& s : streams_) close_stream(s);
+    if (first_failure_) return exit_code_of(first_failure_->wait_status);
+    return 0;
+  }
+
+ private:
+  int running_count() const {
+    int n = 0;
+    for (const RankProcess& r : ranks_) n += r.running;
+    return n;
+  }
+
+  int poll_timeout_ms() const {
+    std::optional<Clock::time_point> next = kill_deadline_;
+    if (drain_deadline_ && (!next || *drain_deadline_ < *next)) next = drain_deadline_;
+    if (!next) return -1;  // nothing is due: wake only for output or signals
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*next - Clock::now()).count();
+    return static_cast<int>(std::max<long long>(0, ms) + 1);
+  }
+
+  void poll_once() {
+    std::vector<pollfd> fds;
+    fds.push_back({g_signal_pipe[0], POLLIN, 0});
+    for (const Stream& s : streams_) fds.push_back({s.fd, POLLIN, 0});
+    int ready = poll(fds.data(), fds.size(), poll_timeout_ms());
+    if (ready < 0) {
+      if (errno == EINTR) return;
+      throw std::runtime_error(std::string("poll: ") + strerror(errno));
+    }
+    if (fds[0].revents & POLLIN) handle_signals();
+    for (std::size_t i = fds.size() - 1; i >= 1; --i) {
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_stream(i - 1);
+    }
+  }
+
+  void read_stream(std::size_t index) {
+    Stream& s = streams_[index];
+    char buffer[65536];
+    ssize_t n = read(s.fd, buffer, sizeof buffer);
+    if (n > 0) {
+      s.tagger->feed(buffer, static_cast<std::size_t>(n));
+      return;
+    }
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    close_stream(s);
+    streams_.erase(streams_.begin() + static_cast<std::ptrdiff_t>(index));
+  }
+
+  static void close_stream(Stream& s) {
+    s.tagger->finish();
+    close(s.fd);
+  }
+
+  void handle_signals() {
+    unsigned char signals[64];
+    ssize_t n = read(g_signal_pipe[0], signals, sizeof signals);
+    for (ssize_t i = 0; i < n; ++i) {
+      int sig = signals[i];
+      if (sig == SIGCHLD) {
+        reap();
+      } else if (sig == SIGINT || sig == SIGTERM) {
+        forward(sig);
+      }
+    }
+  }
+
+  void forward(int sig) {
+    if (interrupted_) {
+      // A second interrupt: the user does not want to wait for the grace period.
+      std::fprintf(stderr, "dtrun: %s again; killing every rank\n", sigabbrev_np(sig));
+      signal_running(SIGKILL);
+      return;
+    }
+    interrupted_ = true;
+    std::fprintf(stderr, "dtrun: received SIG%s; forwarding it to every rank\n", sigabbrev_np(sig));
+    signal_running(sig);
+    start_grace_period();
+  }
+
+  void reap() {
+    for (;;) {
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) return;
+      for (RankProcess& r : ranks_) {
+        if (r.pid != pid || !r.running) continue;
+        r.running = false;
+        r.wait_status = status;
+        bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        if (failed && !first_failure_) {
+          first_failure_ = r;
+          std::fprintf(stderr, "dtrun: rank %d %s%s\n", r.rank, describe_wait_status(status).c_str(),
+                       running_count() > 0 ? "; stopping the other ranks" : "");
+          signal_running(SIGTERM);
+          start_grace_period();
+        }
+      }
+    }
+  }
+
+  void start_grace_period() {
+    if (!kill_deadline_) kill_deadline_ = Clock::now() + grace_;
+  }
+
+  void signal_running(int sig) {
+    for (const RankProcess& r : ranks_) {
+      if (r.running) kill(-r.pid, sig);  // the rank's whole process group
+    }
+  }
+
+  std::vector<RankProcess>& ranks_;
+  const Clock::duration grace_;
+  std::vector<Stream> streams_;
+  std::optional<RankProcess> first_failure_;
+  std::optional<Clock::time_point> kill_deadline_;
+  std::optional<Clock::time_point> drain_deadline_;
+  bool interrupted_ = false;
+};
+
+}  // namespace
+
+void install_signal_handlers() {
+  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+  }
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+  for (int sig : {SIGCHLD, SIGINT, SIGTERM}) sigaction(sig, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+int supervise(std::vector<RankProcess>& ranks, double grace_seconds) {
+  return Supervisor(ranks, grace_seconds).run();
+}
+
+}  // namespace dtrun
