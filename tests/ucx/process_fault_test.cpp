@@ -1,7 +1,7 @@
 // Faults that need real processes: a rank killed (SIGKILL) or stopped
 // (SIGSTOP) in the middle of a collective. The test runs this executable
-// again as each rank (UcxProcessChild.Rank, skipped when run directly),
-// with the scenario in the environment and a directory of files as the
+// again as each rank (main() hands over to run_rank_process() when the
+// scenario is in the environment), with a directory of files as the
 // rendezvous.
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include "comm/backends/ucx/backend.hpp"
 #include "comm/backends/ucx/ucx_backend.hpp"
 #include "harness.hpp"
+#include "process_child.hpp"
 
 extern char** environ;
 
@@ -80,56 +82,74 @@ class FileRendezvous final : public bootstrap::Rendezvous {
 
 int env_int(const char* name) { return std::atoi(std::getenv(name)); }
 
-TEST(UcxProcessChild, Rank) {
-  const char* scenario = std::getenv("DTRAIN_UCX_TEST_SCENARIO");
-  if (scenario == nullptr) GTEST_SKIP() << "a rank of the UcxProcesses tests, run by them";
+}  // namespace
+
+int run_rank_process() {
+  const std::string scenario = std::getenv("DTRAIN_UCX_TEST_SCENARIO");
   const int rank = env_int("DTRAIN_UCX_TEST_RANK");
   const int timeout_ms = env_int("DTRAIN_UCX_TEST_TIMEOUT_MS");
-  const bool kill = std::string(scenario) == "kill";
-
-  FileRendezvous rendezvous(std::getenv("DTRAIN_UCX_TEST_DIR"), rank, kRanks, 20000);
-  auto backend = comm::make_ucx_backend(rendezvous, timeout_ms);
-  auto* ucx = dynamic_cast<comm::ucx::UcxBackend*>(backend.get());
-  ASSERT_NE(ucx, nullptr);
-  comm::Communicator comm(rank, kRanks, timeout_ms, std::move(backend));
-  wait(comm, comm.barrier());
-  if (rank == kVictim) {
-    // Late enough that the others are inside the allreduce.
-    std::this_thread::sleep_for(milliseconds(200));
-    ::raise(kill ? SIGKILL : SIGSTOP);
-    return;
-  }
-  std::vector<float> data(1 << 20, 1.0f);
-  Tensor t(data.data(), data.size(), DType::f32);
-  const auto start = Clock::now();
-  auto request = comm.allreduce(t.get(), t.get(), DT_SUM);
-  if (!kill && rank == 0) {
-    // What the communicator's timeout message could say: rank 0's left
-    // neighbour in the ring is the stopped rank.
-    EXPECT_FALSE(ucx->wait(request, Clock::now() + milliseconds(timeout_ms / 2)));
-    EXPECT_NE(ucx->unresponsive_ranks(*request).find("rank 2"), std::string::npos);
-  }
-  try {
-    comm.wait(request, -1);
-    ADD_FAILURE() << "the allreduce succeeded without rank " << kVictim;
-  } catch (const Error& e) {
-    const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
-    std::fprintf(stderr, "rank %d: after %lld ms: %s\n", rank, static_cast<long long>(took), e.what());
-    if (kill) {
-      EXPECT_EQ(e.status(), DT_ERR_REMOTE) << e.what();
-      EXPECT_NE(std::string(e.what()).find("rank 2"), std::string::npos) << e.what();
-    } else {
-      // Its own deadline, or the other survivor's: that one gives up first
-      // and leaves without a goodbye, which fails what waits on it here.
-      EXPECT_TRUE(e.status() == DT_ERR_TIMEOUT || e.status() == DT_ERR_REMOTE) << e.what();
+  const bool kill = scenario == "kill";
+  int failures = 0;
+  auto expect = [&](bool condition, const std::string& what) {
+    if (!condition) {
+      std::fprintf(stderr, "rank %d: FAILED: %s\n", rank, what.c_str());
+      ++failures;
     }
+  };
+
+  try {
+    FileRendezvous rendezvous(std::getenv("DTRAIN_UCX_TEST_DIR"), rank, kRanks, 20000);
+    auto backend = comm::make_ucx_backend(rendezvous, timeout_ms);
+    auto* ucx = dynamic_cast<comm::ucx::UcxBackend*>(backend.get());
+    comm::Communicator comm(rank, kRanks, timeout_ms, std::move(backend));
+    wait(comm, comm.barrier());
+    if (rank == kVictim) {
+      // Late enough that the others are inside the allreduce.
+      std::this_thread::sleep_for(milliseconds(200));
+      ::raise(kill ? SIGKILL : SIGSTOP);
+      return 0;
+    }
+    std::vector<float> data(1 << 20, 1.0f);
+    Tensor t(data.data(), data.size(), DType::f32);
+    const auto start = Clock::now();
+    auto request = comm.allreduce(t.get(), t.get(), DT_SUM);
+    if (!kill && rank == 0) {
+      // What the communicator's timeout message could say: rank 0's left
+      // neighbour in the ring is the stopped rank.
+      expect(!ucx->wait(request, Clock::now() + milliseconds(timeout_ms / 2)), "the allreduce completed");
+      const std::string silent = ucx->unresponsive_ranks(*request);
+      expect(silent.find("rank 2") != std::string::npos, "unresponsive ranks: '" + silent + "'");
+    }
+    try {
+      comm.wait(request, -1);
+      expect(false, "the allreduce succeeded without rank 2");
+    } catch (const Error& e) {
+      const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+      std::fprintf(stderr, "rank %d: after %lld ms: %s\n", rank, static_cast<long long>(took), e.what());
+      const std::string message = e.what();
+      if (kill) {
+        expect(e.status() == DT_ERR_REMOTE, "status " + std::to_string(e.status()));
+        expect(message.find("rank 2") != std::string::npos, "the message does not name rank 2");
+      } else {
+        // Its own deadline, or the other survivor's: that one gives up
+        // first and leaves without a goodbye, which fails what waits on it.
+        expect(e.status() == DT_ERR_TIMEOUT || e.status() == DT_ERR_REMOTE, "status " + std::to_string(e.status()));
+      }
+    }
+  } catch (const std::exception& e) {
+    expect(false, e.what());
   }
+  return failures == 0 ? 0 : 1;
 }
+
+namespace {
 
 struct Scenario {
   const char* name;        // kill or stop
   const char* transports;  // "shm" or "tcp"
 };
+
+void PrintTo(const Scenario& scenario, std::ostream* out) { *out << scenario.name << " over " << scenario.transports; }
 
 class UcxProcesses : public ::testing::TestWithParam<Scenario> {};
 
@@ -154,8 +174,7 @@ TEST_P(UcxProcesses, OthersFailWithinTheDeadline) {
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
     std::string exe = fs::read_symlink("/proc/self/exe").string();
-    std::string filter = "--gtest_filter=UcxProcessChild.Rank";
-    char* argv[] = {exe.data(), filter.data(), nullptr};
+    char* argv[] = {exe.data(), nullptr};
     pid_t pid = 0;
     ASSERT_EQ(::posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()), 0);
     children.push_back(pid);

@@ -11,11 +11,12 @@ namespace dtrain::comm::ucx {
 
 namespace {
 
-// How long the progress thread sleeps at most, with and without work: a
-// sleeping worker still needs the odd progress call for UCP's keepalive,
-// which is how a dead peer behind shared memory is noticed.
+// How long the progress thread sleeps at most, with and without work: it
+// still needs the odd round, for UCP's keepalive and to watch local peers
+// (with work). A worker that cannot be armed is polled every millisecond.
 constexpr int kSleepWithWorkMs = 50;
 constexpr int kSleepIdleMs = 500;
+constexpr int kSleepUnarmedMs = 1;
 // Teardown: how long cancelled operations get to settle, and endpoints to flush.
 constexpr auto kSettleTime = std::chrono::milliseconds(500);
 constexpr auto kFlushTime = std::chrono::seconds(2);
@@ -141,6 +142,7 @@ void Engine::run() {
     std::uint64_t seen = 0;
     bool busy = false;
     bool work = false;
+    Transport::Arm armed = Transport::Arm::busy;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       seen = generation_;
@@ -163,12 +165,14 @@ void Engine::run() {
       std::lock_guard<std::mutex> lock(mutex_);
       // New work, or an abort, since the last round: no sleeping on it.
       if (generation_ != seen || (abort_requested_.load() && !abort_handled_)) continue;
-      if (!transport_->arm()) continue;
+      armed = transport_->arm();
+      if (armed == Transport::Arm::busy) continue;
       sleeping_ = true;
       work = has_work();
     }
     pollfd event{transport_->event_fd(), POLLIN, 0};
-    ::poll(&event, 1, work ? kSleepWithWorkMs : kSleepIdleMs);
+    ::poll(&event, 1,
+           armed == Transport::Arm::unavailable ? kSleepUnarmedMs : work ? kSleepWithWorkMs : kSleepIdleMs);
     std::lock_guard<std::mutex> lock(mutex_);
     sleeping_ = false;
     last_event = Clock::now();

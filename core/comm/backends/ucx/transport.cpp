@@ -19,9 +19,11 @@ namespace {
 // Settings libdtrain needs unless the user chose otherwise through UCX_*
 // variables. Shared memory advertises no peer-failure handling by default in
 // UCX 1.13, so with error mode PEER it would not be used at all and
-// intra-node traffic would go over TCP; MM_ERROR_HANDLING (which the POSIX_
-// and SYSV_ settings inherit) turns it on. A dead peer behind shared memory
-// is noticed by UCP's keepalive, whose default period (20 s) is shortened.
+// intra-node traffic would go over TCP (about half as fast); MM_ERROR_HANDLING
+// (which the POSIX_ and SYSV_ settings inherit) turns it on. UCP's keepalive
+// period is shortened from 20 s so that the failures it can see are seen
+// soon; a dead process behind shared memory is not among them in UCX 1.13,
+// which is why the engine watches local peers itself (liveness.hpp).
 void apply_defaults(ucp_config_t* config) {
   struct Default {
     const char* name;
@@ -289,7 +291,7 @@ void Transport::say_goodbye(Clock::time_point deadline) {
     if (peer->rank == self_ || gone(peer->rank)) continue;
     Transfer& t = farewells.emplace_back();
     t.peer = peer->rank;
-    t.bytes = sizeof self_;
+    t.bytes = sizeof goodbye_rank_;
     t.in_flight = true;
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -316,11 +318,15 @@ void Transport::say_goodbye(Clock::time_point deadline) {
   }
 }
 
-bool Transport::arm() {
-  ucs_status_t status = ucp_worker_arm(worker_);
-  if (status == UCS_ERR_BUSY) return false;
-  if (status != UCS_OK) DT_LOG(warn) << "UCX: ucp_worker_arm: " << ucs_status_string(status);
-  return status == UCS_OK;
+Transport::Arm Transport::arm() {
+  const ucs_status_t status = ucp_worker_arm(worker_);
+  if (status == UCS_OK) return Arm::armed;
+  if (status == UCS_ERR_BUSY) return Arm::busy;
+  if (!arm_failure_logged_) {
+    arm_failure_logged_ = true;
+    DT_LOG(debug) << "UCX: ucp_worker_arm: " << ucs_status_string(status) << "; the progress thread will poll";
+  }
+  return Arm::unavailable;
 }
 
 void Transport::signal() { ucp_worker_signal(worker_); }

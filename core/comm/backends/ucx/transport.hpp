@@ -3,11 +3,10 @@
 // call except signal(), which UCP allows from any thread.
 //
 // It also tells a peer that left from one that died. A rank destroying its
-// communicator in good order first sends every peer an empty "goodbye"
-// (say_goodbye()); every transport listens for them. Its endpoints then fail
-// like those of a dead rank (over TCP at once, over shared memory at the
-// next keepalive), but only what still waits on it is affected, whereas a
-// peer that fails without a goodbye breaks everything.
+// communicator in good order first sends every peer a "goodbye"
+// (say_goodbye()); every transport listens for them. Its endpoints may then
+// fail like those of a dead rank, but only what still waits on it is
+// affected, whereas a peer that fails without a goodbye breaks everything.
 #pragma once
 
 #include <atomic>
@@ -82,9 +81,13 @@ class Transport {
 
   // Progresses the worker; goodbyes that arrived are recorded.
   unsigned progress();
-  // Prepares the worker for sleeping on event_fd(); false when there are
-  // events to progress first.
-  bool arm();
+  // Prepares the worker for sleeping on event_fd().
+  enum class Arm {
+    armed,      // events will make event_fd() readable
+    busy,       // there are events to progress first
+    unavailable // the worker cannot be armed: sleep only briefly
+  };
+  Arm arm();
   int event_fd() const { return event_fd_; }
   // Wakes a thread sleeping on event_fd(). Safe from any thread.
   void signal();
@@ -136,6 +139,7 @@ class Transport {
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   int event_fd_ = -1;
+  bool arm_failure_logged_ = false;
   std::string address_;
   // unique_ptr: the error callback holds a pointer to its Peer.
   std::vector<std::unique_ptr<Peer>> peers_;

@@ -7,7 +7,7 @@
 //   DTRAIN_ALLGATHER_ALGO       auto | ring | bruck
 //   DTRAIN_BROADCAST_ALGO       auto | pipeline | tree  (tree: binomial)
 //   DTRAIN_UCX_SMALL_BYTES      size up to which "auto" picks the
-//                               latency-bound algorithm (default 32768)
+//                               latency-bound algorithm (default 65536)
 //   DTRAIN_UCX_CHUNK_BYTES      pipeline chunk (default 131072)
 //   DTRAIN_UCX_PIPELINE_DEPTH   chunks in flight per operation (default 4)
 //   DTRAIN_UCX_SPIN_US          how long the progress thread polls before
@@ -26,7 +26,7 @@ struct Tuning {
   Algorithm reduce_scatter = Algorithm::automatic;
   Algorithm allgather = Algorithm::automatic;
   Algorithm broadcast = Algorithm::automatic;
-  std::size_t small_bytes = 32 * 1024;
+  std::size_t small_bytes = 64 * 1024;
   std::size_t chunk_bytes = 128 * 1024;
   int pipeline_depth = 4;
   int spin_us = 50;
