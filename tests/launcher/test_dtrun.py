@@ -11,6 +11,14 @@ import time
 import pytest
 
 DTRUN = os.environ["DTRUN"]
+RANK_PROBE = os.environ["RANK_PROBE"]
+LAUNCHER_VARIABLES = ("DTRAIN_", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_", "OMPI_", "PMI_", "SLURM_")
+
+
+def clean_environment(**extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_VARIABLES)}
+    env.update(extra)
+    return env
 
 
 def dtrun(*args, timeout=60, **kwargs):
@@ -30,6 +38,57 @@ def test_every_rank_gets_its_environment(n):
     assert len(lines) == n
     for rank, line in enumerate(lines):
         assert re.fullmatch(rf"\[{rank}\] rank={rank} size={n} local={rank} store=127\.0\.0\.1:\d+ token=64", line), line
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_ranks_agree_through_the_store(n):
+    result = dtrun("-n", str(n), "--timeout", "30", RANK_PROBE, env=clean_environment())
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(result.stdout.splitlines()) == [f"[{r}] rank {r} of {n} agrees" for r in range(n)]
+
+
+def test_wrong_token_is_refused_with_dt_err_auth():
+    # Rank 1 presents a different secret from the one dtrun's store expects.
+    script = f'[ "$DTRAIN_RANK" = 1 ] && export DTRAIN_AUTH_TOKEN=wrong; exec {RANK_PROBE}'
+    result = dtrun("-n", "2", "--timeout", "10", *sh(script), env=clean_environment())
+    assert result.returncode != 0
+    assert re.search(r"\[1\] dt_comm_create: authentication failed: .*", result.stdout), result.stdout
+
+
+def test_missing_token_is_refused_with_dt_err_auth():
+    script = f'[ "$DTRAIN_RANK" = 0 ] && unset DTRAIN_AUTH_TOKEN; exec {RANK_PROBE}'
+    result = dtrun("-n", "2", "--timeout", "10", *sh(script), env=clean_environment())
+    assert "[0] dt_comm_create: authentication failed" in result.stdout, result.stdout
+
+
+def test_torchrun_style_variables_rank0_hosts_the_store():
+    import socket
+    with socket.socket() as s:  # a free port for rank 0 to listen on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = [subprocess.Popen([RANK_PROBE], stdout=subprocess.PIPE, text=True,
+                              env=clean_environment(RANK=str(r), WORLD_SIZE="3", LOCAL_RANK=str(r),
+                                                    MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                                                    DTRAIN_AUTH_TOKEN="torchrun-job", DTRAIN_TIMEOUT_MS="30000"))
+             for r in (2, 1, 0)]  # rank 0 last: the others wait for its store
+    outputs = [p.communicate(timeout=60)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], outputs
+    assert sorted(outputs) == [f"rank {r} of 3 agrees\n" for r in range(3)]
+
+
+def test_torchrun_style_without_a_token_is_refused():
+    result = subprocess.run([RANK_PROBE], capture_output=True, text=True, timeout=30,
+                            env=clean_environment(RANK="0", WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                                                  MASTER_PORT="29999"))
+    assert result.returncode == 3
+    assert "invalid argument" in result.stdout and "DTRAIN_AUTH_TOKEN" in result.stdout
+
+
+def test_world_without_a_store_says_how_to_get_one():
+    result = subprocess.run([RANK_PROBE], capture_output=True, text=True, timeout=30,
+                            env=clean_environment(DTRAIN_RANK="0", DTRAIN_WORLD_SIZE="2"))
+    assert result.returncode == 3
+    assert "needs a rendezvous: launch with dtrun" in result.stdout
 
 
 def test_auth_token_from_the_environment_is_passed_on():
