@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "base/error.hpp"
 #include "elements.hpp"
 #include "harness.hpp"
 
@@ -234,6 +236,81 @@ TEST_P(Collectives, Alltoall) {
       });
     }
   }, options());
+}
+
+// Uneven blocks, some empty: rank r sends (r + 2p + k) % 4 * scale elements
+// to rank p, and the receiver computes the same counts. Block j of what r
+// sends to p holds value(r, offset of p's block + j).
+std::int64_t block_count(int from, int to, int k, std::int64_t scale) { return (from + 2 * to + k) % 4 * scale; }
+
+TEST_P(Collectives, AlltoallvUnevenAndEmpty) {
+  run_world(ranks(), [](comm::Communicator& comm) {
+    const int n = comm.size();
+    const int me = comm.rank();
+    for (DType dtype : all_dtypes()) {
+      with_dtype(dtype, [&]<DType D>() {
+        using T = typename Element<D>::type;
+        for (std::int64_t scale : {1, 7, 5000}) {
+          for (int k = 0; k < 4; ++k) {
+            for (bool in_place : {false, true}) {
+              const std::string what = std::string("alltoallv ") + dtype_name(D) + " scale " +
+                                       std::to_string(scale) + " pattern " + std::to_string(k) +
+                                       (in_place ? " in place" : "");
+              std::vector<std::int64_t> send_counts(n), recv_counts(n), send_first(n), recv_first(n);
+              std::int64_t send_total = 0, recv_total = 0;
+              for (int p = 0; p < n; ++p) {
+                send_first[p] = send_total;
+                recv_first[p] = recv_total;
+                send_counts[p] = block_count(me, p, k, scale);
+                recv_counts[p] = block_count(p, me, k, scale);
+                send_total += send_counts[p];
+                recv_total += recv_counts[p];
+              }
+              std::vector<T> send(std::max(send_total, recv_total)), recv(recv_total, Element<D>::make(99));
+              for (std::int64_t i = 0; i < send_total; ++i) send[i] = value<D>(me, i);
+              Tensor s(send.data(), send_total, D);
+              Tensor r(in_place ? send.data() : recv.data(), recv_total, D);
+              wait(comm, comm.alltoallv(s.get(), send_counts.data(), r.get(), recv_counts.data()));
+              const T* out = in_place ? send.data() : recv.data();
+              int bad = 0;
+              for (int from = 0; from < n; ++from) {
+                // Where `from` put the block for this rank in its send buffer.
+                std::int64_t offset = 0;
+                for (int p = 0; p < me; ++p) offset += block_count(from, p, k, scale);
+                for (std::int64_t j = 0; j < recv_counts[from] && bad < 5; ++j) {
+                  const T want = value<D>(from, offset + j);
+                  if (std::memcmp(&out[recv_first[from] + j], &want, sizeof(T)) != 0) {
+                    ++bad;
+                    ADD_FAILURE() << what << ": block from " << from << " [" << j << "] wrong";
+                  }
+                }
+              }
+            }
+          }
+        }
+      });
+    }
+  }, options());
+}
+
+TEST(UcxAlltoallv, CountsThatDisagreeAreReported) {
+  run_world(2, [](comm::Communicator& comm) {
+    // Rank 0 sends 3 elements to rank 1, which expects 2.
+    std::vector<std::int32_t> send(4, 1), recv(4, 0);
+    std::vector<std::int64_t> send_counts{1, comm.rank() == 0 ? 3 : 1};
+    std::vector<std::int64_t> recv_counts{1, 1};
+    if (comm.rank() == 1) recv_counts = {2, 1};
+    Tensor s(send.data(), 4, DType::i32);
+    Tensor r(recv.data(), 4, DType::i32);
+    try {
+      wait(comm, comm.alltoallv(s.get(), send_counts.data(), r.get(), recv_counts.data()));
+      if (comm.rank() == 1) ADD_FAILURE() << "rank 1 received 3 elements into 2";
+    } catch (const Error& e) {
+      EXPECT_EQ(comm.rank(), 1) << e.what();
+      EXPECT_EQ(e.status(), DT_ERR_MISMATCH) << e.what();
+      EXPECT_NE(std::string(e.what()).find("rank 0"), std::string::npos) << e.what();
+    }
+  });
 }
 
 std::string name_of(const ::testing::TestParamInfo<std::tuple<int, Family>>& info) {
