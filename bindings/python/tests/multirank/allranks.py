@@ -1,0 +1,377 @@
+"""Every binding call checked across real ranks; run under dtrun:
+
+    dtrun -n 2 python3 allranks.py
+    dtrun -n 3 python3 allranks.py
+
+Each rank computes what every operation must give from the data that every
+rank sends (which is a function of the rank) and compares. A mismatch prints
+what differed, on which rank, and exits 1; dtrun then stops the other ranks
+and exits non-zero. Not a pytest module (tests/conftest.py keeps pytest out of
+this folder); CTest runs it as python_multirank_2 and python_multirank_3.
+"""
+
+import sys
+import traceback
+
+import numpy as np
+
+import dtrain
+
+SMALL = 13          # odd and tiny: the eager path
+LARGE = 40_000      # > 64 KiB for every dtype used: the large-message path
+DTYPES = [np.float32, np.float64, np.int64]
+
+
+class CheckFailed(Exception):
+    pass
+
+
+class Checks:
+    def __init__(self, rank):
+        self.rank = rank
+        self.count = 0
+
+    def equal(self, what, got, want):
+        self.count += 1
+        got, want = np.asarray(got), np.asarray(want)
+        if got.shape != want.shape:
+            raise CheckFailed(f"{what}: shape {got.shape}, want {want.shape}")
+        if got.dtype != want.dtype:
+            raise CheckFailed(f"{what}: dtype {got.dtype}, want {want.dtype}")
+        bad = np.flatnonzero(got.ravel() != want.ravel())
+        if bad.size:
+            i = bad[0]
+            raise CheckFailed(f"{what}: {bad.size} of {got.size} elements differ; first at flat "
+                              f"index {i}: got {got.ravel()[i]!r}, want {want.ravel()[i]!r}")
+
+    def close(self, what, got, want):
+        """Floating-point results whose order of summation is the library's."""
+        self.count += 1
+        got, want = np.asarray(got), np.asarray(want)
+        if got.shape != want.shape or got.dtype != want.dtype:
+            raise CheckFailed(f"{what}: {got.dtype}{got.shape}, want {want.dtype}{want.shape}")
+        rtol = 1e-5 if want.dtype == np.float32 else 1e-12
+        ok = np.isclose(got, want, rtol=rtol, atol=0)
+        if not ok.all():
+            i = np.flatnonzero(~ok.ravel())[0]
+            raise CheckFailed(f"{what}: {np.count_nonzero(~ok)} of {got.size} elements off by "
+                              f"more than rtol {rtol}; first at flat index {i}: "
+                              f"got {got.ravel()[i]!r}, want {want.ravel()[i]!r}")
+
+    def true(self, what, condition, detail=""):
+        self.count += 1
+        if not condition:
+            raise CheckFailed(f"{what}{': ' + detail if detail else ''}")
+
+
+def contribution(rank, dtype, n):
+    """What `rank` reduces: small integers (exact in every dtype), some negative,
+    with a maximum that does not always belong to the same rank."""
+    i = np.arange(n, dtype=np.int64)
+    return (((i * 7 + rank * 5) % 23) - 11 + rank).astype(dtype)
+
+
+def reference(op, size, dtype, n):
+    stack = np.stack([contribution(r, dtype, n) for r in range(size)])
+    if op == "sum":
+        return stack.sum(axis=0, dtype=dtype)
+    if op == "max":
+        return stack.max(axis=0)
+    if op == "avg":
+        return (stack.sum(axis=0, dtype=dtype) / dtype(size)).astype(dtype)
+    raise ValueError(op)
+
+
+def wait(request, what, check):
+    check.true(f"{what}: async_op=True returns a Request", isinstance(request, dtrain.Request),
+               repr(request))
+    request.wait()
+    check.true(f"{what}: test() after wait()", request.test())
+    request.free()
+
+
+def check_rank_and_size(comm, check, expected_size):
+    check.true("size", comm.size == expected_size, f"{comm.size}, want {expected_size}")
+    check.true("rank", 0 <= comm.rank < comm.size, f"rank {comm.rank} of {comm.size}")
+    ranks = np.zeros(comm.size, np.int64)
+    comm.allgather(np.array([comm.rank], np.int64), ranks)
+    check.equal("every rank distinct (allgather of ranks)", ranks, np.arange(comm.size))
+
+
+def check_allreduce(comm, check):
+    me, size = comm.rank, comm.size
+    for dtype in DTYPES:
+        name = np.dtype(dtype).name
+        ops = ["sum", "max"] + (["avg"] if np.issubdtype(dtype, np.floating) else [])
+        for n in (SMALL, LARGE):
+            for op in ops:
+                want = reference(op, size, dtype, n)
+                compare = check.close if op == "avg" else check.equal
+                what = f"allreduce {op} {name}[{n}]"
+
+                send, recv = contribution(me, dtype, n), np.full(n, -99, dtype)
+                comm.allreduce(send, recv, op=op)
+                compare(what, recv, want)
+                check.equal(what + ": send untouched", send, contribution(me, dtype, n))
+
+                buf = contribution(me, dtype, n).reshape(-1, 1)
+                comm.allreduce(buf, op=op)
+                compare(what + " in place", buf.ravel(), want)
+
+                recv = np.zeros(n, dtype)
+                wait(comm.allreduce(contribution(me, dtype, n), recv, op=op, async_op=True),
+                     what + " non-blocking", check)
+                compare(what + " non-blocking", recv, want)
+
+                buf = contribution(me, dtype, n)
+                wait(comm.allreduce(buf, op=op, async_op=True), what + " non-blocking in place",
+                     check)
+                compare(what + " non-blocking in place", buf, want)
+
+    # Two operations in flight at once, waited for in reverse order.
+    a, b = contribution(me, np.float64, SMALL), np.zeros(LARGE, np.int64)
+    first = comm.allreduce(a, op="sum", async_op=True)
+    second = comm.allreduce(contribution(me, np.int64, LARGE), b, op="max", async_op=True)
+    second.wait()
+    first.wait()
+    check.equal("two allreduces in flight: first", a, reference("sum", size, np.float64, SMALL))
+    check.equal("two allreduces in flight: second", b, reference("max", size, np.int64, LARGE))
+
+
+def check_allgather(comm, check):
+    me, size = comm.rank, comm.size
+    for dtype in DTYPES:
+        for n in (SMALL, LARGE):
+            mine = (np.arange(n) + 1000 * me).astype(dtype)
+            want = np.stack([(np.arange(n) + 1000 * r).astype(dtype) for r in range(size)])
+            recv = np.zeros((size, n), dtype)
+            comm.allgather(mine, recv)
+            check.equal(f"allgather {np.dtype(dtype).name}[{n}]", recv, want)
+            recv[:] = 0
+            wait(comm.allgather(mine, recv, async_op=True), "allgather non-blocking", check)
+            check.equal(f"allgather non-blocking {np.dtype(dtype).name}[{n}]", recv, want)
+
+
+def check_reduce_scatter(comm, check):
+    me, size = comm.rank, comm.size
+    for dtype in DTYPES:
+        for n in (SMALL, LARGE):
+            for op in ("sum", "max"):
+                send = contribution(me, dtype, size * n)
+                want = reference(op, size, dtype, size * n)[me * n:(me + 1) * n]
+                recv = np.zeros(n, dtype)
+                comm.reduce_scatter(send, recv, op=op)
+                check.equal(f"reduce_scatter {op} {np.dtype(dtype).name}[{size}x{n}]", recv, want)
+            recv = np.zeros(n, dtype)
+            wait(comm.reduce_scatter(contribution(me, dtype, size * n), recv, async_op=True),
+                 "reduce_scatter non-blocking", check)
+            check.equal(f"reduce_scatter non-blocking {np.dtype(dtype).name}", recv,
+                        reference("sum", size, dtype, size * n)[me * n:(me + 1) * n])
+
+
+def check_broadcast(comm, check):
+    me, size = comm.rank, comm.size
+    root = size - 1
+    for dtype in DTYPES:
+        for n in (SMALL, LARGE):
+            want = (np.arange(n) * 3 - 7).astype(dtype)
+            buf = want.copy() if me == root else np.full(n, -1, dtype)
+            comm.broadcast(buf, root=root)
+            check.equal(f"broadcast from rank {root} {np.dtype(dtype).name}[{n}]", buf, want)
+            buf = want.copy() * 2 if me == 0 else np.zeros(n, dtype)
+            wait(comm.broadcast(buf, root=0, async_op=True), "broadcast non-blocking", check)
+            check.equal(f"broadcast non-blocking from rank 0 {np.dtype(dtype).name}[{n}]", buf,
+                        want * 2)
+
+
+def block(sender, receiver, n, dtype):
+    """What `sender` sends to `receiver`: distinct for every pair and element."""
+    return (np.arange(n) + 100 * receiver + 10_000 * sender).astype(dtype)
+
+
+def check_alltoall(comm, check):
+    me, size = comm.rank, comm.size
+    for dtype in DTYPES:
+        for n in (SMALL, LARGE // size):
+            send = np.concatenate([block(me, j, n, dtype) for j in range(size)])
+            want = np.concatenate([block(r, me, n, dtype) for r in range(size)])
+            recv = np.zeros(size * n, dtype)
+            comm.alltoall(send, recv)
+            check.equal(f"alltoall {np.dtype(dtype).name}[{size}x{n}]", recv, want)
+            recv[:] = 0
+            wait(comm.alltoall(send, recv, async_op=True), "alltoall non-blocking", check)
+            check.equal(f"alltoall non-blocking {np.dtype(dtype).name}", recv, want)
+
+
+def vcount(sender, receiver):
+    """Uneven alltoallv counts, zero for some pairs (0..4 elements) or large for one."""
+    if (sender, receiver) == (0, 1):
+        return 20_000
+    return (sender * 3 + receiver * 2) % 5
+
+
+def check_alltoallv(comm, check):
+    me, size = comm.rank, comm.size
+    send_counts = [vcount(me, j) for j in range(size)]
+    recv_counts = [vcount(r, me) for r in range(size)]
+    for dtype in DTYPES:
+        send = np.concatenate([block(me, j, send_counts[j], dtype) for j in range(size)])
+        want = np.concatenate([block(r, me, recv_counts[r], dtype) for r in range(size)])
+        # One spare element at the end of recv must stay as it was.
+        recv = np.full(sum(recv_counts) + 1, -5, dtype)
+        comm.alltoallv(send, send_counts, recv, np.array(recv_counts))
+        what = f"alltoallv {np.dtype(dtype).name} send_counts {send_counts} recv_counts {recv_counts}"
+        check.equal(what, recv[:-1], want)
+        check.equal(what + ": past the counted elements", recv[-1:], np.full(1, -5, dtype))
+        recv[:] = -5
+        wait(comm.alltoallv(send, send_counts, recv, recv_counts, async_op=True),
+             "alltoallv non-blocking", check)
+        check.equal(what + " non-blocking", recv[:-1], want)
+
+
+def check_send_recv(comm, check):
+    me, size = comm.rank, comm.size
+    if size < 2:
+        return
+    right, left = (me + 1) % size, (me - 1) % size
+    for dtype in DTYPES:
+        for n in (SMALL, LARGE):
+            name = f"{np.dtype(dtype).name}[{n}]"
+            # Around the ring both ways; the receive is posted first so that no
+            # send waits on a peer that is itself sending.
+            for peer_to, peer_from, tag in ((right, left, 1), (left, right, 2)):
+                inbox = np.zeros(n, dtype)
+                pending = comm.recv(inbox, peer_from, tag=tag, async_op=True)
+                comm.send(block(me, peer_to, n, dtype), peer_to, tag=tag)
+                wait(pending, "recv non-blocking", check)
+                check.equal(f"recv {name} from rank {peer_from} tag {tag}", inbox,
+                            block(peer_from, me, n, dtype))
+
+    # Tags pick the message: two sent with tags 7 then 3, received 3 then 7.
+    first = comm.send(np.full(4, 7.0), right, tag=7, async_op=True)
+    second = comm.send(np.full(6, 3.0), right, tag=3, async_op=True)
+    got3, got7 = np.zeros(6), np.zeros(4)
+    comm.recv(got3, left, tag=3)
+    comm.recv(got7, left, tag=7)
+    wait(first, "send non-blocking", check)
+    wait(second, "send non-blocking", check)
+    check.equal("recv tag 3 (sent second)", got3, np.full(6, 3.0))
+    check.equal("recv tag 7 (sent first)", got7, np.full(4, 7.0))
+
+    # One tag keeps the order: three messages from rank 0 to the last rank.
+    last = size - 1
+    if me == 0:
+        for k in range(3):
+            comm.send(np.full(5, k, np.int64), last, tag=11)
+    elif me == last:
+        for k in range(3):
+            got = np.full(5, -1, np.int64)
+            comm.recv(got, 0, tag=11)
+            check.equal(f"message {k} with one tag in order", got, np.full(5, k, np.int64))
+
+
+def check_split(comm, check):
+    me, size = comm.rank, comm.size
+    color = me % 2
+    # key -rank: the child orders its ranks by descending parent rank.
+    members = sorted((r for r in range(size) if r % 2 == color), key=lambda r: -r)
+    with comm.split(color, key=-me) as child:
+        check.true("split child size", child.size == len(members),
+                   f"{child.size}, want {len(members)} (members {members})")
+        check.true("split child rank", child.rank == members.index(me),
+                   f"{child.rank}, want {members.index(me)} (members {members})")
+        total = np.array([me], np.int64)
+        child.allreduce(total)
+        check.equal(f"allreduce on the {'odd' if color else 'even'} child", total,
+                    np.array([sum(members)], np.int64))
+        gathered = np.zeros(child.size, np.int64)
+        wait(child.allgather(np.array([me], np.int64), gathered, async_op=True),
+             "allgather non-blocking on the child", check)
+        check.equal("allgather of parent ranks on the child", gathered, np.array(members))
+        child.barrier()
+
+    # color None leaves a rank out: rank 0 gets None, the rest a child.
+    child = comm.split(None if me == 0 else 5, key=0)
+    if me == 0:
+        check.true("split with color None returns None", child is None, repr(child))
+    else:
+        with child:
+            check.true("split without rank 0: size", child.size == size - 1, str(child.size))
+            check.true("split without rank 0: rank", child.rank == me - 1, str(child.rank))
+            buf = np.array([float(me)])
+            child.allreduce(buf, op="max")
+            check.equal("allreduce max without rank 0", buf, np.array([float(size - 1)]))
+    # The parent goes on after its children.
+    check_rank_and_size(comm, check, size)
+
+
+def check_bad_arguments(comm, check):
+    me, size = comm.rank, comm.size
+    bad_calls = [
+        ("allreduce with mismatched lengths",
+         lambda: comm.allreduce(np.zeros(4, np.float32), np.zeros(5, np.float32))),
+        ("allreduce avg on int64", lambda: comm.allreduce(np.zeros(4, np.int64), op="avg")),
+        ("broadcast from root = size", lambda: comm.broadcast(np.zeros(4), root=size)),
+        ("send to peer = size", lambda: comm.send(np.zeros(4), size)),
+        ("recv with tag -1", lambda: comm.recv(np.zeros(4), (me + 1) % size, tag=-1)),
+        ("alltoallv with too few counts",
+         lambda: comm.alltoallv(np.zeros(4), [1] * (size + 1), np.zeros(4), [1] * (size + 1))),
+        ("non-blocking allgather into a short buffer",
+         lambda: comm.allgather(np.zeros(3), np.zeros(3 * size - 1), async_op=True)),
+    ]
+    for what, call in bad_calls:
+        try:
+            call()
+        except dtrain.InvalidArgumentError as error:
+            check.true(f"{what}: the error has a message", bool(error.message))
+            check.true(f"{what}: the error has its status",
+                       error.status == dtrain.ERR_INVALID_ARGUMENT, repr(error.status))
+        except Exception as error:  # noqa: BLE001 - reported as a mismatch
+            raise CheckFailed(f"{what}: raised {type(error).__name__}: {error}, "
+                              "want InvalidArgumentError") from error
+        else:
+            raise CheckFailed(f"{what}: no error, want InvalidArgumentError")
+    # Every rank refused the same calls; the communicator still works.
+    buf = contribution(me, np.float64, SMALL)
+    comm.allreduce(buf)
+    check.equal("allreduce after the refused calls", buf, reference("sum", size, np.float64, SMALL))
+    comm.barrier()
+
+
+def main():
+    expected_size = int(sys.argv[1]) if len(sys.argv) > 1 else None
+    with dtrain.Comm() as comm:
+        rank = comm.rank
+        check = Checks(rank)
+        steps = [
+            ("rank and size",
+             lambda: check_rank_and_size(comm, check, expected_size or comm.size)),
+            ("allreduce", lambda: check_allreduce(comm, check)),
+            ("allgather", lambda: check_allgather(comm, check)),
+            ("reduce_scatter", lambda: check_reduce_scatter(comm, check)),
+            ("broadcast", lambda: check_broadcast(comm, check)),
+            ("alltoall", lambda: check_alltoall(comm, check)),
+            ("alltoallv", lambda: check_alltoallv(comm, check)),
+            ("send/recv", lambda: check_send_recv(comm, check)),
+            ("split", lambda: check_split(comm, check)),
+            ("bad arguments", lambda: check_bad_arguments(comm, check)),
+            ("barrier", comm.barrier),
+        ]
+        for name, step in steps:
+            try:
+                step()
+            except CheckFailed as failure:
+                print(f"FAIL rank {rank} of {comm.size}: {name}: {failure}", file=sys.stderr,
+                      flush=True)
+                return 1
+            except Exception:  # noqa: BLE001 - any library error fails the run
+                print(f"FAIL rank {rank} of {comm.size}: {name}: unexpected error:",
+                      file=sys.stderr, flush=True)
+                traceback.print_exc()
+                return 1
+        print(f"rank {rank} of {comm.size}: {check.count} checks passed", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,664 @@
+//! Every collective and point-to-point call checked across real ranks; run
+//! under dtrun:
+//!
+//! ```sh
+//! cargo build --offline --locked --example allranks
+//! dtrun -n 2 target/debug/examples/allranks
+//! dtrun -n 3 target/debug/examples/allranks
+//! ```
+//!
+//! Each rank computes what every operation must give from the data that every
+//! rank sends (a function of the rank) and compares. A mismatch prints what
+//! differed, on which rank, and exits 1; dtrun then stops the other ranks and
+//! exits non-zero. CTest runs it as rust_multirank_2 and rust_multirank_3. An
+//! optional argument is the expected number of ranks.
+
+use std::fmt::{Debug, Display};
+use std::process::ExitCode;
+
+use dtrain::{Comm, Element, ReduceOp, Request, Status};
+
+/// Small and odd: the eager path.
+const SMALL: usize = 13;
+/// More than 64 KiB for every element type used: the large-message path.
+const LARGE: usize = 40_000;
+
+/// Why a step failed: a wrong result or an unexpected library error.
+struct Failure(String);
+
+impl From<dtrain::Error> for Failure {
+    fn from(error: dtrain::Error) -> Failure {
+        Failure(format!("unexpected error: {error}"))
+    }
+}
+
+type Outcome<T = ()> = Result<T, Failure>;
+
+/// One named step of the run.
+type Step<'a> = (&'static str, Box<dyn FnOnce(&mut Checks) -> Outcome + 'a>);
+
+fn fail<T>(message: impl Display) -> Outcome<T> {
+    Err(Failure(message.to_string()))
+}
+
+/// The element types checked, with the arithmetic the references need.
+trait Num: Element + PartialEq + PartialOrd + Debug {
+    const NAME: &'static str;
+    const FLOAT: bool;
+    fn of(value: i64) -> Self;
+    fn plus(self, other: Self) -> Self;
+    fn divided_by(self, n: usize) -> Self;
+    /// Equal, or for floats within a relative tolerance (the library picks
+    /// the order of summation and of the division of a mean).
+    fn close(self, other: Self) -> bool;
+}
+
+impl Num for f32 {
+    const NAME: &'static str = "f32";
+    const FLOAT: bool = true;
+    fn of(value: i64) -> f32 {
+        value as f32
+    }
+    fn plus(self, other: f32) -> f32 {
+        self + other
+    }
+    fn divided_by(self, n: usize) -> f32 {
+        self / n as f32
+    }
+    fn close(self, other: f32) -> bool {
+        (self - other).abs() <= 1e-5 * other.abs().max(1e-30)
+    }
+}
+
+impl Num for f64 {
+    const NAME: &'static str = "f64";
+    const FLOAT: bool = true;
+    fn of(value: i64) -> f64 {
+        value as f64
+    }
+    fn plus(self, other: f64) -> f64 {
+        self + other
+    }
+    fn divided_by(self, n: usize) -> f64 {
+        self / n as f64
+    }
+    fn close(self, other: f64) -> bool {
+        (self - other).abs() <= 1e-12 * other.abs().max(1e-300)
+    }
+}
+
+impl Num for i64 {
+    const NAME: &'static str = "i64";
+    const FLOAT: bool = false;
+    fn of(value: i64) -> i64 {
+        value
+    }
+    fn plus(self, other: i64) -> i64 {
+        self + other
+    }
+    fn divided_by(self, n: usize) -> i64 {
+        self / n as i64
+    }
+    fn close(self, other: i64) -> bool {
+        self == other
+    }
+}
+
+/// Counts the checks and reports the first mismatch of a slice.
+struct Checks {
+    count: usize,
+}
+
+impl Checks {
+    fn equal<T: PartialEq + Debug>(&mut self, what: &str, got: &[T], want: &[T]) -> Outcome {
+        self.compare(what, got, want, |a, b| a == b, "")
+    }
+
+    fn close<T: Num>(&mut self, what: &str, got: &[T], want: &[T]) -> Outcome {
+        self.compare(what, got, want, |a, b| a.close(*b), " beyond the tolerance")
+    }
+
+    fn compare<T: Debug>(
+        &mut self,
+        what: &str,
+        got: &[T],
+        want: &[T],
+        same: impl Fn(&T, &T) -> bool,
+        how: &str,
+    ) -> Outcome {
+        self.count += 1;
+        if got.len() != want.len() {
+            return fail(format!(
+                "{what}: {} elements, want {}",
+                got.len(),
+                want.len()
+            ));
+        }
+        let bad: Vec<usize> = (0..got.len())
+            .filter(|&i| !same(&got[i], &want[i]))
+            .collect();
+        if let Some(&i) = bad.first() {
+            return fail(format!(
+                "{what}: {} of {} elements differ{how}; first at index {i}: got {:?}, want {:?}",
+                bad.len(),
+                got.len(),
+                got[i],
+                want[i]
+            ));
+        }
+        Ok(())
+    }
+
+    fn truth(&mut self, what: &str, condition: bool, detail: impl Display) -> Outcome {
+        self.count += 1;
+        if condition {
+            Ok(())
+        } else {
+            fail(format!("{what}: {detail}"))
+        }
+    }
+
+    /// Waits for a non-blocking operation.
+    fn wait(&mut self, what: &str, mut request: Request<'_>) -> Outcome {
+        // test() may say either while it runs; after wait() it is done.
+        request.test()?;
+        request
+            .wait(-1)
+            .map_err(|e| Failure(format!("{what}: wait: {e}")))?;
+        self.count += 1;
+        Ok(())
+    }
+}
+
+fn rank_and_size(comm: &Comm<'_>) -> Outcome<(usize, usize)> {
+    Ok((comm.rank()? as usize, comm.size()? as usize))
+}
+
+/// What `rank` reduces: small integers (exact in every type), some negative,
+/// with a maximum that does not always belong to the same rank.
+fn contribution<T: Num>(rank: usize, n: usize) -> Vec<T> {
+    let rank = rank as i64;
+    (0..n as i64)
+        .map(|i| T::of((i * 7 + rank * 5) % 23 - 11 + rank))
+        .collect()
+}
+
+fn reference<T: Num>(op: ReduceOp, size: usize, n: usize) -> Vec<T> {
+    let mut out = contribution::<T>(0, n);
+    for rank in 1..size {
+        for (acc, x) in out.iter_mut().zip(contribution::<T>(rank, n)) {
+            *acc = match op {
+                ReduceOp::Sum | ReduceOp::Avg => acc.plus(x),
+                ReduceOp::Max if x > *acc => x,
+                ReduceOp::Max => *acc,
+                _ => unreachable!("not checked here"),
+            };
+        }
+    }
+    if op == ReduceOp::Avg {
+        out.iter_mut().for_each(|x| *x = x.divided_by(size));
+    }
+    out
+}
+
+/// What `sender` sends to `receiver`: distinct for every pair and element.
+fn block<T: Num>(sender: usize, receiver: usize, n: usize) -> Vec<T> {
+    (0..n as i64)
+        .map(|i| T::of(i + 100 * receiver as i64 + 10_000 * sender as i64))
+        .collect()
+}
+
+fn check_rank_and_size(comm: &Comm<'_>, c: &mut Checks, expected: Option<usize>) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    if let Some(expected) = expected {
+        c.truth("size", size == expected, format!("{size}, want {expected}"))?;
+    }
+    c.truth("rank", me < size, format!("rank {me} of {size}"))?;
+    let mut ranks = vec![0i64; size];
+    comm.allgather(&[me as i64], &mut ranks)?;
+    let want: Vec<i64> = (0..size as i64).collect();
+    c.equal("every rank distinct (allgather of ranks)", &ranks, &want)
+}
+
+fn check_allreduce<T: Num>(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    let mut ops = vec![ReduceOp::Sum, ReduceOp::Max];
+    if T::FLOAT {
+        ops.push(ReduceOp::Avg);
+    }
+    for n in [SMALL, LARGE] {
+        for &op in &ops {
+            let want = reference::<T>(op, size, n);
+            let what = format!("allreduce {op:?} {}[{n}]", T::NAME);
+            let compare = |c: &mut Checks, what: &str, got: &[T]| {
+                if op == ReduceOp::Avg {
+                    c.close(what, got, &want)
+                } else {
+                    c.equal(what, got, &want)
+                }
+            };
+
+            let send = contribution::<T>(me, n);
+            let mut recv = vec![T::of(-99); n];
+            comm.allreduce(&send, &mut recv, op)?;
+            compare(c, &what, &recv)?;
+            c.equal(
+                &format!("{what}: send untouched"),
+                &send,
+                &contribution(me, n),
+            )?;
+
+            let mut buf = contribution::<T>(me, n);
+            comm.allreduce_in_place(&mut buf, op)?;
+            compare(c, &format!("{what} in place"), &buf)?;
+
+            let mut recv = vec![T::of(0); n];
+            c.wait(&what, comm.iallreduce(&send, &mut recv, op)?)?;
+            compare(c, &format!("{what} non-blocking"), &recv)?;
+
+            let mut buf = contribution::<T>(me, n);
+            c.wait(&what, comm.iallreduce_in_place(&mut buf, op)?)?;
+            compare(c, &format!("{what} non-blocking in place"), &buf)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_requests_in_flight(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    // Two operations in flight at once, waited for in reverse order.
+    let mut a = contribution::<f64>(me, SMALL);
+    let send_b = contribution::<i64>(me, LARGE);
+    let mut b = vec![0i64; LARGE];
+    let first = comm.iallreduce_in_place(&mut a, ReduceOp::Sum)?;
+    let second = comm.iallreduce(&send_b, &mut b, ReduceOp::Max)?;
+    c.wait("second of two in flight", second)?;
+    c.wait("first of two in flight", first)?;
+    c.equal(
+        "two allreduces in flight: first",
+        &a,
+        &reference(ReduceOp::Sum, size, SMALL),
+    )?;
+    c.equal(
+        "two allreduces in flight: second",
+        &b,
+        &reference(ReduceOp::Max, size, LARGE),
+    )
+}
+
+fn check_allgather<T: Num>(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    for n in [SMALL, LARGE] {
+        let mine: Vec<T> = (0..n as i64).map(|i| T::of(i + 1000 * me as i64)).collect();
+        let want: Vec<T> = (0..size as i64)
+            .flat_map(|r| (0..n as i64).map(move |i| T::of(i + 1000 * r)))
+            .collect();
+        let what = format!("allgather {}[{n}]", T::NAME);
+        let mut recv = vec![T::of(0); size * n];
+        comm.allgather(&mine, &mut recv)?;
+        c.equal(&what, &recv, &want)?;
+        let mut recv = vec![T::of(0); size * n];
+        c.wait(&what, comm.iallgather(&mine, &mut recv)?)?;
+        c.equal(&format!("{what} non-blocking"), &recv, &want)?;
+    }
+    Ok(())
+}
+
+fn check_reduce_scatter<T: Num>(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    for n in [SMALL, LARGE] {
+        let send = contribution::<T>(me, size * n);
+        for op in [ReduceOp::Sum, ReduceOp::Max] {
+            let want = &reference::<T>(op, size, size * n)[me * n..(me + 1) * n];
+            let what = format!("reduce_scatter {op:?} {}[{size}x{n}]", T::NAME);
+            let mut recv = vec![T::of(0); n];
+            comm.reduce_scatter(&send, &mut recv, op)?;
+            c.equal(&what, &recv, want)?;
+            let mut recv = vec![T::of(0); n];
+            c.wait(&what, comm.ireduce_scatter(&send, &mut recv, op)?)?;
+            c.equal(&format!("{what} non-blocking"), &recv, want)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_broadcast<T: Num>(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    let root = size - 1;
+    for n in [SMALL, LARGE] {
+        let want: Vec<T> = (0..n as i64).map(|i| T::of(i * 3 - 7)).collect();
+        let what = format!("broadcast from rank {root} {}[{n}]", T::NAME);
+        let mut buf = if me == root {
+            want.clone()
+        } else {
+            vec![T::of(-1); n]
+        };
+        comm.broadcast(&mut buf, root as i32)?;
+        c.equal(&what, &buf, &want)?;
+        let mut buf = if me == root {
+            want.clone()
+        } else {
+            vec![T::of(0); n]
+        };
+        c.wait(&what, comm.ibroadcast(&mut buf, root as i32)?)?;
+        c.equal(&format!("{what} non-blocking"), &buf, &want)?;
+    }
+    Ok(())
+}
+
+fn check_alltoall<T: Num>(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    for n in [SMALL, LARGE / size] {
+        let send: Vec<T> = (0..size).flat_map(|j| block::<T>(me, j, n)).collect();
+        let want: Vec<T> = (0..size).flat_map(|r| block::<T>(r, me, n)).collect();
+        let what = format!("alltoall {}[{size}x{n}]", T::NAME);
+        let mut recv = vec![T::of(0); size * n];
+        comm.alltoall(&send, &mut recv)?;
+        c.equal(&what, &recv, &want)?;
+        let mut recv = vec![T::of(0); size * n];
+        c.wait(&what, comm.ialltoall(&send, &mut recv)?)?;
+        c.equal(&format!("{what} non-blocking"), &recv, &want)?;
+    }
+    Ok(())
+}
+
+/// Uneven alltoallv counts: zero for some pairs, 1-4 for most, large for one.
+fn vcount(sender: usize, receiver: usize) -> usize {
+    if (sender, receiver) == (0, 1) {
+        20_000
+    } else {
+        (sender * 3 + receiver * 2) % 5
+    }
+}
+
+fn check_alltoallv<T: Num>(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    let send_counts: Vec<i64> = (0..size).map(|j| vcount(me, j) as i64).collect();
+    let recv_counts: Vec<i64> = (0..size).map(|r| vcount(r, me) as i64).collect();
+    let send: Vec<T> = (0..size)
+        .flat_map(|j| block::<T>(me, j, vcount(me, j)))
+        .collect();
+    let want: Vec<T> = (0..size)
+        .flat_map(|r| block::<T>(r, me, vcount(r, me)))
+        .collect();
+    let what = format!(
+        "alltoallv {} send_counts {send_counts:?} recv_counts {recv_counts:?}",
+        T::NAME
+    );
+    // One spare element at the end must stay as it was.
+    let mut recv = vec![T::of(-5); want.len() + 1];
+    comm.alltoallv(&send, &send_counts, &mut recv, &recv_counts)?;
+    c.equal(&what, &recv[..want.len()], &want)?;
+    c.equal(
+        &format!("{what}: past the counted elements"),
+        &recv[want.len()..],
+        &[T::of(-5)],
+    )?;
+    let mut recv = vec![T::of(-5); want.len() + 1];
+    c.wait(
+        &what,
+        comm.ialltoallv(&send, &send_counts, &mut recv, &recv_counts)?,
+    )?;
+    c.equal(&format!("{what} non-blocking"), &recv[..want.len()], &want)?;
+    c.equal(
+        &format!("{what} non-blocking: past the counted elements"),
+        &recv[want.len()..],
+        &[T::of(-5)],
+    )
+}
+
+fn check_send_recv<T: Num>(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    if size < 2 {
+        return Ok(());
+    }
+    let right = (me + 1) % size;
+    let left = (me + size - 1) % size;
+    for n in [SMALL, LARGE] {
+        // Around the ring both ways; the receive is posted first so that no
+        // send waits on a peer that is itself sending.
+        for (to, from, tag) in [(right, left, 1), (left, right, 2)] {
+            let mut inbox = vec![T::of(0); n];
+            let pending = comm.irecv(&mut inbox, from as i32, tag)?;
+            comm.send(&block::<T>(me, to, n), to as i32, tag)?;
+            c.wait("recv", pending)?;
+            c.equal(
+                &format!("recv {}[{n}] from rank {from} tag {tag}", T::NAME),
+                &inbox,
+                &block::<T>(from, me, n),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn check_tags(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    if size < 2 {
+        return Ok(());
+    }
+    let right = ((me + 1) % size) as i32;
+    let left = ((me + size - 1) % size) as i32;
+    // Tags pick the message: sent with tags 7 then 3, received 3 then 7.
+    let sevens = [7.0f64; 4];
+    let threes = [3.0f64; 6];
+    let first = comm.isend(&sevens, right, 7)?;
+    let second = comm.isend(&threes, right, 3)?;
+    let mut got3 = [0.0f64; 6];
+    let mut got7 = [0.0f64; 4];
+    comm.recv(&mut got3, left, 3)?;
+    comm.recv(&mut got7, left, 7)?;
+    c.wait("isend tag 7", first)?;
+    c.wait("isend tag 3", second)?;
+    c.equal("recv tag 3 (sent second)", &got3, &threes)?;
+    c.equal("recv tag 7 (sent first)", &got7, &sevens)?;
+
+    // One tag keeps the order: three messages from rank 0 to the last rank.
+    let last = size - 1;
+    for k in 0..3i64 {
+        if me == 0 {
+            comm.send(&[k; 5], last as i32, 11)?;
+        } else if me == last {
+            let mut got = [-1i64; 5];
+            comm.recv(&mut got, 0, 11)?;
+            c.equal(&format!("message {k} with one tag in order"), &got, &[k; 5])?;
+        }
+    }
+    Ok(())
+}
+
+fn check_split(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    let color = me % 2;
+    // key -rank: the child orders its ranks by descending parent rank.
+    let members: Vec<usize> = (0..size).rev().filter(|r| r % 2 == color).collect();
+    let parity = if color == 1 { "odd" } else { "even" };
+    {
+        let child = match comm.split(Some(color as i32), -(me as i32))? {
+            Some(child) => child,
+            None => return fail("split with a color returned no communicator"),
+        };
+        let (child_rank, child_size) = rank_and_size(&child)?;
+        let position = members.iter().position(|&r| r == me).unwrap();
+        c.truth(
+            "split child size",
+            child_size == members.len(),
+            format!("{child_size}, want {} (members {members:?})", members.len()),
+        )?;
+        c.truth(
+            "split child rank",
+            child_rank == position,
+            format!("{child_rank}, want {position} (members {members:?})"),
+        )?;
+        let mut total = [me as i64];
+        child.allreduce_in_place(&mut total, ReduceOp::Sum)?;
+        let sum: i64 = members.iter().map(|&r| r as i64).sum();
+        c.equal(&format!("allreduce on the {parity} child"), &total, &[sum])?;
+        let mut gathered = vec![0i64; child_size];
+        let mine = [me as i64];
+        c.wait(
+            "allgather on the child",
+            child.iallgather(&mine, &mut gathered)?,
+        )?;
+        let want: Vec<i64> = members.iter().map(|&r| r as i64).collect();
+        c.equal(
+            &format!("allgather of parent ranks on the {parity} child"),
+            &gathered,
+            &want,
+        )?;
+        child.barrier()?;
+    }
+
+    // Color None leaves a rank out: rank 0 gets none, the rest a child.
+    let color = if me == 0 { None } else { Some(5) };
+    match (me, comm.split(color, 0)?) {
+        (0, None) => c.truth("split with color None", true, "")?,
+        (0, Some(_)) => return fail("split with color None returned a communicator"),
+        (_, None) => return fail("split with a color returned no communicator"),
+        (_, Some(child)) => {
+            let (child_rank, child_size) = rank_and_size(&child)?;
+            c.truth(
+                "split without rank 0: size",
+                child_size == size - 1,
+                child_size,
+            )?;
+            c.truth(
+                "split without rank 0: rank",
+                child_rank == me - 1,
+                child_rank,
+            )?;
+            let mut buf = [me as f64];
+            child.allreduce_in_place(&mut buf, ReduceOp::Max)?;
+            c.equal("allreduce max without rank 0", &buf, &[(size - 1) as f64])?;
+        }
+    }
+    // The parent goes on after its children.
+    check_rank_and_size(comm, c, Some(size))
+}
+
+fn check_bad_arguments(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    let s = size as i32;
+    let peer = ((me + 1) % size) as i32;
+    let mut short = [0f32; 5];
+    let mut four = [0f64; 4];
+    let mut ints = [0i64; 4];
+    let calls: Vec<(&str, dtrain::Result<()>)> = vec![
+        (
+            "allreduce with mismatched lengths",
+            comm.allreduce(&[0f32; 4], &mut short, ReduceOp::Sum),
+        ),
+        (
+            "allreduce avg on i64",
+            comm.allreduce_in_place(&mut ints, ReduceOp::Avg),
+        ),
+        ("broadcast from root = size", comm.broadcast(&mut four, s)),
+        ("send to peer = size", comm.send(&[0f64; 4], s, 0)),
+        ("recv with tag -1", comm.recv(&mut four, peer, -1)),
+        (
+            "alltoallv with too few counts",
+            comm.alltoallv(
+                &[0f64; 4],
+                &vec![1; size - 1],
+                &mut [0f64; 4],
+                &vec![1; size - 1],
+            ),
+        ),
+        (
+            "non-blocking allgather into a short buffer",
+            comm.iallgather(&[0f64; 3], &mut vec![0f64; 3 * size - 1])
+                .map(drop),
+        ),
+    ];
+    for (what, result) in calls {
+        match result {
+            Err(e) if e.status == Status::InvalidArgument => {
+                c.truth(what, !e.message.is_empty(), "the error has no message")?
+            }
+            Err(e) => return fail(format!("{what}: {e}, want InvalidArgument")),
+            Ok(()) => return fail(format!("{what}: no error, want InvalidArgument")),
+        }
+    }
+    c.equal("refused allreduce left recv as it was", &short, &[0f32; 5])?;
+    // Every rank refused the same calls; the communicator still works.
+    let mut buf = contribution::<f64>(me, SMALL);
+    comm.allreduce_in_place(&mut buf, ReduceOp::Sum)?;
+    c.equal(
+        "allreduce after the refused calls",
+        &buf,
+        &reference(ReduceOp::Sum, size, SMALL),
+    )?;
+    comm.barrier()?;
+    Ok(())
+}
+
+/// The checks of one step for every element type.
+macro_rules! typed {
+    ($f:ident, $comm:expr, $c:expr) => {
+        (|| -> Outcome {
+            $f::<f32>($comm, $c)?;
+            $f::<f64>($comm, $c)?;
+            $f::<i64>($comm, $c)
+        })()
+    };
+}
+
+fn main() -> ExitCode {
+    let expected = match std::env::args().nth(1).map(|a| a.parse::<usize>()) {
+        None => None,
+        Some(Ok(n)) => Some(n),
+        Some(Err(_)) => {
+            eprintln!("usage: allranks [EXPECTED_RANKS]");
+            return ExitCode::from(2);
+        }
+    };
+    let comm = match Comm::new() {
+        Ok(comm) => comm,
+        Err(e) => {
+            eprintln!("FAIL: Comm::new: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (rank, size) = match rank_and_size(&comm) {
+        Ok(rs) => rs,
+        Err(Failure(message)) => {
+            eprintln!("FAIL: rank and size: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut c = Checks { count: 0 };
+    let c = &mut c;
+    let comm = &comm;
+    let steps: Vec<Step<'_>> = vec![
+        (
+            "rank and size",
+            Box::new(|c| check_rank_and_size(comm, c, expected)),
+        ),
+        ("allreduce", Box::new(|c| typed!(check_allreduce, comm, c))),
+        (
+            "requests in flight",
+            Box::new(|c| check_requests_in_flight(comm, c)),
+        ),
+        ("allgather", Box::new(|c| typed!(check_allgather, comm, c))),
+        (
+            "reduce_scatter",
+            Box::new(|c| typed!(check_reduce_scatter, comm, c)),
+        ),
+        ("broadcast", Box::new(|c| typed!(check_broadcast, comm, c))),
+        ("alltoall", Box::new(|c| typed!(check_alltoall, comm, c))),
+        ("alltoallv", Box::new(|c| typed!(check_alltoallv, comm, c))),
+        ("send/recv", Box::new(|c| typed!(check_send_recv, comm, c))),
+        ("tags", Box::new(|c| check_tags(comm, c))),
+        ("split", Box::new(|c| check_split(comm, c))),
+        ("bad arguments", Box::new(|c| check_bad_arguments(comm, c))),
+        ("barrier", Box::new(|_| Ok(comm.barrier()?))),
+    ];
+    for (name, step) in steps {
+        if let Err(Failure(message)) = step(c) {
+            eprintln!("FAIL rank {rank} of {size}: {name}: {message}");
+            return ExitCode::FAILURE;
+        }
+    }
+    println!("rank {rank} of {size}: {} checks passed", c.count);
+    ExitCode::SUCCESS
+}
