@@ -294,10 +294,9 @@ void Engine::fail_all(dt_status status, const std::string& reason) {
     broken_status_ = status;
     broken_reason_ = reason;
   }
-  if (!queue_.empty() || !independent_.empty()) cut_short_ = true;
   std::vector<int> sending;
   auto fail_one = [&](std::unique_ptr<Operation>& op) {
-    op->fail(status, op->prefix() + ": " + reason);
+    if (op->fail(status, op->prefix() + ": " + reason)) cut_short_ = true;
     for (int peer : op->sending_to()) sending.push_back(peer);
     retire(std::move(op));
   };

@@ -108,7 +108,7 @@ class Engine {
   bool sleeping_ = false;
 
   bool abort_handled_ = false;
-  bool cut_short_ = false;  // operations were failed wholesale: no goodbye at teardown
+  bool cut_short_ = false;  // requests were failed wholesale: no goodbye at teardown
 
   std::atomic<bool> abort_requested_{false};
   std::atomic<bool> stop_{false};

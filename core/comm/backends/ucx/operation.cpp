@@ -150,12 +150,12 @@ void Operation::fail_from(const Transfer& t) {
   }
 }
 
-void Operation::fail(dt_status status, const std::string& message) {
-  if (failed_) return;
+bool Operation::fail(dt_status status, const std::string& message) {
+  if (failed_) return false;
   failed_ = true;
   slots_.clear();
   for (Transfer& t : transfers_) group_.transport->cancel(t);
-  request_->complete(status, message);
+  return request_->complete(status, message);
 }
 
 bool Operation::quiescent() const {

@@ -164,8 +164,9 @@ class Operation : public Transfer::Owner {
   bool advance();
   // Ends the operation with an error: completes its request, stops its lanes
   // and cancels its pending receives. Its pending sends are left to the
-  // engine (only closing their endpoint ends them).
-  void fail(dt_status status, const std::string& message);
+  // engine (only closing their endpoint ends them). Returns whether this
+  // completed the request (it may have been completed early, or failed).
+  bool fail(dt_status status, const std::string& message);
 
   bool started() const { return started_; }
   // Finished (every lane done) or failed: the engine lets go of it.

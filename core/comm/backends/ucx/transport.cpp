@@ -349,7 +349,6 @@ void Transport::declare_failed(int peer, const std::string& why) {
 }
 
 void Transport::close_all(Clock::time_point deadline, bool force) {
-  cancel(goodbye_);
   std::vector<void*> closing;
   for (auto& peer : peers_) {
     if (peer->ep == nullptr) continue;
@@ -374,6 +373,9 @@ void Transport::close_all(Clock::time_point deadline, bool force) {
   }
   // Closes that did not finish are released; the worker's destruction ends them.
   for (void* request : closing) ucp_request_free(request);
+  // Listening went on until now, so that a goodbye arriving meanwhile was
+  // taken rather than left unexpected.
+  cancel(goodbye_);
   if (!closing.empty()) {
     DT_LOG(debug) << "UCX: " << closing.size() << " endpoint(s) did not finish flushing before the deadline";
   }
