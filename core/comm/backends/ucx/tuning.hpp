@@ -3,7 +3,9 @@
 // environment (read once, when a communicator is created):
 //
 //   DTRAIN_ALLREDUCE_ALGO       auto | ring | rd     (rd: recursive doubling)
-//   DTRAIN_REDUCE_SCATTER_ALGO  auto | ring | rd
+//   DTRAIN_REDUCE_SCATTER_ALGO  auto | ring | rd     (rd: the whole vector
+//                               reduced by recursive doubling, each rank
+//                               keeping its block)
 //   DTRAIN_ALLGATHER_ALGO       auto | ring | bruck
 //   DTRAIN_BROADCAST_ALGO       auto | pipeline | tree  (tree: binomial)
 //   DTRAIN_UCX_SMALL_BYTES      size up to which "auto" picks the

@@ -15,7 +15,11 @@ namespace dtrain::comm {
 // to every rank, and an empty message to and from each so that every
 // endpoint is wired up before this returns. All of it within `timeout_ms`;
 // otherwise DT_ERR_TIMEOUT naming the ranks not heard from. Algorithms and
-// pipelining follow the DTRAIN_* variables of tuning.hpp.
+// pipelining follow the DTRAIN_* variables of tuning.hpp. UCX reads its
+// UCX_* variables as usual; unless they say otherwise, shared memory's
+// peer-failure support is switched on (UCX_MM_ERROR_HANDLING=y), without
+// which UCX would route intra-node traffic over TCP, and UCP's keepalive
+// runs every second (UCX_KEEPALIVE_INTERVAL=1s).
 std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int timeout_ms);
 
 // The same with explicit tuning instead of the environment's.
