@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "base/tensor.hpp"
@@ -34,6 +35,17 @@ class Backend {
   // A backend for the ranks of this one that share `color`, ordered by key
   // then rank; nullptr when color is DT_UNDEF. Collective over this backend.
   virtual std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) = 0;
+
+  // Waits for `request` until `deadline` and returns whether it finished. A
+  // backend may drive its own progress on the calling thread meanwhile, so
+  // that a small blocking operation pays no hand-off to a progress thread.
+  virtual bool wait(const RequestPtr& request, Clock::time_point deadline) {
+    return request->wait_until(deadline);
+  }
+
+  // The ranks `request` is still waiting for ("rank 2, rank 5"), for timeout
+  // messages; empty when the backend cannot tell.
+  virtual std::string unresponsive_ranks(const Request&) { return {}; }
 
   // Completes every pending request with DT_ERR_ABORTED and refuses new work.
   // Called from any thread; must not block.

@@ -191,9 +191,10 @@ RequestPtr Communicator::barrier() {
 
 void Communicator::wait(const RequestPtr& request, int timeout_ms) {
   int limit = timeout_ms < 0 ? timeout_ms_ : timeout_ms;
-  if (!request->wait_until(Clock::now() + std::chrono::milliseconds(limit))) {
-    fail(DT_ERR_TIMEOUT, rank_prefix() + request->what() + " did not complete within " +
-                             std::to_string(limit) + " ms");
+  if (!backend_->wait(request, Clock::now() + std::chrono::milliseconds(limit))) {
+    std::string silent = backend_->unresponsive_ranks(*request);
+    fail(DT_ERR_TIMEOUT, rank_prefix() + request->what() + " did not complete within " + std::to_string(limit) +
+                             " ms" + (silent.empty() ? "" : "; no word from " + silent));
   }
   dt_status status = request->status();
   if (status != DT_OK) fail(status, request->message());

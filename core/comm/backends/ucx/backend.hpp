@@ -37,9 +37,9 @@ class UcxBackend final : public Backend {
 
   // Waits for `request` until `deadline`, first driving progress on this
   // thread; returns whether it completed.
-  bool wait(const RequestPtr& request, Clock::time_point deadline);
+  bool wait(const RequestPtr& request, Clock::time_point deadline) override;
   // The ranks `request` is still waiting for, as "rank 2, rank 5".
-  std::string unresponsive_ranks(const Request& request);
+  std::string unresponsive_ranks(const Request& request) override;
 
   // Exchanges an empty message with every rank; throws on failure, and
   // DT_ERR_TIMEOUT naming the silent ranks once `deadline` passes.

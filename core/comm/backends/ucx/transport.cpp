@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "base/error.hpp"
@@ -24,6 +25,19 @@ namespace {
 // period is shortened from 20 s so that the failures it can see are seen
 // soon; a dead process behind shared memory is not among them in UCX 1.13,
 // which is why the engine watches local peers itself (liveness.hpp).
+// Whether UCX_TLS lets UCX load a shared-memory transport. Only then does the
+// shared-memory error-handling default below mean anything; otherwise UCX
+// warns that the setting is invalid.
+bool shared_memory_allowed() {
+  const char* tls = std::getenv("UCX_TLS");
+  if (tls == nullptr || *tls == '^') return true;  // unset, or an exclusion list
+  std::string list = std::string(",") + tls + ",";
+  for (const char* name : {"all", "sm", "shm", "posix", "sysv", "xpmem", "cma", "knem"}) {
+    if (list.find(std::string(",") + name + ",") != std::string::npos) return true;
+  }
+  return false;
+}
+
 void apply_defaults(ucp_config_t* config) {
   struct Default {
     const char* name;
@@ -35,6 +49,7 @@ void apply_defaults(ucp_config_t* config) {
       {"KEEPALIVE_INTERVAL", "1s", {"UCX_KEEPALIVE_INTERVAL"}},
   };
   for (const Default& d : defaults) {
+    if (std::string(d.name) == "MM_ERROR_HANDLING" && !shared_memory_allowed()) continue;
     if (std::any_of(d.user_overrides.begin(), d.user_overrides.end(),
                     [](const char* v) { return std::getenv(v) != nullptr; })) {
       continue;
