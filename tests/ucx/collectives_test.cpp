@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -21,7 +22,13 @@ namespace {
 using comm::ucx::Algorithm;
 using comm::ucx::Tuning;
 
-const std::vector<std::int64_t> kSizes{0, 1, 7, 1023, 65536 + 3};
+// Launched as processes (dtrun), the matrix also covers 4 MiB (of float32)
+// + 5 elements; as threads of one process that size is left to large_test.cpp.
+const std::vector<std::int64_t> kSizes = [] {
+  std::vector<std::int64_t> sizes{0, 1, 7, 1023, 65536 + 3};
+  if (std::getenv("DTRAIN_WORLD_SIZE") != nullptr) sizes.push_back((4 << 20) / 4 + 5);
+  return sizes;
+}();
 
 enum class Family { bandwidth, latency };
 

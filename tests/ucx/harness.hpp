@@ -57,7 +57,8 @@ struct WorldOptions {
 };
 
 // Runs `body(comm)` on `n` threads, one communicator each, over the UCX
-// backend. Failures inside `body` (gtest assertions, exceptions) are
+// backend. Under a launcher (`dtrun -n N dtrain_ucx_tests`) the process is
+// instead one rank of N processes, and worlds of another size are skipped. Failures inside `body` (gtest assertions, exceptions) are
 // reported as test failures naming the rank.
 void run_world(int n, const std::function<void(comm::Communicator&)>& body, const WorldOptions& options = {});
 
