@@ -1,0 +1,39 @@
+#include "parallel/ddp/broadcast.hpp"
+
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "parallel/ddp/agreement.hpp"
+#include "parallel/ddp/layout.hpp"
+
+namespace dtrain::parallel::ddp {
+
+void broadcast_parameters(comm::Communicator& comm, std::span<const DLTensor* const> parameters, int root) {
+  std::vector<CheckedTensor> checked;
+  std::vector<TensorLayout> layouts;
+  std::exception_ptr failure;
+  try {
+    if (root < 0 || root >= comm.size()) {
+      raise(DT_ERR_INVALID_ARGUMENT, "root " + std::to_string(root) +
+                                         " is not a rank of this communicator (size " +
+                                         std::to_string(comm.size()) + ")");
+    }
+    checked = check_tensors(parameters, "parameters");
+    for (const CheckedTensor& parameter : checked) layouts.push_back(parameter.layout);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree_on_layout(comm, {"parameter broadcast", "parameter"}, layouts, {{"root", root}}, failure);
+
+  // All at once: collectives on one communicator run in the order issued,
+  // and the latency of one overlaps the setup of the next.
+  std::vector<comm::RequestPtr> requests;
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    if (checked[i].view.count > 0) requests.push_back(comm.broadcast(parameters[i], root));
+  }
+  for (const auto& request : requests) comm.wait(request, -1);
+}
+
+}  // namespace dtrain::parallel::ddp

@@ -1,0 +1,82 @@
+#include "parallel/ddp/bucket.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "base/error.hpp"
+#include "parallel/ddp/convert.hpp"
+#include "parallel/ddp/flat_tensor.hpp"
+
+namespace dtrain::parallel::ddp {
+
+void wait_until(comm::Communicator& comm, const comm::RequestPtr& request, comm::Clock::time_point deadline) {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - comm::Clock::now()).count();
+  comm.wait(request, static_cast<int>(std::clamp<std::int64_t>(left, 0, INT_MAX)));
+}
+
+Bucket::Bucket(DType wire, const std::vector<std::size_t>& gradients, const std::vector<TensorView>& views)
+    : wire_(wire) {
+  for (std::size_t gradient : gradients) {
+    slots_.push_back(Slot{gradient, views[gradient], count_});
+    count_ += views[gradient].count;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(count_) * dtype_size(wire_);
+  storage_.resize((bytes + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+}
+
+void* Bucket::at(std::int64_t offset) {
+  return reinterpret_cast<std::byte*>(storage_.data()) + offset * static_cast<std::int64_t>(dtype_size(wire_));
+}
+
+void Bucket::fill(std::size_t s, double scale) {
+  const Slot& slot = slots_[s];
+  scaled_copy(slot.view.dtype, slot.view.data, wire_, at(slot.offset), slot.view.count, scale);
+  ++filled_;
+}
+
+void Bucket::fill_zero(std::size_t s) {
+  const Slot& slot = slots_[s];
+  // All-zero bits are +0.0 in every floating format.
+  std::memset(at(slot.offset), 0, static_cast<std::size_t>(slot.view.count) * dtype_size(wire_));
+  ++filled_;
+}
+
+void Bucket::launch(comm::Communicator& comm) {
+  if (count_ > 0) {
+    FlatTensor buffer(storage_.data(), count_, wire_);
+    request_ = comm.allreduce(buffer.get(), buffer.get(), DT_SUM);
+  }
+  launched_ = true;
+}
+
+BucketState Bucket::state() const {
+  if (!launched_) return BucketState::waiting;
+  if (!request_) return BucketState::reduced;
+  if (!request_->done()) return BucketState::in_flight;
+  return request_->status() == DT_OK ? BucketState::reduced : BucketState::failed;
+}
+
+void Bucket::finish(comm::Communicator& comm, comm::Clock::time_point deadline, double scale) {
+  if (request_) wait_until(comm, request_, deadline);
+  for (const Slot& slot : slots_) {
+    scaled_copy(wire_, at(slot.offset), slot.view.dtype, slot.view.data, slot.view.count, scale);
+  }
+}
+
+void Bucket::drain(comm::Communicator& comm, comm::Clock::time_point deadline) noexcept {
+  if (!request_) return;
+  try {
+    wait_until(comm, request_, deadline);
+  } catch (...) {
+    // The step is being abandoned for another reason, which the caller reports.
+  }
+}
+
+void Bucket::reset() {
+  filled_ = 0;
+  launched_ = false;
+  request_.reset();
+}
+
+}  // namespace dtrain::parallel::ddp

@@ -1,0 +1,75 @@
+// One bucket: a flat buffer in the wire dtype that holds copies of its
+// gradients, and the allreduce that sums it in place. Gradients are copied
+// in as they are marked ready (spreading the copies over backward) and
+// copied back, scaled, once the allreduce is done.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "base/tensor.hpp"
+#include "comm/communicator.hpp"
+
+namespace dtrain::parallel::ddp {
+
+// The values are the C API's dt_bucket_state.
+enum class BucketState {
+  waiting = 0,    // some gradients are not in yet; nothing sent
+  in_flight = 1,  // the allreduce is running
+  reduced = 2,    // the allreduce is done; wait() has not copied the result back yet
+  failed = 3,     // the allreduce failed; wait() reports why
+};
+
+class Bucket {
+ public:
+  struct Slot {
+    std::size_t gradient;  // index in the DDP's gradient list
+    TensorView view;       // the caller's gradient
+    std::int64_t offset;   // first element in the bucket
+  };
+
+  Bucket(DType wire, const std::vector<std::size_t>& gradients, const std::vector<TensorView>& views);
+  Bucket(Bucket&&) = default;
+
+  DType wire() const { return wire_; }
+  std::int64_t count() const { return count_; }
+  const std::vector<Slot>& slots() const { return slots_; }
+
+  // Copies slot `s`'s gradient in, multiplied by `scale`. Each slot is filled
+  // once per step.
+  void fill(std::size_t s, double scale);
+  // Zeroes slot `s`: a gradient that was not used contributes nothing.
+  void fill_zero(std::size_t s);
+  // Every slot is filled.
+  bool full() const { return filled_ == slots_.size(); }
+
+  // Starts the in-place sum over ranks. Requires full().
+  void launch(comm::Communicator& comm);
+  BucketState state() const;
+
+  // Waits for the allreduce until `deadline`, then copies the sums into the
+  // gradients multiplied by `scale`. Throws the allreduce's error.
+  void finish(comm::Communicator& comm, comm::Clock::time_point deadline, double scale);
+  // Waits for a launched allreduce however it ends, so that the buffer is
+  // free again; used when a step is abandoned.
+  void drain(comm::Communicator& comm, comm::Clock::time_point deadline) noexcept;
+  // Empty again, for the next step.
+  void reset();
+
+ private:
+  void* at(std::int64_t offset);
+
+  DType wire_;
+  std::vector<Slot> slots_;
+  std::int64_t count_ = 0;
+  std::vector<std::uint64_t> storage_;  // the buffer, 8-byte aligned
+  std::size_t filled_ = 0;
+  bool launched_ = false;
+  comm::RequestPtr request_;  // null for a bucket of no elements, which sends nothing
+};
+
+// Waits for `request` through `comm` until `deadline` (DT_ERR_TIMEOUT after).
+void wait_until(comm::Communicator& comm, const comm::RequestPtr& request, comm::Clock::time_point deadline);
+
+}  // namespace dtrain::parallel::ddp

@@ -1,0 +1,221 @@
+#include "parallel/ddp/data_parallel.hpp"
+
+#include <cmath>
+#include <exception>
+#include <string>
+
+#include "base/error.hpp"
+#include "parallel/ddp/agreement.hpp"
+#include "parallel/ddp/bucket_plan.hpp"
+#include "parallel/ddp/flat_tensor.hpp"
+#include "parallel/ddp/layout.hpp"
+
+namespace dtrain::parallel::ddp {
+
+namespace {
+
+// Indices for a message, the first few of them.
+std::string list_indices(const std::vector<std::size_t>& indices) {
+  constexpr std::size_t kShown = 16;
+  std::string text;
+  for (std::size_t k = 0; k < indices.size() && k < kShown; ++k) {
+    text += (k ? ", " : "") + std::to_string(indices[k]);
+  }
+  if (indices.size() > kShown) text += ", ... (" + std::to_string(indices.size()) + " in all)";
+  return text;
+}
+
+comm::Clock::time_point deadline_after(const comm::Communicator& comm, int timeout_ms) {
+  return comm::Clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? comm.timeout_ms() : timeout_ms);
+}
+
+}  // namespace
+
+DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* const> gradients,
+                           const Options& options)
+    : comm_(comm), options_(options) {
+  std::vector<TensorLayout> layouts;
+  std::exception_ptr failure;
+  try {
+    check_options(options_);
+    for (const CheckedTensor& gradient : check_tensors(gradients, "gradients")) {
+      if (!dtype_is_floating(gradient.view.dtype)) {
+        raise(DT_ERR_INVALID_ARGUMENT, "gradients[" + std::to_string(gradients_.size()) + "] is " +
+                                           dtype_name(gradient.view.dtype) +
+                                           "; gradients are averaged, so they must be floating point");
+      }
+      gradients_.push_back(gradient.view);
+      layouts.push_back(gradient.layout);
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree_on_layout(comm_, {"DDP creation", "gradient"}, layouts,
+                  {{"bucket_bytes", options_.bucket_bytes},
+                   {"compression", static_cast<std::int64_t>(options_.compression)},
+                   {"find_unused", options_.find_unused},
+                   {"weighted", options_.weighted}},
+                  failure);
+
+  std::vector<DType> dtypes;
+  std::vector<std::int64_t> counts;
+  for (const TensorView& view : gradients_) {
+    dtypes.push_back(view.dtype);
+    counts.push_back(view.count);
+  }
+  where_.resize(gradients_.size());
+  for (const BucketPlan& plan : plan_buckets(dtypes, counts, options_)) {
+    for (std::size_t s = 0; s < plan.members.size(); ++s) where_[plan.members[s]] = {buckets_.size(), s};
+    buckets_.emplace_back(plan.wire, plan.members, gradients_);
+  }
+  marked_.assign(gradients_.size(), false);
+}
+
+DataParallel::~DataParallel() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  abandon_step(deadline_after(comm_, -1));
+}
+
+void DataParallel::check_index(std::size_t index, const char* what) const {
+  if (index >= gradients_.size()) {
+    raise(DT_ERR_INVALID_ARGUMENT, std::string(what) + " " + std::to_string(index) +
+                                       " is out of range: the DDP has " + std::to_string(gradients_.size()) +
+                                       " gradients");
+  }
+}
+
+void DataParallel::mark_ready(std::size_t index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  check_index(index, "gradient");
+  if (!sync_) return;
+  if (marked_[index]) {
+    raise(DT_ERR_INVALID_USAGE, "gradient " + std::to_string(index) +
+                                    " was already marked ready in this step; wait() ends a step");
+  }
+  const auto [bucket, slot] = where_[index];
+  const double weight = options_.weighted ? local_weight_ : 1.0;
+  buckets_[bucket].fill(slot, weight / comm_.size());
+  marked_[index] = true;
+  ++marked_count_;
+  if (buckets_[bucket].full()) launch_ready();
+}
+
+void DataParallel::launch_weight() {
+  weight_sum_ = local_weight_;
+  FlatTensor weight(&weight_sum_, 1, DType::f64);
+  weight_request_ = comm_.allreduce(weight.get(), weight.get(), DT_SUM);
+}
+
+void DataParallel::launch_ready() {
+  while (next_launch_ < buckets_.size() && buckets_[next_launch_].full()) {
+    // Every rank issues the weights' sum just before its first bucket, so
+    // the collectives line up across ranks.
+    if (options_.weighted && !weight_request_) launch_weight();
+    buckets_[next_launch_].launch(comm_);
+    ++next_launch_;
+  }
+}
+
+void DataParallel::set_sync(bool sync) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (sync != sync_ && marked_count_ > 0) {
+    raise(DT_ERR_INVALID_USAGE, "a step is in progress (" + std::to_string(marked_count_) +
+                                    " gradients marked); call wait() before changing sync");
+  }
+  sync_ = sync;
+}
+
+bool DataParallel::sync() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return sync_;
+}
+
+void DataParallel::set_local_weight(double weight) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!options_.weighted) {
+    raise(DT_ERR_INVALID_USAGE, "set_local_weight needs a DDP created with the weighted option");
+  }
+  if (!std::isfinite(weight) || weight < 0) {
+    raise(DT_ERR_INVALID_ARGUMENT, "weight " + std::to_string(weight) + " must be finite and >= 0");
+  }
+  if (marked_count_ > 0) {
+    raise(DT_ERR_INVALID_USAGE, "a step is in progress (" + std::to_string(marked_count_) +
+                                    " gradients marked); set the weight before the first mark_ready");
+  }
+  local_weight_ = weight;
+}
+
+void DataParallel::wait(int timeout_ms) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!sync_) return;
+  const auto deadline = deadline_after(comm_, timeout_ms);
+
+  std::vector<std::size_t> unmarked;
+  for (std::size_t i = 0; i < marked_.size(); ++i) {
+    if (!marked_[i]) unmarked.push_back(i);
+  }
+  if (!unmarked.empty() && !options_.find_unused) {
+    abandon_step(deadline);
+    raise(DT_ERR_INVALID_USAGE,
+          "rank " + std::to_string(comm_.rank()) + ": gradient" + (unmarked.size() == 1 ? " " : "s ") +
+              list_indices(unmarked) + (unmarked.size() == 1 ? " was" : " were") +
+              " never marked ready in this step (mark every gradient, or turn find_unused on to count "
+              "unmarked ones as zero); the step was abandoned and the gradients left as they were");
+  }
+
+  try {
+    for (std::size_t i : unmarked) buckets_[where_[i].first].fill_zero(where_[i].second);
+    launch_ready();
+    double scale = 1.0;
+    if (weight_request_) {
+      wait_until(comm_, weight_request_, deadline);
+      if (!(weight_sum_ > 0) || !std::isfinite(weight_sum_)) {
+        raise(DT_ERR_INVALID_USAGE, "the ranks' weights add up to " + std::to_string(weight_sum_) +
+                                        "; at least one rank needs a positive weight");
+      }
+      // The buckets hold sum(w_r g_r) / size; this makes it sum(w_r g_r) / sum(w_r).
+      scale = comm_.size() / weight_sum_;
+    }
+    for (Bucket& bucket : buckets_) bucket.finish(comm_, deadline, scale);
+  } catch (...) {
+    abandon_step(deadline);
+    throw;
+  }
+  reset_step();
+}
+
+std::size_t DataParallel::bucket_of(std::size_t index) const {
+  check_index(index, "gradient");
+  return where_[index].first;
+}
+
+BucketState DataParallel::bucket_state(std::size_t bucket) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (bucket >= buckets_.size()) {
+    raise(DT_ERR_INVALID_ARGUMENT, "bucket " + std::to_string(bucket) + " is out of range: the DDP has " +
+                                       std::to_string(buckets_.size()) + " buckets");
+  }
+  return buckets_[bucket].state();
+}
+
+void DataParallel::abandon_step(comm::Clock::time_point deadline) noexcept {
+  if (weight_request_) {
+    try {
+      wait_until(comm_, weight_request_, deadline);
+    } catch (...) {
+      // Reported, if at all, by the caller's own error.
+    }
+  }
+  for (Bucket& bucket : buckets_) bucket.drain(comm_, deadline);
+  reset_step();
+}
+
+void DataParallel::reset_step() {
+  for (Bucket& bucket : buckets_) bucket.reset();
+  marked_.assign(marked_.size(), false);
+  marked_count_ = 0;
+  next_launch_ = 0;
+  weight_request_.reset();
+}
+
+}  // namespace dtrain::parallel::ddp

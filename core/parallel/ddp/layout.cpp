@@ -1,0 +1,56 @@
+#include "parallel/ddp/layout.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "base/error.hpp"
+
+namespace dtrain::parallel::ddp {
+
+std::string to_string(const TensorLayout& layout) {
+  std::string text = std::string(dtype_name(layout.dtype)) + "[";
+  for (std::size_t d = 0; d < layout.shape.size(); ++d) {
+    text += (d ? ", " : "") + std::to_string(layout.shape[d]);
+  }
+  return text + "]";
+}
+
+namespace {
+
+// Two tensors that share bytes would each be written with the other's
+// result; with compact tensors, overlapping byte ranges are the whole test.
+void refuse_overlaps(const std::vector<CheckedTensor>& tensors, const char* list) {
+  std::vector<std::size_t> order(tensors.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::erase_if(order, [&](std::size_t i) { return tensors[i].view.count == 0; });
+  auto begin = [&](std::size_t i) { return reinterpret_cast<std::uintptr_t>(tensors[i].view.data); };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return begin(a) < begin(b); });
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    const std::size_t prev = order[k - 1];
+    const std::size_t next = order[k];
+    if (begin(prev) + tensors[prev].view.bytes() > begin(next)) {
+      raise(DT_ERR_INVALID_ARGUMENT, std::string(list) + "[" + std::to_string(std::min(prev, next)) + "] and " +
+                                         list + "[" + std::to_string(std::max(prev, next)) +
+                                         "] overlap in memory");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<CheckedTensor> check_tensors(std::span<const DLTensor* const> tensors, const char* list) {
+  std::vector<CheckedTensor> checked;
+  checked.reserve(tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const std::string name = std::string(list) + "[" + std::to_string(i) + "]";
+    CheckedTensor tensor;
+    tensor.view = check_tensor(tensors[i], name.c_str());
+    tensor.layout.dtype = tensor.view.dtype;
+    tensor.layout.shape.assign(tensors[i]->shape, tensors[i]->shape + tensors[i]->ndim);
+    checked.push_back(std::move(tensor));
+  }
+  refuse_overlaps(checked, list);
+  return checked;
+}
+
+}  // namespace dtrain::parallel::ddp

@@ -1,0 +1,36 @@
+// What ranks compare before working on a list of tensors together: each
+// tensor's dtype and shape, checked and copied out of the caller's DLTensor.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "base/tensor.hpp"
+
+namespace dtrain::parallel::ddp {
+
+struct TensorLayout {
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> shape;
+
+  bool operator==(const TensorLayout&) const = default;
+};
+
+// "float32[16, 8]".
+std::string to_string(const TensorLayout& layout);
+
+// A tensor accepted for collective use: its view and its layout.
+struct CheckedTensor {
+  TensorView view;
+  TensorLayout layout;
+};
+
+// Checks every tensor (check_tensor, naming it `<list>[i]`), refuses tensors
+// whose memory overlaps (both would be written), and returns them in order.
+std::vector<CheckedTensor> check_tensors(std::span<const DLTensor* const> tensors, const char* list);
+
+}  // namespace dtrain::parallel::ddp
