@@ -27,6 +27,20 @@ std::optional<DType> dtype_from_dlpack(DLDataType dtype) {
   return std::nullopt;
 }
 
+DLDataType dtype_to_dlpack(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return {kDLFloat, 32, 1};
+    case DType::f64: return {kDLFloat, 64, 1};
+    case DType::f16: return {kDLFloat, 16, 1};
+    case DType::bf16: return {kDLBfloat, 16, 1};
+    case DType::i32: return {kDLInt, 32, 1};
+    case DType::i64: return {kDLInt, 64, 1};
+    case DType::i8: return {kDLInt, 8, 1};
+    case DType::u8: return {kDLUInt, 8, 1};
+  }
+  return {kDLFloat, 32, 1};
+}
+
 std::size_t dtype_size(DType dtype) {
   switch (dtype) {
     case DType::f64:

@@ -14,6 +14,9 @@ enum class DType { f32, f64, f16, bf16, i32, i64, i8, u8 };
 // The DType of a DLPack dtype, or nullopt when libdtrain does not accept it.
 std::optional<DType> dtype_from_dlpack(DLDataType dtype);
 
+// The DLPack dtype that describes `dtype` (the inverse of dtype_from_dlpack).
+DLDataType dtype_to_dlpack(DType dtype);
+
 std::size_t dtype_size(DType dtype);
 bool dtype_is_floating(DType dtype);
 const char* dtype_name(DType dtype);

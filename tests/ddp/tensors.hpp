@@ -23,7 +23,7 @@ class TensorList {
     DLTensor t{};
     t.data = data;
     t.device = {kDLCPU, 0};
-    t.dtype = to_dlpack(dtype);
+    t.dtype = dtype_to_dlpack(dtype);
     tensors_.push_back(t);
   }
   template <typename T>

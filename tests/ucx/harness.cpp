@@ -85,30 +85,6 @@ void run_world(int n, const std::function<void(comm::Communicator&)>& body, cons
   for (auto& t : threads) t.join();
 }
 
-DLDataType to_dlpack(DType dtype) {
-  switch (dtype) {
-    case DType::f32: return {kDLFloat, 32, 1};
-    case DType::f64: return {kDLFloat, 64, 1};
-    case DType::f16: return {kDLFloat, 16, 1};
-    case DType::bf16: return {kDLBfloat, 16, 1};
-    case DType::i32: return {kDLInt, 32, 1};
-    case DType::i64: return {kDLInt, 64, 1};
-    case DType::i8: return {kDLInt, 8, 1};
-    case DType::u8: return {kDLUInt, 8, 1};
-  }
-  return {kDLFloat, 32, 1};
-}
-
-Tensor::Tensor(void* data, std::int64_t count, DType dtype) : shape(count) {
-  dl.data = data;
-  dl.device = {kDLCPU, 0};
-  dl.ndim = 1;
-  dl.dtype = to_dlpack(dtype);
-  dl.shape = &shape;
-  dl.strides = nullptr;
-  dl.byte_offset = 0;
-}
-
 void wait(comm::Communicator& comm, const comm::RequestPtr& request) { comm.wait(request, -1); }
 
 }  // namespace dtrain::test

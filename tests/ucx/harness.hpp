@@ -16,6 +16,7 @@
 #include <dlpack/dlpack.h>
 
 #include "base/dtype.hpp"
+#include "base/flat_tensor.hpp"
 #include "bootstrap/rendezvous.hpp"
 #include "comm/backends/ucx/tuning.hpp"
 #include "comm/communicator.hpp"
@@ -63,17 +64,7 @@ struct WorldOptions {
 void run_world(int n, const std::function<void(comm::Communicator&)>& body, const WorldOptions& options = {});
 
 // A DLTensor over caller-owned memory, one-dimensional.
-struct Tensor {
-  DLTensor dl{};
-  std::int64_t shape = 0;
-
-  Tensor(void* data, std::int64_t count, DType dtype);
-  Tensor(const Tensor&) = delete;
-  Tensor& operator=(const Tensor&) = delete;
-  DLTensor* get() { return &dl; }
-};
-
-DLDataType to_dlpack(DType dtype);
+using Tensor = FlatTensor;
 
 // Waits for a request through the communicator (its own deadline).
 void wait(comm::Communicator& comm, const comm::RequestPtr& request);

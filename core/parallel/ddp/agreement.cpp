@@ -4,7 +4,7 @@
 #include <bit>
 
 #include "base/error.hpp"
-#include "parallel/ddp/flat_tensor.hpp"
+#include "base/flat_tensor.hpp"
 
 namespace dtrain::parallel::ddp {
 

@@ -6,7 +6,7 @@
 
 #include "base/error.hpp"
 #include "parallel/ddp/convert.hpp"
-#include "parallel/ddp/flat_tensor.hpp"
+#include "base/flat_tensor.hpp"
 
 namespace dtrain::parallel::ddp {
 

@@ -7,7 +7,7 @@
 #include "base/error.hpp"
 #include "parallel/ddp/agreement.hpp"
 #include "parallel/ddp/bucket_plan.hpp"
-#include "parallel/ddp/flat_tensor.hpp"
+#include "base/flat_tensor.hpp"
 #include "parallel/ddp/layout.hpp"
 
 namespace dtrain::parallel::ddp {

@@ -1,0 +1,34 @@
+// A one-dimensional DLTensor over a host buffer, so that code holding a plain
+// buffer (a strategy's buckets and digests, a test's data) can hand it to the
+// communicator.
+#pragma once
+
+#include <cstdint>
+
+#include <dlpack/dlpack.h>
+
+#include "base/dtype.hpp"
+
+namespace dtrain {
+
+class FlatTensor {
+ public:
+  FlatTensor(void* data, std::int64_t count, DType dtype) : shape_(count) {
+    tensor_.data = data;
+    tensor_.device = {kDLCPU, 0};
+    tensor_.ndim = 1;
+    tensor_.dtype = dtype_to_dlpack(dtype);
+    tensor_.shape = &shape_;
+  }
+  FlatTensor(const FlatTensor&) = delete;  // tensor_.shape points into this object
+  FlatTensor& operator=(const FlatTensor&) = delete;
+
+  DLTensor* get() { return &tensor_; }
+  const DLTensor* get() const { return &tensor_; }
+
+ private:
+  std::int64_t shape_;
+  DLTensor tensor_{};
+};
+
+}  // namespace dtrain
