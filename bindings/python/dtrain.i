@@ -37,10 +37,16 @@
 %thread dt_recv;
 %thread dt_barrier;
 %thread dt_request_wait;
+%thread dt_optimizer_create;
+%thread dt_optimizer_step;
+%thread dt_optimizer_zero_grad;
+%thread dt_optimizer_destroy;
+%thread dt_optimizer::~dt_optimizer;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"
 %include "swig/handles.i"
+%include "swig/optim.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -50,3 +56,4 @@
 %include "dtrain/version.h"
 %include "dtrain/tensor.h"
 %include "dtrain/comm.h"
+%include "dtrain/optim.h"

@@ -13,5 +13,6 @@
 #include "dtrain/version.h"
 #include "dtrain/tensor.h"
 #include "dtrain/comm.h"
+#include "dtrain/optim.h"
 
 #endif /* DTRAIN_H */

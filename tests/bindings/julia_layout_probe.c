@@ -47,8 +47,36 @@ int main(void) {
   FIELD(dt_comm_options, oob_allgather);
   FIELD(dt_comm_options, oob_user);
 
+  STRUCT(dt_optimizer_options);
+  FIELD(dt_optimizer_options, version);
+  FIELD(dt_optimizer_options, kind);
+  FIELD(dt_optimizer_options, lr);
+  FIELD(dt_optimizer_options, weight_decay);
+  FIELD(dt_optimizer_options, momentum);
+  FIELD(dt_optimizer_options, dampening);
+  FIELD(dt_optimizer_options, nesterov);
+  FIELD(dt_optimizer_options, beta1);
+  FIELD(dt_optimizer_options, beta2);
+  FIELD(dt_optimizer_options, eps);
+  FIELD(dt_optimizer_options, max_grad_norm);
+  FIELD(dt_optimizer_options, loss_scale);
+  FIELD(dt_optimizer_options, dynamic_loss_scale);
+  FIELD(dt_optimizer_options, growth_factor);
+  FIELD(dt_optimizer_options, backoff_factor);
+  FIELD(dt_optimizer_options, growth_interval);
+  FIELD(dt_optimizer_options, comm);
+
+  STRUCT(dt_optimizer_step_info);
+  FIELD(dt_optimizer_step_info, version);
+  FIELD(dt_optimizer_step_info, skipped);
+  FIELD(dt_optimizer_step_info, grad_norm);
+  FIELD(dt_optimizer_step_info, step);
+  FIELD(dt_optimizer_step_info, loss_scale);
+
   CONSTANT(DT_UNDEF);
   CONSTANT(DT_COMM_OPTIONS_VERSION);
+  CONSTANT(DT_OPTIMIZER_OPTIONS_VERSION);
+  CONSTANT(DT_OPTIMIZER_STEP_INFO_VERSION);
   CONSTANT(kDLCPU);
   CONSTANT(kDLCUDA);
   CONSTANT(kDLCUDAHost);

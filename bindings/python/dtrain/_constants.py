@@ -1,4 +1,4 @@
-"""Status codes, reduce operations and backends, with the C API's values."""
+"""Status codes, reduce operations, backends and optimizer kinds, with the C API's values."""
 
 import enum
 
@@ -36,6 +36,11 @@ class Backend(enum.IntEnum):
     AUTO = _capi.DT_BACKEND_AUTO
     UCX = _capi.DT_BACKEND_UCX
     NCCL = _capi.DT_BACKEND_NCCL
+
+
+class OptimizerKind(enum.IntEnum):
+    SGD = _capi.DT_OPTIM_SGD
+    ADAMW = _capi.DT_OPTIM_ADAMW
 
 
 def status_or_int(value):

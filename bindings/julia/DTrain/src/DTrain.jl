@@ -5,8 +5,8 @@ Julia binding of libdtrain, distributed training as an embeddable library.
 
 Arrays are handed to the library as borrowed DLPack tensors: dense host arrays of
 `Float32`, `Float64`, `Float16`, `Int32`, `Int64`, `Int8` or `UInt8`. Handles
-(`Comm`, `Request`) are freed by `close` or, failing that, by their finalizers,
-which only release local resources and never communicate.
+(`Comm`, `Request`, `Optimizer`) are freed by `close` or, failing that, by their
+finalizers, which only release local resources and never communicate.
 
 The library is `ENV["LIBDTRAIN"]` when set, otherwise `libdtrain.so.0` from the
 system's library path; it is opened on first use.
@@ -26,6 +26,8 @@ export Request, test
 export allreduce!, reduce_scatter!, allgather!, alltoall!, alltoallv!, send, recv!
 export iallreduce!, ireduce_scatter!, iallgather!, ibroadcast!, ialltoall!, ialltoallv!, isend, irecv!
 export tensor_check
+export Optimizer, OptimizerKind, DT_OPTIM_SGD, DT_OPTIM_ADAMW, StepInfo, step!, zero_grad!,
+       learning_rate, set_learning_rate!, loss_scale
 
 include("library.jl")
 include("status.jl")
@@ -38,5 +40,6 @@ include("comm.jl")
 include("request.jl")
 include("collectives.jl")
 include("p2p.jl")
+include("optimizer.jl")
 
 end # module

@@ -277,4 +277,84 @@ end
     end
 end
 
+@testset "optimizer" begin
+    @test sizeof(DTrain.OptimizerOptions) == 72
+    @test sizeof(DTrain.OptimizerStepInfo) == 32
+    defaults = DTrain.OptimizerOptions()
+    @test defaults.kind == Cint(DT_OPTIM_ADAMW)
+    @test defaults.lr == 1f-3
+    @test defaults.growth_interval == DTrain.DT_UNDEF
+
+    # SGD with momentum on a matrix and a vector.
+    w, b = ones(Float32, 3, 2), fill(2f0, 4)
+    gw, gb = zeros(Float32, 3, 2), zeros(Float32, 4)
+    Optimizer([w, b], [gw, gb]; kind=:sgd, lr=0.1, momentum=0.5) do opt
+        @test learning_rate(opt) == 0.1f0
+        for k in 1:2
+            gw .= 1
+            gb .= -1
+            info = step!(opt)
+            @test !info.skipped
+            @test info.step == k
+            @test info.grad_norm ≈ sqrt(10.0)
+        end
+        zero_grad!(opt)
+        @test all(iszero, gw)
+        set_learning_rate!(opt, 0.0)
+        @test learning_rate(opt) == 0
+        @test message_of(() -> set_learning_rate!(opt, -1), DT_ERR_INVALID_ARGUMENT) ==
+              "lr = -1 is not a finite number >= 0"
+    end
+    @test all(x -> isapprox(x, 0.75f0; rtol=1e-6), w)
+    @test all(x -> isapprox(x, 2.25f0; rtol=1e-6), b)
+
+    # AdamW's first step moves each parameter by lr against its gradient.
+    p, g = Float32[1, -1, 0.5], Float32[0.25, -4, 1]
+    Optimizer([p], [g]; lr=0.01) do opt
+        step!(opt)
+    end
+    @test p ≈ Float32[0.99, -0.99, 0.49] rtol = 1e-6
+
+    # Clipping to the global norm.
+    p, g = zeros(Float32, 2), Float32[3, 4]
+    Optimizer([p], [g]; kind=DT_OPTIM_SGD, lr=1.0, max_grad_norm=1.0) do opt
+        @test step!(opt).grad_norm == 5.0
+    end
+    @test g ≈ Float32[0.6, 0.8] rtol = 1e-6
+
+    # Float16 with a dynamic loss scale: inf skips and backs off.
+    p, g = ones(Float16, 4), fill(Float16(Inf), 4)
+    opt = Optimizer([p], [g]; kind=:sgd, lr=0.5, loss_scale=256, dynamic_loss_scale=true, growth_interval=1)
+    info = step!(opt)
+    @test info.skipped && info.loss_scale == 128
+    @test all(==(Float16(1)), p)
+    g .= Float16(128)
+    @test !step!(opt).skipped
+    @test loss_scale(opt) == 256
+    @test all(==(Float16(0.5)), p)
+    close(opt)
+    close(opt)
+    @test message_of(() -> step!(opt), DT_ERR_INVALID_USAGE) == "the optimizer is closed"
+
+    # Sharded over a world of one.
+    Comm() do comm
+        p, g = ones(Float32, 4), ones(Float32, 4)
+        Optimizer([p], [g]; kind=:sgd, lr=0.1, comm=comm) do opt
+            @test step!(opt).grad_norm == 2.0
+        end
+    end
+
+    # Bad input is refused.
+    p = ones(Float32, 4)
+    @test occursin("grads[0]: shape (3,) differs",
+                   message_of(() -> Optimizer([p], [zeros(Float32, 3)]), DT_ERR_INVALID_ARGUMENT))
+    @test occursin("dtype int32 cannot be optimized",
+                   message_of(() -> Optimizer([ones(Int32, 2)], [ones(Int32, 2)]), DT_ERR_INVALID_ARGUMENT))
+    @test occursin("options.lr = -1",
+                   message_of(() -> Optimizer([p], [zeros(Float32, 4)]; lr=-1), DT_ERR_INVALID_ARGUMENT))
+    @test occursin("0 gradients for 1 parameters",
+                   message_of(() -> Optimizer([p], Vector{Float32}[]), DT_ERR_INVALID_ARGUMENT))
+    @test_throws ArgumentError Optimizer([p], [zeros(Float32, 4)]; kind=:adam)
+end
+
 end # @testset "DTrain"

@@ -4,6 +4,8 @@ pub const DT_VERSION_MAJOR: u32 = 0;
 pub const DT_VERSION_MINOR: u32 = 1;
 pub const DT_VERSION_PATCH: u32 = 0;
 pub const DT_COMM_OPTIONS_VERSION: u32 = 1;
+pub const DT_OPTIMIZER_OPTIONS_VERSION: u32 = 1;
+pub const DT_OPTIMIZER_STEP_INFO_VERSION: u32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int64_t = ::std::os::raw::c_long;
@@ -721,4 +723,503 @@ extern "C" {
     #[doc = " Releases `req` (NULL: no-op). An operation still running goes on; its"]
     #[doc = " buffers must stay valid until it completes or the communicator is destroyed."]
     pub fn dt_request_free(req: *mut dt_request);
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_optimizer {
+    _unused: [u8; 0],
+}
+pub const DT_OPTIM_SGD: dt_optimizer_kind = 0;
+pub const DT_OPTIM_ADAMW: dt_optimizer_kind = 1;
+pub type dt_optimizer_kind = ::std::os::raw::c_uint;
+#[doc = " Options for dt_optimizer_create(). Grows only at its end. The formulas are"]
+#[doc = " PyTorch's torch.optim.SGD and torch.optim.AdamW, and the loss scaler"]
+#[doc = " follows torch.cuda.amp.GradScaler."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_optimizer_options {
+    pub version: ::std::os::raw::c_uint,
+    pub kind: dt_optimizer_kind,
+    pub lr: f32,
+    pub weight_decay: f32,
+    pub momentum: f32,
+    pub dampening: f32,
+    pub nesterov: ::std::os::raw::c_int,
+    pub beta1: f32,
+    pub beta2: f32,
+    pub eps: f32,
+    pub max_grad_norm: f32,
+    pub loss_scale: f32,
+    pub dynamic_loss_scale: ::std::os::raw::c_int,
+    pub growth_factor: f32,
+    pub backoff_factor: f32,
+    pub growth_interval: ::std::os::raw::c_int,
+    pub comm: *mut dt_comm,
+}
+#[test]
+fn bindgen_test_layout_dt_optimizer_options() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_optimizer_options>(),
+        72usize,
+        concat!("Size of: ", stringify!(dt_optimizer_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_optimizer_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_optimizer_options))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_kind() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kind) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(kind)
+            )
+        );
+    }
+    test_field_kind();
+    fn test_field_lr() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).lr) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(lr)
+            )
+        );
+    }
+    test_field_lr();
+    fn test_field_weight_decay() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).weight_decay) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(weight_decay)
+            )
+        );
+    }
+    test_field_weight_decay();
+    fn test_field_momentum() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).momentum) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(momentum)
+            )
+        );
+    }
+    test_field_momentum();
+    fn test_field_dampening() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dampening) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(dampening)
+            )
+        );
+    }
+    test_field_dampening();
+    fn test_field_nesterov() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).nesterov) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(nesterov)
+            )
+        );
+    }
+    test_field_nesterov();
+    fn test_field_beta1() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).beta1) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(beta1)
+            )
+        );
+    }
+    test_field_beta1();
+    fn test_field_beta2() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).beta2) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(beta2)
+            )
+        );
+    }
+    test_field_beta2();
+    fn test_field_eps() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).eps) as usize - ptr as usize
+            },
+            36usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(eps)
+            )
+        );
+    }
+    test_field_eps();
+    fn test_field_max_grad_norm() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_grad_norm) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(max_grad_norm)
+            )
+        );
+    }
+    test_field_max_grad_norm();
+    fn test_field_loss_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).loss_scale) as usize - ptr as usize
+            },
+            44usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(loss_scale)
+            )
+        );
+    }
+    test_field_loss_scale();
+    fn test_field_dynamic_loss_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dynamic_loss_scale) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(dynamic_loss_scale)
+            )
+        );
+    }
+    test_field_dynamic_loss_scale();
+    fn test_field_growth_factor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).growth_factor) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(growth_factor)
+            )
+        );
+    }
+    test_field_growth_factor();
+    fn test_field_backoff_factor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).backoff_factor) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(backoff_factor)
+            )
+        );
+    }
+    test_field_backoff_factor();
+    fn test_field_growth_interval() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).growth_interval) as usize - ptr as usize
+            },
+            60usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(growth_interval)
+            )
+        );
+    }
+    test_field_growth_interval();
+    fn test_field_comm() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).comm) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_options),
+                "::",
+                stringify!(comm)
+            )
+        );
+    }
+    test_field_comm();
+}
+#[doc = " What one dt_optimizer_step() did. The caller sets `version`"]
+#[doc = " (DT_OPTIMIZER_STEP_INFO_VERSION, or use the _INIT macro); the library"]
+#[doc = " writes the other fields of that version. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_optimizer_step_info {
+    pub version: ::std::os::raw::c_uint,
+    pub skipped: ::std::os::raw::c_int,
+    pub grad_norm: f64,
+    pub step: i64,
+    pub loss_scale: f32,
+}
+#[test]
+fn bindgen_test_layout_dt_optimizer_step_info() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_optimizer_step_info>(),
+        32usize,
+        concat!("Size of: ", stringify!(dt_optimizer_step_info))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_optimizer_step_info>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_optimizer_step_info))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_step_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_step_info),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_skipped() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_step_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).skipped) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_step_info),
+                "::",
+                stringify!(skipped)
+            )
+        );
+    }
+    test_field_skipped();
+    fn test_field_grad_norm() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_step_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).grad_norm) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_step_info),
+                "::",
+                stringify!(grad_norm)
+            )
+        );
+    }
+    test_field_grad_norm();
+    fn test_field_step() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_step_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).step) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_step_info),
+                "::",
+                stringify!(step)
+            )
+        );
+    }
+    test_field_step();
+    fn test_field_loss_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_optimizer_step_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).loss_scale) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_optimizer_step_info),
+                "::",
+                stringify!(loss_scale)
+            )
+        );
+    }
+    test_field_loss_scale();
+}
+extern "C" {
+    #[doc = " Fills `opts` with the defaults of options version `version` (pass"]
+    #[doc = " DT_OPTIMIZER_OPTIONS_VERSION). Only the fields that version has are"]
+    #[doc = " written. DT_ERR_INVALID_ARGUMENT for NULL, version 0 or a version newer"]
+    #[doc = " than this library's."]
+    pub fn dt_optimizer_options_init(
+        opts: *mut dt_optimizer_options,
+        version: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Creates an optimizer over `n` > 0 parameters `params[i]` with their"]
+    #[doc = " gradients `grads[i]`. `opts` NULL: AdamW with the defaults. Makes the"]
+    #[doc = " float32 master weights of float16/bfloat16 parameters and zeroed optimizer"]
+    #[doc = " state. DT_ERR_INVALID_ARGUMENT for a bad tensor, a gradient that does not"]
+    #[doc = " match its parameter, overlapping tensors or a bad option (dt_error_last()"]
+    #[doc = " names it); DT_ERR_UNSUPPORTED for kDLCUDA tensors. Nothing is written on"]
+    #[doc = " failure. The optimizer belongs to the caller (dt_optimizer_destroy())."]
+    pub fn dt_optimizer_create(
+        out: *mut *mut dt_optimizer,
+        params: *mut DLTensor,
+        grads: *mut DLTensor,
+        n: usize,
+        opts: *const dt_optimizer_options,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Takes one step (see the top of this header). `info` may be NULL; otherwise"]
+    #[doc = " its version must be set. With a `comm`, a failed allreduce returns its"]
+    #[doc = " error and nothing is updated."]
+    pub fn dt_optimizer_step(
+        opt: *mut dt_optimizer,
+        info: *mut dt_optimizer_step_info,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Sets every gradient to zero."]
+    pub fn dt_optimizer_zero_grad(opt: *mut dt_optimizer) -> dt_status;
+}
+extern "C" {
+    #[doc = " Sets the learning rate of the next steps (>= 0, finite), e.g. for a schedule."]
+    pub fn dt_optimizer_set_lr(opt: *mut dt_optimizer, lr: f32) -> dt_status;
+}
+extern "C" {
+    #[doc = " The current learning rate."]
+    pub fn dt_optimizer_lr(opt: *const dt_optimizer, out: *mut f32) -> dt_status;
+}
+extern "C" {
+    #[doc = " The current loss scale: what to multiply the next loss by (1 without loss scaling)."]
+    pub fn dt_optimizer_loss_scale(opt: *const dt_optimizer, out: *mut f32) -> dt_status;
+}
+extern "C" {
+    #[doc = " Destroys `opt` (NULL: no-op), freeing master weights and state. The tensors stay the caller's."]
+    pub fn dt_optimizer_destroy(opt: *mut dt_optimizer) -> dt_status;
 }

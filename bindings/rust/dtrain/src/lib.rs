@@ -1,4 +1,5 @@
-//! Safe Rust API of libdtrain: distributed training collectives on slices.
+//! Safe Rust API of libdtrain: distributed training collectives and
+//! optimizers on slices.
 //!
 //! A [`Comm`] is a communicator; its collectives and point-to-point calls take
 //! slices of an [`Element`] type (`f32`, `f64`, `i32`, `i64`, `i8`, `u8`,
@@ -9,7 +10,8 @@
 //! Ownership follows the C API: a [`Comm`] owns its handle and destroys it on
 //! drop; a [`Request`] of a non-blocking call borrows its buffers and its
 //! communicator until it is waited for or dropped; a communicator made by
-//! [`Comm::split`] borrows its parent.
+//! [`Comm::split`] borrows its parent; an [`Optimizer`] borrows its parameter
+//! and gradient slices mutably until it is dropped.
 //!
 //! ```
 //! use dtrain::{Comm, ReduceOp};
@@ -34,6 +36,7 @@ mod error;
 mod half;
 mod nonblocking;
 mod operation;
+mod optimizer;
 mod options;
 mod request;
 mod start;
@@ -47,6 +50,7 @@ pub use comm::Comm;
 pub use element::{DataType, Element};
 pub use error::{error_last, status_string, Error, Result, Status};
 pub use half::{Bf16, F16};
+pub use optimizer::{Optimizer, OptimizerKind, OptimizerOptions, StepInfo};
 pub use options::{Backend, Options, ReduceOp};
 pub use request::Request;
 pub use tensor::tensor_check;

@@ -29,6 +29,11 @@ impl RawTensor {
         RawTensor::new::<T>(slice.as_mut_ptr() as *mut c_void, slice.len())
     }
 
+    /// Describes `len` elements at `data`, which the caller keeps valid.
+    pub(crate) fn from_raw_parts<T: Element>(data: *mut T, len: usize) -> RawTensor {
+        RawTensor::new::<T>(data as *mut c_void, len)
+    }
+
     fn new<T: Element>(data: *mut c_void, len: usize) -> RawTensor {
         // A slice never holds more than isize::MAX bytes, so its length fits.
         let shape = Box::into_raw(Box::new(len as i64));
@@ -54,6 +59,12 @@ impl RawTensor {
 
     pub(crate) fn as_mut_ptr(&mut self) -> *mut sys::DLTensor {
         &mut self.tensor
+    }
+
+    /// A copy of the descriptor, for calls that take arrays of tensors; its
+    /// shape pointer stays valid only while this value lives.
+    pub(crate) fn descriptor(&self) -> sys::DLTensor {
+        self.tensor
     }
 }
 

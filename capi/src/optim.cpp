@@ -1,0 +1,107 @@
+// Optimizers: dt_optimizer over optim::Optimizer. With a communicator in the
+// options, the squared gradient norm is summed over its ranks (sharded
+// tensors) by a blocking allreduce.
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <string>
+
+#include "entry.hpp"
+#include "handles.hpp"
+#include "optim/config.hpp"
+#include "optim/optimizer.hpp"
+
+using dtrain::capi::entry;
+using dtrain::capi::require;
+
+struct dt_optimizer {
+  std::unique_ptr<dtrain::optim::Optimizer> impl;
+};
+
+namespace {
+
+constexpr std::size_t kStepInfoSizes[] = {0, sizeof(dt_optimizer_step_info)};
+
+// The communicator is held, not borrowed, so that an optimizer outliving its
+// dt_comm fails its steps with DT_ERR_ABORTED instead of touching freed memory.
+dtrain::optim::Optimizer::NormReducer sum_over(std::shared_ptr<dtrain::comm::Communicator> comm) {
+  return [comm = std::move(comm)](double local) {
+    double value = local;
+    std::int64_t shape[1] = {1};
+    DLTensor tensor{&value, {kDLCPU, 0}, 1, {kDLFloat, 64, 1}, shape, nullptr, 0};
+    comm->wait(comm->allreduce(&tensor, &tensor, DT_SUM), -1);
+    return value;
+  };
+}
+
+void check_info(const dt_optimizer_step_info* info) {
+  if (info == nullptr) return;
+  if (info->version == 0 || info->version >= std::size(kStepInfoSizes)) {
+    dtrain::raise(DT_ERR_INVALID_ARGUMENT, "info->version = " + std::to_string(info->version) +
+                                               " is not supported by this library (1.." +
+                                               std::to_string(std::size(kStepInfoSizes) - 1) +
+                                               "); initialise it with DT_OPTIMIZER_STEP_INFO_INIT");
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+DT_API dt_status dt_optimizer_options_init(dt_optimizer_options* opts, unsigned version) {
+  return entry([&] { dtrain::optim::init_optimizer_options(opts, version); });
+}
+
+DT_API dt_status dt_optimizer_create(dt_optimizer** out, DLTensor* params, DLTensor* grads, size_t n,
+                                     const dt_optimizer_options* opts) {
+  return entry([&] {
+    require(out, "out");
+    const dtrain::optim::Config config = dtrain::optim::read_config(opts);
+    dtrain::optim::Optimizer::NormReducer reducer;
+    if (opts != nullptr && opts->comm != nullptr) reducer = sum_over(opts->comm->impl);
+    auto impl = std::make_unique<dtrain::optim::Optimizer>(config, params, grads, n, std::move(reducer));
+    *out = new dt_optimizer{std::move(impl)};
+  });
+}
+
+DT_API dt_status dt_optimizer_step(dt_optimizer* opt, dt_optimizer_step_info* info) {
+  return entry([&] {
+    require(opt, "opt");
+    check_info(info);
+    const dtrain::optim::StepResult result = opt->impl->step();
+    if (info == nullptr) return;
+    // Version 1 is every field there is so far.
+    info->skipped = result.skipped ? 1 : 0;
+    info->grad_norm = result.grad_norm;
+    info->step = result.steps;
+    info->loss_scale = result.loss_scale;
+  });
+}
+
+DT_API dt_status dt_optimizer_zero_grad(dt_optimizer* opt) {
+  return entry([&] { require(opt, "opt")->impl->zero_grad(); });
+}
+
+DT_API dt_status dt_optimizer_set_lr(dt_optimizer* opt, float lr) {
+  return entry([&] { require(opt, "opt")->impl->set_lr(lr); });
+}
+
+DT_API dt_status dt_optimizer_lr(const dt_optimizer* opt, float* out) {
+  return entry([&] {
+    require(opt, "opt");
+    *require(out, "out") = opt->impl->lr();
+  });
+}
+
+DT_API dt_status dt_optimizer_loss_scale(const dt_optimizer* opt, float* out) {
+  return entry([&] {
+    require(opt, "opt");
+    *require(out, "out") = opt->impl->loss_scale();
+  });
+}
+
+DT_API dt_status dt_optimizer_destroy(dt_optimizer* opt) {
+  return entry([&] { delete opt; });
+}
+
+}  // extern "C"

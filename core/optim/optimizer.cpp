@@ -1,0 +1,81 @@
+#include "optim/optimizer.hpp"
+
+#include "optim/grad_plan.hpp"
+#include "optim/kernels.hpp"
+#include "optim/param_tensors.hpp"
+#include "optim/step.hpp"
+
+namespace dtrain::optim {
+
+int state_buffers(const Config& config) {
+  if (config.kind == Kind::adamw) return 2;
+  return config.sgd.momentum != 0.0f ? 1 : 0;
+}
+
+Optimizer::Optimizer(const Config& config, const DLTensor* params, const DLTensor* grads, std::size_t n,
+                     NormReducer reducer)
+    : config_(config), scaler_(config.loss_scale), reducer_(std::move(reducer)) {
+  const std::vector<ParamTensor> tensors = check_param_tensors(params, grads, n);
+  const int buffers = state_buffers(config_);
+
+  // One allocation for everything, zeroed: fresh state is all zeros.
+  std::size_t total = 0;
+  for (const ParamTensor& t : tensors) {
+    const auto count = static_cast<std::size_t>(t.param.count);
+    total += count * static_cast<std::size_t>(buffers + (needs_master(t.param.dtype) ? 1 : 0));
+  }
+  storage_ = std::make_unique<float[]>(total);
+
+  float* next = storage_.get();
+  slots_.reserve(tensors.size());
+  for (const ParamTensor& t : tensors) {
+    Slot slot;
+    slot.param = t.param;
+    slot.grad = t.grad;
+    if (needs_master(t.param.dtype)) {
+      slot.master = next;
+      next += t.param.count;
+    }
+    for (int b = 0; b < buffers; ++b) {
+      slot.state[b] = next;
+      next += t.param.count;
+    }
+    slots_.push_back(slot);
+  }
+  load_masters(slots_);
+}
+
+StepResult Optimizer::step() {
+  double squared = squared_norm(slots_);
+  if (reducer_) squared = reducer_(squared);
+  const GradPlan plan = plan_gradients(squared, scaler_.scale(), config_.max_grad_norm);
+
+  StepResult result;
+  result.grad_norm = plan.norm;
+  result.skipped = plan.skip;
+  if (!plan.skip) {
+    const std::int64_t number = steps_ + 1;
+    if (config_.kind == Kind::sgd) {
+      sgd_update(make_sgd_step(config_.sgd, number, plan.scale), slots_);
+    } else {
+      adamw_update(make_adamw_step(config_.adamw, number, plan.scale), slots_);
+    }
+    steps_ = number;
+  }
+  scaler_.update(plan.skip);
+  result.steps = steps_;
+  result.loss_scale = scaler_.scale();
+  return result;
+}
+
+void Optimizer::zero_grad() { zero_grads(slots_); }
+
+void Optimizer::set_lr(float lr) {
+  check_lr(lr, "lr");
+  config_.sgd.lr = lr;
+  config_.adamw.lr = lr;
+}
+
+float Optimizer::lr() const { return config_.kind == Kind::sgd ? config_.sgd.lr : config_.adamw.lr; }
+
+}  // namespace dtrain::optim

@@ -1,0 +1,62 @@
+// An optimizer over a set of caller-owned parameter and gradient tensors:
+// what a dt_optimizer handle holds. It owns the f32 master weights and the
+// optimizer state, and runs each step as gradient norm, skip-or-plan
+// (loss scale and clipping, grad_plan.hpp), fused update, loss-scale update.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "optim/config.hpp"
+#include "optim/loss_scaler.hpp"
+#include "optim/slot.hpp"
+
+namespace dtrain::optim {
+
+struct StepResult {
+  bool skipped = false;
+  double grad_norm = 0.0;
+  std::int64_t steps = 0;  // steps applied so far
+  float loss_scale = 1.0f;
+};
+
+class Optimizer {
+ public:
+  // Sums this rank's squared gradient norm over the ranks that hold the other
+  // shards of a sharded model. Empty: the tensors are the whole model.
+  using NormReducer = std::function<double(double)>;
+
+  // Checks the tensors (param_tensors.hpp), allocates zeroed state and fills
+  // the master weights of f16/bf16 params. Writes nothing the caller owns.
+  Optimizer(const Config& config, const DLTensor* params, const DLTensor* grads, std::size_t n,
+            NormReducer reducer = {});
+
+  // One step. When the reducer throws, nothing has been updated.
+  StepResult step();
+  void zero_grad();
+
+  void set_lr(float lr);
+  float lr() const;
+  float loss_scale() const { return scaler_.scale(); }
+  std::int64_t steps() const { return steps_; }
+  std::span<const Slot> slots() const { return slots_; }
+
+ private:
+  Config config_;
+  std::vector<Slot> slots_;
+  std::unique_ptr<float[]> storage_;  // every Slot's master weights and state
+  LossScaler scaler_;
+  NormReducer reducer_;
+  std::int64_t steps_ = 0;
+};
+
+// How many f32 state buffers per element `kind` keeps.
+int state_buffers(const Config& config);
+
+}  // namespace dtrain::optim

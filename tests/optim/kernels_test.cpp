@@ -1,0 +1,186 @@
+// The internal C++ API a sharded strategy builds on: the kernels over Slots
+// and slices of Slots, the gradient plan, the loss scaler, and the Optimizer
+// with a norm reducer.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "base/error.hpp"
+#include "optim/grad_plan.hpp"
+#include "optim/kernels.hpp"
+#include "optim/loss_scaler.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/tensors.hpp"
+
+namespace dtrain::optim {
+namespace {
+
+using testing::Precision;
+using testing::TensorSet;
+
+// A Slot over one tensor of `precision` with its own master and state.
+struct Buffers {
+  TensorSet params;
+  TensorSet grads;
+  std::vector<float> master, state0, state1;
+  Slot slot;
+
+  Buffers(Precision precision, std::int64_t n)
+      : params(precision, {{n}}), grads(precision, {{n}}), master(n), state0(n), state1(n) {
+    testing::fill_params(params, 31);
+    slot.param = check_tensor(&params.tensor(0), "param");
+    slot.grad = check_tensor(&grads.tensor(0), "grad");
+    slot.master = precision == Precision::f32 ? nullptr : master.data();
+    slot.state[0] = state0.data();
+    slot.state[1] = state1.data();
+    load_masters({&slot, 1});
+  }
+};
+
+// A sharded strategy updates its shard's slices; the result must be the very
+// bits of the update over the whole.
+TEST(Kernels, SlicesComputeWhatTheWholeComputes) {
+  for (Precision precision : {Precision::f32, Precision::bf16, Precision::f16}) {
+    constexpr std::int64_t n = 1001;
+    Buffers whole(precision, n), parts(precision, n);
+    const std::int64_t cuts[] = {0, 333, 334, 700, n};
+    std::vector<Slot> slices;
+    for (int k = 0; k + 1 < 5; ++k) slices.push_back(parts.slot.slice(cuts[k], cuts[k + 1] - cuts[k]));
+
+    SgdHyperparameters sgd{0.05f, 0.9f, 0.0f, 0.01f, true};
+    AdamwHyperparameters adamw{0.01f, 0.9f, 0.999f, 1e-8f, 0.1f};
+    for (int step = 1; step <= 4; ++step) {
+      testing::fill_grads(whole.grads, step);
+      testing::fill_grads(parts.grads, step);
+      const double sum = squared_norm({&whole.slot, 1});
+      EXPECT_NEAR(squared_norm(slices), sum, 1e-12 * sum);
+      const GradScale scale{step % 2 ? 1.0f : 0.5f};
+      if (step <= 2) {
+        sgd_update(make_sgd_step(sgd, step, scale), {&whole.slot, 1});
+        sgd_update(make_sgd_step(sgd, step, scale), slices);
+      } else {
+        adamw_update(make_adamw_step(adamw, step, scale), {&whole.slot, 1});
+        adamw_update(make_adamw_step(adamw, step, scale), slices);
+      }
+      EXPECT_EQ(whole.params.bytes(), parts.params.bytes());
+      EXPECT_EQ(whole.grads.bytes(), parts.grads.bytes());
+      EXPECT_EQ(whole.master, parts.master);
+      EXPECT_EQ(whole.state0, parts.state0);
+    }
+  }
+}
+
+TEST(Kernels, SquaredNormIsExactForSmallIntegers) {
+  Buffers b(Precision::bf16, 37);
+  for (std::int64_t j = 0; j < 37; ++j) b.grads.set(0, j, static_cast<float>(j % 5));
+  EXPECT_EQ(squared_norm({&b.slot, 1}), 7 * (0 + 1 + 4 + 9 + 16) + 0 + 1);
+  b.grads.set(0, 36, std::numeric_limits<float>::quiet_NaN());
+  EXPECT_TRUE(std::isnan(squared_norm({&b.slot, 1})));
+}
+
+TEST(Kernels, CudaSlotsAreRefused) {
+  Buffers b(Precision::f32, 4);
+  b.slot.param.memory = Memory::cuda;
+  try {
+    zero_grads({&b.slot, 1});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), DT_ERR_UNSUPPORTED);
+  }
+}
+
+TEST(GradPlan, UnscalesClipsAndSkips) {
+  GradPlan plan = plan_gradients(25.0 * 64 * 64, 64.0f, 0.0f);
+  EXPECT_EQ(plan.norm, 5.0);
+  EXPECT_FALSE(plan.skip);
+  EXPECT_EQ(plan.scale.factor, 1.0f / 64);
+
+  plan = plan_gradients(25.0, 1.0f, 2.5f);
+  EXPECT_EQ(plan.scale.factor, static_cast<float>(2.5 / (5.0 + 1e-6)));
+  plan = plan_gradients(25.0, 1.0f, 10.0f);
+  EXPECT_EQ(plan.scale.factor, 1.0f);
+  EXPECT_FALSE(plan.scale.write_back());
+
+  plan = plan_gradients(std::numeric_limits<double>::infinity(), 8.0f, 1.0f);
+  EXPECT_TRUE(plan.skip);
+  plan = plan_gradients(std::nan(""), 8.0f, 1.0f);
+  EXPECT_TRUE(plan.skip);
+}
+
+TEST(LossScaler, BacksOffGrowsAndStaysFinite) {
+  LossScaler scaler({65536.0f, true, 2.0f, 0.5f, 2});
+  scaler.update(true);
+  EXPECT_EQ(scaler.scale(), 32768.0f);
+  scaler.update(false);
+  EXPECT_EQ(scaler.scale(), 32768.0f);
+  scaler.update(false);
+  EXPECT_EQ(scaler.scale(), 65536.0f);
+
+  LossScaler high({std::numeric_limits<float>::max() / 1.5f, true, 2.0f, 0.5f, 1});
+  high.update(false);
+  EXPECT_TRUE(std::isfinite(high.scale()));
+  LossScaler low({std::numeric_limits<float>::min(), true, 2.0f, 0.5f, 1});
+  low.update(true);
+  EXPECT_EQ(low.scale(), std::numeric_limits<float>::min());
+
+  LossScaler fixed({4.0f, false, 2.0f, 0.5f, 1});
+  fixed.update(true);
+  fixed.update(false);
+  EXPECT_EQ(fixed.scale(), 4.0f);
+}
+
+TEST(Optimizer, ReducerSumsTheNormOverShards) {
+  TensorSet params(Precision::f32, {{3}});
+  TensorSet grads(Precision::f32, {{3}});
+  for (int j = 0; j < 3; ++j) grads.set(0, j, 2.0f);  // squared norm 12
+  Config config;
+  int calls = 0;
+  Optimizer opt(config, params.tensors(), grads.tensors(), 1, [&](double local) {
+    ++calls;
+    return 3 * local;  // as if two more ranks held the same gradients
+  });
+  const StepResult result = opt.step();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(result.grad_norm, 6.0);
+}
+
+TEST(Optimizer, AFailingReducerChangesNothing) {
+  TensorSet params(Precision::bf16, {{5}});
+  TensorSet grads(Precision::bf16, {{5}});
+  testing::fill_params(params, 1);
+  testing::fill_grads(grads, 2);
+  Config config;
+  config.max_grad_norm = 0.1f;
+  Optimizer opt(config, params.tensors(), grads.tensors(), 1,
+                [](double) -> double { raise(DT_ERR_TIMEOUT, "allreduce timed out"); });
+  const auto p = params.bytes();
+  const auto g = grads.bytes();
+  EXPECT_THROW(opt.step(), Error);
+  EXPECT_EQ(params.bytes(), p);
+  EXPECT_EQ(grads.bytes(), g);
+  EXPECT_EQ(opt.steps(), 0);
+}
+
+TEST(Optimizer, StateIsAllocatedPerKind) {
+  TensorSet params(Precision::f16, {{6}, {2}});
+  TensorSet grads(Precision::f16, {{6}, {2}});
+  Config config;
+  config.kind = Kind::sgd;
+  Optimizer plain(config, params.tensors(), grads.tensors(), 2);
+  EXPECT_NE(plain.slots()[0].master, nullptr);
+  EXPECT_EQ(plain.slots()[0].state[0], nullptr);
+  config.sgd.momentum = 0.5f;
+  Optimizer momentum(config, params.tensors(), grads.tensors(), 2);
+  EXPECT_NE(momentum.slots()[1].state[0], nullptr);
+  EXPECT_EQ(momentum.slots()[1].state[1], nullptr);
+  config.kind = Kind::adamw;
+  Optimizer adamw(config, params.tensors(), grads.tensors(), 2);
+  EXPECT_NE(adamw.slots()[1].state[1], nullptr);
+}
+
+}  // namespace
+}  // namespace dtrain::optim
