@@ -42,11 +42,18 @@
 %thread dt_optimizer_zero_grad;
 %thread dt_optimizer_destroy;
 %thread dt_optimizer::~dt_optimizer;
+%thread dt_ddp_create;
+%thread dt_ddp_destroy;
+%thread dt_ddp::~dt_ddp;
+%thread dt_ddp_mark_ready;
+%thread dt_ddp_wait;
+%thread dt_ddp_broadcast_parameters;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"
 %include "swig/handles.i"
 %include "swig/optim.i"
+%include "swig/ddp.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -57,3 +64,4 @@
 %include "dtrain/tensor.h"
 %include "dtrain/comm.h"
 %include "dtrain/optim.h"
+%include "dtrain/ddp.h"

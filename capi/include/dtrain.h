@@ -14,5 +14,6 @@
 #include "dtrain/tensor.h"
 #include "dtrain/comm.h"
 #include "dtrain/optim.h"
+#include "dtrain/ddp.h"
 
 #endif /* DTRAIN_H */

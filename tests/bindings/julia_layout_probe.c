@@ -73,10 +73,18 @@ int main(void) {
   FIELD(dt_optimizer_step_info, step);
   FIELD(dt_optimizer_step_info, loss_scale);
 
+  STRUCT(dt_ddp_options);
+  FIELD(dt_ddp_options, version);
+  FIELD(dt_ddp_options, bucket_bytes);
+  FIELD(dt_ddp_options, compression);
+  FIELD(dt_ddp_options, find_unused);
+  FIELD(dt_ddp_options, weighted);
+
   CONSTANT(DT_UNDEF);
   CONSTANT(DT_COMM_OPTIONS_VERSION);
   CONSTANT(DT_OPTIMIZER_OPTIONS_VERSION);
   CONSTANT(DT_OPTIMIZER_STEP_INFO_VERSION);
+  CONSTANT(DT_DDP_OPTIONS_VERSION);
   CONSTANT(kDLCPU);
   CONSTANT(kDLCUDA);
   CONSTANT(kDLCUDAHost);

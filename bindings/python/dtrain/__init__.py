@@ -1,4 +1,4 @@
-"""dtrain: distributed training collectives and optimizers over libdtrain.
+"""dtrain: distributed training collectives, data parallelism and optimizers over libdtrain.
 
     import numpy as np
     import dtrain
@@ -12,7 +12,7 @@ or the buffer protocol. Failures raise :class:`Error` subclasses, one per
 status code.
 """
 
-from ._constants import UNDEF, Backend, OptimizerKind, ReduceOp, Status
+from ._constants import UNDEF, Backend, BucketState, Compression, OptimizerKind, ReduceOp, Status
 from ._errors import (AbortedError, AuthError, Error, InternalError, InvalidArgumentError,
                       InvalidUsageError, MismatchError, OutOfMemoryError, RemoteError, TimeoutError,
                       TransportError, UnsupportedError)
@@ -20,21 +20,25 @@ from ._library import build_info, error_last, status_string, tensor_check, versi
 from ._comm import Comm
 from ._request import Request
 from ._optim import Optimizer, StepInfo
+from ._ddp import DDP, broadcast_parameters
 
 # The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
 globals().update({member.name: member for member in Status})
 globals().update({member.name: member for member in ReduceOp})
 globals().update({f"BACKEND_{member.name}": member for member in Backend})
 globals().update({f"OPTIM_{member.name}": member for member in OptimizerKind})
+globals().update({f"COMPRESS_{member.name}": member for member in Compression})
+globals().update({f"BUCKET_{member.name}": member for member in BucketState})
 
 __version__ = "%d.%d.%d" % version()
 
 __all__ = [
-    "Comm", "Request", "Optimizer", "StepInfo", "version", "build_info", "status_string",
-    "error_last", "tensor_check",
-    "Status", "ReduceOp", "Backend", "OptimizerKind", "UNDEF",
+    "Comm", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
+    "build_info", "status_string", "error_last", "tensor_check",
+    "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",
     "TimeoutError", "RemoteError", "TransportError", "AbortedError", "AuthError", "MismatchError",
     "InternalError",
 ] + [m.name for m in Status] + [m.name for m in ReduceOp]
 __all__ += [f"BACKEND_{m.name}" for m in Backend] + [f"OPTIM_{m.name}" for m in OptimizerKind]
+__all__ += [f"COMPRESS_{m.name}" for m in Compression] + [f"BUCKET_{m.name}" for m in BucketState]

@@ -1,4 +1,4 @@
-"""Status codes, reduce operations, backends and optimizer kinds, with the C API's values."""
+"""Status codes, reduce ops, backends, optimizer kinds and DDP enums, with the C API's values."""
 
 import enum
 
@@ -41,6 +41,21 @@ class Backend(enum.IntEnum):
 class OptimizerKind(enum.IntEnum):
     SGD = _capi.DT_OPTIM_SGD
     ADAMW = _capi.DT_OPTIM_ADAMW
+
+
+class Compression(enum.IntEnum):
+    """The type a :class:`DDP`'s gradients travel in (``dt_ddp_compression``)."""
+    NONE = _capi.DT_DDP_COMPRESS_NONE
+    F16 = _capi.DT_DDP_COMPRESS_F16
+    BF16 = _capi.DT_DDP_COMPRESS_BF16
+
+
+class BucketState(enum.IntEnum):
+    """Where a :class:`DDP` bucket is in the current step (``dt_bucket_state``)."""
+    WAITING = _capi.DT_BUCKET_WAITING
+    IN_FLIGHT = _capi.DT_BUCKET_IN_FLIGHT
+    REDUCED = _capi.DT_BUCKET_REDUCED
+    FAILED = _capi.DT_BUCKET_FAILED
 
 
 def status_or_int(value):

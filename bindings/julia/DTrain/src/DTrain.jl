@@ -5,7 +5,7 @@ Julia binding of libdtrain, distributed training as an embeddable library.
 
 Arrays are handed to the library as borrowed DLPack tensors: dense host arrays of
 `Float32`, `Float64`, `Float16`, `Int32`, `Int64`, `Int8` or `UInt8`. Handles
-(`Comm`, `Request`, `Optimizer`) are freed by `close` or, failing that, by their
+(`Comm`, `Request`, `Optimizer`, `DDP`) are freed by `close` or, failing that, by their
 finalizers, which only release local resources and never communicate.
 
 The library is `ENV["LIBDTRAIN"]` when set, otherwise `libdtrain.so.0` from the
@@ -28,6 +28,10 @@ export iallreduce!, ireduce_scatter!, iallgather!, ibroadcast!, ialltoall!, iall
 export tensor_check
 export Optimizer, OptimizerKind, DT_OPTIM_SGD, DT_OPTIM_ADAMW, StepInfo, step!, zero_grad!,
        learning_rate, set_learning_rate!, loss_scale
+export DDP, Compression, DT_DDP_COMPRESS_NONE, DT_DDP_COMPRESS_F16, DT_DDP_COMPRESS_BF16,
+       BucketState, DT_BUCKET_WAITING, DT_BUCKET_IN_FLIGHT, DT_BUCKET_REDUCED, DT_BUCKET_FAILED,
+       mark_ready!, set_sync!, is_sync, no_sync, set_local_weight!, bucket_count, bucket_of,
+       bucket_state, broadcast_parameters!
 
 include("library.jl")
 include("status.jl")
@@ -41,5 +45,6 @@ include("request.jl")
 include("collectives.jl")
 include("p2p.jl")
 include("optimizer.jl")
+include("ddp.jl")
 
 end # module

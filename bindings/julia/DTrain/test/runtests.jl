@@ -357,4 +357,112 @@ end
     @test_throws ArgumentError Optimizer([p], [zeros(Float32, 4)]; kind=:adam)
 end
 
+@testset "ddp" begin
+    @test sizeof(DTrain.DDPOptions) == 32
+    @test fieldoffset(DTrain.DDPOptions, 2) == 8
+    defaults = DTrain.DDPOptions()
+    @test defaults.version == DTrain.DT_DDP_OPTIONS_VERSION
+    @test defaults.bucket_bytes == DTrain.DT_UNDEF
+    @test defaults.compression == Cint(DT_DDP_COMPRESS_NONE)
+    @test defaults.find_unused == DTrain.DT_UNDEF
+
+    Comm() do comm
+        # A step on a world of one leaves the gradients as they are.
+        w, b, c = zeros(Float32, 3, 2), zeros(Float64, 4), zeros(Float32, 5)
+        DDP(comm, [w, b, c]; bucket_bytes=16) do ddp
+            @test length(ddp) == 3
+            @test is_sync(ddp)
+            @test bucket_count(ddp) == 3
+            # Buckets are filled last gradient first.
+            @test [bucket_of(ddp, i) for i in 1:3] == [3, 2, 1]
+            for step in 1:2
+                @test bucket_state(ddp, 1) == DT_BUCKET_WAITING
+                c .= step
+                mark_ready!(ddp, 3)
+                @test bucket_state(ddp, 1) in (DT_BUCKET_IN_FLIGHT, DT_BUCKET_REDUCED)
+                b .= 2step
+                mark_ready!(ddp, 2)
+                w .= 3step
+                mark_ready!(ddp, 1)
+                wait(ddp)
+                @test all(==(step), c) && all(==(2step), b) && all(==(3step), w)
+            end
+        end
+
+        # Accumulation with sync off.
+        g = ones(Float32, 4)
+        DDP(comm, [g]) do ddp
+            no_sync(ddp) do
+                @test !is_sync(ddp)
+                mark_ready!(ddp, 1)
+                mark_ready!(ddp, 1)   # nothing happens with sync off
+                wait(ddp)
+            end
+            @test is_sync(ddp)
+            g .+= 1
+            mark_ready!(ddp, 1)
+            @test occursin("in progress", message_of(() -> set_sync!(ddp, false), DT_ERR_INVALID_USAGE))
+            wait(ddp; timeout_ms=10_000)
+            @test all(==(2f0), g)
+        end
+
+        # Misuse.
+        a, b = ones(Float32, 2), fill(2f0, 3)
+        ddp = DDP(comm, [a, b])
+        mark_ready!(ddp, 2)
+        @test occursin("already marked", message_of(() -> mark_ready!(ddp, 2), DT_ERR_INVALID_USAGE))
+        @test occursin("out of range", message_of(() -> mark_ready!(ddp, 3), DT_ERR_INVALID_ARGUMENT))
+        @test occursin("start at 1", message_of(() -> mark_ready!(ddp, 0), DT_ERR_INVALID_ARGUMENT))
+        @test occursin("never marked", message_of(() -> wait(ddp), DT_ERR_INVALID_USAGE))
+        @test all(==(2f0), b)
+        @test occursin("out of range", message_of(() -> bucket_state(ddp, 2), DT_ERR_INVALID_ARGUMENT))
+        @test occursin("weighted", message_of(() -> set_local_weight!(ddp, 2), DT_ERR_INVALID_USAGE))
+        close(ddp)
+        close(ddp)
+        @test message_of(() -> mark_ready!(ddp, 1), DT_ERR_INVALID_USAGE) == "the DDP is closed"
+
+        # find_unused and weights.
+        a, b = fill(3f0, 2), fill(2f0, 3)
+        DDP(comm, [a, b]; find_unused=true, weighted=true, compression=:bf16) do ddp
+            @test occursin("finite", message_of(() -> set_local_weight!(ddp, -1), DT_ERR_INVALID_ARGUMENT))
+            set_local_weight!(ddp, 4)
+            mark_ready!(ddp, 1)
+            wait(ddp)
+        end
+        @test all(==(3f0), a)
+        @test all(iszero, b)
+
+        # Bad input is refused.
+        @test occursin("floating point",
+                       message_of(() -> DDP(comm, [ones(Int32, 2)]), DT_ERR_INVALID_ARGUMENT))
+        @test occursin("bucket_bytes",
+                       message_of(() -> DDP(comm, [ones(Float32, 2)]; bucket_bytes=0), DT_ERR_INVALID_ARGUMENT))
+        @test_throws ArgumentError DDP(comm, [ones(Float32, 2)]; compression=:int4)
+        @test_throws ArgumentError DDP(comm, [view(ones(Float32, 4, 4), 1, :)])
+        DDP(comm, Vector{Float32}[]) do ddp
+            @test bucket_count(ddp) == 0
+            wait(ddp)
+        end
+
+        # Parameter broadcast.
+        p, steps = fill(0.5f0, 4), [7]
+        broadcast_parameters!(comm, [p, steps])
+        @test all(==(0.5f0), p) && steps == [7]
+        @test occursin("root 1",
+                       message_of(() -> broadcast_parameters!(comm, [p]; root=1), DT_ERR_INVALID_ARGUMENT))
+
+        # A DDP over an optimizer's gradients, stepping together.
+        w, g = ones(Float32, 4), zeros(Float32, 4)
+        Optimizer([w], [g]; kind=:sgd, lr=0.5) do opt
+            DDP(comm, [g]) do ddp
+                g .= 1
+                mark_ready!(ddp, 1)
+                wait(ddp)
+                step!(opt)
+            end
+        end
+        @test all(==(0.5f0), w)
+    end
+end
+
 end # @testset "DTrain"

@@ -338,6 +338,127 @@ def check_bad_arguments(comm, check):
     comm.barrier()
 
 
+def check_ddp(comm, check):
+    """dtrain.DDP and dtrain.broadcast_parameters across the ranks."""
+    me, size = comm.rank, comm.size
+    root = size - 1
+
+    # Replicas start from root's weights, integers included.
+    params = [(np.arange(SMALL) * (me + 1)).astype(np.float32), np.full(3, me, np.int64)]
+    dtrain.broadcast_parameters(comm, params, root=root)
+    check.equal("broadcast_parameters float32", params[0],
+                (np.arange(SMALL) * (root + 1)).astype(np.float32))
+    check.equal("broadcast_parameters int64", params[1], np.full(3, root, np.int64))
+
+    def grads_of(rank):
+        return [contribution(rank, np.float32, SMALL).reshape(1, SMALL),
+                contribution(rank, np.float64, LARGE), contribution(rank + 3, np.float32, 7)]
+
+    def mean_of(weights):
+        total = sum(weights)
+        return [sum(w * g.astype(np.float64) for w, g in zip(weights, parts)) / total
+                for parts in zip(*(grads_of(r) for r in range(size)))]
+
+    def approx(what, got, want, tolerance):
+        check.true(what, np.allclose(got, want, rtol=tolerance, atol=tolerance),
+                   f"largest difference {np.max(np.abs(got - want))}")
+
+    # Uniform average: buckets of one gradient each, marked in reverse order
+    # on even ranks and in forward order on odd ones.
+    grads = grads_of(me)
+    with dtrain.DDP(comm, grads, bucket_bytes=1) as ddp:
+        check.true("DDP bucket_count", ddp.bucket_count == 3, str(ddp.bucket_count))
+        for step in range(2):
+            if step:
+                for g, fresh in zip(grads, grads_of(me)):
+                    g[...] = fresh
+            order = [2, 1, 0] if me % 2 == 0 else [0, 1, 2]
+            for i in order:
+                ddp.mark_ready(i)
+            ddp.wait()
+            for k, (got, want) in enumerate(zip(grads, mean_of([1] * size))):
+                approx(f"DDP uniform average, step {step}, gradient {k}", got, want, 1e-5)
+
+    # Gradient accumulation: the first micro-step inside no_sync only adds up.
+    grads = [np.zeros_like(g) for g in grads_of(me)]
+    with dtrain.DDP(comm, grads) as ddp:
+        with ddp.no_sync():
+            for g, part in zip(grads, grads_of(me)):
+                g += part
+            for i in range(3):
+                ddp.mark_ready(i)
+            ddp.wait()
+        for g, part in zip(grads, grads_of(me)):
+            g += part
+        for i in reversed(range(3)):
+            ddp.mark_ready(i)
+        ddp.wait()
+        for k, (got, want) in enumerate(zip(grads, mean_of([1] * size))):
+            approx(f"DDP no_sync accumulation, gradient {k}", got, 2 * want, 1e-5)
+
+    # Weighted by sample counts that differ by rank.
+    grads = grads_of(me)
+    weights = [r + 1 for r in range(size)]
+    with dtrain.DDP(comm, grads, weighted=True) as ddp:
+        ddp.set_local_weight(weights[me])
+        for i in range(3):
+            ddp.mark_ready(i)
+        ddp.wait()
+    for k, (got, want) in enumerate(zip(grads, mean_of(weights))):
+        approx(f"DDP weighted average, gradient {k}", got, want, 1e-5)
+
+    # bf16 on the wire; gradient 1 unused on rank 0 (find_unused: zero from there).
+    grads = grads_of(me)
+    with dtrain.DDP(comm, grads, compression="bf16", find_unused=True) as ddp:
+        for i in range(3):
+            if not (me == 0 and i == 1):
+                ddp.mark_ready(i)
+        ddp.wait()
+    want = mean_of([1] * size)
+    want[1] = sum(grads_of(r)[1].astype(np.float64) for r in range(1, size)) / size
+    for k, (got, expected) in enumerate(zip(grads, want)):
+        approx(f"DDP bf16 with find_unused, gradient {k}", got, expected, 0.1)
+
+    # Refusals reach every rank: a rank with a bad array raises its own error,
+    # the others MismatchError; disagreeing ranks all raise MismatchError.
+    refuser = size - 1
+
+    def expect(what, call, mine, others):
+        want = mine if me == refuser else others
+        try:
+            call()
+        except want as error:
+            check.true(f"{what}: the error has a message", bool(error.message))
+        except Exception as error:  # noqa: BLE001 - reported as a mismatch
+            raise CheckFailed(f"{what}: raised {type(error).__name__}: {error}, "
+                              f"want {want.__name__}") from error
+        else:
+            raise CheckFailed(f"{what}: no error, want {want.__name__}")
+
+    good = grads_of(me)
+    expect("DDP with a bad array on one rank",
+           lambda: dtrain.DDP(comm, good[:2] + (["text"] if me == refuser else good[2:])),
+           dtrain.InvalidArgumentError, dtrain.MismatchError)
+    expect("DDP with a bad compression on one rank",
+           lambda: dtrain.DDP(comm, good, compression="int4" if me == refuser else None),
+           dtrain.InvalidArgumentError, dtrain.MismatchError)
+    expect("broadcast_parameters with a bad root on one rank",
+           lambda: dtrain.broadcast_parameters(comm, [good[0]], root=size if me == refuser else 0),
+           dtrain.InvalidArgumentError, dtrain.MismatchError)
+    if size > 1:
+        expect("DDP with another shape on one rank",
+               lambda: dtrain.DDP(comm, good[:2] + ([np.zeros(8, np.float32)] if me == refuser
+                                                     else good[2:])),
+               dtrain.MismatchError, dtrain.MismatchError)
+        expect("DDP with another bucket size on one rank",
+               lambda: dtrain.DDP(comm, good, bucket_bytes=100 if me == refuser else 200),
+               dtrain.MismatchError, dtrain.MismatchError)
+    # The communicator still works.
+    buf = contribution(me, np.float64, SMALL)
+    comm.allreduce(buf)
+    check.equal("allreduce after the refused DDPs", buf, reference("sum", size, np.float64, SMALL))
+
+
 def main():
     expected_size = int(sys.argv[1]) if len(sys.argv) > 1 else None
     with dtrain.Comm() as comm:
@@ -355,6 +476,7 @@ def main():
             ("send/recv", lambda: check_send_recv(comm, check)),
             ("split", lambda: check_split(comm, check)),
             ("bad arguments", lambda: check_bad_arguments(comm, check)),
+            ("data parallel", lambda: check_ddp(comm, check)),
             ("barrier", comm.barrier),
         ]
         for name, step in steps:

@@ -6,6 +6,7 @@ pub const DT_VERSION_PATCH: u32 = 0;
 pub const DT_COMM_OPTIONS_VERSION: u32 = 1;
 pub const DT_OPTIMIZER_OPTIONS_VERSION: u32 = 1;
 pub const DT_OPTIMIZER_STEP_INFO_VERSION: u32 = 1;
+pub const DT_DDP_OPTIONS_VERSION: u32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int64_t = ::std::os::raw::c_long;
@@ -1222,4 +1223,224 @@ extern "C" {
 extern "C" {
     #[doc = " Destroys `opt` (NULL: no-op), freeing master weights and state. The tensors stay the caller's."]
     pub fn dt_optimizer_destroy(opt: *mut dt_optimizer) -> dt_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_ddp {
+    _unused: [u8; 0],
+}
+pub const DT_DDP_COMPRESS_NONE: dt_ddp_compression = 0;
+pub const DT_DDP_COMPRESS_F16: dt_ddp_compression = 1;
+pub const DT_DDP_COMPRESS_BF16: dt_ddp_compression = 2;
+#[doc = " The type gradients travel in. f32 and f64 gradients are cast down for the"]
+#[doc = " allreduce and back; 16-bit gradients travel as they are."]
+pub type dt_ddp_compression = ::std::os::raw::c_uint;
+pub const DT_BUCKET_WAITING: dt_bucket_state = 0;
+pub const DT_BUCKET_IN_FLIGHT: dt_bucket_state = 1;
+pub const DT_BUCKET_REDUCED: dt_bucket_state = 2;
+pub const DT_BUCKET_FAILED: dt_bucket_state = 3;
+#[doc = " Where a bucket is in the current step (see dt_ddp_bucket_state())."]
+pub type dt_bucket_state = ::std::os::raw::c_uint;
+#[doc = " Options for dt_ddp_create(); every rank must pass the same. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_ddp_options {
+    pub version: ::std::os::raw::c_uint,
+    pub bucket_bytes: i64,
+    pub compression: dt_ddp_compression,
+    pub find_unused: ::std::os::raw::c_int,
+    pub weighted: ::std::os::raw::c_int,
+}
+#[test]
+fn bindgen_test_layout_dt_ddp_options() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_ddp_options>(),
+        32usize,
+        concat!("Size of: ", stringify!(dt_ddp_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_ddp_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_ddp_options))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_ddp_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_ddp_options),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_bucket_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_ddp_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bucket_bytes) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_ddp_options),
+                "::",
+                stringify!(bucket_bytes)
+            )
+        );
+    }
+    test_field_bucket_bytes();
+    fn test_field_compression() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_ddp_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compression) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_ddp_options),
+                "::",
+                stringify!(compression)
+            )
+        );
+    }
+    test_field_compression();
+    fn test_field_find_unused() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_ddp_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).find_unused) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_ddp_options),
+                "::",
+                stringify!(find_unused)
+            )
+        );
+    }
+    test_field_find_unused();
+    fn test_field_weighted() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_ddp_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).weighted) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_ddp_options),
+                "::",
+                stringify!(weighted)
+            )
+        );
+    }
+    test_field_weighted();
+}
+extern "C" {
+    #[doc = " Fills `opts` with the defaults of options version `version` (pass"]
+    #[doc = " DT_DDP_OPTIONS_VERSION). Only the fields that version has are written."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT for NULL, version 0 or a version newer than this"]
+    #[doc = " library's."]
+    pub fn dt_ddp_options_init(
+        opts: *mut dt_ddp_options,
+        version: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Creates a DDP over the `n` gradients `grads[0..n)` (registration order:"]
+    #[doc = " forward order, first layer first). Collective over `comm`. `opts` NULL:"]
+    #[doc = " defaults. DT_ERR_INVALID_ARGUMENT for a NULL, non-floating, non-compact or"]
+    #[doc = " overlapping gradient or a bad option (the other ranks then get"]
+    #[doc = " DT_ERR_MISMATCH saying which rank refused); DT_ERR_MISMATCH when ranks"]
+    #[doc = " disagree about the gradients or options. The result belongs to the caller."]
+    pub fn dt_ddp_create(
+        out: *mut *mut dt_ddp,
+        comm: *mut dt_comm,
+        grads: *const *const DLTensor,
+        n: usize,
+        opts: *const dt_ddp_options,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Destroys `ddp` (NULL: no-op). Allreduces still in flight are waited for,"]
+    #[doc = " within the communicator's deadline, since they write into the DDP's buffers."]
+    pub fn dt_ddp_destroy(ddp: *mut dt_ddp) -> dt_status;
+}
+extern "C" {
+    #[doc = " Gradient `index` is final for this step: it is copied into its bucket, and"]
+    #[doc = " the bucket's allreduce starts once the bucket is complete and every earlier"]
+    #[doc = " bucket has started. Does nothing with sync off. DT_ERR_INVALID_ARGUMENT for"]
+    #[doc = " an index >= n; DT_ERR_INVALID_USAGE for an index already marked in this step."]
+    pub fn dt_ddp_mark_ready(ddp: *mut dt_ddp, index: usize) -> dt_status;
+}
+extern "C" {
+    #[doc = " Turns averaging on (nonzero) or off (0) for the steps that follow; on at"]
+    #[doc = " creation. DT_ERR_INVALID_USAGE while a step has marked gradients that"]
+    #[doc = " dt_ddp_wait() has not finished."]
+    pub fn dt_ddp_set_sync(ddp: *mut dt_ddp, sync: ::std::os::raw::c_int) -> dt_status;
+}
+extern "C" {
+    #[doc = " This rank's weight in the average, from the next step on (1 until set):"]
+    #[doc = " finite and >= 0, for example the number of samples in this rank's batch."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT otherwise; DT_ERR_INVALID_USAGE without the"]
+    #[doc = " `weighted` option or after the step's first mark."]
+    pub fn dt_ddp_set_local_weight(ddp: *mut dt_ddp, weight: f64) -> dt_status;
+}
+extern "C" {
+    #[doc = " Finishes the step: starts the buckets not started yet, waits for all of"]
+    #[doc = " them for at most `timeout_ms` (negative: the communicator's deadline) and"]
+    #[doc = " leaves the averaged gradients in place. With sync off, returns DT_OK at"]
+    #[doc = " once and changes nothing."]
+    #[doc = ""]
+    #[doc = " Gradients never marked in this step: DT_ERR_INVALID_USAGE naming them, the"]
+    #[doc = " step abandoned and every gradient left as it was; or, with `find_unused`,"]
+    #[doc = " they count as zero from this rank and receive the average like the others."]
+    #[doc = " Weights that add up to zero: DT_ERR_INVALID_USAGE. After DT_ERR_TIMEOUT,"]
+    #[doc = " DT_ERR_REMOTE or DT_ERR_TRANSPORT the communicator is broken and some"]
+    #[doc = " gradients may already hold their averages. The next step starts afresh in"]
+    #[doc = " every case."]
+    pub fn dt_ddp_wait(ddp: *mut dt_ddp, timeout_ms: ::std::os::raw::c_int) -> dt_status;
+}
+extern "C" {
+    #[doc = " The number of buckets."]
+    pub fn dt_ddp_bucket_count(ddp: *const dt_ddp, out: *mut usize) -> dt_status;
+}
+extern "C" {
+    #[doc = " The bucket that holds gradient `index`; bucket 0 starts first."]
+    pub fn dt_ddp_bucket_of(ddp: *const dt_ddp, index: usize, out: *mut usize) -> dt_status;
+}
+extern "C" {
+    #[doc = " Where bucket `bucket` is in the current step; never blocks."]
+    pub fn dt_ddp_bucket_state(
+        ddp: *const dt_ddp,
+        bucket: usize,
+        out: *mut dt_bucket_state,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Makes replicas start identical: every rank's `params[0..n)` become those of"]
+    #[doc = " rank `root`. Collective over `comm` and blocking (the communicator's"]
+    #[doc = " deadline). Any supported dtype, integer buffers included. DT_ERR_MISMATCH"]
+    #[doc = " on every rank when ranks disagree about the count, dtypes, shapes or root;"]
+    #[doc = " DT_ERR_INVALID_ARGUMENT on a rank whose own tensors or root are bad (the"]
+    #[doc = " others then get DT_ERR_MISMATCH)."]
+    pub fn dt_ddp_broadcast_parameters(
+        comm: *mut dt_comm,
+        params: *const *mut DLTensor,
+        n: usize,
+        root: ::std::os::raw::c_int,
+    ) -> dt_status;
 }

@@ -1,5 +1,5 @@
-//! Every collective and point-to-point call checked across real ranks; run
-//! under dtrun:
+//! Every collective and point-to-point call, and data parallelism (Ddp),
+//! checked across real ranks; run under dtrun:
 //!
 //! ```sh
 //! cargo build --offline --locked --example allranks
@@ -16,7 +16,10 @@
 use std::fmt::{Debug, Display};
 use std::process::ExitCode;
 
-use dtrain::{Comm, Element, ReduceOp, Request, Status};
+use dtrain::{
+    broadcast_parameters, Comm, Ddp, DdpOptions, Element, Optimizer, OptimizerKind,
+    OptimizerOptions, ReduceOp, Request, Status,
+};
 
 /// Small and odd: the eager path.
 const SMALL: usize = 13;
@@ -592,6 +595,238 @@ fn check_bad_arguments(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
     Ok(())
 }
 
+/// `got` within `tolerance` of `want`, relative to values of at least 1
+/// (the library divides by the number of ranks before it sums).
+fn approx(c: &mut Checks, what: &str, got: &[f64], want: &[f64], tolerance: f64) -> Outcome {
+    c.compare(
+        what,
+        got,
+        want,
+        |a, b| (a - b).abs() <= tolerance * b.abs().max(1.0),
+        " beyond the tolerance",
+    )
+}
+
+/// Ddp and broadcast_parameters across the ranks: averages (uniform,
+/// accumulated, weighted), a DDP over an optimizer's gradients, and
+/// refusals that reach every rank.
+fn check_ddp(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    let root = size - 1;
+
+    // Replicas start from root's weights, integers included.
+    let mut weights: Vec<f32> = (0..SMALL).map(|i| (i * (me + 1)) as f32).collect();
+    let mut steps = [me as i64; 3];
+    broadcast_parameters(comm, &mut [&mut weights[..]], root as i32)?;
+    broadcast_parameters(comm, &mut [&mut steps[..]], root as i32)?;
+    let want: Vec<f32> = (0..SMALL).map(|i| (i * (root + 1)) as f32).collect();
+    c.equal("broadcast_parameters f32", &weights, &want)?;
+    c.equal("broadcast_parameters i64", &steps, &[root as i64; 3])?;
+
+    let lengths = [SMALL, LARGE, 7];
+    let grads_of = |rank: usize| -> Vec<Vec<f64>> {
+        lengths
+            .iter()
+            .enumerate()
+            .map(|(k, &n)| contribution::<f64>(rank + k, n))
+            .collect()
+    };
+    let mean_of = |weights: &[f64]| -> Vec<Vec<f64>> {
+        let total: f64 = weights.iter().sum();
+        (0..lengths.len())
+            .map(|k| {
+                let mut sum = vec![0.0; lengths[k]];
+                for (r, w) in weights.iter().enumerate() {
+                    for (acc, x) in sum.iter_mut().zip(&grads_of(r)[k]) {
+                        *acc += w * x;
+                    }
+                }
+                sum.iter().map(|x| x / total).collect()
+            })
+            .collect()
+    };
+    let uniform = mean_of(&vec![1.0; size]);
+
+    // Uniform average over two steps, buckets of one gradient each, marked
+    // in reverse order on even ranks and in forward order on odd ones.
+    let mut grads = grads_of(me);
+    {
+        let options = DdpOptions {
+            bucket_bytes: Some(1),
+            ..DdpOptions::default()
+        };
+        let mut ddp = Ddp::new(
+            comm,
+            grads.iter_mut().map(|g| &mut g[..]).collect(),
+            &options,
+        )?;
+        c.truth("Ddp bucket_count", ddp.bucket_count()? == 3, "not 3")?;
+        for step in 0..2 {
+            for (k, fresh) in grads_of(me).into_iter().enumerate() {
+                ddp.grad_mut(k).copy_from_slice(&fresh);
+            }
+            let order: Vec<usize> = if me % 2 == 0 {
+                vec![2, 1, 0]
+            } else {
+                vec![0, 1, 2]
+            };
+            for i in order {
+                ddp.mark_ready(i)?;
+            }
+            ddp.wait(-1)?;
+            for (k, want) in uniform.iter().enumerate() {
+                approx(
+                    c,
+                    &format!("Ddp uniform step {step} gradient {k}"),
+                    ddp.grad(k),
+                    want,
+                    1e-12,
+                )?;
+            }
+        }
+    }
+
+    // Accumulation: the first micro-step inside no_sync only adds up.
+    let mut grads: Vec<Vec<f64>> = lengths.iter().map(|&n| vec![0.0; n]).collect();
+    {
+        let mut ddp = Ddp::new(
+            comm,
+            grads.iter_mut().map(|g| &mut g[..]).collect(),
+            &DdpOptions::default(),
+        )?;
+        let add_mine = |ddp: &mut Ddp<'_, f64>| {
+            for (k, part) in grads_of(me).into_iter().enumerate() {
+                ddp.grad_mut(k)
+                    .iter_mut()
+                    .zip(part)
+                    .for_each(|(g, x)| *g += x);
+            }
+        };
+        ddp.no_sync(|ddp| -> Outcome {
+            add_mine(ddp);
+            (0..3).try_for_each(|i| ddp.mark_ready(i))?;
+            Ok(ddp.wait(-1)?)
+        })??;
+        add_mine(&mut ddp);
+        (0..3).rev().try_for_each(|i| ddp.mark_ready(i))?;
+        ddp.wait(-1)?;
+    }
+    for (k, want) in uniform.iter().enumerate() {
+        let twice: Vec<f64> = want.iter().map(|x| 2.0 * x).collect();
+        approx(
+            c,
+            &format!("Ddp no_sync accumulation gradient {k}"),
+            &grads[k],
+            &twice,
+            1e-12,
+        )?;
+    }
+
+    // Weighted by sample counts that differ by rank.
+    let mut grads = grads_of(me);
+    {
+        let options = DdpOptions {
+            weighted: true,
+            ..DdpOptions::default()
+        };
+        let mut ddp = Ddp::new(
+            comm,
+            grads.iter_mut().map(|g| &mut g[..]).collect(),
+            &options,
+        )?;
+        ddp.set_local_weight((me + 1) as f64)?;
+        (0..3).try_for_each(|i| ddp.mark_ready(i))?;
+        ddp.wait(-1)?;
+    }
+    let weighted = mean_of(&(1..=size).map(|w| w as f64).collect::<Vec<_>>());
+    for (k, want) in weighted.iter().enumerate() {
+        approx(
+            c,
+            &format!("Ddp weighted gradient {k}"),
+            &grads[k],
+            want,
+            1e-12,
+        )?;
+    }
+
+    // A DDP over an optimizer's gradients: one SGD step of lr 1 from the
+    // same weights everywhere moves them by minus the average.
+    let mut params = [0.5f32; SMALL];
+    let mut opt_grads = [0.0f32; SMALL];
+    {
+        let sgd = OptimizerOptions {
+            kind: OptimizerKind::Sgd,
+            lr: Some(1.0),
+            ..OptimizerOptions::default()
+        };
+        let mut opt = Optimizer::new(vec![&mut params[..]], vec![&mut opt_grads[..]], &sgd)?;
+        let mut ddp = Ddp::with_optimizer(comm, &mut opt, &DdpOptions::default())?;
+        let mine = contribution::<f32>(me, SMALL);
+        ddp.grad_mut(0).copy_from_slice(&mine);
+        ddp.mark_ready(0)?;
+        ddp.wait(-1)?;
+        ddp.optimizer().step()?;
+    }
+    let moved: Vec<f64> = params.iter().map(|&p| f64::from(p)).collect();
+    let want: Vec<f64> = reference::<f64>(ReduceOp::Avg, size, SMALL)
+        .iter()
+        .map(|avg| 0.5 - avg)
+        .collect();
+    approx(c, "Ddp with_optimizer step", &moved, &want, 1e-6)?;
+
+    // Refusals reach every rank: the rank with a bad argument gets
+    // InvalidArgument, the others Mismatch; disagreements are Mismatch on all.
+    let refuser = size - 1;
+    let mut expect = |what: &str, result: dtrain::Result<()>, mine: Status, others: Status| {
+        let want = if me == refuser { mine } else { others };
+        match result {
+            Err(e) if e.status == want => c.truth(what, !e.message.is_empty(), "no message"),
+            Err(e) => fail(format!("{what}: {e}, want {want:?}")),
+            Ok(()) => fail(format!("{what}: no error, want {want:?}")),
+        }
+    };
+    let mut g = [0.0f32; SMALL];
+    let bad_size = DdpOptions {
+        bucket_bytes: Some(if me == refuser { 0 } else { 64 }),
+        ..DdpOptions::default()
+    };
+    expect(
+        "Ddp with bucket_bytes 0 on one rank",
+        Ddp::new(comm, vec![&mut g[..]], &bad_size).map(drop),
+        Status::InvalidArgument,
+        Status::Mismatch,
+    )?;
+    let root = if me == refuser { size as i32 } else { 0 };
+    expect(
+        "broadcast_parameters from root = size on one rank",
+        broadcast_parameters(comm, &mut [&mut g[..]], root),
+        Status::InvalidArgument,
+        Status::Mismatch,
+    )?;
+    if size > 1 {
+        let mut longer = [0.0f32; SMALL + 1];
+        let slice = if me == refuser {
+            &mut longer[..]
+        } else {
+            &mut g[..]
+        };
+        expect(
+            "Ddp with another length on one rank",
+            Ddp::new(comm, vec![slice], &DdpOptions::default()).map(drop),
+            Status::Mismatch,
+            Status::Mismatch,
+        )?;
+    }
+    // The communicator still works.
+    let mut buf = contribution::<f64>(me, SMALL);
+    comm.allreduce_in_place(&mut buf, ReduceOp::Sum)?;
+    c.equal(
+        "allreduce after the refused DDPs",
+        &buf,
+        &reference(ReduceOp::Sum, size, SMALL),
+    )
+}
+
 /// The checks of one step for every element type.
 macro_rules! typed {
     ($f:ident, $comm:expr, $c:expr) => {
@@ -651,6 +886,7 @@ fn main() -> ExitCode {
         ("tags", Box::new(|c| check_tags(comm, c))),
         ("split", Box::new(|c| check_split(comm, c))),
         ("bad arguments", Box::new(|c| check_bad_arguments(comm, c))),
+        ("data parallel", Box::new(|c| check_ddp(comm, c))),
         ("barrier", Box::new(|_| Ok(comm.barrier()?))),
     ];
     for (name, step) in steps {

@@ -1,5 +1,5 @@
-//! Safe Rust API of libdtrain: distributed training collectives and
-//! optimizers on slices.
+//! Safe Rust API of libdtrain: distributed training collectives, data
+//! parallelism and optimizers on slices.
 //!
 //! A [`Comm`] is a communicator; its collectives and point-to-point calls take
 //! slices of an [`Element`] type (`f32`, `f64`, `i32`, `i64`, `i8`, `u8`,
@@ -11,7 +11,8 @@
 //! drop; a [`Request`] of a non-blocking call borrows its buffers and its
 //! communicator until it is waited for or dropped; a communicator made by
 //! [`Comm::split`] borrows its parent; an [`Optimizer`] borrows its parameter
-//! and gradient slices mutably until it is dropped.
+//! and gradient slices mutably until it is dropped, and so does a [`Ddp`]
+//! (data parallelism) its gradient slices and its communicator.
 //!
 //! ```
 //! use dtrain::{Comm, ReduceOp};
@@ -31,6 +32,7 @@
 mod abort;
 mod collectives;
 mod comm;
+mod ddp;
 mod element;
 mod error;
 mod half;
@@ -47,6 +49,7 @@ pub use dtrain_sys as sys;
 
 pub use abort::AbortHandle;
 pub use comm::Comm;
+pub use ddp::{broadcast_parameters, BucketState, Compression, Ddp, DdpOptions};
 pub use element::{DataType, Element};
 pub use error::{error_last, status_string, Error, Result, Status};
 pub use half::{Bf16, F16};

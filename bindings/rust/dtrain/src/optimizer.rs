@@ -303,6 +303,12 @@ impl<'a, T: Element> Optimizer<'a, T> {
         // SAFETY: as for `param`, and `&mut self` makes this the only borrow.
         unsafe { std::slice::from_raw_parts_mut(b.data, b.len) }
     }
+
+    /// The gradients' memory, for a [`Ddp`](crate::Ddp) that borrows this
+    /// optimizer mutably (so that the two never touch it at once).
+    pub(crate) fn grad_parts(&mut self) -> impl Iterator<Item = (*mut T, usize)> + '_ {
+        self.grads.iter().map(|b| (b.data, b.len))
+    }
 }
 
 impl<T: Element> fmt::Debug for Optimizer<'_, T> {

@@ -1,0 +1,187 @@
+// Data parallelism: dt_ddp over parallel::ddp::DataParallel, and
+// dt_ddp_broadcast_parameters over parallel::ddp::broadcast_parameters.
+//
+// Creation and the broadcast are collective, and a rank that refuses its own
+// arguments must still tell the others, or they would wait for collectives
+// that never come. The core does that for what it checks (tensors, option
+// values, the root); what only this layer can see (a NULL `out` or array, an
+// options version this library does not know) is reported the same way, by
+// taking part in the agreement with a local failure (refuse_together()).
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/enum_value.hpp"
+#include "base/error.hpp"
+#include "base/options.hpp"
+#include "dtrain/ddp.h"
+#include "entry.hpp"
+#include "handles.hpp"
+#include "parallel/ddp/agreement.hpp"
+#include "parallel/ddp/broadcast.hpp"
+#include "parallel/ddp/data_parallel.hpp"
+#include "parallel/ddp/options.hpp"
+
+using dtrain::capi::entry;
+using dtrain::capi::require;
+namespace ddp = dtrain::parallel::ddp;
+
+// The communicator is held, not borrowed: a DDP that outlives its dt_comm
+// fails the calls that communicate with DT_ERR_ABORTED instead of touching
+// freed memory. `impl` is declared after `comm` so that it is destroyed first.
+struct dt_ddp {
+  std::shared_ptr<dtrain::comm::Communicator> comm;
+  std::unique_ptr<ddp::DataParallel> impl;
+};
+
+namespace {
+
+// Size of each released version of dt_ddp_options; index = version.
+constexpr std::size_t kOptionsSizes[] = {0, sizeof(dt_ddp_options)};
+
+constexpr dt_ddp_options kDefaultOptions = DT_DDP_OPTIONS_INIT;
+
+// The subjects and settings DataParallel and broadcast_parameters agree on.
+// refuse_together() must send as many settings as they do, so that its
+// allgather has the size of theirs; the values are not looked at.
+const ddp::AgreementSubject kCreation{"DDP creation", "gradient"};
+const ddp::AgreementSubject kBroadcast{"parameter broadcast", "parameter"};
+const std::vector<ddp::Setting> kCreationSettings{
+    {"bucket_bytes", 0}, {"compression", 0}, {"find_unused", 0}, {"weighted", 0}};
+const std::vector<ddp::Setting> kBroadcastSettings{{"root", 0}};
+
+// Takes part in the agreement that the other ranks' DataParallel (or
+// broadcast_parameters) runs, as a rank that refused its arguments, then
+// rethrows this rank's own error; the others get DT_ERR_MISMATCH naming it.
+[[noreturn]] void refuse_together(dtrain::comm::Communicator& comm, const ddp::AgreementSubject& subject,
+                                  const std::vector<ddp::Setting>& settings, std::exception_ptr failure) {
+  ddp::agree_on_layout(comm, subject, {}, settings, failure);
+  std::rethrow_exception(failure);  // not reached: agree_on_layout rethrows it
+}
+
+bool read_flag(int value) { return value != DT_UNDEF && value != 0; }
+
+ddp::Options read_ddp_options(const dt_ddp_options* user) {
+  const dt_ddp_options opts = dtrain::read_options(user, kDefaultOptions, kOptionsSizes, "options");
+  ddp::Options result;
+  if (opts.bucket_bytes != static_cast<std::int64_t>(DT_UNDEF)) result.bucket_bytes = opts.bucket_bytes;
+  // Read as an int (a C caller may pass any): the core refuses values that
+  // are not a dt_ddp_compression, collectively.
+  const int compression = dtrain::enum_value(opts.compression);
+  result.compression =
+      compression == DT_UNDEF ? ddp::Compression::none : static_cast<ddp::Compression>(compression);
+  result.find_unused = read_flag(opts.find_unused);
+  result.weighted = read_flag(opts.weighted);
+  return result;
+}
+
+// The pointers of a C array of `n` tensors, refusing a NULL array that is
+// said to hold some.
+std::span<const DLTensor* const> tensor_array(const DLTensor* const* tensors, std::size_t n, const char* name) {
+  if (tensors == nullptr && n > 0) {
+    dtrain::raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + " is NULL but n = " + std::to_string(n));
+  }
+  if (n == 0) return {};
+  return {tensors, n};
+}
+
+dt_bucket_state to_c(ddp::BucketState state) {
+  switch (state) {
+    case ddp::BucketState::waiting: return DT_BUCKET_WAITING;
+    case ddp::BucketState::in_flight: return DT_BUCKET_IN_FLIGHT;
+    case ddp::BucketState::reduced: return DT_BUCKET_REDUCED;
+    case ddp::BucketState::failed: return DT_BUCKET_FAILED;
+  }
+  dtrain::raise(DT_ERR_INTERNAL, "unknown bucket state " + std::to_string(static_cast<int>(state)));
+}
+
+}  // namespace
+
+extern "C" {
+
+DT_API dt_status dt_ddp_options_init(dt_ddp_options* opts, unsigned version) {
+  return entry([&] { dtrain::init_options(opts, version, kDefaultOptions, kOptionsSizes, "opts"); });
+}
+
+DT_API dt_status dt_ddp_create(dt_ddp** out, dt_comm* comm, const DLTensor* const* grads, size_t n,
+                               const dt_ddp_options* opts) {
+  return entry([&] {
+    require(comm, "comm");
+    std::shared_ptr<dtrain::comm::Communicator> held = comm->impl;
+    std::span<const DLTensor* const> gradients;
+    ddp::Options options;
+    try {
+      require(out, "out");
+      gradients = tensor_array(grads, n, "grads");
+      options = read_ddp_options(opts);
+    } catch (const dtrain::Error&) {
+      refuse_together(*held, kCreation, kCreationSettings, std::current_exception());
+    }
+    auto impl = std::make_unique<ddp::DataParallel>(*held, gradients, options);
+    *out = new dt_ddp{std::move(held), std::move(impl)};
+  });
+}
+
+DT_API dt_status dt_ddp_destroy(dt_ddp* ddp) {
+  return entry([&] { delete ddp; });
+}
+
+DT_API dt_status dt_ddp_mark_ready(dt_ddp* ddp, size_t index) {
+  return entry([&] { require(ddp, "ddp")->impl->mark_ready(index); });
+}
+
+DT_API dt_status dt_ddp_set_sync(dt_ddp* ddp, int sync) {
+  return entry([&] { require(ddp, "ddp")->impl->set_sync(sync != 0); });
+}
+
+DT_API dt_status dt_ddp_set_local_weight(dt_ddp* ddp, double weight) {
+  return entry([&] { require(ddp, "ddp")->impl->set_local_weight(weight); });
+}
+
+DT_API dt_status dt_ddp_wait(dt_ddp* ddp, int timeout_ms) {
+  return entry([&] { require(ddp, "ddp")->impl->wait(timeout_ms); });
+}
+
+DT_API dt_status dt_ddp_bucket_count(const dt_ddp* ddp, size_t* out) {
+  return entry([&] {
+    require(ddp, "ddp");
+    *require(out, "out") = ddp->impl->bucket_count();
+  });
+}
+
+DT_API dt_status dt_ddp_bucket_of(const dt_ddp* ddp, size_t index, size_t* out) {
+  return entry([&] {
+    require(ddp, "ddp");
+    require(out, "out");
+    *out = ddp->impl->bucket_of(index);
+  });
+}
+
+DT_API dt_status dt_ddp_bucket_state(const dt_ddp* ddp, size_t bucket, dt_bucket_state* out) {
+  return entry([&] {
+    require(ddp, "ddp");
+    require(out, "out");
+    *out = to_c(ddp->impl->bucket_state(bucket));
+  });
+}
+
+DT_API dt_status dt_ddp_broadcast_parameters(dt_comm* comm, DLTensor* const* params, size_t n, int root) {
+  return entry([&] {
+    require(comm, "comm");
+    dtrain::comm::Communicator& communicator = *comm->impl;
+    std::span<const DLTensor* const> parameters;
+    try {
+      parameters = tensor_array(params, n, "params");
+    } catch (const dtrain::Error&) {
+      refuse_together(communicator, kBroadcast, kBroadcastSettings, std::current_exception());
+    }
+    ddp::broadcast_parameters(communicator, parameters, root);
+  });
+}
+
+}  // extern "C"
