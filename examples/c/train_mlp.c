@@ -1,0 +1,361 @@
+/*
+ * Trains a multi-layer perceptron with data parallelism: every rank holds a
+ * replica, takes its shard of each global batch, and DDP averages the
+ * gradients while backward is still running; AdamW then takes the same step
+ * on every rank.
+ *
+ *   dtrun -n 4 ./train_mlp [options]     4 ranks on this machine
+ *   ./train_mlp [options]                a world of one
+ *
+ * The task is synthetic but learnable (examples/c/mlp/synthetic.h): the
+ * labels of a fixed random teacher network, fresh samples every step, the
+ * same numbers whatever the number of ranks. The program exits with 1 when
+ * the loss did not fall below half of the first step's.
+ */
+#include <dtrain.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mlp/mlp.h"
+#include "mlp/synthetic.h"
+
+#define INPUTS 64
+#define CLASSES 10
+#define HELDOUT_SAMPLES 4096
+/* The final loss is the mean over this many last steps: one step's loss is noisy. */
+#define FINAL_WINDOW 10
+
+typedef struct options {
+  int steps, batch, hidden, layers, log_every, bucket_kib;
+  float lr;
+  unsigned long long seed;
+} options;
+
+static const char usage[] =
+    "usage: train_mlp [--steps N] [--batch N] [--hidden N] [--layers N] [--lr X] [--seed N]\n"
+    "                 [--log-every N] [--bucket-kib N]\n"
+    "  --steps N       optimizer steps (default 200)\n"
+    "  --batch N       global batch: samples per step over all ranks (default 256)\n"
+    "  --hidden N      width of the hidden layers (default 256)\n"
+    "  --layers N      number of hidden layers (default 2: 64 -> N -> N -> 10)\n"
+    "  --lr X          AdamW learning rate (default 0.002)\n"
+    "  --seed N        seed of the data, the teacher and the initial weights (default 1)\n"
+    "  --log-every N   a progress line every N steps (default 20)\n"
+    "  --bucket-kib N  DDP bucket size in KiB (default 8: one bucket per layer)\n";
+
+static int parse_options(int argc, char **argv, options *o) {
+  o->steps = 200;
+  o->batch = 256;
+  o->hidden = 256;
+  o->layers = 2;
+  o->log_every = 20;
+  o->bucket_kib = 8;
+  o->lr = 2e-3f;
+  o->seed = 1;
+  for (int i = 1; i < argc; ++i) {
+    const char *name = argv[i];
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+      fputs(usage, stdout);
+      exit(0);
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "train_mlp: %s needs a value\n%s", name, usage);
+      return -1;
+    }
+    const char *value = argv[++i];
+    char *end = NULL;
+    long long n = strtoll(value, &end, 10);
+    int is_int = *end == '\0' && end != value;
+    int *target = strcmp(name, "--steps") == 0       ? &o->steps
+                  : strcmp(name, "--batch") == 0     ? &o->batch
+                  : strcmp(name, "--hidden") == 0    ? &o->hidden
+                  : strcmp(name, "--layers") == 0    ? &o->layers
+                  : strcmp(name, "--log-every") == 0 ? &o->log_every
+                  : strcmp(name, "--bucket-kib") == 0 ? &o->bucket_kib
+                                                      : NULL;
+    if (target != NULL) {
+      /* --layers 0 is a linear model; everything else must be positive. */
+      long long lowest = target == &o->layers ? 0 : 1;
+      if (!is_int || n < lowest || n > 1 << 24) {
+        fprintf(stderr, "train_mlp: %s: '%s' is not an integer in [%lld, %d]\n", name, value, lowest, 1 << 24);
+        return -1;
+      }
+      *target = (int)n;
+    } else if (strcmp(name, "--seed") == 0) {
+      if (!is_int || n < 0) {
+        fprintf(stderr, "train_mlp: --seed: '%s' is not a non-negative integer\n", value);
+        return -1;
+      }
+      o->seed = (unsigned long long)n;
+    } else if (strcmp(name, "--lr") == 0) {
+      double lr = strtod(value, &end);
+      if (*end != '\0' || end == value || !(lr >= 0.0)) {
+        fprintf(stderr, "train_mlp: --lr: '%s' is not a non-negative number\n", value);
+        return -1;
+      }
+      o->lr = (float)lr;
+    } else {
+      fprintf(stderr, "train_mlp: unknown option '%s'\n%s", name, usage);
+      return -1;
+    }
+  }
+  if (o->layers + 1 > MLP_MAX_LINEAR) {
+    fprintf(stderr, "train_mlp: --layers: at most %d\n", MLP_MAX_LINEAR - 1);
+    return -1;
+  }
+  return 0;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Reports a failed call and aborts the communicator, so that the other ranks
+   fail at once instead of waiting for this one. */
+static void fail(dt_comm *comm, int rank, const char *what, dt_status s) {
+  fprintf(stderr, "rank %d: %s failed: %s: %s\n", rank, what, dt_status_string(s), dt_error_last());
+  if (comm != NULL) dt_comm_abort(comm);
+  dt_comm_destroy(comm);
+  exit(1);
+}
+
+static DLTensor f64_vector(double *data, int64_t *shape, int64_t n) {
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  *shape = n;
+  t.data = data;
+  t.device.device_type = kDLCPU;
+  t.ndim = 1;
+  t.dtype.code = kDLFloat;
+  t.dtype.bits = 64;
+  t.dtype.lanes = 1;
+  t.shape = shape;
+  return t;
+}
+
+/* Sums `values` over the ranks, in place. */
+static dt_status sum_over_ranks(dt_comm *comm, double *values, int64_t n) {
+  int64_t shape;
+  DLTensor t = f64_vector(values, &shape, n);
+  return dt_allreduce(comm, &t, &t, DT_SUM, NULL, NULL);
+}
+
+/* What mlp_backward() calls as each gradient becomes final. */
+typedef struct ready_context {
+  dt_ddp *ddp;
+  double seconds; /* spent inside dt_ddp_mark_ready */
+  dt_status status;
+} ready_context;
+
+static int mark_ready(void *user, size_t index) {
+  ready_context *c = user;
+  double t0 = now_s();
+  c->status = dt_ddp_mark_ready(c->ddp, index);
+  c->seconds += now_s() - t0;
+  return c->status != DT_OK;
+}
+
+/* Loss and accuracy on the held-out samples, each rank scoring its shard. */
+static dt_status evaluate(dt_comm *comm, mlp *m, const syn_task *task, int rank, int world, float *x, int32_t *y,
+                          double *loss, double *accuracy) {
+  int64_t begin, count;
+  syn_shard(HELDOUT_SAMPLES, rank, world, &begin, &count);
+  double totals[2] = {0.0, 0.0};
+  for (int64_t done = 0; done < count; done += m->max_batch) {
+    int n = (int)(count - done < m->max_batch ? count - done : m->max_batch);
+    int64_t correct = 0;
+    syn_samples(task, SYN_STREAM_HELDOUT, begin + done, n, x, y);
+    totals[0] += mlp_forward(m, x, y, n, &correct);
+    totals[1] += (double)correct;
+  }
+  dt_status s = sum_over_ranks(comm, totals, 2);
+  *loss = totals[0] / HELDOUT_SAMPLES;
+  *accuracy = totals[1] / HELDOUT_SAMPLES;
+  return s;
+}
+
+/* 1 when every rank's parameters hash alike. */
+static dt_status replicas_agree(dt_comm *comm, const mlp *m, int *agree) {
+  uint64_t h = mlp_param_hash(m);
+  /* Two 32-bit halves and their negatives, all exact in a double: one MAX
+     allreduce gives every half's maximum and minimum. */
+  double v[4] = {(double)(h >> 32), (double)(h & 0xffffffffu), -(double)(h >> 32), -(double)(h & 0xffffffffu)};
+  int64_t shape;
+  DLTensor t = f64_vector(v, &shape, 4);
+  dt_status s = dt_allreduce(comm, &t, &t, DT_MAX, NULL, NULL);
+  *agree = v[0] == -v[2] && v[1] == -v[3];
+  return s;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  if (parse_options(argc, argv, &o) != 0) return 2;
+  mlp_blas_single_thread();
+
+  dt_comm *comm = NULL;
+  dt_status s = dt_comm_create(&comm, NULL);
+  if (s != DT_OK) fail(NULL, -1, "dt_comm_create", s);
+  int rank = 0, world = 1;
+  dt_comm_rank(comm, &rank);
+  dt_comm_size(comm, &world);
+  if (o.batch < world) {
+    if (rank == 0) fprintf(stderr, "train_mlp: --batch %d is smaller than the world (%d ranks)\n", o.batch, world);
+    dt_comm_destroy(comm);
+    return 2;
+  }
+
+  syn_task task;
+  mlp model;
+  int shard_max = (o.batch + world - 1) / world;
+  if (syn_task_init(&task, o.seed, INPUTS, CLASSES) != 0 ||
+      mlp_create(&model, INPUTS, o.hidden, o.layers, CLASSES, shard_max) != 0) {
+    fprintf(stderr, "rank %d: out of memory\n", rank);
+    dt_comm_abort(comm);
+    return 1;
+  }
+  float *x = malloc(sizeof(float) * (size_t)shard_max * INPUTS);
+  int32_t *y = malloc(sizeof(int32_t) * (size_t)shard_max);
+
+  size_t n = mlp_tensor_count(&model);
+  DLTensor params[2 * MLP_MAX_LINEAR], grads[2 * MLP_MAX_LINEAR];
+  DLTensor *param_ptrs[2 * MLP_MAX_LINEAR];
+  const DLTensor *grad_ptrs[2 * MLP_MAX_LINEAR];
+  mlp_tensors(&model, params, grads);
+  for (size_t i = 0; i < n; ++i) {
+    param_ptrs[i] = &params[i];
+    grad_ptrs[i] = &grads[i];
+  }
+
+  /* Each rank initialises its replica from its own stream, as independent
+     processes would; the broadcast makes rank 0's weights everyone's start,
+     so the run is the same for any number of ranks. */
+  mlp_init_params(&model, syn_key(o.seed, SYN_STREAM_INIT + (uint64_t)rank));
+  s = dt_ddp_broadcast_parameters(comm, param_ptrs, n, 0);
+  if (s != DT_OK) fail(comm, rank, "dt_ddp_broadcast_parameters", s);
+
+  /* Weighted averaging: when the batch does not split evenly, each rank's
+     mean gradient counts by its number of samples. */
+  dt_ddp_options ddp_opts = DT_DDP_OPTIONS_INIT;
+  ddp_opts.bucket_bytes = (int64_t)o.bucket_kib * 1024;
+  ddp_opts.weighted = 1;
+  dt_ddp *ddp = NULL;
+  s = dt_ddp_create(&ddp, comm, grad_ptrs, n, &ddp_opts);
+  if (s != DT_OK) fail(comm, rank, "dt_ddp_create", s);
+  size_t buckets = 0;
+  dt_ddp_bucket_count(ddp, &buckets);
+
+  dt_optimizer_options opt_opts = DT_OPTIMIZER_OPTIONS_INIT;
+  opt_opts.kind = DT_OPTIM_ADAMW;
+  opt_opts.lr = o.lr;
+  dt_optimizer *opt = NULL;
+  s = dt_optimizer_create(&opt, params, grads, n, &opt_opts);
+  if (s != DT_OK) fail(comm, rank, "dt_optimizer_create", s);
+
+  if (rank == 0) {
+    printf("train_mlp: %d rank%s; MLP %d", world, world == 1 ? "" : "s", INPUTS);
+    for (int l = 1; l <= model.linear; ++l) printf(" -> %d", model.dims[l]);
+    printf(" (%lld parameters); global batch %d; AdamW lr %g; %zu DDP buckets of <= %d KiB; seed %llu\n",
+           (long long)model.param_elems, o.batch, (double)o.lr, buckets, o.bucket_kib, o.seed);
+  }
+
+  int64_t begin, count;
+  syn_shard(o.batch, rank, world, &begin, &count);
+  ready_context ready = {ddp, 0.0, DT_OK};
+  double first_loss = 0.0, recent[FINAL_WINDOW];
+  double comm_total = 0.0, comm_interval = 0.0, loss_interval = 0.0;
+  double start = now_s(), interval_start = start;
+  int interval_steps = 0;
+
+  for (int step = 1; step <= o.steps; ++step) {
+    syn_samples(&task, SYN_STREAM_TRAIN, (int64_t)(step - 1) * o.batch + begin, (int)count, x, y);
+    s = dt_ddp_set_local_weight(ddp, (double)count);
+    if (s != DT_OK) fail(comm, rank, "dt_ddp_set_local_weight", s);
+
+    int64_t correct = 0;
+    double stats[3];
+    stats[0] = mlp_forward(&model, x, y, (int)count, &correct);
+    ready.seconds = 0.0;
+    if (mlp_backward(&model, mark_ready, &ready) != 0) fail(comm, rank, "dt_ddp_mark_ready", ready.status);
+
+    double t0 = now_s();
+    s = dt_ddp_wait(ddp, -1);
+    double waited = now_s() - t0;
+    if (s != DT_OK) fail(comm, rank, "dt_ddp_wait", s);
+    s = dt_optimizer_step(opt, NULL);
+    if (s != DT_OK) fail(comm, rank, "dt_optimizer_step", s);
+
+    /* The loss averaged over every sample of the global batch. */
+    stats[1] = (double)correct;
+    stats[2] = (double)count;
+    t0 = now_s();
+    s = sum_over_ranks(comm, stats, 3);
+    double reduced = now_s() - t0;
+    if (s != DT_OK) fail(comm, rank, "dt_allreduce (loss)", s);
+    double loss = stats[0] / stats[2];
+
+    double communicating = ready.seconds + waited + reduced;
+    comm_total += communicating;
+    comm_interval += communicating;
+    loss_interval += loss;
+    ++interval_steps;
+    if (step == 1) first_loss = loss;
+    recent[(step - 1) % FINAL_WINDOW] = loss;
+
+    if (rank == 0 && (step == 1 || step % o.log_every == 0 || step == o.steps)) {
+      double elapsed = now_s() - interval_start;
+      printf("step %5d/%d  loss %.4f  accuracy %5.1f%%  samples/s %8.0f  comm %6.2f ms/step (%4.1f%%)\n", step,
+             o.steps, loss_interval / interval_steps, 100.0 * stats[1] / stats[2],
+             (double)o.batch * interval_steps / elapsed, 1e3 * comm_interval / interval_steps,
+             100.0 * comm_interval / elapsed);
+      fflush(stdout);
+    }
+    if (step == 1 || step % o.log_every == 0) {
+      interval_start = now_s();
+      interval_steps = 0;
+      comm_interval = loss_interval = 0.0;
+    }
+  }
+  double elapsed = now_s() - start;
+
+  int window = o.steps < FINAL_WINDOW ? o.steps : FINAL_WINDOW;
+  double final_loss = 0.0;
+  for (int i = 0; i < window; ++i) final_loss += recent[i];
+  final_loss /= window;
+
+  double heldout_loss = 0.0, accuracy = 0.0;
+  s = evaluate(comm, &model, &task, rank, world, x, y, &heldout_loss, &accuracy);
+  if (s != DT_OK) fail(comm, rank, "dt_allreduce (evaluation)", s);
+  int agree = 0;
+  s = replicas_agree(comm, &model, &agree);
+  if (s != DT_OK) fail(comm, rank, "dt_allreduce (replica check)", s);
+
+  int fell = final_loss < 0.5 * first_loss;
+  if (rank == 0) {
+    printf("summary: %d steps x %d samples on %d rank%s in %.2f s (%.0f samples/s)\n", o.steps, o.batch, world,
+           world == 1 ? "" : "s", elapsed, (double)o.steps * o.batch / elapsed);
+    printf("summary: loss %.4f at step 1 -> %.4f (mean of the last %d steps), %.2f of the first\n", first_loss,
+           final_loss, window, final_loss / first_loss);
+    printf("summary: held-out %d samples: loss %.4f, accuracy %.1f%%\n", HELDOUT_SAMPLES, heldout_loss,
+           100.0 * accuracy);
+    printf("summary: communicating %.1f ms in all, %.2f ms/step, %.1f%% of the time\n", 1e3 * comm_total,
+           1e3 * comm_total / o.steps, 100.0 * comm_total / elapsed);
+    printf("summary: replicas %s\n", agree ? "identical" : "DIFFER");
+    printf("%s\n", fell && agree ? "train_mlp: OK, the loss fell below half of the first step's"
+                   : !fell       ? "train_mlp: FAILED, the loss did not fall below half of the first step's"
+                                 : "train_mlp: FAILED, the replicas' parameters differ");
+  }
+
+  dt_optimizer_destroy(opt);
+  dt_ddp_destroy(ddp);
+  dt_comm_destroy(comm);
+  free(x);
+  free(y);
+  mlp_destroy(&model);
+  syn_task_free(&task);
+  return fell && agree ? 0 : 1;
+}
