@@ -90,6 +90,13 @@ double Comm::max(double value) {
   return value;
 }
 
+void Comm::sum(double* values, int64_t n) {
+  int64_t shape = 0;
+  DLTensor t = tensor(values, &shape, n, DTB_FLOAT64);
+  dt_status s = dt_allreduce(comm_, &t, &t, DT_SUM, nullptr, nullptr);
+  if (s != DT_OK) fail("dt_allreduce (sum of doubles)", s);
+}
+
 void Comm::meet(bool quietly) {
   int32_t token = 0;
   int64_t shape = 0;

@@ -31,6 +31,17 @@ class Comm {
   // The maximum of `value` over ranks.
   double max(double value);
 
+  // Sums `values[0..n)` over ranks, in place.
+  void sum(double* values, int64_t n);
+
+  // Ends the program as a failed collective does when `status` is not DT_OK.
+  void check(const char* what, dt_status status) {
+    if (status != DT_OK) fail(what, status);
+  }
+
+  // For the benchmarks that build on the communicator (dtbench ddp).
+  dt_comm* handle() { return comm_; }
+
   // Every rank meets here. A rank waiting while rank 0 works alone passes
   // `quietly`: it sleeps between polls instead of taking a core rank 0 needs.
   void meet(bool quietly);

@@ -4,6 +4,7 @@
 
 #include "collectives.hpp"
 #include "compare.hpp"
+#include "ddp.hpp"
 
 namespace {
 
@@ -13,7 +14,9 @@ const char kUsage[] =
     "commands:\n"
     "  collectives   time libdtrain's collectives over this job's ranks\n"
     "                (dtrun -n N dtbench collectives; see dtbench collectives --help)\n"
-    "  compare       print two results files side by side with their ratios\n";
+    "  compare       print two results files side by side with their ratios\n"
+    "  ddp           time training steps of the example MLP with DDP and the share of\n"
+    "                the allreduce hidden behind backward (dtrun -n N dtbench ddp)\n";
 
 }  // namespace
 
@@ -24,6 +27,14 @@ int main(int argc, char** argv) {
   }
   if (std::strcmp(argv[1], "collectives") == 0) return dtbench::run_collectives(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "compare") == 0) return dtbench::run_compare(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "ddp") == 0) {
+#ifdef DTBENCH_WITH_DDP
+    return dtbench::run_ddp(argc - 1, argv + 1);
+#else
+    std::fputs("dtbench ddp: not built (the example model needs OpenBLAS: pkg-config openblas)\n", stderr);
+    return 2;
+#endif
+  }
   std::fprintf(stderr, "dtbench: unknown command '%s'\n\n%s", argv[1], kUsage);
   return 2;
 }
