@@ -8,9 +8,18 @@
 namespace {
 
 std::string describe_build() {
+  // Backends and devices compiled in; then what this machine offers.
+#ifdef DTRAIN_HAVE_NCCL
+  const char* backends = "self, ucx, nccl, staged";
+#elif defined(DTRAIN_HAVE_CUDA)
+  const char* backends = "self, ucx, staged";
+#else
+  const char* backends = "self, ucx";
+#endif
+  const char* devices = dtrain::device::cuda_compiled() ? "cpu, cuda" : "cpu";
   return "libdtrain " + std::to_string(DT_VERSION_MAJOR) + "." + std::to_string(DT_VERSION_MINOR) + "." +
-         std::to_string(DT_VERSION_PATCH) + "; backends: self; devices: cpu; ucx: " +
-         ucp_get_version_string() + "; cuda: " + dtrain::device::cuda_summary() +
+         std::to_string(DT_VERSION_PATCH) + "; backends: " + backends + "; devices: " + devices +
+         "; ucx: " + ucp_get_version_string() + "; cuda: " + dtrain::device::cuda_summary() +
          "; nccl: " + dtrain::device::nccl_summary();
 }
 

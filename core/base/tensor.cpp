@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "device/probe.hpp"
 
 namespace dtrain {
 
@@ -40,10 +41,23 @@ TensorView check_tensor(const DLTensor* tensor, const char* arg) {
     case kDLCUDAHost:
       view.memory = Memory::host;
       break;
-    case kDLCUDA:
-      raise(DT_ERR_UNSUPPORTED, std::string(arg) +
-                                    ": CUDA tensors need a CUDA device and the NCCL or staged "
-                                    "UCX path, which this build does not provide");
+    case kDLCUDA: {
+      // Accepted only where a device is usable: otherwise the pointer could
+      // not even be read.
+      const int devices = device::cuda_device_count();
+      if (devices == 0) {
+        raise(DT_ERR_UNSUPPORTED,
+              std::string(arg) + ": CUDA tensors need a CUDA device, and " +
+                  (device::cuda_compiled() ? "none is usable here (" + device::cuda_unavailable_reason() + ")"
+                                           : device::cuda_unavailable_reason()));
+      }
+      if (tensor->device.device_id < 0 || tensor->device.device_id >= devices) {
+        bad(arg, "CUDA device " + std::to_string(tensor->device.device_id) + " does not exist (this process sees " +
+                     std::to_string(devices) + (devices == 1 ? " device)" : " devices)"));
+      }
+      view.memory = Memory::cuda;
+      break;
+    }
     default:
       bad(arg, "device type " + std::to_string(tensor->device.device_type) +
                    " is not supported (kDLCPU, kDLCUDAHost, kDLCUDA)");
@@ -83,6 +97,15 @@ TensorView check_tensor(const DLTensor* tensor, const char* arg) {
   }
   view.data = tensor->data ? static_cast<char*>(tensor->data) + tensor->byte_offset : nullptr;
   return view;
+}
+
+TensorView check_host_tensor(const DLTensor* tensor, const char* arg) {
+  if (tensor != nullptr && tensor->device.device_type == kDLCUDA) {
+    raise(DT_ERR_UNSUPPORTED, std::string(arg) +
+                                  ": CUDA tensors are not supported here; this operation takes host memory "
+                                  "(kDLCPU, kDLCUDAHost)");
+  }
+  return check_tensor(tensor, arg);
 }
 
 }  // namespace dtrain

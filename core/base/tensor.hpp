@@ -29,7 +29,13 @@ struct TensorView {
 // DT_ERR_UNSUPPORTED for CUDA memory this build or machine cannot use) with a
 // message naming `arg`: NULL tensor, negative ndim or dimension, NULL shape,
 // NULL data with elements, unsupported dtype or device, non-compact strides,
-// an element count or byte size that overflows.
+// an element count or byte size that overflows. kDLCUDA tensors are accepted
+// (Memory::cuda) when a CUDA device is usable and device_id names one.
 TensorView check_tensor(const DLTensor* tensor, const char* arg);
+
+// check_tensor() for code that only has host kernels: kDLCUDA is refused
+// with DT_ERR_UNSUPPORTED ("<arg>: CUDA tensors are not supported here ...")
+// whether or not a device is present.
+TensorView check_host_tensor(const DLTensor* tensor, const char* arg);
 
 }  // namespace dtrain

@@ -9,13 +9,57 @@
 
 namespace dtrain::device {
 
+namespace {
+
+struct CudaProbe {
+  int count = 0;
+  std::string reason;
+};
+
+const CudaProbe& cuda_probe() {
+  // Computed once, thread-safely; constant afterwards.
+  static const CudaProbe probe = [] {
+    CudaProbe p;
+#ifdef DTRAIN_HAVE_CUDA
+    int count = 0;
+    const cudaError_t rc = cudaGetDeviceCount(&count);
+    if (rc != cudaSuccess) {
+      // Clear the error so that later CUDA calls start clean; the static
+      // runtime prints nothing of its own.
+      cudaGetLastError();
+      p.reason = std::string(rc == cudaErrorNoDevice ? "no CUDA device" : "no usable CUDA driver or device") +
+                 " (" + cudaGetErrorName(rc) + ")";
+    } else if (count <= 0) {
+      p.reason = "no CUDA device";
+    } else {
+      p.count = count;
+    }
+#else
+    p.reason = "this build has no CUDA support";
+#endif
+    return p;
+  }();
+  return probe;
+}
+
+}  // namespace
+
+bool cuda_compiled() {
+#ifdef DTRAIN_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+int cuda_device_count() { return cuda_probe().count; }
+
+const std::string& cuda_unavailable_reason() { return cuda_probe().reason; }
+
 std::string cuda_summary() {
 #ifdef DTRAIN_HAVE_CUDA
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();  // clear the sticky error so later CUDA calls start clean
-    return "compiled, no device";
-  }
+  const int count = cuda_device_count();
+  if (count == 0) return "compiled, no device";
   return "compiled, " + std::to_string(count) + (count == 1 ? " device" : " devices");
 #else
   return "not compiled";

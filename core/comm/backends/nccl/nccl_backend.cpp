@@ -1,0 +1,450 @@
+#include "comm/backends/nccl/nccl_backend.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <thread>
+#include <utility>
+
+#include "base/error.hpp"
+#include "base/log.hpp"
+#include "comm/backends/nccl/mapping.hpp"
+#include "device/cuda/error.hpp"
+
+namespace dtrain::comm::nccl {
+
+namespace {
+
+using device::cuda::DeviceGuard;
+
+// Spin briefly (operations of a few microseconds), then sleep in short steps.
+void back_off(int& round) {
+  if (++round < 64) {
+    std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(std::chrono::microseconds(round < 1024 ? 10 : 200));
+  }
+}
+
+ncclConfig_t nonblocking_config() {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  return config;
+}
+
+std::byte* bytes_at(void* base, std::size_t offset) { return static_cast<std::byte*>(base) + offset; }
+
+// Polls a communicator that NCCL is still setting up (init or split).
+ncclResult_t settle_setup(const Api& api, ncclComm_t comm, ncclResult_t result, Clock::time_point deadline) {
+  int round = 0;
+  while (result == ncclInProgress) {
+    ncclResult_t state = ncclInProgress;
+    const ncclResult_t query = api.comm_get_async_error(comm, &state);
+    if (query != ncclSuccess) return query;
+    result = state;
+    if (result != ncclInProgress) break;
+    if (Clock::now() >= deadline) return ncclInProgress;
+    back_off(round);
+  }
+  return result;
+}
+
+}  // namespace
+
+std::unique_ptr<NcclBackend> NcclBackend::create(const Api& api, int rank, int size, int device, int timeout_ms,
+                                                 const std::function<void(ncclUniqueId&)>& share_id) {
+  const std::string who = "rank " + std::to_string(rank) + ": ";
+  ncclUniqueId id{};
+  if (rank == 0) {
+    const ncclResult_t rc = api.get_unique_id(&id);
+    if (rc != ncclSuccess) {
+      raise(status_of(rc), who + nccl::describe("ncclGetUniqueId", rc, api.get_error_string(rc),
+                                                 api.get_last_error(nullptr)));
+    }
+  }
+  if (size > 1) share_id(id);
+
+  DeviceGuard guard(device);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  ncclConfig_t config = nonblocking_config();
+  ncclComm_t comm = nullptr;
+  ncclResult_t rc = api.comm_init_rank_config(&comm, size, id, rank, &config);
+  if (comm != nullptr) rc = settle_setup(api, comm, rc, deadline);
+  if (rc != ncclSuccess) {
+    const std::string text =
+        rc == ncclInProgress
+            ? "the NCCL communicator of " + std::to_string(size) + " ranks was not ready within " +
+                  std::to_string(timeout_ms) + " ms (do all ranks reach their first CUDA operation?)"
+            : nccl::describe("ncclCommInitRankConfig", rc, api.get_error_string(rc), api.get_last_error(comm));
+    if (comm != nullptr) api.comm_abort(comm);
+    raise(rc == ncclInProgress ? DT_ERR_TIMEOUT : status_of(rc), who + text);
+  }
+  return std::make_unique<NcclBackend>(api, comm, rank, size, device, timeout_ms);
+}
+
+NcclBackend::NcclBackend(const Api& api, ncclComm_t comm, int rank, int size, int device, int timeout_ms)
+    : api_(api), rank_(rank), size_(size), device_(device), timeout_ms_(timeout_ms), stream_(device), comm_(comm) {
+  watcher_ = std::thread([this] { watch(); });
+  DT_LOG(debug) << "NCCL communicator ready: rank " << rank << " of " << size << " on CUDA device " << device;
+}
+
+NcclBackend::~NcclBackend() {
+  abort();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  watcher_.join();
+}
+
+std::string NcclBackend::describe(const char* call, ncclResult_t result, ncclComm_t comm) const {
+  return nccl::describe(call, result, api_.get_error_string(result), api_.get_last_error(comm));
+}
+
+std::unique_ptr<device::cuda::Event> NcclBackend::take_event() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!spare_events_.empty()) {
+      auto event = std::move(spare_events_.back());
+      spare_events_.pop_back();
+      return event;
+    }
+  }
+  return std::make_unique<device::cuda::Event>(device_);
+}
+
+ncclResult_t NcclBackend::settle(ncclComm_t comm, ncclResult_t result, Clock::time_point deadline) {
+  int round = 0;
+  while (result == ncclInProgress) {
+    ncclResult_t state = ncclInProgress;
+    const ncclResult_t query = api_.comm_get_async_error(comm, &state);
+    if (query != ncclSuccess) return query;
+    result = state;
+    if (result != ncclInProgress) break;
+    if (aborted_.load(std::memory_order_acquire) || Clock::now() >= deadline) return ncclInProgress;
+    back_off(round);
+  }
+  return result;
+}
+
+RequestPtr NcclBackend::launch(const char* op, const Enqueue& enqueue) {
+  auto request = std::make_shared<Request>(std::string(op) + " #" + std::to_string(++sequence_));
+  const auto refuse = [&]() -> bool {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed_ == DT_OK && !aborted_.load()) return false;
+    const dt_status status = failed_ == DT_OK ? DT_ERR_ABORTED : failed_;
+    const std::string why = failed_ == DT_OK ? "aborted" : failure_;
+    request->complete(status, prefix() + request->what() + ": " + why);
+    return true;
+  };
+  if (refuse()) return request;
+  try {
+    DeviceGuard guard(device_);
+    auto event = take_event();
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+    {
+      std::lock_guard<std::mutex> lock(comm_mutex_);
+      if (comm_ == nullptr) {
+        refuse();
+        return request;
+      }
+      const char* failed_call = nullptr;
+      // Each NCCL call is settled before the next (NCCL's rule for
+      // nonblocking communicators); the first failure stops the sequence.
+      const auto step = [&](const char* call, ncclResult_t result) {
+        result = settle(comm_, result, deadline);
+        if (result != ncclSuccess && failed_call == nullptr) failed_call = call;
+        return result;
+      };
+      const ncclResult_t result = enqueue(step);
+      if (result != ncclSuccess) {
+        if (aborted_.load()) {
+          refuse();
+          return request;
+        }
+        if (result == ncclInProgress) {
+          request->complete(DT_ERR_TIMEOUT, prefix() + request->what() + ": " + failed_call +
+                                                " was still in progress after " + std::to_string(timeout_ms_) +
+                                                " ms");
+          return request;
+        }
+        const std::string text = describe(failed_call, result, comm_);
+        // An error of the communicator as a whole fails everything after it.
+        ncclResult_t state = ncclSuccess;
+        if (api_.comm_get_async_error(comm_, &state) == ncclSuccess && state != ncclSuccess &&
+            state != ncclInProgress) {
+          fail_all(status_of(state), describe("NCCL communicator", state, comm_));
+        }
+        request->complete(status_of(result), prefix() + request->what() + ": " + text);
+        return request;
+      }
+      event->record(stream_.get());
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending_.push_back({request, std::move(event)});
+    }
+    changed_.notify_all();
+  } catch (const Error& e) {
+    request->complete(e.status(), prefix() + request->what() + ": " + e.what());
+  }
+  return request;
+}
+
+void NcclBackend::fail_all(dt_status status, const std::string& message) {
+  std::deque<Pending> drained;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed_ == DT_OK) {
+      failed_ = status;
+      failure_ = message;
+    }
+    drained.swap(pending_);
+  }
+  for (Pending& p : drained) p.request->complete(status, prefix() + p.request->what() + ": " + message);
+}
+
+void NcclBackend::poll() {
+  {
+    std::unique_lock<std::mutex> lock(comm_mutex_, std::try_to_lock);
+    if (lock.owns_lock() && comm_ != nullptr) {
+      ncclResult_t state = ncclSuccess;
+      if (api_.comm_get_async_error(comm_, &state) == ncclSuccess && state != ncclSuccess &&
+          state != ncclInProgress) {
+        const std::string text = describe("NCCL communicator", state, comm_);
+        lock.unlock();
+        fail_all(status_of(state), text);
+        return;
+      }
+    }
+  }
+  std::vector<RequestPtr> finished;
+  dt_status error = DT_OK;
+  std::string error_text;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (!pending_.empty()) {
+      Pending& front = pending_.front();
+      bool done = false;
+      try {
+        done = front.event->query();
+      } catch (const Error& e) {
+        error = e.status();
+        error_text = e.what();
+        break;
+      }
+      if (!done) break;  // one stream: later operations finish later
+      finished.push_back(std::move(front.request));
+      spare_events_.push_back(std::move(front.event));
+      pending_.pop_front();
+    }
+  }
+  for (const RequestPtr& request : finished) request->complete(DT_OK);
+  if (error != DT_OK) fail_all(error, "the CUDA device failed: " + error_text);
+}
+
+void NcclBackend::watch() {
+  cudaSetDevice(device_);  // events are queried from here; an error shows in the queries
+  bool aborted_comm = false;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (abort_requested_ && !aborted_comm) {
+      lock.unlock();
+      {
+        // Waits for an NCCL call in progress on another thread: those
+        // return promptly once aborted_ is set.
+        std::lock_guard<std::mutex> comm_lock(comm_mutex_);
+        if (comm_ != nullptr) {
+          api_.comm_abort(comm_);
+          comm_ = nullptr;
+        }
+      }
+      aborted_comm = true;
+      lock.lock();
+      continue;
+    }
+    if (stop_) break;
+    if (pending_.empty()) {
+      changed_.wait(lock);
+      continue;
+    }
+    lock.unlock();
+    poll();
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    lock.lock();
+  }
+}
+
+bool NcclBackend::wait(const RequestPtr& request, Clock::time_point deadline) {
+  int round = 0;
+  while (!request->done()) {
+    if (Clock::now() >= deadline) return request->done();
+    poll();
+    if (request->done()) break;
+    back_off(round);
+  }
+  return true;
+}
+
+void NcclBackend::abort() {
+  if (aborted_.exchange(true)) return;
+  fail_all(DT_ERR_ABORTED, "aborted");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    abort_requested_ = true;
+  }
+  changed_.notify_all();
+}
+
+RequestPtr NcclBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
+  return launch("allreduce", [&](const Step& step) {
+    return step("ncclAllReduce", api_.all_reduce(send.data, recv.data, static_cast<std::size_t>(send.count),
+                                                 to_nccl(send.dtype), to_nccl(op), comm_, stream_.get()));
+  });
+}
+
+RequestPtr NcclBackend::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
+  return launch("reduce_scatter", [&](const Step& step) {
+    const std::size_t count = static_cast<std::size_t>(recv.count);
+    if (send.data == recv.data && rank_ != 0 && count > 0) {
+      // libdtrain's in place is recv at the start of send; NCCL's is recv at
+      // block `rank` of send. Reduce there, then move the block to the start
+      // (the two blocks do not overlap for rank > 0).
+      void* mine = bytes_at(send.data, static_cast<std::size_t>(rank_) * recv.bytes());
+      const ncclResult_t result = step("ncclReduceScatter", api_.reduce_scatter(send.data, mine, count,
+                                                                                 to_nccl(send.dtype), to_nccl(op),
+                                                                                 comm_, stream_.get()));
+      if (result != ncclSuccess) return result;
+      device::cuda::copy_async(recv.data, mine, recv.bytes(), stream_.get());
+      return ncclSuccess;
+    }
+    return step("ncclReduceScatter", api_.reduce_scatter(send.data, recv.data, count, to_nccl(send.dtype),
+                                                         to_nccl(op), comm_, stream_.get()));
+  });
+}
+
+RequestPtr NcclBackend::allgather(const TensorView& send, const TensorView& recv) {
+  return launch("allgather", [&](const Step& step) {
+    const void* source = send.data;
+    if (send.data == recv.data && rank_ != 0 && send.count > 0) {
+      // In place: this rank's block moves to its slot first, which is
+      // NCCL's in-place form.
+      void* mine = bytes_at(recv.data, static_cast<std::size_t>(rank_) * send.bytes());
+      device::cuda::copy_async(mine, send.data, send.bytes(), stream_.get());
+      source = mine;
+    }
+    return step("ncclAllGather", api_.all_gather(source, recv.data, static_cast<std::size_t>(send.count),
+                                                 to_nccl(send.dtype), comm_, stream_.get()));
+  });
+}
+
+RequestPtr NcclBackend::broadcast(const TensorView& buf, int root) {
+  return launch("broadcast", [&](const Step& step) {
+    return step("ncclBroadcast", api_.broadcast(buf.data, buf.data, static_cast<std::size_t>(buf.count),
+                                                to_nccl(buf.dtype), root, comm_, stream_.get()));
+  });
+}
+
+RequestPtr NcclBackend::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                                  const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
+  return launch("alltoallv", [&](const Step& step) {
+    const std::size_t element = dtype_size(send.dtype);
+    const ncclDataType_t type = to_nccl(send.dtype);
+    std::size_t send_total = 0;
+    for (std::int64_t c : send_counts) send_total += static_cast<std::size_t>(c);
+    const std::byte* source = static_cast<const std::byte*>(send.data);
+    void* scratch = nullptr;
+    if (send.data == recv.data && send_total > 0) {
+      // In place: the blocks to send are copied aside (stream-ordered
+      // allocation) before any block arrives.
+      device::cuda::check(cudaMallocAsync(&scratch, send_total * element, stream_.get()),
+                          "cudaMallocAsync of " + std::to_string(send_total * element) + " bytes");
+      device::cuda::copy_async(scratch, send.data, send_total * element, stream_.get());
+      source = static_cast<const std::byte*>(scratch);
+    }
+    ncclResult_t first = api_.group_start();
+    const char* first_call = "ncclGroupStart";
+    std::size_t send_offset = 0;
+    std::size_t recv_offset = 0;
+    for (int peer = 0; peer < size_ && first == ncclSuccess; ++peer) {
+      const auto sc = static_cast<std::size_t>(send_counts[peer]);
+      const auto rc = static_cast<std::size_t>(recv_counts[peer]);
+      if (sc > 0) {
+        first = api_.send(source + send_offset * element, sc, type, peer, comm_, stream_.get());
+        first_call = "ncclSend";
+      }
+      if (rc > 0 && first == ncclSuccess) {
+        first = api_.recv(bytes_at(recv.data, recv_offset * element), rc, type, peer, comm_, stream_.get());
+        first_call = "ncclRecv";
+      }
+      send_offset += sc;
+      recv_offset += rc;
+    }
+    // The group is always closed, also after a failed call inside it.
+    const ncclResult_t ended = step("ncclGroupEnd", api_.group_end());
+    if (scratch != nullptr) cudaFreeAsync(scratch, stream_.get());
+    if (first != ncclSuccess) return step(first_call, first);
+    return ended;
+  });
+}
+
+RequestPtr NcclBackend::send(const TensorView& buf, int peer, int) {
+  return launch("send", [&](const Step& step) {
+    return step("ncclSend", api_.send(buf.data, static_cast<std::size_t>(buf.count), to_nccl(buf.dtype), peer,
+                                      comm_, stream_.get()));
+  });
+}
+
+RequestPtr NcclBackend::recv(const TensorView& buf, int peer, int) {
+  return launch("recv", [&](const Step& step) {
+    return step("ncclRecv", api_.recv(buf.data, static_cast<std::size_t>(buf.count), to_nccl(buf.dtype), peer,
+                                      comm_, stream_.get()));
+  });
+}
+
+RequestPtr NcclBackend::barrier() {
+  // A one-element allreduce completes on no rank before every rank has
+  // started it. The element lives in stream-ordered scratch memory.
+  return launch("barrier", [&](const Step& step) {
+    void* scratch = nullptr;
+    device::cuda::check(cudaMallocAsync(&scratch, sizeof(std::int32_t), stream_.get()), "cudaMallocAsync");
+    device::cuda::check(cudaMemsetAsync(scratch, 0, sizeof(std::int32_t), stream_.get()), "cudaMemsetAsync");
+    const ncclResult_t result =
+        step("ncclAllReduce", api_.all_reduce(scratch, scratch, 1, ncclInt32, ncclSum, comm_, stream_.get()));
+    cudaFreeAsync(scratch, stream_.get());
+    return result;
+  });
+}
+
+std::unique_ptr<Backend> NcclBackend::split(int color, int key, int* new_rank, int* new_size) {
+  std::lock_guard<std::mutex> lock(comm_mutex_);
+  if (comm_ == nullptr || aborted_.load()) raise(DT_ERR_ABORTED, prefix() + "split: the NCCL communicator was aborted");
+  DeviceGuard guard(device_);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+  ncclConfig_t config = nonblocking_config();
+  ncclComm_t child = nullptr;
+  ncclResult_t rc = api_.comm_split(comm_, to_nccl_color(color), key, &child, &config);
+  rc = settle_setup(api_, child != nullptr ? child : comm_, rc, deadline);
+  if (rc == ncclSuccess && child != nullptr) rc = settle(comm_, rc, deadline);
+  if (rc != ncclSuccess) {
+    const std::string text = rc == ncclInProgress ? "ncclCommSplit did not finish within " +
+                                                        std::to_string(timeout_ms_) + " ms"
+                                                  : describe("ncclCommSplit", rc, comm_);
+    if (child != nullptr) api_.comm_abort(child);
+    raise(rc == ncclInProgress ? DT_ERR_TIMEOUT : status_of(rc), prefix() + "split: " + text);
+  }
+  if (child == nullptr) return nullptr;
+  int rank = -1;
+  int size = 0;
+  const ncclResult_t queried = api_.comm_user_rank(child, &rank);
+  const ncclResult_t counted = queried == ncclSuccess ? api_.comm_count(child, &size) : queried;
+  if (counted != ncclSuccess) {
+    api_.comm_abort(child);
+    raise(status_of(counted), prefix() + "split: " + describe("ncclCommUserRank/ncclCommCount", counted, child));
+  }
+  *new_rank = rank;
+  *new_size = size;
+  return std::make_unique<NcclBackend>(api_, child, rank, size, device_, timeout_ms_);
+}
+
+}  // namespace dtrain::comm::nccl

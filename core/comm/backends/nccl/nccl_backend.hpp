@@ -1,0 +1,122 @@
+// The NCCL backend: CUDA tensors moved by an NCCL communicator, one rank per
+// GPU. Operations are queued on the backend's stream (stream-ordered, as in
+// NCCL) and a CUDA event recorded after each one; the request completes when
+// its event has, or with NCCL's error.
+//
+// The NCCL communicator is nonblocking (ncclConfig_t.blocking = 0), so no
+// NCCL call blocks the caller: while NCCL reports ncclInProgress the backend
+// polls ncclCommGetAsyncError, checking its deadline and abort. A watcher
+// thread polls the events and the communicator's asynchronous error while
+// operations are pending, so requests complete without anyone waiting on
+// them (dt_request_test). abort() completes pending requests with
+// DT_ERR_ABORTED and has the watcher call ncclCommAbort, which stops NCCL's
+// kernels; it never blocks the caller.
+//
+// What NCCL does not do that the UCX backend does: tags do not select
+// messages (point-to-point messages between two ranks match in order), a
+// send holds up the stream until its receive is posted (NCCL's rule), and
+// ranks that disagree about sizes are not detected (the deadline turns the
+// hang that follows into DT_ERR_TIMEOUT).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/backend.hpp"
+#include "comm/backends/nccl/nccl_api.hpp"
+#include "device/cuda/runtime.hpp"
+
+namespace dtrain::comm::nccl {
+
+class NcclBackend final : public Backend {
+ public:
+  // Creates rank `rank` of a `size`-rank NCCL communicator on `device`.
+  // Collective: rank 0 makes the unique id and `share_id` must deliver rank
+  // 0's id to every rank (through a host backend's broadcast or a
+  // rendezvous). Throws NCCL's error with its text, or DT_ERR_TIMEOUT when
+  // the communicator is not ready within timeout_ms.
+  static std::unique_ptr<NcclBackend> create(const Api& api, int rank, int size, int device, int timeout_ms,
+                                             const std::function<void(ncclUniqueId&)>& share_id);
+
+  // Takes over `comm` (ready, nonblocking) as rank `rank` of `size`.
+  NcclBackend(const Api& api, ncclComm_t comm, int rank, int size, int device, int timeout_ms);
+  ~NcclBackend() override;
+
+  const char* name() const override { return "nccl"; }
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_.get(); }
+
+  RequestPtr allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) override;
+  RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) override;
+  RequestPtr allgather(const TensorView& send, const TensorView& recv) override;
+  RequestPtr broadcast(const TensorView& buf, int root) override;
+  RequestPtr alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                       const TensorView& recv, const std::vector<std::int64_t>& recv_counts) override;
+  RequestPtr send(const TensorView& buf, int peer, int tag) override;
+  RequestPtr recv(const TensorView& buf, int peer, int tag) override;
+  // NCCL has no barrier; the router runs barriers on the host backend.
+  RequestPtr barrier() override;
+  // ncclCommSplit (collective over this communicator; DT_UNDEF takes part
+  // as NCCL_SPLIT_NOCOLOR and gets nullptr).
+  std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) override;
+  void abort() override;
+
+  // Waits for `request`, polling NCCL and the events on this thread too.
+  bool wait(const RequestPtr& request, Clock::time_point deadline) override;
+
+ private:
+  struct Pending {
+    RequestPtr request;
+    std::unique_ptr<device::cuda::Event> event;
+  };
+  // What an operation queues: NCCL calls, each passed through `step` (which
+  // settles it and remembers the first that failed), and CUDA work on the
+  // stream around them. Returns the first failure or ncclSuccess.
+  using Step = std::function<ncclResult_t(const char* call, ncclResult_t result)>;
+  using Enqueue = std::function<ncclResult_t(const Step& step)>;
+
+  RequestPtr launch(const char* op, const Enqueue& enqueue);
+  // Waits out ncclInProgress on `comm` (polling ncclCommGetAsyncError) until
+  // the deadline or an abort; returns the final result.
+  ncclResult_t settle(ncclComm_t comm, ncclResult_t result, Clock::time_point deadline);
+  std::string describe(const char* call, ncclResult_t result, ncclComm_t comm) const;
+  // Completes whatever finished; fails everything on an asynchronous error.
+  void poll();
+  // Records the first failure and completes every pending request with it.
+  void fail_all(dt_status status, const std::string& message);
+  void watch();
+  std::unique_ptr<device::cuda::Event> take_event();
+  std::string prefix() const { return "rank " + std::to_string(rank_) + ": "; }
+
+  const Api& api_;
+  const int rank_;
+  const int size_;
+  const int device_;
+  const int timeout_ms_;
+  device::cuda::Stream stream_;
+  std::atomic<std::uint64_t> sequence_{0};
+  std::atomic<bool> aborted_{false};
+
+  std::mutex comm_mutex_;  // one NCCL call at a time on comm_; held by ncclCommAbort
+  ncclComm_t comm_ = nullptr;
+
+  std::mutex mutex_;  // guards everything below
+  std::condition_variable changed_;
+  std::deque<Pending> pending_;  // in stream order
+  std::vector<std::unique_ptr<device::cuda::Event>> spare_events_;
+  dt_status failed_ = DT_OK;  // first asynchronous failure, which every later operation reports
+  std::string failure_;
+  bool abort_requested_ = false;
+  bool stop_ = false;
+  std::thread watcher_;
+};
+
+}  // namespace dtrain::comm::nccl

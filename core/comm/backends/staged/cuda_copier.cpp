@@ -1,0 +1,92 @@
+#include "comm/backends/staged/cuda_copier.hpp"
+
+#include <string>
+#include <utility>
+
+#include "base/error.hpp"
+#include "device/cuda/error.hpp"
+
+namespace dtrain::comm::staged {
+
+namespace {
+
+using device::cuda::DeviceGuard;
+
+class EventFence final : public Fence {
+ public:
+  EventFence(CudaCopier& owner, std::unique_ptr<device::cuda::Event> event)
+      : owner_(owner), event_(std::move(event)) {}
+  ~EventFence() override { owner_.give_back(std::move(event_)); }
+  bool reached() override { return event_->query(); }
+
+ private:
+  CudaCopier& owner_;
+  std::unique_ptr<device::cuda::Event> event_;
+};
+
+}  // namespace
+
+CudaCopier::CudaCopier(int device) : device_(device), to_host_(device), to_device_(device) {}
+
+CudaCopier::~CudaCopier() { drain(); }
+
+void* CudaCopier::allocate_host(std::size_t bytes) {
+  void* pointer = nullptr;
+  device::cuda::check(cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable),
+                      "cudaHostAlloc of " + std::to_string(bytes) + " bytes of pinned staging memory");
+  return pointer;
+}
+
+void CudaCopier::free_host(void* pointer) noexcept {
+  if (pointer != nullptr) cudaFreeHost(pointer);
+}
+
+void CudaCopier::copy(Lane lane, const Copy2D& c) {
+  DeviceGuard guard(device_);
+  device::cuda::copy_2d_async(c.dst, c.dst_pitch, c.src, c.src_pitch, c.width, c.rows, stream(lane).get());
+}
+
+std::unique_ptr<Fence> CudaCopier::fence(Lane lane) {
+  DeviceGuard guard(device_);
+  auto event = take_event();
+  event->record(stream(lane).get());
+  return std::make_unique<EventFence>(*this, std::move(event));
+}
+
+void CudaCopier::drain() noexcept {
+  cudaStreamSynchronize(to_host_.get());
+  cudaStreamSynchronize(to_device_.get());
+}
+
+std::unique_ptr<device::cuda::Event> CudaCopier::take_event() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!spare_.empty()) {
+      auto event = std::move(spare_.back());
+      spare_.pop_back();
+      return event;
+    }
+  }
+  return std::make_unique<device::cuda::Event>(device_);
+}
+
+void CudaCopier::give_back(std::unique_ptr<device::cuda::Event> event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  spare_.push_back(std::move(event));
+}
+
+void check_cuda_pointer(const TensorView& view, const char* name, int device) {
+  const device::cuda::PointerInfo info = device::cuda::pointer_info(view.data);
+  using Kind = device::cuda::PointerInfo::Kind;
+  if (info.kind != Kind::device && info.kind != Kind::managed) {
+    raise(DT_ERR_INVALID_ARGUMENT, std::string(name) +
+                                       ": the tensor says kDLCUDA but its data is not CUDA device memory "
+                                       "(use kDLCPU or kDLCUDAHost for host memory)");
+  }
+  if (info.kind == Kind::device && info.device != device) {
+    raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + ": its data is memory of CUDA device " +
+                                       std::to_string(info.device) + ", not of device " + std::to_string(device));
+  }
+}
+
+}  // namespace dtrain::comm::staged

@@ -1,0 +1,214 @@
+#include "comm/backends/staged/router.hpp"
+
+#include <utility>
+
+#include "base/error.hpp"
+#include "base/log.hpp"
+
+namespace dtrain::comm::staged {
+
+DeviceRouter::DeviceRouter(std::unique_ptr<Backend> host, Devices devices)
+    : host_(std::move(host)),
+      devices_(std::move(devices)),
+      name_(devices_.path == DevicePath::none ? std::string(host_->name())
+                                              : std::string(host_->name()) + "+" + path_name(devices_.path)) {}
+
+DeviceRouter::~DeviceRouter() {
+  abort();
+  // The host backend goes first: once it is gone nothing can write into the
+  // staging memory the staged path frees next.
+  host_.reset();
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  staged_.reset();
+  nccl_.reset();
+}
+
+DeviceRouter::Route DeviceRouter::route(const char* op, std::initializer_list<Operand> operands) const {
+  bool any_device = false;
+  bool all_device = true;
+  for (const Operand& operand : operands) {
+    const TensorView& view = *operand.view;
+    if (view.memory != Memory::cuda) {
+      all_device = false;
+      continue;
+    }
+    any_device = true;
+    if (devices_.path == DevicePath::none) {
+      raise(DT_ERR_UNSUPPORTED, std::string(operand.name) + ": this communicator has no CUDA device");
+    }
+    if (view.device_id != devices_.device) {
+      raise(DT_ERR_INVALID_ARGUMENT, std::string(operand.name) + " is on CUDA device " +
+                                         std::to_string(view.device_id) + " but this communicator uses device " +
+                                         std::to_string(devices_.device) + " (options.device)");
+    }
+    if (view.count > 0 && devices_.check) devices_.check(view, operand.name);
+  }
+  if (!any_device) return Route::host;
+  if (devices_.path == DevicePath::nccl) {
+    if (!all_device) {
+      raise(DT_ERR_UNSUPPORTED, std::string(op) +
+                                    ": host and CUDA tensors in one operation are not supported with NCCL; "
+                                    "use CUDA tensors for all of them");
+    }
+    return Route::nccl;
+  }
+  return Route::staged;
+}
+
+void DeviceRouter::adopt_nccl(std::unique_ptr<Backend> nccl) {
+  {
+    std::lock_guard<std::mutex> lock(state_mutex_);
+    nccl_ = std::move(nccl);
+  }
+  if (aborted_.load()) nccl_->abort();
+}
+
+Backend& DeviceRouter::nccl() {
+  {
+    std::lock_guard<std::mutex> lock(state_mutex_);
+    if (nccl_) return *nccl_;
+  }
+  std::lock_guard<std::mutex> setup(setup_mutex_);
+  {
+    std::lock_guard<std::mutex> lock(state_mutex_);
+    if (nccl_) return *nccl_;
+  }
+  if (aborted_.load()) raise(DT_ERR_ABORTED, "rank " + std::to_string(devices_.rank) + ": aborted");
+  if (nccl_failure_ != DT_OK) raise(nccl_failure_, nccl_failure_text_);
+  if (!devices_.make_nccl) raise(DT_ERR_UNSUPPORTED, "this build has no NCCL backend");
+  try {
+    adopt_nccl(devices_.make_nccl(*host_, devices_.rank, devices_.size, aborted_));
+  } catch (const Error& e) {
+    nccl_failure_ = e.status();
+    nccl_failure_text_ = std::string("the NCCL communicator could not be created: ") + e.what();
+    DT_LOG(warn) << nccl_failure_text_;
+    raise(nccl_failure_, nccl_failure_text_);
+  }
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  return *nccl_;
+}
+
+Backend& DeviceRouter::staged() {
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  if (!staged_) {
+    if (aborted_.load()) raise(DT_ERR_ABORTED, "rank " + std::to_string(devices_.rank) + ": aborted");
+    if (!devices_.make_copier) raise(DT_ERR_UNSUPPORTED, "this build cannot stage CUDA tensors");
+    staged_ = std::make_unique<StagedBackend>(*host_, devices_.make_copier(), devices_.rank, devices_.size,
+                                              devices_.timeout_ms, devices_.tuning);
+  }
+  return *staged_;
+}
+
+void DeviceRouter::connect_devices() {
+  if (devices_.path == DevicePath::nccl) nccl();
+}
+
+RequestPtr DeviceRouter::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
+  switch (route("allreduce", {{&send, "send"}, {&recv, "recv"}})) {
+    case Route::host: return host_->allreduce(send, recv, op);
+    case Route::nccl: return nccl().allreduce(send, recv, op);
+    case Route::staged: return staged().allreduce(send, recv, op);
+  }
+  raise(DT_ERR_INTERNAL, "allreduce: no route");
+}
+
+RequestPtr DeviceRouter::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
+  switch (route("reduce_scatter", {{&send, "send"}, {&recv, "recv"}})) {
+    case Route::host: return host_->reduce_scatter(send, recv, op);
+    case Route::nccl: return nccl().reduce_scatter(send, recv, op);
+    case Route::staged: return staged().reduce_scatter(send, recv, op);
+  }
+  raise(DT_ERR_INTERNAL, "reduce_scatter: no route");
+}
+
+RequestPtr DeviceRouter::allgather(const TensorView& send, const TensorView& recv) {
+  switch (route("allgather", {{&send, "send"}, {&recv, "recv"}})) {
+    case Route::host: return host_->allgather(send, recv);
+    case Route::nccl: return nccl().allgather(send, recv);
+    case Route::staged: return staged().allgather(send, recv);
+  }
+  raise(DT_ERR_INTERNAL, "allgather: no route");
+}
+
+RequestPtr DeviceRouter::broadcast(const TensorView& buf, int root) {
+  switch (route("broadcast", {{&buf, "buf"}})) {
+    case Route::host: return host_->broadcast(buf, root);
+    case Route::nccl: return nccl().broadcast(buf, root);
+    case Route::staged: return staged().broadcast(buf, root);
+  }
+  raise(DT_ERR_INTERNAL, "broadcast: no route");
+}
+
+RequestPtr DeviceRouter::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                                   const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
+  switch (route("alltoallv", {{&send, "send"}, {&recv, "recv"}})) {
+    case Route::host: return host_->alltoallv(send, send_counts, recv, recv_counts);
+    case Route::nccl: return nccl().alltoallv(send, send_counts, recv, recv_counts);
+    case Route::staged: return staged().alltoallv(send, send_counts, recv, recv_counts);
+  }
+  raise(DT_ERR_INTERNAL, "alltoallv: no route");
+}
+
+RequestPtr DeviceRouter::send(const TensorView& buf, int peer, int tag) {
+  switch (route("send", {{&buf, "buf"}})) {
+    case Route::host: return host_->send(buf, peer, tag);
+    case Route::nccl: return nccl().send(buf, peer, tag);
+    case Route::staged: return staged().send(buf, peer, tag);
+  }
+  raise(DT_ERR_INTERNAL, "send: no route");
+}
+
+RequestPtr DeviceRouter::recv(const TensorView& buf, int peer, int tag) {
+  switch (route("recv", {{&buf, "buf"}})) {
+    case Route::host: return host_->recv(buf, peer, tag);
+    case Route::nccl: return nccl().recv(buf, peer, tag);
+    case Route::staged: return staged().recv(buf, peer, tag);
+  }
+  raise(DT_ERR_INTERNAL, "recv: no route");
+}
+
+RequestPtr DeviceRouter::barrier() { return host_->barrier(); }
+
+std::unique_ptr<Backend> DeviceRouter::split(int color, int key, int* new_rank, int* new_size) {
+  auto child_host = host_->split(color, key, new_rank, new_size);
+  Backend* parent_nccl = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(state_mutex_);
+    parent_nccl = nccl_.get();
+  }
+  std::unique_ptr<Backend> child_nccl;
+  if (parent_nccl != nullptr) {
+    // ncclCommSplit is collective over the parent, DT_UNDEF ranks included.
+    int nccl_rank = -1;
+    int nccl_size = 0;
+    child_nccl = parent_nccl->split(color, key, &nccl_rank, &nccl_size);
+    if (child_host && child_nccl && (nccl_rank != *new_rank || nccl_size != *new_size)) {
+      raise(DT_ERR_INTERNAL, "split: NCCL made rank " + std::to_string(nccl_rank) + " of " +
+                                 std::to_string(nccl_size) + " where the host backend made rank " +
+                                 std::to_string(*new_rank) + " of " + std::to_string(*new_size));
+    }
+  }
+  if (!child_host) return nullptr;
+  Devices devices = devices_;
+  devices.rank = *new_rank;
+  devices.size = *new_size;
+  auto child = std::make_unique<DeviceRouter>(std::move(child_host), std::move(devices));
+  if (child_nccl) child->adopt_nccl(std::move(child_nccl));
+  return child;
+}
+
+void DeviceRouter::abort() {
+  aborted_.store(true);
+  host_->abort();
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  if (staged_) staged_->abort();
+  if (nccl_) nccl_->abort();
+}
+
+bool DeviceRouter::wait(const RequestPtr& request, Clock::time_point deadline) {
+  return host_->wait(request, deadline);
+}
+
+std::string DeviceRouter::unresponsive_ranks(const Request& request) { return host_->unresponsive_ranks(request); }
+
+}  // namespace dtrain::comm::staged

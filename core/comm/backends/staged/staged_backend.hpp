@@ -1,0 +1,147 @@
+// CUDA tensors over a host backend (UCX, or self for a world of one), for
+// UCX builds without CUDA memory support: a decorator that cuts each
+// operation into chunks, copies each chunk of device data into pinned host
+// memory, runs the host backend's operation on it, and copies the result
+// back, with up to `depth` chunks in flight so that copies overlap
+// communication (chunk i+1 is copied down while chunk i is on the network
+// and chunk i-1 is copied up).
+//
+// The calling thread copies chunks down and starts their host operations,
+// in order, so host operations start in the same order on every rank as the
+// host backend requires; it returns once the last chunk has started. A
+// finisher thread copies results up and completes the request when every
+// chunk is done. Reductions run on the host backend's CPU kernels.
+//
+// Collectives are cut at chunk_bytes: every rank must then see the same
+// sizes and tuning, and use CUDA tensors on every rank or on none (a host
+// tensor larger than a chunk is one host operation, not several).
+// Point-to-point messages and all-to-all are never cut: a CUDA send matches
+// a host receive. Tensors on the host side of an operation (a host send with
+// a CUDA recv) are used in place where their layout allows.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "comm/backend.hpp"
+#include "comm/backends/staged/copier.hpp"
+
+namespace dtrain::comm::staged {
+
+struct Tuning {
+  std::size_t chunk_bytes = std::size_t{4} << 20;  // DTRAIN_STAGED_CHUNK_BYTES (4 KiB .. 1 GiB)
+  int depth = 4;                                   // DTRAIN_STAGED_DEPTH: chunks in flight (1 .. 64)
+};
+
+// The tuning the environment asks for (DT_ERR_INVALID_ARGUMENT, naming the
+// variable, for values out of range).
+Tuning tuning_from_env();
+
+// Elements per chunk of an operation whose staging holds `rows_per_element`
+// elements per chunk element (1 for allreduce and broadcast; size + 1 for
+// reduce_scatter and allgather, which stage size blocks and one result):
+// at least 1.
+std::int64_t chunk_elements(std::size_t chunk_bytes, std::size_t element, std::int64_t rows_per_element);
+
+// The chunks [first, first + length) of `count` elements; one empty chunk for
+// count 0, so that every rank starts the same number of host operations.
+struct ChunkRange {
+  std::int64_t first;
+  std::int64_t length;
+};
+std::vector<ChunkRange> chunk_ranges(std::int64_t count, std::int64_t chunk);
+
+class StagedBackend final : public Backend {
+ public:
+  // `host` outlives this backend. `rank` and `size` are the host backend's.
+  StagedBackend(Backend& host, std::unique_ptr<Copier> copier, int rank, int size, int timeout_ms,
+                const Tuning& tuning);
+  ~StagedBackend() override;
+
+  const char* name() const override { return "staged"; }
+
+  RequestPtr allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) override;
+  RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) override;
+  RequestPtr allgather(const TensorView& send, const TensorView& recv) override;
+  RequestPtr broadcast(const TensorView& buf, int root) override;
+  RequestPtr alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                       const TensorView& recv, const std::vector<std::int64_t>& recv_counts) override;
+  RequestPtr send(const TensorView& buf, int peer, int tag) override;
+  RequestPtr recv(const TensorView& buf, int peer, int tag) override;
+  RequestPtr barrier() override;
+  // Splitting belongs to whoever owns the host backend (the router).
+  std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) override;
+  void abort() override;
+
+  // Pinned bytes held now (in flight and cached), for tests.
+  std::size_t staging_bytes() const;
+
+  // One chunk of an operation: what is copied into its staging memory
+  // first (device to host), the host operation on it, and what is copied
+  // out of it afterwards (host to device). Staging offsets are relative to
+  // the chunk's staging memory.
+  struct Transfer {
+    std::size_t staging_offset = 0;
+    std::size_t staging_pitch = 0;
+    void* user = nullptr;
+    std::size_t user_pitch = 0;
+    std::size_t width = 0;
+    std::size_t rows = 1;
+  };
+  struct Piece {
+    std::size_t staging_bytes = 0;
+    std::vector<Transfer> in;
+    std::function<RequestPtr(std::byte* staging)> start;
+    std::vector<Transfer> out;
+  };
+
+ private:
+  struct Job;
+  struct Staging {
+    std::byte* data = nullptr;
+    std::size_t capacity = 0;
+  };
+  struct InFlight {
+    std::shared_ptr<Job> job;
+    RequestPtr inner;
+    Staging staging;
+    std::vector<Transfer> out;
+    std::unique_ptr<Fence> fence;  // set once the results are being copied out
+  };
+
+  RequestPtr run(const char* op, std::vector<Piece> pieces);
+  Staging acquire(std::size_t bytes, Clock::time_point deadline);
+  void release(Staging staging);
+  void wait_for(Fence& fence, Clock::time_point deadline);
+  void finish();
+  // Advances one chunk; true when it is done with.
+  bool advance(InFlight& chunk);
+
+  Backend& host_;
+  std::unique_ptr<Copier> copier_;
+  const int rank_;
+  const int size_;
+  const int timeout_ms_;
+  const Tuning tuning_;
+  std::atomic<bool> aborted_{false};
+  std::uint64_t sequence_ = 0;  // the calling thread's only
+
+  mutable std::mutex mutex_;  // guards everything below
+  std::condition_variable changed_;
+  std::vector<Staging> spare_;
+  std::size_t held_bytes_ = 0;
+  int in_use_ = 0;
+  std::deque<InFlight> in_flight_;
+  bool stop_ = false;
+  std::thread finisher_;
+};
+
+}  // namespace dtrain::comm::staged
