@@ -20,6 +20,8 @@ constexpr int kSleepUnarmedMs = 1;
 // Teardown: how long cancelled operations get to settle, and endpoints to flush.
 constexpr auto kSettleTime = std::chrono::milliseconds(500);
 constexpr auto kFlushTime = std::chrono::seconds(2);
+// How long after submitting an operation the caller alone drives progress.
+constexpr auto kSubmitLease = std::chrono::microseconds(20);
 // How often peers on this host are checked for being alive, while there is work.
 constexpr auto kWatchPeriod = std::chrono::milliseconds(250);
 
@@ -65,7 +67,15 @@ Engine::~Engine() {
   draining_.clear();
 }
 
+void Engine::extend_caller_lease(std::chrono::microseconds length) {
+  const auto until = Clock::now() + length;
+  caller_lease_until_.store(until.time_since_epoch().count(), std::memory_order_relaxed);
+}
+
 RequestPtr Engine::submit(std::unique_ptr<Operation> op) {
+  // Long enough for a blocking caller to reach wait(); short enough that a
+  // non-blocking operation soon gets the progress thread.
+  extend_caller_lease(kSubmitLease);
   std::unique_lock<std::mutex> lock(mutex_);
   const bool collective = op->kind() == Operation::Kind::collective;
   op->set_label(++operations_, collective ? collectives_++ : 0);
@@ -106,14 +116,18 @@ void Engine::break_with(dt_status status, const std::string& message) {
 bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
   const auto spin_until = std::min(deadline, Clock::now() + std::chrono::microseconds(tuning_.spin_us));
   while (!request->done() && Clock::now() < spin_until) {
+    extend_caller_lease(std::chrono::microseconds(tuning_.spin_us));
     std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
-    if (lock.owns_lock()) {
-      tick();
-    } else {
+    // An idle round yields the core: with more ranks than cores (as when
+    // OpenMPI oversubscribes), the peer this rank waits for may need it.
+    if (!lock.owns_lock() || !tick()) {
+      if (lock.owns_lock()) lock.unlock();
       std::this_thread::yield();
     }
   }
   if (request->done()) return true;
+  // Handing over: the progress thread carries on from here.
+  caller_lease_until_.store(0, std::memory_order_relaxed);
   {
     // The progress thread may be asleep after this thread took its events.
     std::lock_guard<std::mutex> lock(mutex_);
@@ -139,6 +153,11 @@ void Engine::run() {
   auto next_watch = Clock::now() + kWatchPeriod;
   const auto spin = std::chrono::microseconds(tuning_.spin_us);
   while (!stop_.load(std::memory_order_acquire)) {
+    const Clock::time_point lease(Clock::duration(caller_lease_until_.load(std::memory_order_relaxed)));
+    if (Clock::now() < lease) {
+      std::this_thread::sleep_until(lease);
+      continue;
+    }
     std::uint64_t seen = 0;
     bool busy = false;
     bool work = false;

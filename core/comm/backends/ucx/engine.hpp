@@ -106,6 +106,12 @@ class Engine {
   std::string broken_reason_;
   std::uint64_t generation_ = 0;  // bumped by submit(), so the thread never sleeps on new work
   bool sleeping_ = false;
+  // While a caller submits or waits, it drives progress itself and holds a
+  // short lease (steady-clock nanoseconds) during which the progress thread
+  // stays off the lock: on a machine with more ranks than cores, a second
+  // thread contending for the worker costs more than it brings.
+  std::atomic<std::int64_t> caller_lease_until_{0};
+  void extend_caller_lease(std::chrono::microseconds length);
 
   bool abort_handled_ = false;
   bool cut_short_ = false;  // requests were failed wholesale: no goodbye at teardown

@@ -12,8 +12,11 @@
 //                               latency-bound algorithm (default 65536)
 //   DTRAIN_UCX_CHUNK_BYTES      pipeline chunk (default 131072)
 //   DTRAIN_UCX_PIPELINE_DEPTH   chunks in flight per operation (default 4)
-//   DTRAIN_UCX_SPIN_US          how long the progress thread polls before
-//                               sleeping on the worker's event fd (default 50)
+//   DTRAIN_UCX_SPIN_US          how long a blocking call drives progress itself
+//                               (yielding the core when idle) before handing
+//                               over, and how long the progress thread polls
+//                               before sleeping on the worker's event fd
+//                               (default 1000)
 #pragma once
 
 #include <cstddef>
@@ -31,7 +34,7 @@ struct Tuning {
   std::size_t small_bytes = 64 * 1024;
   std::size_t chunk_bytes = 128 * 1024;
   int pipeline_depth = 4;
-  int spin_us = 50;
+  int spin_us = 1000;
 
   // The defaults overridden by the variables above; a bad value throws
   // DT_ERR_INVALID_ARGUMENT naming the variable.
