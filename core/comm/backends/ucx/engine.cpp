@@ -259,21 +259,24 @@ void Engine::handle_failures() {
   for (int i = 0; i < 64 && transport_->progress() > 0; ++i) {
   }
   for (int peer : transport_->take_departures()) fail_involving(peer);
-  for (const auto& [peer, status] : transport_->take_failures()) {
-    // UCP wants a failed endpoint closed, and only forcibly.
-    transport_->force_close(peer);
-    lose_peer(peer, status);
-  }
+  const auto lost = transport_->take_failures();
+  // UCP wants a failed endpoint closed, and only forcibly.
+  for (const auto& [peer, status] : lost) transport_->force_close(peer);
+  lose_peers(lost);
 }
 
-void Engine::lose_peer(int peer, ucs_status_t status) {
-  if (transport_->departed(peer)) {
-    fail_involving(peer);
-    return;
+void Engine::lose_peers(const std::vector<std::pair<int, ucs_status_t>>& lost) {
+  std::string reasons;
+  for (const auto& [peer, status] : lost) {
+    if (transport_->departed(peer)) {
+      fail_involving(peer);
+      continue;
+    }
+    const std::string reason = describe_rank(group_, peer) + " " + transport_->loss(peer, status);
+    DT_LOG(warn) << "rank " << group_.rank << ": " << reason;
+    reasons += (reasons.empty() ? "" : "; ") + reason;
   }
-  const std::string reason = describe_rank(group_, peer) + " " + transport_->loss(peer, status);
-  DT_LOG(warn) << "rank " << group_.rank << ": " << reason;
-  fail_all(DT_ERR_REMOTE, reason);
+  if (!reasons.empty()) fail_all(DT_ERR_REMOTE, reasons);
 }
 
 void Engine::watch_local_peers() {
@@ -289,11 +292,13 @@ void Engine::watch_local_peers() {
   for (int i = 0; i < 64 && transport_->progress() > 0; ++i) {
   }
   for (int peer : transport_->take_departures()) fail_involving(peer);
+  std::vector<std::pair<int, ucs_status_t>> lost;
   for (int peer : dead) {
     if (transport_->gone(peer)) continue;
     transport_->declare_failed(peer, "its process " + std::to_string(identities_[peer].pid) + " has exited");
-    lose_peer(peer, UCS_ERR_ENDPOINT_TIMEOUT);
+    lost.emplace_back(peer, UCS_ERR_ENDPOINT_TIMEOUT);
   }
+  lose_peers(lost);
 }
 
 void Engine::fail_involving(int peer) {

@@ -80,9 +80,10 @@ class Engine {
   void handle_failures();
   // Checks that the processes of peers on this host still exist.
   void watch_local_peers();
-  // A peer is of no more use: what waits on it fails, and everything else
-  // too unless it left in good order.
-  void lose_peer(int peer, ucs_status_t status);
+  // Peers are of no more use: what waits on them fails, and everything else
+  // too unless they left in good order. One error names every peer lost in
+  // the round, so no rank's report depends on which loss it noticed first.
+  void lose_peers(const std::vector<std::pair<int, ucs_status_t>>& lost);
   void fail_all(dt_status status, const std::string& reason);
   // Fails the operations with a transfer in flight with `peer`, which has
   // left or failed; the others go on.
