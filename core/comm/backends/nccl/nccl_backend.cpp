@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -182,7 +183,7 @@ RequestPtr NcclBackend::launch(const char* op, const Enqueue& enqueue) {
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      pending_.push_back({request, std::move(event)});
+      pending_.push_back({request, std::move(event), nullptr});
     }
     changed_.notify_all();
   } catch (const Error& e) {
@@ -193,6 +194,8 @@ RequestPtr NcclBackend::launch(const char* op, const Enqueue& enqueue) {
 
 void NcclBackend::fail_all(dt_status status, const std::string& message) {
   std::deque<Pending> drained;
+  std::deque<SelfMessage> sends;
+  std::deque<SelfMessage> recvs;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (failed_ == DT_OK) {
@@ -200,8 +203,18 @@ void NcclBackend::fail_all(dt_status status, const std::string& message) {
       failure_ = message;
     }
     drained.swap(pending_);
+    sends.swap(self_sends_);
+    recvs.swap(self_recvs_);
   }
-  for (Pending& p : drained) p.request->complete(status, prefix() + p.request->what() + ": " + message);
+  const auto fail = [&](const RequestPtr& request) {
+    if (request) request->complete(status, prefix() + request->what() + ": " + message);
+  };
+  for (Pending& p : drained) {
+    fail(p.request);
+    fail(p.partner);
+  }
+  for (SelfMessage& m : sends) fail(m.request);
+  for (SelfMessage& m : recvs) fail(m.request);
 }
 
 void NcclBackend::poll() {
@@ -218,7 +231,7 @@ void NcclBackend::poll() {
       }
     }
   }
-  std::vector<RequestPtr> finished;
+  std::vector<RequestPtr> finished;  // partners included
   dt_status error = DT_OK;
   std::string error_text;
   {
@@ -235,6 +248,7 @@ void NcclBackend::poll() {
       }
       if (!done) break;  // one stream: later operations finish later
       finished.push_back(std::move(front.request));
+      if (front.partner) finished.push_back(std::move(front.partner));
       spare_events_.push_back(std::move(front.event));
       pending_.pop_front();
     }
@@ -388,7 +402,55 @@ RequestPtr NcclBackend::alltoallv(const TensorView& send, const std::vector<std:
   });
 }
 
-RequestPtr NcclBackend::send(const TensorView& buf, int peer, int) {
+void NcclBackend::deliver_to_self(const SelfMessage& send, const SelfMessage& recv) {
+  if (send.buf.dtype != recv.buf.dtype || send.buf.count != recv.buf.count) {
+    const std::string text = "a message to itself of " + std::to_string(send.buf.count) + " " +
+                             dtype_name(send.buf.dtype) + " met a receive of " + std::to_string(recv.buf.count) +
+                             " " + dtype_name(recv.buf.dtype);
+    recv.request->complete(DT_ERR_MISMATCH, prefix() + recv.request->what() + ": " + text);
+    send.request->complete(DT_ERR_MISMATCH, prefix() + send.request->what() + ": " + text);
+    return;
+  }
+  try {
+    DeviceGuard guard(device_);
+    auto event = take_event();
+    if (send.buf.data != recv.buf.data) {
+      device::cuda::copy_async(recv.buf.data, send.buf.data, recv.buf.bytes(), stream_.get());
+    }
+    event->record(stream_.get());
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending_.push_back({recv.request, std::move(event), send.request});
+    }
+    changed_.notify_all();
+  } catch (const Error& e) {
+    recv.request->complete(e.status(), prefix() + recv.request->what() + ": " + e.what());
+    send.request->complete(e.status(), prefix() + send.request->what() + ": " + e.what());
+  }
+}
+
+RequestPtr NcclBackend::send(const TensorView& buf, int peer, int tag) {
+  if (peer == rank_) {
+    auto request = std::make_shared<Request>("send #" + std::to_string(++sequence_));
+    std::optional<SelfMessage> matched;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (failed_ != DT_OK || aborted_.load()) {
+        request->complete(failed_ == DT_OK ? DT_ERR_ABORTED : failed_, prefix() + request->what() + ": " +
+                                                                           (failed_ == DT_OK ? "aborted" : failure_));
+        return request;
+      }
+      if (self_recvs_.empty()) {
+        self_sends_.push_back({buf, request});
+      } else {
+        matched = self_recvs_.front();
+        self_recvs_.pop_front();
+      }
+    }
+    if (matched) deliver_to_self({buf, request}, *matched);
+    (void)tag;
+    return request;
+  }
   return launch("send", [&](const Step& step) {
     return step("ncclSend", api_.send(buf.data, static_cast<std::size_t>(buf.count), to_nccl(buf.dtype), peer,
                                       comm_, stream_.get()));
@@ -396,6 +458,26 @@ RequestPtr NcclBackend::send(const TensorView& buf, int peer, int) {
 }
 
 RequestPtr NcclBackend::recv(const TensorView& buf, int peer, int) {
+  if (peer == rank_) {
+    auto request = std::make_shared<Request>("recv #" + std::to_string(++sequence_));
+    std::optional<SelfMessage> matched;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (failed_ != DT_OK || aborted_.load()) {
+        request->complete(failed_ == DT_OK ? DT_ERR_ABORTED : failed_, prefix() + request->what() + ": " +
+                                                                           (failed_ == DT_OK ? "aborted" : failure_));
+        return request;
+      }
+      if (self_sends_.empty()) {
+        self_recvs_.push_back({buf, request});
+      } else {
+        matched = self_sends_.front();
+        self_sends_.pop_front();
+      }
+    }
+    if (matched) deliver_to_self(*matched, {buf, request});
+    return request;
+  }
   return launch("recv", [&](const Step& step) {
     return step("ncclRecv", api_.recv(buf.data, static_cast<std::size_t>(buf.count), to_nccl(buf.dtype), peer,
                                       comm_, stream_.get()));

@@ -16,7 +16,8 @@
 // messages (point-to-point messages between two ranks match in order), a
 // send holds up the stream until its receive is posted (NCCL's rule), and
 // ranks that disagree about sizes are not detected (the deadline turns the
-// hang that follows into DT_ERR_TIMEOUT).
+// hang that follows into DT_ERR_TIMEOUT). Messages to oneself are matched by
+// the backend itself (in order) and copied on the stream.
 #pragma once
 
 #include <atomic>
@@ -76,6 +77,14 @@ class NcclBackend final : public Backend {
   struct Pending {
     RequestPtr request;
     std::unique_ptr<device::cuda::Event> event;
+    RequestPtr partner;  // a message to oneself completes its send and its receive together
+  };
+  // Messages to oneself do not go through NCCL, where a lone send to oneself
+  // would wait on the stream for a receive queued behind it: sends and
+  // receives are matched here, in order, and copied on the stream.
+  struct SelfMessage {
+    TensorView buf;
+    RequestPtr request;
   };
   // What an operation queues: NCCL calls, each passed through `step` (which
   // settles it and remembers the first that failed), and CUDA work on the
@@ -84,6 +93,9 @@ class NcclBackend final : public Backend {
   using Enqueue = std::function<ncclResult_t(const Step& step)>;
 
   RequestPtr launch(const char* op, const Enqueue& enqueue);
+  // Queues the copy of a matched message to oneself (or fails both on a
+  // size mismatch).
+  void deliver_to_self(const SelfMessage& send, const SelfMessage& recv);
   // Waits out ncclInProgress on `comm` (polling ncclCommGetAsyncError) until
   // the deadline or an abort; returns the final result.
   ncclResult_t settle(ncclComm_t comm, ncclResult_t result, Clock::time_point deadline);
@@ -111,6 +123,8 @@ class NcclBackend final : public Backend {
   std::mutex mutex_;  // guards everything below
   std::condition_variable changed_;
   std::deque<Pending> pending_;  // in stream order
+  std::deque<SelfMessage> self_sends_;  // not yet received
+  std::deque<SelfMessage> self_recvs_;  // not yet sent
   std::vector<std::unique_ptr<device::cuda::Event>> spare_events_;
   dt_status failed_ = DT_OK;  // first asynchronous failure, which every later operation reports
   std::string failure_;

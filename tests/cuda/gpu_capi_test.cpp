@@ -1,0 +1,244 @@
+// CUDA tensors through the C API on a world of one: every operation (over
+// NCCL when it loads, the staged path otherwise), requests that complete
+// without a wait, splits, refusals of bad CUDA tensors, and deadlines and
+// abort. Skipped, with a message, without a CUDA device.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "device/cpu/half.hpp"
+#include "dtrain.h"
+
+namespace dtrain::test {
+namespace {
+
+std::string last() { return dt_error_last(); }
+
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+#define DT_REQUIRE_GPUS(n)                                                                                  \
+  do {                                                                                                      \
+    if (device_count() < (n)) {                                                                             \
+      GTEST_SKIP() << "needs " << (n) << " CUDA device(s); this machine has " << device_count() << " ("     \
+                   << dt_build_info() << ")";                                                               \
+    }                                                                                                       \
+  } while (0)
+
+void cuda_ok(cudaError_t rc, const char* what) { ASSERT_EQ(rc, cudaSuccess) << what << ": " << cudaGetErrorString(rc); }
+
+// A one-dimensional tensor in device memory, described for the C API.
+template <typename T>
+struct DeviceTensor {
+  void* data = nullptr;
+  std::int64_t shape;
+  DLTensor tensor{};
+  DeviceTensor(const std::vector<T>& values, DLDataType dtype, int device = 0)
+      : shape(static_cast<std::int64_t>(values.size())) {
+    int previous = 0;
+    cudaGetDevice(&previous);
+    cudaSetDevice(device);
+    cuda_ok(cudaMalloc(&data, values.size() * sizeof(T) + 16), "cudaMalloc");
+    cuda_ok(cudaMemcpy(data, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+    cudaSetDevice(previous);
+    tensor.data = data;
+    tensor.device = {kDLCUDA, device};
+    tensor.ndim = 1;
+    tensor.dtype = dtype;
+    tensor.shape = &shape;
+  }
+  ~DeviceTensor() { cudaFree(data); }
+  DeviceTensor(const DeviceTensor&) = delete;  // tensor.shape points into this object
+  DeviceTensor& operator=(const DeviceTensor&) = delete;
+  DLTensor* operator&() { return &tensor; }
+  std::vector<T> read() const {
+    std::vector<T> values(static_cast<std::size_t>(shape));
+    cuda_ok(cudaMemcpy(values.data(), data, values.size() * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return values;
+  }
+};
+
+constexpr DLDataType kF32{kDLFloat, 32, 1};
+constexpr DLDataType kBF16{kDLBfloat, 16, 1};
+constexpr DLDataType kI64{kDLInt, 64, 1};
+
+std::vector<float> iota_f(std::size_t n, float start = 0.0f) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+class WorldOfOne : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DT_REQUIRE_GPUS(1);
+    ASSERT_EQ(dt_comm_create(&comm_, nullptr), DT_OK) << last();
+  }
+  void TearDown() override { dt_comm_destroy(comm_); }
+  dt_comm* comm_ = nullptr;
+};
+
+TEST_F(WorldOfOne, Allreduce) {
+  auto values = iota_f(1 << 20, -3.0f);
+  DeviceTensor<float> send(values, kF32), recv(std::vector<float>(values.size(), -1.0f), kF32);
+  for (dt_reduce_op op : {DT_SUM, DT_AVG, DT_MAX, DT_MIN, DT_PROD}) {
+    ASSERT_EQ(dt_allreduce(comm_, &send, &recv, op, nullptr, nullptr), DT_OK) << last();
+    EXPECT_EQ(recv.read(), values) << "op " << op;
+  }
+  // In place, bf16 and i64.
+  std::vector<std::uint16_t> halves(1001);
+  for (std::size_t i = 0; i < halves.size(); ++i) halves[i] = device::cpu::float_to_bf16(static_cast<float>(i));
+  DeviceTensor<std::uint16_t> b(halves, kBF16);
+  ASSERT_EQ(dt_allreduce(comm_, &b, &b, DT_SUM, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(b.read(), halves);
+  std::vector<std::int64_t> longs(77, 1234567890123LL);
+  DeviceTensor<std::int64_t> l(longs, kI64);
+  ASSERT_EQ(dt_allreduce(comm_, &l, &l, DT_MAX, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(l.read(), longs);
+}
+
+TEST_F(WorldOfOne, EveryOtherCollective) {
+  auto values = iota_f(4099);
+  DeviceTensor<float> a(values, kF32), b(std::vector<float>(values.size(), -1.0f), kF32);
+  ASSERT_EQ(dt_reduce_scatter(comm_, &a, &b, DT_SUM, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(b.read(), values);
+  DeviceTensor<float> c(std::vector<float>(values.size(), -1.0f), kF32);
+  ASSERT_EQ(dt_allgather(comm_, &a, &c, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(c.read(), values);
+  ASSERT_EQ(dt_allgather(comm_, &a, &a, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(a.read(), values);
+  ASSERT_EQ(dt_broadcast(comm_, &a, 0, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(a.read(), values);
+  ASSERT_EQ(dt_alltoall(comm_, &a, &b, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(b.read(), values);
+  const std::int64_t counts[] = {4000};
+  ASSERT_EQ(dt_alltoallv(comm_, &a, counts, &a, counts, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(a.read(), values);
+  EXPECT_EQ(dt_barrier(comm_), DT_OK) << last();
+}
+
+TEST_F(WorldOfOne, MessagesToItself) {
+  auto values = iota_f(300);
+  DeviceTensor<float> out(values, kF32), in(std::vector<float>(300, 0.0f), kF32);
+  // Receive first, then send; and the other way round.
+  dt_request* r = nullptr;
+  dt_request* s = nullptr;
+  ASSERT_EQ(dt_recv(comm_, &in, 0, 5, nullptr, &r), DT_OK) << last();
+  ASSERT_EQ(dt_send(comm_, &out, 0, 5, nullptr, &s), DT_OK) << last();
+  EXPECT_EQ(dt_request_wait(s, -1), DT_OK) << last();
+  EXPECT_EQ(dt_request_wait(r, -1), DT_OK) << last();
+  dt_request_free(r);
+  dt_request_free(s);
+  EXPECT_EQ(in.read(), values);
+  DeviceTensor<float> again(std::vector<float>(300, 0.0f), kF32);
+  ASSERT_EQ(dt_send(comm_, &out, 0, 6, nullptr, &s), DT_OK) << last();
+  ASSERT_EQ(dt_recv(comm_, &again, 0, 6, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(dt_request_wait(s, -1), DT_OK) << last();
+  dt_request_free(s);
+  EXPECT_EQ(again.read(), values);
+}
+
+TEST_F(WorldOfOne, RequestsCompleteWithoutWaiting) {
+  DeviceTensor<float> a(iota_f(1 << 22), kF32);
+  dt_request* req = nullptr;
+  ASSERT_EQ(dt_allreduce(comm_, &a, &a, DT_SUM, nullptr, &req), DT_OK) << last();
+  dt_status status = DT_INPROGRESS;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((status = dt_request_test(req)) == DT_INPROGRESS && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  EXPECT_EQ(status, DT_OK) << last();
+  dt_request_free(req);
+}
+
+TEST_F(WorldOfOne, HostTensorsAndSplitsStillWork) {
+  std::vector<float> host(16, 2.0f);
+  std::int64_t shape = 16;
+  DLTensor h{};
+  h.data = host.data();
+  h.device = {kDLCPU, 0};
+  h.ndim = 1;
+  h.dtype = kF32;
+  h.shape = &shape;
+  ASSERT_EQ(dt_allreduce(comm_, &h, &h, DT_SUM, nullptr, nullptr), DT_OK) << last();
+  DeviceTensor<float> d(iota_f(16), kF32);
+  ASSERT_EQ(dt_allreduce(comm_, &d, &d, DT_SUM, nullptr, nullptr), DT_OK) << last();
+  dt_comm* child = nullptr;
+  ASSERT_EQ(dt_comm_split(&child, comm_, 0, 0), DT_OK) << last();
+  ASSERT_NE(child, nullptr);
+  ASSERT_EQ(dt_allreduce(child, &d, &d, DT_SUM, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(d.read(), iota_f(16));
+  dt_comm_destroy(child);
+  ASSERT_EQ(dt_comm_split(&child, comm_, DT_UNDEF, 0), DT_OK) << last();
+  EXPECT_EQ(child, nullptr);
+}
+
+TEST_F(WorldOfOne, BadCudaTensorsAreRefused) {
+  std::vector<float> host(8, 1.0f);
+  std::int64_t shape = 8;
+  DLTensor lying{};
+  lying.data = host.data();  // host memory said to be on the device
+  lying.device = {kDLCUDA, 0};
+  lying.ndim = 1;
+  lying.dtype = kF32;
+  lying.shape = &shape;
+  EXPECT_EQ(dt_allreduce(comm_, &lying, &lying, DT_SUM, nullptr, nullptr), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(last().find("send: the tensor says kDLCUDA but its data is not CUDA device memory"), std::string::npos)
+      << last();
+  lying.device = {kDLCUDA, device_count()};
+  EXPECT_EQ(dt_allreduce(comm_, &lying, &lying, DT_SUM, nullptr, nullptr), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(last().find("does not exist"), std::string::npos) << last();
+  if (device_count() > 1) {
+    DeviceTensor<float> elsewhere(iota_f(8), kF32, 1);
+    EXPECT_EQ(dt_allreduce(comm_, &elsewhere, &elsewhere, DT_SUM, nullptr, nullptr), DT_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(last().find("send is on CUDA device 1 but this communicator uses device 0"), std::string::npos)
+        << last();
+  }
+  EXPECT_EQ(dt_barrier(comm_), DT_OK) << "refusals leave the communicator usable";
+}
+
+TEST(WorldOfOneDeadlines, TimeoutBreaksAndAbortIsPrompt) {
+  DT_REQUIRE_GPUS(1);
+  dt_comm_options opts = DT_COMM_OPTIONS_INIT;
+  opts.timeout_ms = 300;
+  dt_comm* comm = nullptr;
+  ASSERT_EQ(dt_comm_create(&comm, &opts), DT_OK) << last();
+  DeviceTensor<float> buf(iota_f(64), kF32);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(dt_recv(comm, &buf, 0, 1, nullptr, nullptr), DT_ERR_TIMEOUT) << last();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_NE(last().find("did not complete within 300 ms"), std::string::npos) << last();
+  EXPECT_EQ(dt_allreduce(comm, &buf, &buf, DT_SUM, nullptr, nullptr), DT_ERR_ABORTED);
+  EXPECT_EQ(dt_comm_destroy(comm), DT_OK);
+
+  opts.timeout_ms = 60000;
+  ASSERT_EQ(dt_comm_create(&comm, &opts), DT_OK) << last();
+  dt_request* req = nullptr;
+  ASSERT_EQ(dt_recv(comm, &buf, 0, 1, nullptr, &req), DT_OK) << last();
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(dt_comm_abort(comm), DT_OK);
+  });
+  const auto waited = std::chrono::steady_clock::now();
+  EXPECT_EQ(dt_request_wait(req, 30000), DT_ERR_ABORTED) << last();
+  EXPECT_LT(std::chrono::steady_clock::now() - waited, std::chrono::seconds(10));
+  aborter.join();
+  dt_request_free(req);
+  EXPECT_EQ(dt_comm_destroy(comm), DT_OK);
+}
+
+}  // namespace
+}  // namespace dtrain::test

@@ -1,0 +1,278 @@
+// The router's choices, with recording backends in place of UCX and NCCL:
+// which backend serves which operation, when NCCL is created, what is
+// refused before anything starts, and how a failed creation is remembered.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "comm/backends/self/self_backend.hpp"
+#include "comm/backends/staged/router.hpp"
+#include "fakes.hpp"
+
+namespace dtrain::test {
+namespace {
+
+using comm::Backend;
+using comm::ReduceOp;
+using comm::RequestPtr;
+using comm::staged::DevicePath;
+using comm::staged::DeviceRouter;
+using comm::staged::Devices;
+
+// A self backend that counts the operations it is given, by name, in a
+// journal shared with the test.
+class Recording final : public Backend {
+ public:
+  Recording(std::string label, std::shared_ptr<std::map<std::string, int>> journal)
+      : label_(std::move(label)), journal_(std::move(journal)) {}
+  const char* name() const override { return label_.c_str(); }
+  RequestPtr allreduce(const TensorView& s, const TensorView& r, ReduceOp op) override {
+    note("allreduce");
+    return inner_.allreduce(s, r, op);
+  }
+  RequestPtr reduce_scatter(const TensorView& s, const TensorView& r, ReduceOp op) override {
+    note("reduce_scatter");
+    return inner_.reduce_scatter(s, r, op);
+  }
+  RequestPtr allgather(const TensorView& s, const TensorView& r) override {
+    note("allgather");
+    return inner_.allgather(s, r);
+  }
+  RequestPtr broadcast(const TensorView& b, int root) override {
+    note("broadcast");
+    return inner_.broadcast(b, root);
+  }
+  RequestPtr alltoallv(const TensorView& s, const std::vector<std::int64_t>& sc, const TensorView& r,
+                       const std::vector<std::int64_t>& rc) override {
+    note("alltoallv");
+    return inner_.alltoallv(s, sc, r, rc);
+  }
+  RequestPtr send(const TensorView& b, int peer, int tag) override {
+    note("send");
+    return inner_.send(b, peer, tag);
+  }
+  RequestPtr recv(const TensorView& b, int peer, int tag) override {
+    note("recv");
+    return inner_.recv(b, peer, tag);
+  }
+  RequestPtr barrier() override {
+    note("barrier");
+    return inner_.barrier();
+  }
+  std::unique_ptr<Backend> split(int color, int, int* new_rank, int* new_size) override {
+    note("split");
+    if (color == DT_UNDEF) return nullptr;
+    *new_rank = 0;
+    *new_size = 1;
+    return std::make_unique<Recording>(label_ + "/child", journal_);
+  }
+  void abort() override {
+    note("abort");
+    inner_.abort();
+  }
+
+ private:
+  void note(const std::string& op) { ++(*journal_)[label_ + "." + op]; }
+  std::string label_;
+  std::shared_ptr<std::map<std::string, int>> journal_;
+  comm::SelfBackend inner_;
+};
+
+struct Fixture {
+  std::shared_ptr<std::map<std::string, int>> journal = std::make_shared<std::map<std::string, int>>();
+  std::shared_ptr<CopierStats> stats = std::make_shared<CopierStats>();
+  int nccl_creations = 0;
+  dt_status nccl_failure = DT_OK;
+  std::vector<std::string> checked;
+
+  std::unique_ptr<DeviceRouter> make(DevicePath path) {
+    Devices devices;
+    devices.device = 0;
+    devices.timeout_ms = 5000;
+    devices.path = path;
+    devices.make_nccl = [this](Backend&, int, int, const std::atomic<bool>&) -> std::unique_ptr<Backend> {
+      ++nccl_creations;
+      if (nccl_failure != DT_OK) raise(nccl_failure, "no NCCL today");
+      return std::make_unique<Recording>("nccl", journal);
+    };
+    devices.make_copier = [this] { return std::make_unique<HostCopier>(stats); };
+    devices.check = [this](const TensorView&, const char* name) {
+      checked.push_back(name);
+      if (std::string(name) == "poisoned") raise(DT_ERR_INVALID_ARGUMENT, "poisoned: not device memory");
+    };
+    return std::make_unique<DeviceRouter>(std::make_unique<Recording>("host", journal), devices);
+  }
+  int count(const std::string& key) const {
+    auto it = journal->find(key);
+    return it == journal->end() ? 0 : it->second;
+  }
+};
+
+dt_status status_of(const std::function<void()>& f, std::string* message = nullptr) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (message) *message = e.what();
+    return e.status();
+  }
+  return DT_OK;
+}
+
+TEST(Router, HostTensorsStayOnTheHostBackend) {
+  Fixture f;
+  auto router = f.make(DevicePath::nccl);
+  EXPECT_STREQ(router->name(), "host+nccl");
+  std::vector<float> a(8, 1.0f), b(8, 0.0f);
+  router->allreduce(view_of(a.data(), 8, DType::f32, Memory::host), view_of(b.data(), 8, DType::f32, Memory::host),
+                    ReduceOp::sum);
+  router->barrier();
+  EXPECT_EQ(f.count("host.allreduce"), 1);
+  EXPECT_EQ(f.count("host.barrier"), 1);
+  EXPECT_EQ(f.nccl_creations, 0) << "NCCL is created on the first CUDA operation only";
+  EXPECT_TRUE(f.checked.empty());
+}
+
+TEST(Router, CudaTensorsGoToNcclCreatedOnce) {
+  Fixture f;
+  auto router = f.make(DevicePath::nccl);
+  std::vector<float> a(8, 1.0f), b(8, 0.0f);
+  auto da = view_of(a.data(), 8, DType::f32, Memory::cuda);
+  auto db = view_of(b.data(), 8, DType::f32, Memory::cuda);
+  router->allreduce(da, db, ReduceOp::sum);
+  router->allgather(da, db);
+  router->broadcast(da, 0);
+  router->send(da, 0, 1);
+  router->recv(db, 0, 1);
+  router->barrier();
+  EXPECT_EQ(f.nccl_creations, 1);
+  EXPECT_EQ(f.count("nccl.allreduce"), 1);
+  EXPECT_EQ(f.count("nccl.allgather"), 1);
+  EXPECT_EQ(f.count("nccl.broadcast"), 1);
+  EXPECT_EQ(f.count("nccl.send"), 1);
+  EXPECT_EQ(f.count("nccl.recv"), 1);
+  EXPECT_EQ(f.count("host.barrier"), 1) << "barriers run on the host backend";
+  EXPECT_EQ(f.count("host.allreduce"), 0);
+  EXPECT_EQ(f.checked, (std::vector<std::string>{"send", "recv", "send", "recv", "buf", "buf", "buf"}));
+}
+
+TEST(Router, MixingHostAndCudaIsRefusedWithNccl) {
+  Fixture f;
+  auto router = f.make(DevicePath::nccl);
+  std::vector<float> a(8, 1.0f), b(8, 0.0f);
+  std::string message;
+  EXPECT_EQ(status_of([&] {
+              router->allreduce(view_of(a.data(), 8, DType::f32, Memory::host),
+                                view_of(b.data(), 8, DType::f32, Memory::cuda), ReduceOp::sum);
+            }, &message),
+            DT_ERR_UNSUPPORTED);
+  EXPECT_NE(message.find("allreduce: host and CUDA tensors in one operation"), std::string::npos) << message;
+  EXPECT_EQ(f.nccl_creations, 0) << "refused before anything starts";
+}
+
+TEST(Router, MixingIsStagedOnTheStagedPath) {
+  Fixture f;
+  auto router = f.make(DevicePath::staged);
+  EXPECT_STREQ(router->name(), "host+staged");
+  std::vector<float> a(8, 2.0f), b(8, 0.0f);
+  RequestPtr request = router->allreduce(view_of(a.data(), 8, DType::f32, Memory::host),
+                                         view_of(b.data(), 8, DType::f32, Memory::cuda), ReduceOp::sum);
+  ASSERT_TRUE(router->wait(request, comm::Clock::now() + std::chrono::seconds(10)));
+  EXPECT_EQ(request->status(), DT_OK) << request->message();
+  EXPECT_EQ(b[7], 2.0f);
+  EXPECT_EQ(f.count("host.allreduce"), 1) << "the staged path runs the host backend's operation";
+  EXPECT_EQ(f.stats->to_device.load(), 1);
+  EXPECT_EQ(f.stats->to_host.load(), 0) << "a host send is used in place";
+}
+
+TEST(Router, RefusalsNameTheTensor) {
+  Fixture f;
+  auto router = f.make(DevicePath::staged);
+  std::vector<float> a(8, 1.0f);
+  auto other_device = view_of(a.data(), 8, DType::f32, Memory::cuda);
+  other_device.device_id = 1;
+  std::string message;
+  EXPECT_EQ(status_of([&] { router->broadcast(other_device, 0); }, &message), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("buf is on CUDA device 1 but this communicator uses device 0"), std::string::npos)
+      << message;
+
+  // The memory check (cudaPointerGetAttributes on a GPU) runs before any copy.
+  auto fine = view_of(a.data(), 8, DType::f32, Memory::cuda);
+  EXPECT_EQ(status_of([&] { router->allreduce(fine, fine, ReduceOp::sum); }), DT_OK);
+  EXPECT_EQ(f.checked.size(), 2u);
+
+  Fixture none;
+  auto cpu_only = none.make(DevicePath::none);
+  EXPECT_STREQ(cpu_only->name(), "host");
+  EXPECT_EQ(status_of([&] { cpu_only->broadcast(fine, 0); }, &message), DT_ERR_UNSUPPORTED);
+  EXPECT_NE(message.find("no CUDA device"), std::string::npos) << message;
+}
+
+TEST(Router, FailedNcclCreationIsRemembered) {
+  Fixture f;
+  f.nccl_failure = DT_ERR_TIMEOUT;
+  auto router = f.make(DevicePath::nccl);
+  std::vector<float> a(8, 1.0f);
+  auto da = view_of(a.data(), 8, DType::f32, Memory::cuda);
+  std::string first, second;
+  EXPECT_EQ(status_of([&] { router->allreduce(da, da, ReduceOp::sum); }, &first), DT_ERR_TIMEOUT);
+  EXPECT_EQ(status_of([&] { router->broadcast(da, 0); }, &second), DT_ERR_TIMEOUT);
+  EXPECT_EQ(f.nccl_creations, 1) << "not tried again";
+  EXPECT_NE(second.find("the NCCL communicator could not be created: no NCCL today"), std::string::npos) << second;
+  // Host work goes on.
+  EXPECT_EQ(status_of([&] { router->allreduce(view_of(a.data(), 8, DType::f32, Memory::host),
+                                              view_of(a.data(), 8, DType::f32, Memory::host), ReduceOp::sum); }),
+            DT_OK);
+}
+
+TEST(Router, ConnectDevicesCreatesNcclAtOnce) {
+  Fixture f;
+  auto router = f.make(DevicePath::nccl);
+  router->connect_devices();
+  EXPECT_EQ(f.nccl_creations, 1);
+  Fixture g;
+  auto staged = g.make(DevicePath::staged);
+  staged->connect_devices();
+  EXPECT_EQ(g.nccl_creations, 0);
+}
+
+TEST(Router, SplitSplitsNcclToo) {
+  Fixture f;
+  auto router = f.make(DevicePath::nccl);
+  int rank = -1, size = 0;
+  // Before NCCL exists, only the host backend splits; the child creates its
+  // own NCCL communicator when it needs one.
+  auto child = router->split(3, 0, &rank, &size);
+  ASSERT_NE(child, nullptr);
+  EXPECT_EQ(f.count("host.split"), 1);
+  EXPECT_EQ(f.count("nccl.split"), 0);
+  std::vector<float> a(8, 1.0f);
+  auto da = view_of(a.data(), 8, DType::f32, Memory::cuda);
+  router->allreduce(da, da, ReduceOp::sum);
+  auto grandchild = router->split(5, 0, &rank, &size);
+  ASSERT_NE(grandchild, nullptr);
+  EXPECT_EQ(f.count("nccl.split"), 1) << "ncclCommSplit once NCCL exists";
+  grandchild->allreduce(da, da, ReduceOp::sum);
+  EXPECT_EQ(f.count("nccl/child.allreduce"), 1) << "the child uses the split NCCL communicator";
+  EXPECT_EQ(f.nccl_creations, 1);
+  // DT_UNDEF takes part in both splits and gets nothing.
+  EXPECT_EQ(router->split(DT_UNDEF, 0, &rank, &size), nullptr);
+  EXPECT_EQ(f.count("nccl.split"), 2);
+}
+
+TEST(Router, AbortReachesEveryBackend) {
+  Fixture f;
+  auto router = f.make(DevicePath::nccl);
+  std::vector<float> a(8, 1.0f);
+  auto da = view_of(a.data(), 8, DType::f32, Memory::cuda);
+  router->allreduce(da, da, ReduceOp::sum);
+  router->abort();
+  EXPECT_EQ(f.count("host.abort"), 1);
+  EXPECT_EQ(f.count("nccl.abort"), 1);
+}
+
+}  // namespace
+}  // namespace dtrain::test
