@@ -2,6 +2,7 @@
 
 #include "base/error.hpp"
 #include "base/tensor.hpp"
+#include "device/probe.hpp"
 #include "common/host_tensor.hpp"
 
 namespace dtrain {
@@ -120,8 +121,12 @@ TEST(TensorCheck, DevicesHostCudaAndOthers) {
   HostTensor<float> t(4);
   t.tensor.device = {kDLCUDAHost, 0};
   EXPECT_EQ(status_of(&t), DT_OK);
+  // kDLCUDA: accepted where a CUDA device is usable (the memory itself is
+  // checked by whoever moves it), refused otherwise.
   t.tensor.device = {kDLCUDA, 0};
-  EXPECT_EQ(status_of(&t), DT_ERR_UNSUPPORTED);
+  EXPECT_EQ(status_of(&t), device::cuda_device_count() > 0 ? DT_OK : DT_ERR_UNSUPPORTED);
+  t.tensor.device = {kDLCUDA, device::cuda_device_count()};  // one past the last device
+  EXPECT_EQ(status_of(&t), device::cuda_device_count() > 0 ? DT_ERR_INVALID_ARGUMENT : DT_ERR_UNSUPPORTED);
   t.tensor.device = {kDLOpenCL, 0};
   EXPECT_EQ(status_of(&t), DT_ERR_INVALID_ARGUMENT);
 }

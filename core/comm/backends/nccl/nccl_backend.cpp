@@ -79,7 +79,12 @@ std::unique_ptr<NcclBackend> NcclBackend::create(const Api& api, int rank, int s
     if (comm != nullptr) api.comm_abort(comm);
     raise(rc == ncclInProgress ? DT_ERR_TIMEOUT : status_of(rc), who + text);
   }
-  return std::make_unique<NcclBackend>(api, comm, rank, size, device, timeout_ms);
+  try {
+    return std::make_unique<NcclBackend>(api, comm, rank, size, device, timeout_ms);
+  } catch (...) {
+    api.comm_abort(comm);  // the backend never took it over (its stream could not be made)
+    throw;
+  }
 }
 
 NcclBackend::NcclBackend(const Api& api, ncclComm_t comm, int rank, int size, int device, int timeout_ms)
@@ -526,7 +531,12 @@ std::unique_ptr<Backend> NcclBackend::split(int color, int key, int* new_rank, i
   }
   *new_rank = rank;
   *new_size = size;
-  return std::make_unique<NcclBackend>(api_, child, rank, size, device_, timeout_ms_);
+  try {
+    return std::make_unique<NcclBackend>(api_, child, rank, size, device_, timeout_ms_);
+  } catch (...) {
+    api_.comm_abort(child);
+    throw;
+  }
 }
 
 }  // namespace dtrain::comm::nccl
