@@ -263,7 +263,7 @@ TEST(NcclMultiGpu, DeadlineThenAbortEndsAStuckCollective) {
     EXPECT_TRUE(me.router.wait(stuck, comm::Clock::now() + std::chrono::seconds(10)));
     EXPECT_EQ(stuck->status(), DT_ERR_ABORTED) << stuck->message();
     EXPECT_LT(comm::Clock::now() - start, std::chrono::seconds(20));
-  }, nccl_world(5000));
+  }, nccl_world());
 }
 #endif  // DTRAIN_HAVE_NCCL
 

@@ -5,6 +5,7 @@
 // wrappers and cuBLAS. Skipped, with a message, without a CUDA device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -302,7 +303,9 @@ TEST_F(Kernels, CastsMatchTheCpu) {
   std::uint32_t seed = 1300;
   for (const Pair& p : pairs) {
     for (std::int64_t count : kCounts) {
-      for (std::size_t offset : {std::size_t{0}, std::size_t{2}}) {
+      // Unaligned for the vector path, aligned for the elements.
+      const std::size_t element = std::max(dtype_size(p.from), dtype_size(p.to));
+      for (std::size_t offset : {std::size_t{0}, element}) {
         const auto in = random_values(p.from, count, seed++);
         Input src(in, offset);
         Output out(static_cast<std::size_t>(count) * dtype_size(p.to), offset);
@@ -366,6 +369,19 @@ TEST_F(Kernels, FillWritesEveryElement) {
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), DT_ERR_INVALID_ARGUMENT);
   }
+}
+
+TEST_F(Kernels, MisalignedPointersAreRefusedBeforeLaunch) {
+  cuda::DeviceBuffer buffer(0, 64);
+  void* odd = static_cast<unsigned char*>(buffer.data()) + 2;
+  try {
+    cuda::reduce(Reduction::sum, DType::f32, odd, odd, 4, nullptr);
+    ADD_FAILURE() << "a float at an address 2 mod 4 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), DT_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("not aligned"), std::string::npos) << e.what();
+  }
+  synchronize();  // the context is still healthy
 }
 
 TEST_F(Kernels, QueueOnAStream) {

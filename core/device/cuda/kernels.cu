@@ -301,10 +301,18 @@ void unary_float(DType dtype, void* dst, const void* src, std::int64_t count, do
   }
 }
 
-void require_pointers(const char* name, std::int64_t count, const void* dst, const void* src) {
+// Counts and pointers, checked before anything is queued: a device load of
+// an element at an address that is not a multiple of its size would be a
+// misaligned-address fault, which ends the process's CUDA context.
+void require_pointers(const char* name, std::int64_t count, const void* dst, std::size_t dst_element,
+                      const void* src, std::size_t src_element) {
   if (count < 0) raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + ": count " + std::to_string(count) + " is negative");
-  if (count > 0 && (dst == nullptr || src == nullptr)) {
+  if (count == 0) return;
+  if (dst == nullptr || src == nullptr) {
     raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + ": NULL pointer with " + std::to_string(count) + " elements");
+  }
+  if (!aligned(dst, dst_element) || !aligned(src, src_element)) {
+    raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + ": a pointer is not aligned to its element size");
   }
 }
 
@@ -313,6 +321,7 @@ void require_pointers(const char* name, std::int64_t count, const void* dst, con
 namespace detail {
 
 void fill_bits(std::size_t width, void* dst, std::int64_t count, std::uint64_t bits, cudaStream_t stream) {
+  require_pointers("fill", count, dst, width, dst, width);
   switch (width) {
     case 1: return fill_typed(static_cast<std::uint8_t*>(dst), count, static_cast<std::uint8_t>(bits), stream);
     case 2: return fill_typed(static_cast<std::uint16_t*>(dst), count, static_cast<std::uint16_t>(bits), stream);
@@ -325,19 +334,19 @@ void fill_bits(std::size_t width, void* dst, std::int64_t count, std::uint64_t b
 }  // namespace detail
 
 void scale(DType dtype, void* dst, const void* src, std::int64_t count, double factor, cudaStream_t stream) {
-  require_pointers("scale", count, dst, src);
+  require_pointers("scale", count, dst, dtype_size(dtype), src, dtype_size(dtype));
   if (count == 0 && dtype_is_floating(dtype)) return;
   unary_float<MulBy>(dtype, dst, src, count, factor, stream, "scale");
 }
 
 void divide(DType dtype, void* dst, std::int64_t count, double divisor, cudaStream_t stream) {
-  require_pointers("divide", count, dst, dst);
+  require_pointers("divide", count, dst, dtype_size(dtype), dst, dtype_size(dtype));
   if (count == 0 && dtype_is_floating(dtype)) return;
   unary_float<DivBy>(dtype, dst, dst, count, divisor, stream, "divide");
 }
 
 void cast(DType to, void* dst, DType from, const void* src, std::int64_t count, cudaStream_t stream) {
-  require_pointers("cast", count, dst, src);
+  require_pointers("cast", count, dst, dtype_size(to), src, dtype_size(from));
   if (to == from) {
     if (count > 0 && dst != src) {
       check(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * dtype_size(to), cudaMemcpyDeviceToDevice,
@@ -359,7 +368,7 @@ void cast(DType to, void* dst, DType from, const void* src, std::int64_t count, 
 }
 
 void reduce(Reduction op, DType dtype, void* dst, const void* src, std::int64_t count, cudaStream_t stream) {
-  require_pointers("reduce", count, dst, src);
+  require_pointers("reduce", count, dst, dtype_size(dtype), src, dtype_size(dtype));
   if (count == 0) return;
   switch (op) {
     case Reduction::sum: return reduce_as<Sum>(dtype, dst, src, count, stream, "reduce(sum)");

@@ -1,10 +1,11 @@
 // Element-wise CUDA kernels on device memory, queued on a stream. They mirror
 // the CPU kernels (device/cpu/reduce.hpp) element for element: f16 and bf16
 // are widened to f32, computed, and rounded once; integer arithmetic wraps.
-// Counts are elements; count 0 queues nothing. Arguments are checked on the
-// host (throwing DT_ERR_INVALID_ARGUMENT or DT_ERR_UNSUPPORTED before
-// anything is queued); launch failures throw with CUDA's error text. Each
-// kernel reads and writes 16 bytes per access where the pointers allow it.
+// Counts are elements; count 0 queues nothing. Pointers must be aligned to
+// their element size. Arguments are checked on the host (throwing
+// DT_ERR_INVALID_ARGUMENT or DT_ERR_UNSUPPORTED before anything is queued);
+// launch failures throw with CUDA's error text. Each kernel reads and writes
+// 16 bytes per access where the pointers allow it.
 #pragma once
 
 #include <cstddef>
