@@ -114,7 +114,7 @@ std::unique_ptr<Backend> make_nccl(int device, int timeout_ms, Backend& host, in
     if (request->status() != DT_OK) raise(request->status(), request->message());
     if (aborted.load()) raise(DT_ERR_ABORTED, "rank " + std::to_string(rank) + ": aborted");
   };
-  return nccl::NcclBackend::create(*api, rank, size, device, timeout_ms, share);
+  return nccl::NcclBackend::create(*api, rank, size, device, timeout_ms, share, &aborted);
 }
 #endif
 

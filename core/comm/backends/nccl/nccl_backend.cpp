@@ -34,8 +34,11 @@ ncclConfig_t nonblocking_config() {
 
 std::byte* bytes_at(void* base, std::size_t offset) { return static_cast<std::byte*>(base) + offset; }
 
-// Polls a communicator that NCCL is still setting up (init or split).
-ncclResult_t settle_setup(const Api& api, ncclComm_t comm, ncclResult_t result, Clock::time_point deadline) {
+// Polls a communicator that NCCL is still setting up (init or split) until
+// it is ready, fails, the deadline passes or `cancel` turns true (the last
+// two return ncclInProgress).
+ncclResult_t settle_setup(const Api& api, ncclComm_t comm, ncclResult_t result, Clock::time_point deadline,
+                          const std::atomic<bool>* cancel = nullptr) {
   int round = 0;
   while (result == ncclInProgress) {
     ncclResult_t state = ncclInProgress;
@@ -43,7 +46,7 @@ ncclResult_t settle_setup(const Api& api, ncclComm_t comm, ncclResult_t result, 
     if (query != ncclSuccess) return query;
     result = state;
     if (result != ncclInProgress) break;
-    if (Clock::now() >= deadline) return ncclInProgress;
+    if (Clock::now() >= deadline || (cancel != nullptr && cancel->load())) return ncclInProgress;
     back_off(round);
   }
   return result;
@@ -52,7 +55,8 @@ ncclResult_t settle_setup(const Api& api, ncclComm_t comm, ncclResult_t result, 
 }  // namespace
 
 std::unique_ptr<NcclBackend> NcclBackend::create(const Api& api, int rank, int size, int device, int timeout_ms,
-                                                 const std::function<void(ncclUniqueId&)>& share_id) {
+                                                 const std::function<void(ncclUniqueId&)>& share_id,
+                                                 const std::atomic<bool>* cancel) {
   const std::string who = "rank " + std::to_string(rank) + ": ";
   ncclUniqueId id{};
   if (rank == 0) {
@@ -69,7 +73,11 @@ std::unique_ptr<NcclBackend> NcclBackend::create(const Api& api, int rank, int s
   ncclConfig_t config = nonblocking_config();
   ncclComm_t comm = nullptr;
   ncclResult_t rc = api.comm_init_rank_config(&comm, size, id, rank, &config);
-  if (comm != nullptr) rc = settle_setup(api, comm, rc, deadline);
+  if (comm != nullptr) rc = settle_setup(api, comm, rc, deadline, cancel);
+  if (rc != ncclSuccess && cancel != nullptr && cancel->load()) {
+    if (comm != nullptr) api.comm_abort(comm);
+    raise(DT_ERR_ABORTED, who + "aborted while the NCCL communicator was being created");
+  }
   if (rc != ncclSuccess) {
     const std::string text =
         rc == ncclInProgress

@@ -42,10 +42,12 @@ class NcclBackend final : public Backend {
   // Creates rank `rank` of a `size`-rank NCCL communicator on `device`.
   // Collective: rank 0 makes the unique id and `share_id` must deliver rank
   // 0's id to every rank (through a host backend's broadcast or a
-  // rendezvous). Throws NCCL's error with its text, or DT_ERR_TIMEOUT when
-  // the communicator is not ready within timeout_ms.
+  // rendezvous). Throws NCCL's error with its text, DT_ERR_TIMEOUT when the
+  // communicator is not ready within timeout_ms, or DT_ERR_ABORTED as soon
+  // as `cancel` (when given) turns true.
   static std::unique_ptr<NcclBackend> create(const Api& api, int rank, int size, int device, int timeout_ms,
-                                             const std::function<void(ncclUniqueId&)>& share_id);
+                                             const std::function<void(ncclUniqueId&)>& share_id,
+                                             const std::atomic<bool>* cancel = nullptr);
 
   // Takes over `comm` (ready, nonblocking) as rank `rank` of `size`.
   NcclBackend(const Api& api, ncclComm_t comm, int rank, int size, int device, int timeout_ms);
