@@ -73,8 +73,8 @@ std::vector<ParamTensor> check_param_tensors(const DLTensor* params, const DLTen
   if (n == 0) raise(DT_ERR_INVALID_ARGUMENT, "n is 0: an optimizer needs at least one parameter");
   std::vector<ParamTensor> tensors(n);
   for (std::size_t i = 0; i < n; ++i) {
-    tensors[i].param = check_tensor(&params[i], indexed("params", i).c_str());
-    tensors[i].grad = check_tensor(&grads[i], indexed("grads", i).c_str());
+    tensors[i].param = check_host_tensor(&params[i], indexed("params", i).c_str());
+    tensors[i].grad = check_host_tensor(&grads[i], indexed("grads", i).c_str());
     check_pair(params[i], grads[i], tensors[i], i);
   }
   check_disjoint(tensors);

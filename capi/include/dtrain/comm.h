@@ -62,7 +62,7 @@ typedef struct dt_comm_options {
   const char *store;       /* "host:port" of the rendezvous store; NULL: environment */
   const char *auth_token;  /* shared secret; NULL: DTRAIN_AUTH_TOKEN */
   dt_backend backend;
-  int device;              /* CUDA ordinal; DT_UNDEF: CPU, or the local rank with NCCL */
+  int device;              /* CUDA ordinal; DT_UNDEF: the local rank modulo the devices, or CPU */
   int timeout_ms;          /* DT_UNDEF: DTRAIN_TIMEOUT_MS or 300000 */
   dt_oob_allgather_fn oob_allgather; /* NULL: rendezvous through the store */
   void *oob_user;          /* passed to oob_allgather */

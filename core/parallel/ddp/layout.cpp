@@ -44,7 +44,7 @@ std::vector<CheckedTensor> check_tensors(std::span<const DLTensor* const> tensor
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const std::string name = std::string(list) + "[" + std::to_string(i) + "]";
     CheckedTensor tensor;
-    tensor.view = check_tensor(tensors[i], name.c_str());
+    tensor.view = check_host_tensor(tensors[i], name.c_str());
     tensor.layout.dtype = tensor.view.dtype;
     tensor.layout.shape.assign(tensors[i]->shape, tensors[i]->shape + tensors[i]->ndim);
     checked.push_back(std::move(tensor));
