@@ -54,6 +54,8 @@ class HostCopier final : public comm::staged::Copier {
   }
   void copy(Lane lane, const comm::staged::Copy2D& c) override {
     (lane == Lane::to_host ? stats_->to_host : stats_->to_device) += 1;
+    // An empty tensor may have no data pointer; memmove must not see it.
+    if (c.width == 0) return;
     for (std::size_t r = 0; r < c.rows; ++r) {
       std::memmove(static_cast<char*>(c.dst) + r * c.dst_pitch, static_cast<const char*>(c.src) + r * c.src_pitch,
                    c.width);
