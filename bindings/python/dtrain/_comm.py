@@ -4,11 +4,12 @@ import weakref
 
 from . import _capi
 from ._constants import UNDEF, Backend, ReduceOp, Status
-from ._errors import InvalidArgumentError, InvalidUsageError
+from ._handle import _Handle
+from ._errors import InvalidArgumentError
 from ._request import Request, _finished, _release
 
 
-class Comm:
+class Comm(_Handle):
     """A communicator: this process's view of a group of ranks.
 
     The arguments override what the environment says (DTRAIN_RANK,
@@ -21,6 +22,8 @@ class Comm:
     (within the communicator's deadline) unless called with ``async_op=True``,
     which returns a :class:`Request`.
     """
+
+    _noun = "communicator"
 
     def __init__(self, rank=None, world_size=None, store=None, auth_token=None, backend="auto",
                  device=None, timeout_ms=None):
@@ -69,23 +72,6 @@ class Comm:
             for request, tensors in orphans:
                 _capi.dt_request_free(request)
                 _release(tensors)
-
-    @property
-    def closed(self):
-        return self._handle is None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
-
-    def __del__(self):
-        # Destroy before the tensors of freed requests go (see _orphans).
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self):
         if self._handle is None:
@@ -171,11 +157,6 @@ class Comm:
         _capi.dt_barrier(self._live())
 
     # -- internals ------------------------------------------------------------
-
-    def _live(self):
-        if self._handle is None:
-            raise InvalidUsageError(Status.ERR_INVALID_USAGE, "the communicator is closed")
-        return self._handle
 
     @staticmethod
     def _send_recv(send, recv):

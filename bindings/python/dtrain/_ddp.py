@@ -4,10 +4,11 @@ import contextlib
 
 from . import _capi
 from ._constants import BucketState, Compression, Status
-from ._errors import InvalidArgumentError, InvalidUsageError
+from ._handle import _Handle
+from ._errors import InvalidArgumentError
 
 
-class DDP:
+class DDP(_Handle):
     """Averages the gradient arrays ``grads`` over the ranks of ``comm``.
 
     Every rank holds a full replica of the model and computes gradients on its
@@ -44,6 +45,8 @@ class DDP:
 
     ``close()`` frees the DDP; it is also a context manager.
     """
+
+    _noun = "DDP"
 
     def __init__(self, comm, grads, bucket_bytes=None, compression=None, find_unused=False,
                  weighted=False):
@@ -158,32 +161,11 @@ class DDP:
         finally:
             self._release()
 
-    @property
-    def closed(self):
-        return self._handle is None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
     def __repr__(self):
         if self._handle is None:
             return "<dtrain.DDP closed>"
         return (f"<dtrain.DDP over {len(self._arrays)} gradients in {self.bucket_count} buckets, "
                 f"sync {'on' if self._sync else 'off'}>")
-
-    def _live(self):
-        if self._handle is None:
-            raise InvalidUsageError(Status.ERR_INVALID_USAGE, "the DDP is closed")
-        return self._handle
 
     def _release(self):
         tensors, self._tensors = self._tensors, []

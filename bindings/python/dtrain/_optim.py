@@ -4,7 +4,8 @@ import collections
 
 from . import _capi
 from ._constants import OptimizerKind, Status
-from ._errors import InvalidArgumentError, InvalidUsageError
+from ._handle import _Handle
+from ._errors import InvalidArgumentError
 
 #: What one :meth:`Optimizer.step` did.
 #:   skipped     a gradient held inf or NaN: nothing was updated
@@ -18,7 +19,7 @@ _FIELDS = ("lr", "weight_decay", "momentum", "dampening", "eps", "loss_scale", "
            "backoff_factor")
 
 
-class Optimizer:
+class Optimizer(_Handle):
     """An optimizer that updates ``params`` in place from ``grads``.
 
     ``params`` and ``grads`` are sequences of arrays of equal length, each
@@ -42,6 +43,8 @@ class Optimizer:
     gradients hold inf or NaN is skipped. ``close()`` frees the optimizer; it
     is also a context manager.
     """
+
+    _noun = "optimizer"
 
     def __init__(self, params, grads, kind="adamw", lr=None, *, weight_decay=None, momentum=None,
                  dampening=None, nesterov=None, betas=None, eps=None, max_grad_norm=None,
@@ -117,31 +120,10 @@ class Optimizer:
         finally:
             self._release()
 
-    @property
-    def closed(self):
-        return self._handle is None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
     def __repr__(self):
         if self._handle is None:
             return "<dtrain.Optimizer closed>"
         return f"<dtrain.Optimizer over {len(self._tensors)} tensors, lr {self.lr:g}>"
-
-    def _live(self):
-        if self._handle is None:
-            raise InvalidUsageError(Status.ERR_INVALID_USAGE, "the optimizer is closed")
-        return self._handle
 
     def _release(self):
         tensors, self._tensors = self._tensors, []
