@@ -2,11 +2,25 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+
+#include "base/error.hpp"
 
 namespace dtrain::optim {
 
 LossScaler::LossScaler(const LossScalerSettings& settings)
     : settings_(settings), scale_(settings.initial_scale) {}
+
+void LossScaler::restore(const LossScalerState& state) {
+  if (!std::isfinite(state.scale) || !(state.scale > 0.0f)) {
+    throw Error(DT_ERR_INVALID_ARGUMENT, "loss scale " + std::to_string(state.scale) + " is not finite and > 0");
+  }
+  if (state.clean_steps < 0) {
+    throw Error(DT_ERR_INVALID_ARGUMENT, "clean step count " + std::to_string(state.clean_steps) + " is negative");
+  }
+  scale_ = state.scale;
+  clean_steps_ = state.clean_steps;
+}
 
 void LossScaler::update(bool found_inf) {
   if (!settings_.dynamic) return;

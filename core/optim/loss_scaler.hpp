@@ -16,11 +16,21 @@ struct LossScalerSettings {
   int growth_interval = 2000;
 };
 
+// What a scaler has learnt: saved in checkpoints and restored from them.
+struct LossScalerState {
+  float scale = 1.0f;
+  int clean_steps = 0;  // clean steps since the scale last changed
+};
+
 class LossScaler {
  public:
   explicit LossScaler(const LossScalerSettings& settings);
 
   float scale() const { return scale_; }
+  LossScalerState state() const { return {scale_, clean_steps_}; }
+  // Throws DT_ERR_INVALID_ARGUMENT for a scale that is not finite and > 0 or
+  // a negative count.
+  void restore(const LossScalerState& state);
 
   // Records a step's outcome: `found_inf` when its gradients held inf or NaN.
   void update(bool found_inf);

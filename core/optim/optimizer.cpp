@@ -1,5 +1,8 @@
 #include "optim/optimizer.hpp"
 
+#include <string>
+
+#include "base/error.hpp"
 #include "optim/grad_plan.hpp"
 #include "optim/kernels.hpp"
 #include "optim/param_tensors.hpp"
@@ -74,6 +77,12 @@ void Optimizer::set_lr(float lr) {
   check_lr(lr, "lr");
   config_.sgd.lr = lr;
   config_.adamw.lr = lr;
+}
+
+void Optimizer::restore(std::int64_t steps, const LossScalerState& scaler) {
+  if (steps < 0) throw Error(DT_ERR_INVALID_ARGUMENT, "step count " + std::to_string(steps) + " is negative");
+  scaler_.restore(scaler);
+  steps_ = steps;
 }
 
 float Optimizer::lr() const { return config_.kind == Kind::sgd ? config_.sgd.lr : config_.adamw.lr; }

@@ -46,6 +46,11 @@ class Optimizer {
   float loss_scale() const { return scaler_.scale(); }
   std::int64_t steps() const { return steps_; }
   std::span<const Slot> slots() const { return slots_; }
+  LossScalerState loss_scaler_state() const { return scaler_.state(); }
+  // Sets the counters a checkpoint saved (the Slots' buffers are written by
+  // the caller). Throws DT_ERR_INVALID_ARGUMENT, changing nothing, for
+  // negative steps or a bad scaler state.
+  void restore(std::int64_t steps, const LossScalerState& scaler);
 
  private:
   Config config_;

@@ -1,0 +1,263 @@
+/*
+ * libdtrain — ZeRO stages 0–3 (stage 3 is FSDP): sharded optimizer state,
+ * gradients and parameters.
+ *
+ * A dt_zero owns a model's parameters and gradients and trains them with an
+ * optimizer (dtrain/optim.h) over the ranks of a communicator. What each rank
+ * keeps, for Ψ parameters on N ranks (AdamW, 16-bit parameters):
+ *
+ *   stage 0  full parameters, full gradients, full optimizer  (2+2+12)Ψ
+ *   stage 1  full parameters, full gradients, 1/N of the optimizer state
+ *            and master weights                                4Ψ + 12Ψ/N
+ *   stage 2  full parameters, 1/N of the gradients and of the optimizer
+ *                                                              2Ψ + 14Ψ/N
+ *   stage 3  1/N of everything; a unit's full parameters exist only
+ *            between dt_zero_gather() and dt_zero_release()     16Ψ/N
+ *
+ * Layout. Parameters are grouped into units: contiguous runs of parameters in
+ * registration order (forward order, first layer first). In stage 3 the
+ * trainer chooses them (`unit_sizes`, typically one per layer); in stages
+ * 0–2 they are buckets of about `bucket_bytes`, formed from the last
+ * parameter backwards. Each unit is flattened and padded to a multiple of N
+ * elements; rank r owns the r-th of its N equal shards, and updates only
+ * those elements. Reductions run per unit, last unit first.
+ *
+ * A training step:
+ *
+ *   for each micro-step:
+ *     forward:  for unit u = 0..U-1: dt_zero_gather(z, u);
+ *                 dt_zero_gather_wait(z, u, -1); use dt_zero_parameter(z, i)
+ *                 for the unit's i; dt_zero_release(z, u)
+ *     backward: for unit u = U-1..0: gather and wait as above; add each
+ *                 parameter's gradient into dt_zero_gradient(z, i) and
+ *                 dt_zero_mark_ready(z, i); dt_zero_release(z, u)
+ *     dt_zero_wait(z, -1)
+ *   dt_zero_step(z, &info)
+ *
+ * In stages 0–2 gather, wait and release return at once, and parameters are
+ * always whole, so a trainer written for stage 3 runs unchanged on all four.
+ *
+ * Gradients. dt_zero_gradient() hands out the buffer parameter i's gradient
+ * is added into; it holds zeros at the start of a step (stages 0–1) or of the
+ * micro-step (stages 2–3). A unit's reduction starts once all its parameters
+ * are marked and every later unit's has started, so communication overlaps
+ * the rest of backward. Stages 0–1 allreduce the full gradient buffer;
+ * stages 2–3 reduce-scatter each unit into this rank's gradient shard, where
+ * micro-steps add up, and then free the unit's buffer. Gradients are
+ * averaged over the ranks.
+ *
+ * Gradient accumulation: micro-steps add up until dt_zero_step(). With
+ * dt_zero_set_sync(z, 0), stages 0–1 skip the allreduce of that micro-step
+ * (their gradients accumulate in the full buffer); stages 2–3 reduce anyway,
+ * since they keep no full gradient. The result is the same either way.
+ *
+ * Prefetch (stage 3, `prefetch`): dt_zero_gather(u) also starts the gather
+ * of the next unit in the direction of the gathers: u + 1 while they ascend
+ * (forward), u - 1 while they descend (backward). Gathering the unit just
+ * gathered again turns the direction around, as backward does when it
+ * starts at the last unit of forward.
+ *
+ * Checkpoints: dt_zero_save() writes each rank's shards of the master weights
+ * and optimizer state and a metadata file describing the global tensors;
+ * dt_zero_load() reads them on any number of ranks, resharding as needed.
+ *
+ * Tensors: every parameter has the same dtype, float32, float16 or bfloat16,
+ * in host memory (kDLCPU, kDLCUDAHost; kDLCUDA gives DT_ERR_UNSUPPORTED).
+ * Optimizer math, master weights (for 16-bit parameters) and optimizer state
+ * are float32; gradients travel in the parameters' dtype.
+ *
+ * Ownership: the dt_zero belongs to the caller (dt_zero_destroy()). It holds
+ * its communicator's state: destroying the dt_comm first makes every later
+ * call that communicates return DT_ERR_ABORTED. The parameter DLTensors given
+ * to dt_zero_create() are only read during that call. The DLTensors filled by
+ * dt_zero_parameter() and dt_zero_gradient() describe memory owned by the
+ * dt_zero; their `shape` points into it too; they stay valid until the unit
+ * is released (stage 3), the micro-step's reduction of the unit starts
+ * (gradients, stages 2–3), or the dt_zero is destroyed.
+ *
+ * Collective calls (every rank, in the same order): create, wait, step,
+ * save, load, and gathers in the same unit order. A rank's refusal of its
+ * own arguments in create, save or load reaches the others as
+ * DT_ERR_MISMATCH or DT_ERR_INVALID_ARGUMENT instead of a hang.
+ *
+ * Threads: one thread at a time per dt_zero, except dt_zero_mark_ready() and
+ * dt_zero_gradient(), which backward engines may call from several threads.
+ */
+#ifndef DTRAIN_ZERO_H
+#define DTRAIN_ZERO_H
+
+#include "dtrain/comm.h"
+#include "dtrain/common.h"
+#include "dtrain/optim.h"
+#include "dtrain/status.h"
+#include "dtrain/tensor.h"
+
+DT_BEGIN_DECLS
+
+typedef struct dt_zero dt_zero;
+
+/** Options for dt_zero_create(); every rank must pass the same. Grows only at its end. */
+typedef struct dt_zero_options {
+  unsigned version;          /* DT_ZERO_OPTIONS_VERSION */
+  int stage;                 /* 0, 1, 2 or 3 (default 1) */
+  int64_t bucket_bytes;      /* stages 0–2: unit size in bytes, >= 1; DT_UNDEF: 25 MiB */
+  /* Stage 3: unit u holds the next unit_sizes[u] parameters; they add up to
+     the number of parameters. NULL: one unit per parameter. Read during
+     dt_zero_create() only. Must be NULL in stages 0–2. */
+  const size_t *unit_sizes;
+  size_t unit_count;         /* entries in unit_sizes */
+  int prefetch;              /* stage 3: nonzero prefetches the next unit (default 1) */
+} dt_zero_options;
+
+#define DT_ZERO_OPTIONS_VERSION 1u
+#define DT_ZERO_OPTIONS_INIT { DT_ZERO_OPTIONS_VERSION, 1, DT_UNDEF, NULL, 0, 1 }
+
+/**
+ * Bytes this rank holds now, by purpose. The caller sets `version`
+ * (DT_ZERO_MEMORY_VERSION, or use the _INIT macro); the library writes the
+ * other fields of that version. Grows only at its end.
+ */
+typedef struct dt_zero_memory {
+  unsigned version;        /* DT_ZERO_MEMORY_VERSION */
+  int64_t parameters;      /* full parameters (stages 0–2), or shards plus gathered units (stage 3) */
+  int64_t gradients;       /* full gradients (stages 0–1), or the gradient shard (stages 2–3) */
+  int64_t optimizer_state; /* float32 momentum / moments of the elements this rank updates */
+  int64_t master_weights;  /* float32 copies of the 16-bit parameters this rank updates */
+  int64_t communication;   /* unit gradient buffers of stages 2–3 and scratch space */
+  int64_t padding;         /* elements added to make units divisible by N, in bytes, included above */
+  int64_t peak;            /* the largest total of the five above since creation */
+} dt_zero_memory;
+
+#define DT_ZERO_MEMORY_VERSION 1u
+#define DT_ZERO_MEMORY_INIT { DT_ZERO_MEMORY_VERSION, 0, 0, 0, 0, 0, 0, 0 }
+
+/**
+ * Fills `opts` with the defaults of options version `version` (pass
+ * DT_ZERO_OPTIONS_VERSION). DT_ERR_INVALID_ARGUMENT for NULL, version 0 or a
+ * version newer than this library's.
+ */
+DT_API dt_status dt_zero_options_init(dt_zero_options *opts, unsigned version);
+
+/**
+ * Creates a dt_zero over `n` > 0 parameters whose dtypes, shapes and initial
+ * values are `params[0..n)` (read here only; rank 0's values are used on
+ * every rank, so replicas start identical). Collective over `comm`.
+ * `optim` NULL: AdamW with its defaults; its `comm` must be NULL (the
+ * dt_zero reduces the gradient norm over `comm` itself). `opts` NULL:
+ * defaults. DT_ERR_INVALID_ARGUMENT for a bad tensor, mixed dtypes or a bad
+ * option; DT_ERR_UNSUPPORTED for kDLCUDA tensors; DT_ERR_MISMATCH when
+ * ranks disagree about the parameters or options. The result belongs to the
+ * caller.
+ */
+DT_API dt_status dt_zero_create(dt_zero **out, dt_comm *comm, const DLTensor *const *params, size_t n,
+                                const dt_optimizer_options *optim, const dt_zero_options *opts);
+
+/** Destroys `z` (NULL: no-op), waiting for communication still in flight within the deadline. */
+DT_API dt_status dt_zero_destroy(dt_zero *z);
+
+/**
+ * Fills `out` with parameter `index`'s full tensor (its registered dtype and
+ * shape, compact, host memory owned by `z`). Stage 3: only while its unit is
+ * gathered and waited for, DT_ERR_INVALID_USAGE otherwise.
+ */
+DT_API dt_status dt_zero_parameter(dt_zero *z, size_t index, DLTensor *out);
+
+/**
+ * Fills `out` with the buffer parameter `index`'s gradient is added into in
+ * this micro-step (see the top of this header). DT_ERR_INVALID_USAGE once
+ * the gradient is marked in this micro-step.
+ */
+DT_API dt_status dt_zero_gradient(dt_zero *z, size_t index, DLTensor *out);
+
+/**
+ * Gradient `index` is final for this micro-step; its unit's reduction starts
+ * when the unit is complete. DT_ERR_INVALID_ARGUMENT for an index >= n;
+ * DT_ERR_INVALID_USAGE when already marked in this micro-step.
+ */
+DT_API dt_status dt_zero_mark_ready(dt_zero *z, size_t index);
+
+/**
+ * Ends a micro-step: starts the reductions not started yet and waits for all
+ * of them for at most `timeout_ms` (negative: the communicator's deadline).
+ * DT_ERR_INVALID_USAGE naming the gradients never marked (the micro-step is
+ * then abandoned: what it added is dropped in stages 2–3, kept in the full
+ * buffer in stages 0–1).
+ */
+DT_API dt_status dt_zero_wait(dt_zero *z, int timeout_ms);
+
+/**
+ * Turns the allreduce of stages 0–1 on (nonzero, the default) or off for the
+ * micro-steps that follow (see "Gradient accumulation"). DT_ERR_INVALID_USAGE
+ * in the middle of a micro-step.
+ */
+DT_API dt_status dt_zero_set_sync(dt_zero *z, int sync);
+
+/**
+ * Applies the optimizer to the gradients accumulated since the last step
+ * (dtrain/optim.h: global norm over all shards, clipping, loss scale,
+ * skipped on inf/NaN), makes the parameters whole again (stages 1–2:
+ * allgather of the updated shards) and zeroes the gradients. Collective.
+ * DT_ERR_INVALID_USAGE when the last micro-step was not ended with
+ * dt_zero_wait() under sync, or a stage 3 unit is still gathered. `info`
+ * may be NULL; otherwise its version must be set.
+ */
+DT_API dt_status dt_zero_step(dt_zero *z, dt_optimizer_step_info *info);
+
+/**
+ * Starts making unit `unit` whole (stage 3: allgather of its shards), plus
+ * the prefetch described at the top. Does not block. Stages 0–2: returns at
+ * once. DT_ERR_INVALID_ARGUMENT for a unit >= the unit count.
+ */
+DT_API dt_status dt_zero_gather(dt_zero *z, size_t unit);
+
+/**
+ * Waits until unit `unit` is whole, for at most `timeout_ms` (negative: the
+ * communicator's deadline); then dt_zero_parameter() serves its parameters.
+ * Gathers it first if dt_zero_gather() was not called. Stages 0–2: returns
+ * at once.
+ */
+DT_API dt_status dt_zero_gather_wait(dt_zero *z, size_t unit, int timeout_ms);
+
+/**
+ * Hands unit `unit`'s full parameters back (stage 3: their memory is freed;
+ * views of them become invalid). Stages 0–2: returns at once.
+ * DT_ERR_INVALID_USAGE for a unit that is not gathered.
+ */
+DT_API dt_status dt_zero_release(dt_zero *z, size_t unit);
+
+/** The number of units. */
+DT_API dt_status dt_zero_unit_count(const dt_zero *z, size_t *out);
+
+/** Sets the learning rate of the next steps (>= 0, finite). */
+DT_API dt_status dt_zero_set_lr(dt_zero *z, float lr);
+
+/** The current loss scale: what to multiply the next loss by (1 without loss scaling). */
+DT_API dt_status dt_zero_loss_scale(const dt_zero *z, float *out);
+
+/** Fills `out` (its version set) with this rank's memory now and its peak. */
+DT_API dt_status dt_zero_memory_usage(const dt_zero *z, dt_zero_memory *out);
+
+/**
+ * Writes a checkpoint into directory `dir` (created if missing; existing
+ * checkpoint files in it are replaced): each rank's shards of the master
+ * weights (the parameters themselves when they are float32) and optimizer
+ * state, and rank 0's metadata (world size, stage, dtype, optimizer kind,
+ * step count, loss scale, and every parameter's index, shape and place in
+ * the flat layout). Collective; call between steps. DT_ERR_SYSTEM when a
+ * file cannot be written, on every rank.
+ */
+DT_API dt_status dt_zero_save(dt_zero *z, const char *dir);
+
+/**
+ * Loads the checkpoint in `dir`, written on any number of ranks and any
+ * stage, resharding it to this dt_zero's ranks and units. Collective; call
+ * between steps. DT_ERR_INVALID_ARGUMENT, on every rank, for a missing,
+ * truncated, corrupt or foreign file, or a checkpoint of other parameters
+ * (count, dtype, shapes) or another optimizer kind; dt_error_last() says
+ * which file and why. Either every rank loads everything or nothing changes.
+ */
+DT_API dt_status dt_zero_load(dt_zero *z, const char *dir);
+
+DT_END_DECLS
+
+#endif /* DTRAIN_ZERO_H */
