@@ -18,6 +18,7 @@ DT_API const char* dt_status_string(dt_status status) {
     case DT_ERR_AUTH: return "authentication failed";
     case DT_ERR_MISMATCH: return "ranks disagree";
     case DT_ERR_INTERNAL: return "internal error";
+    case DT_ERR_IO: return "input/output error";
   }
   return "unknown status";
 }

@@ -14,7 +14,7 @@ status code.
 
 from ._constants import UNDEF, Backend, BucketState, Compression, OptimizerKind, ReduceOp, Status
 from ._errors import (AbortedError, AuthError, Error, InternalError, InvalidArgumentError,
-                      InvalidUsageError, MismatchError, OutOfMemoryError, RemoteError, TimeoutError,
+                      InvalidUsageError, IoError, MismatchError, OutOfMemoryError, RemoteError, TimeoutError,
                       TransportError, UnsupportedError)
 from ._library import build_info, error_last, status_string, tensor_check, version
 from ._comm import Comm
@@ -38,7 +38,7 @@ __all__ = [
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",
     "TimeoutError", "RemoteError", "TransportError", "AbortedError", "AuthError", "MismatchError",
-    "InternalError",
+    "InternalError", "IoError",
 ] + [m.name for m in Status] + [m.name for m in ReduceOp]
 __all__ += [f"BACKEND_{m.name}" for m in Backend] + [f"OPTIM_{m.name}" for m in OptimizerKind]
 __all__ += [f"COMPRESS_{m.name}" for m in Compression] + [f"BUCKET_{m.name}" for m in BucketState]

@@ -22,6 +22,7 @@ class Status(enum.IntEnum):
     ERR_AUTH = _capi.DT_ERR_AUTH
     ERR_MISMATCH = _capi.DT_ERR_MISMATCH
     ERR_INTERNAL = _capi.DT_ERR_INTERNAL
+    ERR_IO = _capi.DT_ERR_IO
 
 
 class ReduceOp(enum.IntEnum):

@@ -74,6 +74,10 @@ class InternalError(Error):
     """A bug in libdtrain."""
 
 
+class IoError(Error, OSError):
+    """A file could not be read or written (a checkpoint, for example)."""
+
+
 _BY_STATUS = {
     Status.ERR_INVALID_ARGUMENT: InvalidArgumentError,
     Status.ERR_INVALID_USAGE: InvalidUsageError,
@@ -86,6 +90,7 @@ _BY_STATUS = {
     Status.ERR_AUTH: AuthError,
     Status.ERR_MISMATCH: MismatchError,
     Status.ERR_INTERNAL: InternalError,
+    Status.ERR_IO: IoError,
 }
 
 

@@ -51,6 +51,7 @@ SUBCLASSES = {
     dtrain.ERR_AUTH: dtrain.AuthError,
     dtrain.ERR_MISMATCH: dtrain.MismatchError,
     dtrain.ERR_INTERNAL: dtrain.InternalError,
+    dtrain.ERR_IO: dtrain.IoError,
 }
 
 

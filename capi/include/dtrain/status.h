@@ -28,7 +28,8 @@ typedef enum dt_status {
   DT_ERR_ABORTED = -8,            /* the communicator was aborted or is broken */
   DT_ERR_AUTH = -9,               /* rendezvous refused the job's secret */
   DT_ERR_MISMATCH = -10,          /* ranks disagree about a collective */
-  DT_ERR_INTERNAL = -11           /* a bug in libdtrain; please report it */
+  DT_ERR_INTERNAL = -11,          /* a bug in libdtrain; please report it */
+  DT_ERR_IO = -12                 /* a file could not be read or written; names it */
 } dt_status;
 
 /**

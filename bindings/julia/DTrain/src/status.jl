@@ -20,6 +20,7 @@ values are fixed by the C ABI.
     DT_ERR_AUTH = -9
     DT_ERR_MISMATCH = -10
     DT_ERR_INTERNAL = -11
+    DT_ERR_IO = -12
 end
 
 """

@@ -24,6 +24,7 @@ pub const DT_ERR_ABORTED: dt_status = -8;
 pub const DT_ERR_AUTH: dt_status = -9;
 pub const DT_ERR_MISMATCH: dt_status = -10;
 pub const DT_ERR_INTERNAL: dt_status = -11;
+pub const DT_ERR_IO: dt_status = -12;
 pub type dt_status = ::std::os::raw::c_int;
 extern "C" {
     #[doc = " A short, static description of a status (\"invalid argument\"). Never NULL;"]

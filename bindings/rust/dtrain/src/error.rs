@@ -35,13 +35,15 @@ pub enum Status {
     Mismatch = sys::DT_ERR_MISMATCH,
     /// A bug in libdtrain, or a status this binding does not know.
     Internal = sys::DT_ERR_INTERNAL,
+    /// A file could not be read or written.
+    Io = sys::DT_ERR_IO,
 }
 
 impl Status {
     /// The status for a raw `dt_status`; values this binding does not know
     /// become [`Status::Internal`].
     pub fn from_raw(raw: sys::dt_status) -> Status {
-        const ALL: [Status; 13] = [
+        const ALL: [Status; 14] = [
             Status::Ok,
             Status::InProgress,
             Status::InvalidArgument,
@@ -55,6 +57,7 @@ impl Status {
             Status::Auth,
             Status::Mismatch,
             Status::Internal,
+            Status::Io,
         ];
         ALL.into_iter()
             .find(|s| s.to_raw() == raw)

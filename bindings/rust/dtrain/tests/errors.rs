@@ -192,6 +192,7 @@ fn statuses_mirror_the_c_values() {
         (Status::Auth, sys::DT_ERR_AUTH),
         (Status::Mismatch, sys::DT_ERR_MISMATCH),
         (Status::Internal, sys::DT_ERR_INTERNAL),
+        (Status::Io, sys::DT_ERR_IO),
     ] {
         assert_eq!(status.to_raw(), raw);
         assert_eq!(Status::from_raw(raw), status);
