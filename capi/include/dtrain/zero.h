@@ -242,8 +242,8 @@ DT_API dt_status dt_zero_memory_usage(const dt_zero *z, dt_zero_memory *out);
  * checkpoint files in it are replaced): each rank's shards of the master
  * weights (the parameters themselves when they are float32) and optimizer
  * state, and rank 0's metadata (world size, stage, dtype, optimizer kind,
- * step count, loss scale, and every parameter's index, shape and place in
- * the flat layout). Collective; call between steps. DT_ERR_SYSTEM when a
+ * step count, loss scale, every parameter's shape, and which elements
+ * each shard file holds, by index in the concatenation of all parameters). Collective; call between steps. DT_ERR_IO when a
  * file cannot be written, on every rank.
  */
 DT_API dt_status dt_zero_save(dt_zero *z, const char *dir);

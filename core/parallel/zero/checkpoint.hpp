@@ -58,7 +58,7 @@ struct RestoredCounters {
 };
 
 // Collective over `comm`. Every rank writes its shard file; rank 0 also the
-// metadata. Throws DT_ERR_SYSTEM on every rank when any rank failed to write.
+// metadata. Throws DT_ERR_IO on every rank when any rank failed to write.
 void save_checkpoint(comm::Communicator& comm, const CheckpointView& view, const std::string& dir);
 
 // Collective over `comm`. Fills every run of `into` (weights and state) from
