@@ -29,41 +29,41 @@ dt_status run(dt_comm* comm, dt_request** req, Start&& start) {
 extern "C" {
 
 DT_API dt_status dt_allreduce(dt_comm* comm, const DLTensor* send, DLTensor* recv, dt_reduce_op op,
-                              void* /*stream*/, dt_request** req) {
-  return run(comm, req, [&](auto& c) { return c.allreduce(send, recv, dtrain::enum_value(op)); });
+                              void* stream, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.allreduce(send, recv, dtrain::enum_value(op), stream); });
 }
 
 DT_API dt_status dt_reduce_scatter(dt_comm* comm, const DLTensor* send, DLTensor* recv, dt_reduce_op op,
-                                   void* /*stream*/, dt_request** req) {
-  return run(comm, req, [&](auto& c) { return c.reduce_scatter(send, recv, dtrain::enum_value(op)); });
+                                   void* stream, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.reduce_scatter(send, recv, dtrain::enum_value(op), stream); });
 }
 
-DT_API dt_status dt_allgather(dt_comm* comm, const DLTensor* send, DLTensor* recv, void* /*stream*/,
+DT_API dt_status dt_allgather(dt_comm* comm, const DLTensor* send, DLTensor* recv, void* stream,
                               dt_request** req) {
-  return run(comm, req, [&](auto& c) { return c.allgather(send, recv); });
+  return run(comm, req, [&](auto& c) { return c.allgather(send, recv, stream); });
 }
 
-DT_API dt_status dt_broadcast(dt_comm* comm, DLTensor* buf, int root, void* /*stream*/, dt_request** req) {
-  return run(comm, req, [&](auto& c) { return c.broadcast(buf, root); });
+DT_API dt_status dt_broadcast(dt_comm* comm, DLTensor* buf, int root, void* stream, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.broadcast(buf, root, stream); });
 }
 
-DT_API dt_status dt_alltoall(dt_comm* comm, const DLTensor* send, DLTensor* recv, void* /*stream*/,
+DT_API dt_status dt_alltoall(dt_comm* comm, const DLTensor* send, DLTensor* recv, void* stream,
                              dt_request** req) {
-  return run(comm, req, [&](auto& c) { return c.alltoall(send, recv); });
+  return run(comm, req, [&](auto& c) { return c.alltoall(send, recv, stream); });
 }
 
 DT_API dt_status dt_alltoallv(dt_comm* comm, const DLTensor* send, const int64_t* send_counts, DLTensor* recv,
-                              const int64_t* recv_counts, void* /*stream*/, dt_request** req) {
-  return run(comm, req, [&](auto& c) { return c.alltoallv(send, send_counts, recv, recv_counts); });
+                              const int64_t* recv_counts, void* stream, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.alltoallv(send, send_counts, recv, recv_counts, stream); });
 }
 
-DT_API dt_status dt_send(dt_comm* comm, const DLTensor* buf, int peer, int tag, void* /*stream*/,
+DT_API dt_status dt_send(dt_comm* comm, const DLTensor* buf, int peer, int tag, void* stream,
                          dt_request** req) {
-  return run(comm, req, [&](auto& c) { return c.send(buf, peer, tag); });
+  return run(comm, req, [&](auto& c) { return c.send(buf, peer, tag, stream); });
 }
 
-DT_API dt_status dt_recv(dt_comm* comm, DLTensor* buf, int peer, int tag, void* /*stream*/, dt_request** req) {
-  return run(comm, req, [&](auto& c) { return c.recv(buf, peer, tag); });
+DT_API dt_status dt_recv(dt_comm* comm, DLTensor* buf, int peer, int tag, void* stream, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.recv(buf, peer, tag, stream); });
 }
 
 DT_API dt_status dt_barrier(dt_comm* comm) {

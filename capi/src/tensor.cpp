@@ -1,10 +1,10 @@
-#include "base/tensor.hpp"
+#include "device/probe.hpp"
 #include "dtrain/tensor.h"
 #include "entry.hpp"
 
 extern "C" DT_API dt_status dt_tensor_check(const DLTensor* tensor, int64_t* count) {
   return dtrain::capi::entry([&] {
-    dtrain::TensorView view = dtrain::check_tensor(tensor, "tensor");
+    dtrain::TensorView view = dtrain::device::check_tensor(tensor, "tensor");
     if (count) *count = view.count;
   });
 }

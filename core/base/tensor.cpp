@@ -4,7 +4,6 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "device/probe.hpp"
 
 namespace dtrain {
 
@@ -25,7 +24,7 @@ TensorView TensorView::slice(std::int64_t first, std::int64_t n) const {
   return view;
 }
 
-TensorView check_tensor(const DLTensor* tensor, const char* arg) {
+TensorView check_tensor(const DLTensor* tensor, const char* arg, const CudaDevices& cuda) {
   if (tensor == nullptr) bad(arg, "tensor is NULL");
   TensorView view;
 
@@ -44,12 +43,9 @@ TensorView check_tensor(const DLTensor* tensor, const char* arg) {
     case kDLCUDA: {
       // Accepted only where a device is usable: otherwise the pointer could
       // not even be read.
-      const int devices = device::cuda_device_count();
+      const int devices = cuda.count;
       if (devices == 0) {
-        raise(DT_ERR_UNSUPPORTED,
-              std::string(arg) + ": CUDA tensors need a CUDA device, and " +
-                  (device::cuda_compiled() ? "none is usable here (" + device::cuda_unavailable_reason() + ")"
-                                           : device::cuda_unavailable_reason()));
+        raise(DT_ERR_UNSUPPORTED, std::string(arg) + ": CUDA tensors need a CUDA device, and " + cuda.unusable);
       }
       if (tensor->device.device_id < 0 || tensor->device.device_id >= devices) {
         bad(arg, "CUDA device " + std::to_string(tensor->device.device_id) + " does not exist (this process sees " +
@@ -105,7 +101,8 @@ TensorView check_host_tensor(const DLTensor* tensor, const char* arg) {
                                   ": CUDA tensors are not supported here; this operation takes host memory "
                                   "(kDLCPU, kDLCUDAHost)");
   }
-  return check_tensor(tensor, arg);
+  // kDLCUDA was refused above, so what devices exist does not matter.
+  return check_tensor(tensor, arg, CudaDevices{});
 }
 
 }  // namespace dtrain

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include <dlpack/dlpack.h>
 
@@ -19,10 +20,22 @@ struct TensorView {
   DType dtype = DType::f32;
   Memory memory = Memory::host;
   int device_id = 0;
+  // For CUDA memory: the cudaStream_t the operation using this view is
+  // ordered on (the caller's `stream` argument); nullptr means the backend's
+  // own stream. Host memory ignores it.
+  void* stream = nullptr;
 
   std::size_t bytes() const { return static_cast<std::size_t>(count) * dtype_size(dtype); }
   // The view of elements [first, first + n).
   TensorView slice(std::int64_t first, std::int64_t n) const;
+};
+
+// What this process can do with kDLCUDA tensors. The device layer knows
+// (device::cuda_devices()); base only applies it, so that it depends on no
+// layer above it.
+struct CudaDevices {
+  int count = 0;         // usable CUDA devices
+  std::string unusable;  // why count is 0, completing "CUDA tensors need a CUDA device, and ..."
 };
 
 // Validates `tensor` and returns its view; throws DT_ERR_INVALID_ARGUMENT (or
@@ -30,8 +43,10 @@ struct TensorView {
 // message naming `arg`: NULL tensor, negative ndim or dimension, NULL shape,
 // NULL data with elements, unsupported dtype or device, non-compact strides,
 // an element count or byte size that overflows. kDLCUDA tensors are accepted
-// (Memory::cuda) when a CUDA device is usable and device_id names one.
-TensorView check_tensor(const DLTensor* tensor, const char* arg);
+// (Memory::cuda) when `cuda` has devices and device_id names one. Code that
+// accepts CUDA tensors calls device::check_tensor(), which passes this
+// machine's devices.
+TensorView check_tensor(const DLTensor* tensor, const char* arg, const CudaDevices& cuda);
 
 // check_tensor() for code that only has host kernels: kDLCUDA is refused
 // with DT_ERR_UNSUPPORTED ("<arg>: CUDA tensors are not supported here ...")

@@ -6,12 +6,20 @@
 
 #include "base/error.hpp"
 #include "base/log.hpp"
+#include "device/probe.hpp"
 
 namespace dtrain::comm {
 
 namespace {
 
 [[noreturn]] void invalid(const std::string& message) { raise(DT_ERR_INVALID_ARGUMENT, message); }
+
+// The view of argument `arg`, checked, with the stream its operation runs on.
+TensorView operand(const DLTensor* tensor, const char* arg, void* stream) {
+  TensorView view = device::check_tensor(tensor, arg);
+  view.stream = stream;
+  return view;
+}
 
 std::string count_text(std::int64_t n) { return std::to_string(n) + (n == 1 ? " element" : " elements"); }
 
@@ -91,9 +99,9 @@ void Communicator::fail(dt_status status, const std::string& message) {
   raise(status, message);
 }
 
-RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, int op) {
-  TensorView s = check_tensor(send, "send");
-  TensorView r = check_tensor(recv, "recv");
+RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, int op, void* stream) {
+  TensorView s = operand(send, "send", stream);
+  TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
   if (s.count != r.count) {
     invalid("allreduce: send has " + count_text(s.count) + " but recv has " + count_text(r.count));
@@ -103,9 +111,9 @@ RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, i
   return backend_->allreduce(s, r, reduce);
 }
 
-RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* recv, int op) {
-  TensorView s = check_tensor(send, "send");
-  TensorView r = check_tensor(recv, "recv");
+RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* recv, int op, void* stream) {
+  TensorView s = operand(send, "send", stream);
+  TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
   if (s.count != r.count * size_) {
     invalid("reduce_scatter: send must hold size (" + std::to_string(size_) + ") x recv's " +
@@ -116,9 +124,9 @@ RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* re
   return backend_->reduce_scatter(s, r, reduce);
 }
 
-RequestPtr Communicator::allgather(const DLTensor* send, const DLTensor* recv) {
-  TensorView s = check_tensor(send, "send");
-  TensorView r = check_tensor(recv, "recv");
+RequestPtr Communicator::allgather(const DLTensor* send, const DLTensor* recv, void* stream) {
+  TensorView s = operand(send, "send", stream);
+  TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
   if (r.count != s.count * size_) {
     invalid("allgather: recv must hold size (" + std::to_string(size_) + ") x send's " +
@@ -128,8 +136,8 @@ RequestPtr Communicator::allgather(const DLTensor* send, const DLTensor* recv) {
   return backend_->allgather(s, r);
 }
 
-RequestPtr Communicator::broadcast(const DLTensor* buf, int root) {
-  TensorView b = check_tensor(buf, "buf");
+RequestPtr Communicator::broadcast(const DLTensor* buf, int root, void* stream) {
+  TensorView b = operand(buf, "buf", stream);
   if (root < 0 || root >= size_) {
     invalid("root " + std::to_string(root) + " is not a rank of this communicator (size " +
             std::to_string(size_) + ")");
@@ -138,9 +146,9 @@ RequestPtr Communicator::broadcast(const DLTensor* buf, int root) {
   return backend_->broadcast(b, root);
 }
 
-RequestPtr Communicator::alltoall(const DLTensor* send, const DLTensor* recv) {
-  TensorView s = check_tensor(send, "send");
-  TensorView r = check_tensor(recv, "recv");
+RequestPtr Communicator::alltoall(const DLTensor* send, const DLTensor* recv, void* stream) {
+  TensorView s = operand(send, "send", stream);
+  TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
   if (s.count != r.count || s.count % size_ != 0) {
     invalid("alltoall: send and recv must hold the same multiple of size (" + std::to_string(size_) +
@@ -152,9 +160,9 @@ RequestPtr Communicator::alltoall(const DLTensor* send, const DLTensor* recv) {
 }
 
 RequestPtr Communicator::alltoallv(const DLTensor* send, const std::int64_t* send_counts,
-                                   const DLTensor* recv, const std::int64_t* recv_counts) {
-  TensorView s = check_tensor(send, "send");
-  TensorView r = check_tensor(recv, "recv");
+                                   const DLTensor* recv, const std::int64_t* recv_counts, void* stream) {
+  TensorView s = operand(send, "send", stream);
+  TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
   auto sc = check_counts(send_counts, size_, s, "send_counts", "send");
   auto rc = check_counts(recv_counts, size_, r, "recv_counts", "recv");
@@ -162,8 +170,8 @@ RequestPtr Communicator::alltoallv(const DLTensor* send, const std::int64_t* sen
   return backend_->alltoallv(s, sc, r, rc);
 }
 
-RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag) {
-  TensorView b = check_tensor(buf, "buf");
+RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag, void* stream) {
+  TensorView b = operand(buf, "buf", stream);
   if (peer < 0 || peer >= size_) {
     invalid("peer " + std::to_string(peer) + " is not a rank of this communicator (size " +
             std::to_string(size_) + ")");
@@ -173,8 +181,8 @@ RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag) {
   return backend_->send(b, peer, tag);
 }
 
-RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag) {
-  TensorView b = check_tensor(buf, "buf");
+RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag, void* stream) {
+  TensorView b = operand(buf, "buf", stream);
   if (peer < 0 || peer >= size_) {
     invalid("peer " + std::to_string(peer) + " is not a rank of this communicator (size " +
             std::to_string(size_) + ")");

@@ -34,15 +34,17 @@ class Communicator {
   // Each operation checks its arguments (throwing DT_ERR_INVALID_ARGUMENT and
   // starting nothing), then starts and returns the operation. Reduction ops
   // arrive as the raw int of a dt_reduce_op (see base/enum_value.hpp).
-  RequestPtr allreduce(const DLTensor* send, const DLTensor* recv, int op);
-  RequestPtr reduce_scatter(const DLTensor* send, const DLTensor* recv, int op);
-  RequestPtr allgather(const DLTensor* send, const DLTensor* recv);
-  RequestPtr broadcast(const DLTensor* buf, int root);
-  RequestPtr alltoall(const DLTensor* send, const DLTensor* recv);
+  // `stream` is the caller's cudaStream_t (comm.h), carried to the backend
+  // in the tensors' views; host backends ignore it.
+  RequestPtr allreduce(const DLTensor* send, const DLTensor* recv, int op, void* stream = nullptr);
+  RequestPtr reduce_scatter(const DLTensor* send, const DLTensor* recv, int op, void* stream = nullptr);
+  RequestPtr allgather(const DLTensor* send, const DLTensor* recv, void* stream = nullptr);
+  RequestPtr broadcast(const DLTensor* buf, int root, void* stream = nullptr);
+  RequestPtr alltoall(const DLTensor* send, const DLTensor* recv, void* stream = nullptr);
   RequestPtr alltoallv(const DLTensor* send, const std::int64_t* send_counts, const DLTensor* recv,
-                       const std::int64_t* recv_counts);
-  RequestPtr send(const DLTensor* buf, int peer, int tag);
-  RequestPtr recv(const DLTensor* buf, int peer, int tag);
+                       const std::int64_t* recv_counts, void* stream = nullptr);
+  RequestPtr send(const DLTensor* buf, int peer, int tag, void* stream = nullptr);
+  RequestPtr recv(const DLTensor* buf, int peer, int tag, void* stream = nullptr);
   RequestPtr barrier();
 
   // Waits for `request` at most `timeout_ms` (negative: this communicator's

@@ -56,6 +56,23 @@ int cuda_device_count() { return cuda_probe().count; }
 
 const std::string& cuda_unavailable_reason() { return cuda_probe().reason; }
 
+const CudaDevices& cuda_devices() {
+  static const CudaDevices devices = [] {
+    CudaDevices d;
+    d.count = cuda_device_count();
+    if (d.count == 0) {
+      d.unusable = cuda_compiled() ? "none is usable here (" + cuda_unavailable_reason() + ")"
+                                   : cuda_unavailable_reason();
+    }
+    return d;
+  }();
+  return devices;
+}
+
+TensorView check_tensor(const DLTensor* tensor, const char* arg) {
+  return dtrain::check_tensor(tensor, arg, cuda_devices());
+}
+
 std::string cuda_summary() {
 #ifdef DTRAIN_HAVE_CUDA
   const int count = cuda_device_count();

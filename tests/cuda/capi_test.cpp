@@ -4,7 +4,9 @@
 // machine; the expectations that need "no device" skip where there is one.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/host_tensor.hpp"
 #include "dtrain.h"
@@ -59,6 +61,41 @@ TEST(CudaRefusal, CudaTensorsWithoutADevice) {
   EXPECT_EQ(dt_send(comm, &buf.tensor, 0, 0, nullptr, nullptr), DT_ERR_UNSUPPORTED);
   EXPECT_EQ(last().rfind("buf: CUDA tensors", 0), 0u) << last();
   EXPECT_EQ(dt_barrier(comm), DT_OK) << "a refusal leaves the communicator usable";
+  EXPECT_EQ(dt_comm_destroy(comm), DT_OK);
+}
+
+// comm.h: `stream` orders operations on CUDA tensors and is ignored for
+// host tensors, so any value (it is never dereferenced for them) works.
+TEST(CudaStream, IgnoredForHostTensors) {
+  dt_comm* comm = nullptr;
+  ASSERT_EQ(dt_comm_create(&comm, nullptr), DT_OK) << last();
+  void* const stream = reinterpret_cast<void*>(std::uintptr_t{0xdead0});
+  HostTensor<float> send(4, 3.0f);
+  HostTensor<float> recv(4, 0.0f);
+  EXPECT_EQ(dt_allreduce(comm, &send.tensor, &recv.tensor, DT_SUM, stream, nullptr), DT_OK) << last();
+  EXPECT_EQ(recv.values, std::vector<float>(4, 3.0f));
+  dt_request* req = nullptr;
+  EXPECT_EQ(dt_broadcast(comm, &recv.tensor, 0, stream, &req), DT_OK) << last();
+  EXPECT_EQ(dt_request_wait(req, -1), DT_OK) << last();
+  dt_request_free(req);
+  HostTensor<float> in(4, 0.0f);
+  EXPECT_EQ(dt_recv(comm, &in.tensor, 0, 3, stream, &req), DT_OK) << last();
+  EXPECT_EQ(dt_send(comm, &send.tensor, 0, 3, stream, nullptr), DT_OK) << last();
+  EXPECT_EQ(dt_request_wait(req, -1), DT_OK) << last();
+  dt_request_free(req);
+  EXPECT_EQ(in.values, send.values);
+  EXPECT_EQ(dt_comm_destroy(comm), DT_OK);
+}
+
+TEST(CudaStream, CudaTensorsOnAStreamWithoutADevice) {
+  if (has_device()) GTEST_SKIP() << "this machine has a CUDA device (" << info() << ")";
+  dt_comm* comm = nullptr;
+  ASSERT_EQ(dt_comm_create(&comm, nullptr), DT_OK) << last();
+  HostTensor<float> buf(4);
+  buf.tensor.device = {kDLCUDA, 0};
+  void* const legacy_default = reinterpret_cast<void*>(std::uintptr_t{1});  // cudaStreamLegacy
+  EXPECT_EQ(dt_allreduce(comm, &buf.tensor, &buf.tensor, DT_SUM, legacy_default, nullptr), DT_ERR_UNSUPPORTED);
+  EXPECT_EQ(last().rfind("send: CUDA tensors need a CUDA device", 0), 0u) << last();
   EXPECT_EQ(dt_comm_destroy(comm), DT_OK);
 }
 

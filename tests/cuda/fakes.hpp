@@ -35,6 +35,9 @@ struct CopierStats {
   std::atomic<long> allocated{0};
   std::atomic<long> freed{0};
   std::atomic<int> fences{0};
+  std::mutex mutex;
+  std::vector<void*> followed;         // the streams follow() was given, in order
+  std::vector<int> copies_at_follow;   // copies queued before each follow()
 };
 
 // Copies at once; a fence is reached after `lag` polls (exercising the
@@ -64,6 +67,11 @@ class HostCopier final : public comm::staged::Copier {
   std::unique_ptr<comm::staged::Fence> fence(Lane) override {
     stats_->fences += 1;
     return std::make_unique<LaggingFence>(lag_, failure_);
+  }
+  void follow(void* stream) override {
+    std::lock_guard<std::mutex> lock(stats_->mutex);
+    stats_->followed.push_back(stream);
+    stats_->copies_at_follow.push_back(stats_->to_host + stats_->to_device);
   }
   void drain() noexcept override {}
 

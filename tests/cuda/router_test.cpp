@@ -11,6 +11,8 @@
 #include "base/error.hpp"
 #include "comm/backends/self/self_backend.hpp"
 #include "comm/backends/staged/router.hpp"
+#include "comm/communicator.hpp"
+#include "common/host_tensor.hpp"
 #include "fakes.hpp"
 
 namespace dtrain::test {
@@ -22,41 +24,46 @@ using comm::RequestPtr;
 using comm::staged::DevicePath;
 using comm::staged::DeviceRouter;
 using comm::staged::Devices;
+using dtrain::testing::HostTensor;
+
+// The stream each operation's first tensor carried, as "<label>.<op>".
+using StreamLog = std::vector<std::pair<std::string, void*>>;
 
 // A self backend that counts the operations it is given, by name, in a
-// journal shared with the test.
+// journal shared with the test, and logs their streams.
 class Recording final : public Backend {
  public:
-  Recording(std::string label, std::shared_ptr<std::map<std::string, int>> journal)
-      : label_(std::move(label)), journal_(std::move(journal)) {}
+  Recording(std::string label, std::shared_ptr<std::map<std::string, int>> journal,
+            std::shared_ptr<StreamLog> streams = std::make_shared<StreamLog>())
+      : label_(std::move(label)), journal_(std::move(journal)), streams_(std::move(streams)) {}
   const char* name() const override { return label_.c_str(); }
   RequestPtr allreduce(const TensorView& s, const TensorView& r, ReduceOp op) override {
-    note("allreduce");
+    note("allreduce", s);
     return inner_.allreduce(s, r, op);
   }
   RequestPtr reduce_scatter(const TensorView& s, const TensorView& r, ReduceOp op) override {
-    note("reduce_scatter");
+    note("reduce_scatter", s);
     return inner_.reduce_scatter(s, r, op);
   }
   RequestPtr allgather(const TensorView& s, const TensorView& r) override {
-    note("allgather");
+    note("allgather", s);
     return inner_.allgather(s, r);
   }
   RequestPtr broadcast(const TensorView& b, int root) override {
-    note("broadcast");
+    note("broadcast", b);
     return inner_.broadcast(b, root);
   }
   RequestPtr alltoallv(const TensorView& s, const std::vector<std::int64_t>& sc, const TensorView& r,
                        const std::vector<std::int64_t>& rc) override {
-    note("alltoallv");
+    note("alltoallv", s);
     return inner_.alltoallv(s, sc, r, rc);
   }
   RequestPtr send(const TensorView& b, int peer, int tag) override {
-    note("send");
+    note("send", b);
     return inner_.send(b, peer, tag);
   }
   RequestPtr recv(const TensorView& b, int peer, int tag) override {
-    note("recv");
+    note("recv", b);
     return inner_.recv(b, peer, tag);
   }
   RequestPtr barrier() override {
@@ -68,7 +75,7 @@ class Recording final : public Backend {
     if (color == DT_UNDEF) return nullptr;
     *new_rank = 0;
     *new_size = 1;
-    return std::make_unique<Recording>(label_ + "/child", journal_);
+    return std::make_unique<Recording>(label_ + "/child", journal_, streams_);
   }
   void abort() override {
     note("abort");
@@ -77,14 +84,20 @@ class Recording final : public Backend {
 
  private:
   void note(const std::string& op) { ++(*journal_)[label_ + "." + op]; }
+  void note(const std::string& op, const TensorView& first) {
+    note(op);
+    streams_->emplace_back(label_ + "." + op, first.stream);
+  }
   std::string label_;
   std::shared_ptr<std::map<std::string, int>> journal_;
+  std::shared_ptr<StreamLog> streams_;
   comm::SelfBackend inner_;
 };
 
 struct Fixture {
   std::shared_ptr<std::map<std::string, int>> journal = std::make_shared<std::map<std::string, int>>();
   std::shared_ptr<CopierStats> stats = std::make_shared<CopierStats>();
+  std::shared_ptr<StreamLog> streams = std::make_shared<StreamLog>();
   int nccl_creations = 0;
   dt_status nccl_failure = DT_OK;
   std::vector<std::string> checked;
@@ -97,14 +110,14 @@ struct Fixture {
     devices.make_nccl = [this](Backend&, int, int, const std::atomic<bool>&) -> std::unique_ptr<Backend> {
       ++nccl_creations;
       if (nccl_failure != DT_OK) raise(nccl_failure, "no NCCL today");
-      return std::make_unique<Recording>("nccl", journal);
+      return std::make_unique<Recording>("nccl", journal, streams);
     };
     devices.make_copier = [this] { return std::make_unique<HostCopier>(stats); };
     devices.check = [this](const TensorView&, const char* name) {
       checked.push_back(name);
       if (std::string(name) == "poisoned") raise(DT_ERR_INVALID_ARGUMENT, "poisoned: not device memory");
     };
-    return std::make_unique<DeviceRouter>(std::make_unique<Recording>("host", journal), devices);
+    return std::make_unique<DeviceRouter>(std::make_unique<Recording>("host", journal, streams), devices);
   }
   int count(const std::string& key) const {
     auto it = journal->find(key);
@@ -157,6 +170,30 @@ TEST(Router, CudaTensorsGoToNcclCreatedOnce) {
   EXPECT_EQ(f.count("host.barrier"), 1) << "barriers run on the host backend";
   EXPECT_EQ(f.count("host.allreduce"), 0);
   EXPECT_EQ(f.checked, (std::vector<std::string>{"send", "recv", "send", "recv", "buf", "buf", "buf"}));
+}
+
+// The caller's stream (dt_allreduce's `stream`) reaches the backend that
+// runs the operation: the Communicator puts it in the views, the router
+// passes them on.
+TEST(Router, TheCallersStreamReachesTheBackend) {
+  Fixture f;
+  auto router = f.make(DevicePath::nccl);
+  Backend* raw = router.get();
+  comm::Communicator communicator(0, 1, 5000, std::move(router));
+  void* const stream = reinterpret_cast<void*>(std::uintptr_t{0x7000});
+  HostTensor<float> a(8, 1.0f), b(8, 0.0f);
+  communicator.wait(communicator.allreduce(&a.tensor, &b.tensor, DT_SUM, stream), -1);
+  communicator.wait(communicator.broadcast(&b.tensor, 0), -1);
+  EXPECT_EQ(*f.streams, (StreamLog{{"host.allreduce", stream}, {"host.broadcast", nullptr}}));
+
+  // CUDA views (which the communicator would refuse here, without a device)
+  // keep theirs on the way to NCCL.
+  f.streams->clear();
+  auto da = view_of(a.values.data(), 8, DType::f32, Memory::cuda);
+  da.stream = stream;
+  raw->allreduce(da, da, ReduceOp::sum);
+  raw->send(da, 0, 1);
+  EXPECT_EQ(*f.streams, (StreamLog{{"nccl.allreduce", stream}, {"nccl.send", stream}}));
 }
 
 TEST(Router, MixingHostAndCudaIsRefusedWithNccl) {

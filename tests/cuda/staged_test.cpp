@@ -275,6 +275,32 @@ TEST(StagedBackendAlone, StagingIsBoundedAndReused) {
   EXPECT_EQ(stats->to_device.load(), 3 * 40);
 }
 
+// The copies of an operation wait for the caller's stream (comm.h): the
+// copier is told to follow it before the first copy of each operation.
+TEST(StagedBackendAlone, CopiesFollowTheCallersStream) {
+  comm::SelfBackend host;
+  auto stats = std::make_shared<CopierStats>();
+  Tuning tuning;
+  tuning.chunk_bytes = 1024;
+  StagedBackend staged(host, std::make_unique<HostCopier>(stats), 0, 1, 5000, tuning);
+  std::vector<float> buf(1000, 2.0f);
+  TensorView on_stream = view_of(buf.data(), 1000, DType::f32, kDev);
+  on_stream.stream = reinterpret_cast<void*>(std::uintptr_t{0x5000});
+  auto first = staged.allreduce(on_stream, on_stream, ReduceOp::sum);
+  ASSERT_TRUE(first->wait_until(comm::Clock::now() + std::chrono::seconds(10)));
+  ASSERT_EQ(first->status(), DT_OK) << first->message();
+  const int copies = stats->to_host + stats->to_device;
+  auto second = staged.broadcast(view_of(buf.data(), 1000, DType::f32, kDev), 0);
+  ASSERT_TRUE(second->wait_until(comm::Clock::now() + std::chrono::seconds(10)));
+  ASSERT_EQ(second->status(), DT_OK) << second->message();
+
+  std::lock_guard<std::mutex> lock(stats->mutex);
+  EXPECT_EQ(stats->followed, (std::vector<void*>{on_stream.stream, nullptr}));
+  EXPECT_EQ(stats->copies_at_follow, (std::vector<int>{0, copies}));
+  EXPECT_GT(copies, 0);
+  EXPECT_EQ(buf[999], 2.0f);
+}
+
 TEST(StagedBackendAlone, DeviceFailureFailsTheRequest) {
   comm::SelfBackend host;
   auto stats = std::make_shared<CopierStats>();

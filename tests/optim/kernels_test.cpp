@@ -32,8 +32,8 @@ struct Buffers {
   Buffers(Precision precision, std::int64_t n)
       : params(precision, {{n}}), grads(precision, {{n}}), master(n), state0(n), state1(n) {
     testing::fill_params(params, 31);
-    slot.param = check_tensor(&params.tensor(0), "param");
-    slot.grad = check_tensor(&grads.tensor(0), "grad");
+    slot.param = check_host_tensor(&params.tensor(0), "param");
+    slot.grad = check_host_tensor(&grads.tensor(0), "grad");
     slot.master = precision == Precision::f32 ? nullptr : master.data();
     slot.state[0] = state0.data();
     slot.state[1] = state1.data();

@@ -10,9 +10,10 @@ namespace {
 
 using testing::HostTensor;
 
+// Checked as the communicator checks: with this machine's CUDA devices.
 dt_status status_of(const DLTensor* t) {
   try {
-    check_tensor(t, "x");
+    device::check_tensor(t, "x");
     return DT_OK;
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("x: "), std::string::npos) << "message names the argument";
@@ -45,7 +46,7 @@ TEST(TensorCheck, CountsElementsAndAppliesByteOffset) {
   t.tensor.ndim = 3;
   t.tensor.shape = shape;
   t.tensor.byte_offset = 8;
-  TensorView view = check_tensor(&t.tensor, "x");
+  TensorView view = device::check_tensor(&t.tensor, "x");
   EXPECT_EQ(view.count, 24);
   EXPECT_EQ(view.bytes(), 96u);
   EXPECT_EQ(view.data, static_cast<void*>(t.values.data() + 2));
@@ -56,7 +57,7 @@ TEST(TensorCheck, ScalarHasOneElement) {
   HostTensor<float> t(1);
   t.tensor.ndim = 0;
   t.tensor.shape = nullptr;
-  EXPECT_EQ(check_tensor(&t.tensor, "x").count, 1);
+  EXPECT_EQ(device::check_tensor(&t.tensor, "x").count, 1);
 }
 
 TEST(TensorCheck, RefusesMalformedTensors) {
@@ -131,9 +132,47 @@ TEST(TensorCheck, DevicesHostCudaAndOthers) {
   EXPECT_EQ(status_of(&t), DT_ERR_INVALID_ARGUMENT);
 }
 
+// What base decides from the devices the device layer reports, whatever
+// this machine has.
+TEST(TensorCheck, CudaTensorsFollowTheReportedDevices) {
+  HostTensor<float> t(4);
+  t.tensor.device = {kDLCUDA, 1};
+  const CudaDevices two{2, ""};
+  TensorView view = check_tensor(&t.tensor, "x", two);
+  EXPECT_EQ(view.memory, Memory::cuda);
+  EXPECT_EQ(view.device_id, 1);
+  EXPECT_EQ(view.stream, nullptr);
+
+  t.tensor.device = {kDLCUDA, 2};
+  try {
+    check_tensor(&t.tensor, "x", two);
+    ADD_FAILURE() << "device 2 of 2 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), DT_ERR_INVALID_ARGUMENT);
+    EXPECT_STREQ(e.what(), "x: CUDA device 2 does not exist (this process sees 2 devices)");
+  }
+
+  const CudaDevices none{0, "this build has no CUDA support"};
+  try {
+    check_tensor(&t.tensor, "x", none);
+    ADD_FAILURE() << "a CUDA tensor was accepted without a device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), DT_ERR_UNSUPPORTED);
+    EXPECT_STREQ(e.what(), "x: CUDA tensors need a CUDA device, and this build has no CUDA support");
+  }
+
+  t.tensor.device = {kDLCUDA, 0};
+  try {
+    check_host_tensor(&t.tensor, "x");
+    ADD_FAILURE() << "check_host_tensor accepted a CUDA tensor";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), DT_ERR_UNSUPPORTED);
+  }
+}
+
 TEST(TensorView, SliceAddressesElements) {
   HostTensor<std::int64_t> t(10);
-  TensorView view = check_tensor(&t.tensor, "x");
+  TensorView view = device::check_tensor(&t.tensor, "x");
   TensorView part = view.slice(3, 4);
   EXPECT_EQ(part.data, static_cast<void*>(t.values.data() + 3));
   EXPECT_EQ(part.count, 4);

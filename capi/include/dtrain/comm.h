@@ -109,9 +109,25 @@ DT_API dt_status dt_comm_abort(dt_comm *comm);
 /** Destroys `comm` (NULL: no-op). Pending operations are aborted first. */
 DT_API dt_status dt_comm_destroy(dt_comm *comm);
 
-/* Collectives. `send == recv` (same data pointer) is in place. `stream` is a
- * cudaStream_t for CUDA tensors (NULL: the communicator's) and is ignored for
- * host tensors. `req` NULL: blocking. */
+/* Collectives. `send == recv` (same data pointer) is in place. `req` NULL:
+ * blocking.
+ *
+ * `stream` is a cudaStream_t of the communicator's device, for operations on
+ * CUDA tensors; it is ignored (never dereferenced) when every tensor is host
+ * memory. cudaStreamLegacy ((void *)1) and cudaStreamPerThread ((void *)2)
+ * are accepted, as in DLPack. NULL means the communicator's own stream, which
+ * is ordered after nothing the caller queued: the caller must have finished
+ * writing the tensors (e.g. cudaStreamSynchronize) before the call.
+ *   - NCCL path: the operation is queued on `stream`, after the work already
+ *     queued there, and work queued there later sees its results; the
+ *     request completes when a CUDA event recorded on `stream` after it has.
+ *   - Staged path (UCX through pinned host memory): the copies wait on the
+ *     device for the work queued on `stream` so far (the caller is not
+ *     blocked), so the tensors are read after the caller's writes. Results
+ *     are written by the library's own streams and are in place when the
+ *     request completes; `stream` is not ordered after them, so wait for the
+ *     request before using them.
+ * A blocking call returns with the results in place on either path. */
 
 /** recv[i] = op over ranks of send[i]; send and recv have the same count and dtype. */
 DT_API dt_status dt_allreduce(dt_comm *comm, const DLTensor *send, DLTensor *recv,

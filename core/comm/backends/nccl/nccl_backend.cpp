@@ -141,7 +141,7 @@ ncclResult_t NcclBackend::settle(ncclComm_t comm, ncclResult_t result, Clock::ti
   return result;
 }
 
-RequestPtr NcclBackend::launch(const char* op, const Enqueue& enqueue) {
+RequestPtr NcclBackend::launch(const char* op, cudaStream_t stream, const Enqueue& enqueue) {
   auto request = std::make_shared<Request>(std::string(op) + " #" + std::to_string(++sequence_));
   const auto refuse = [&]() -> bool {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -192,7 +192,7 @@ RequestPtr NcclBackend::launch(const char* op, const Enqueue& enqueue) {
         request->complete(status_of(result), prefix() + request->what() + ": " + text);
         return request;
       }
-      event->record(stream_.get());
+      event->record(stream);
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -259,7 +259,9 @@ void NcclBackend::poll() {
         error_text = e.what();
         break;
       }
-      if (!done) break;  // one stream: later operations finish later
+      // Requests complete in issue order (comm.h), also when operations run
+      // on different streams: a later one waits for the ones before it.
+      if (!done) break;
       finished.push_back(std::move(front.request));
       if (front.partner) finished.push_back(std::move(front.partner));
       spare_events_.push_back(std::move(front.event));
@@ -324,14 +326,16 @@ void NcclBackend::abort() {
 }
 
 RequestPtr NcclBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  return launch("allreduce", [&](const Step& step) {
+  const cudaStream_t stream = stream_of(send);
+  return launch("allreduce", stream, [&](const Step& step) {
     return step("ncclAllReduce", api_.all_reduce(send.data, recv.data, static_cast<std::size_t>(send.count),
-                                                 to_nccl(send.dtype), to_nccl(op), comm_, stream_.get()));
+                                                 to_nccl(send.dtype), to_nccl(op), comm_, stream));
   });
 }
 
 RequestPtr NcclBackend::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  return launch("reduce_scatter", [&](const Step& step) {
+  const cudaStream_t stream = stream_of(send);
+  return launch("reduce_scatter", stream, [&](const Step& step) {
     const std::size_t count = static_cast<std::size_t>(recv.count);
     if (send.data == recv.data && rank_ != 0 && count > 0) {
       // libdtrain's in place is recv at the start of send; NCCL's is recv at
@@ -340,41 +344,44 @@ RequestPtr NcclBackend::reduce_scatter(const TensorView& send, const TensorView&
       void* mine = bytes_at(send.data, static_cast<std::size_t>(rank_) * recv.bytes());
       const ncclResult_t result = step("ncclReduceScatter", api_.reduce_scatter(send.data, mine, count,
                                                                                  to_nccl(send.dtype), to_nccl(op),
-                                                                                 comm_, stream_.get()));
+                                                                                 comm_, stream));
       if (result != ncclSuccess) return result;
-      device::cuda::copy_async(recv.data, mine, recv.bytes(), stream_.get());
+      device::cuda::copy_async(recv.data, mine, recv.bytes(), stream);
       return ncclSuccess;
     }
     return step("ncclReduceScatter", api_.reduce_scatter(send.data, recv.data, count, to_nccl(send.dtype),
-                                                         to_nccl(op), comm_, stream_.get()));
+                                                         to_nccl(op), comm_, stream));
   });
 }
 
 RequestPtr NcclBackend::allgather(const TensorView& send, const TensorView& recv) {
-  return launch("allgather", [&](const Step& step) {
+  const cudaStream_t stream = stream_of(send);
+  return launch("allgather", stream, [&](const Step& step) {
     const void* source = send.data;
     if (send.data == recv.data && rank_ != 0 && send.count > 0) {
       // In place: this rank's block moves to its slot first, which is
       // NCCL's in-place form.
       void* mine = bytes_at(recv.data, static_cast<std::size_t>(rank_) * send.bytes());
-      device::cuda::copy_async(mine, send.data, send.bytes(), stream_.get());
+      device::cuda::copy_async(mine, send.data, send.bytes(), stream);
       source = mine;
     }
     return step("ncclAllGather", api_.all_gather(source, recv.data, static_cast<std::size_t>(send.count),
-                                                 to_nccl(send.dtype), comm_, stream_.get()));
+                                                 to_nccl(send.dtype), comm_, stream));
   });
 }
 
 RequestPtr NcclBackend::broadcast(const TensorView& buf, int root) {
-  return launch("broadcast", [&](const Step& step) {
+  const cudaStream_t stream = stream_of(buf);
+  return launch("broadcast", stream, [&](const Step& step) {
     return step("ncclBroadcast", api_.broadcast(buf.data, buf.data, static_cast<std::size_t>(buf.count),
-                                                to_nccl(buf.dtype), root, comm_, stream_.get()));
+                                                to_nccl(buf.dtype), root, comm_, stream));
   });
 }
 
 RequestPtr NcclBackend::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
                                   const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
-  return launch("alltoallv", [&](const Step& step) {
+  const cudaStream_t stream = stream_of(send);
+  return launch("alltoallv", stream, [&](const Step& step) {
     const std::size_t element = dtype_size(send.dtype);
     const ncclDataType_t type = to_nccl(send.dtype);
     std::size_t send_total = 0;
@@ -384,9 +391,9 @@ RequestPtr NcclBackend::alltoallv(const TensorView& send, const std::vector<std:
     if (send.data == recv.data && send_total > 0) {
       // In place: the blocks to send are copied aside (stream-ordered
       // allocation) before any block arrives.
-      device::cuda::check(cudaMallocAsync(&scratch, send_total * element, stream_.get()),
+      device::cuda::check(cudaMallocAsync(&scratch, send_total * element, stream),
                           "cudaMallocAsync of " + std::to_string(send_total * element) + " bytes");
-      device::cuda::copy_async(scratch, send.data, send_total * element, stream_.get());
+      device::cuda::copy_async(scratch, send.data, send_total * element, stream);
       source = static_cast<const std::byte*>(scratch);
     }
     ncclResult_t first = api_.group_start();
@@ -397,11 +404,11 @@ RequestPtr NcclBackend::alltoallv(const TensorView& send, const std::vector<std:
       const auto sc = static_cast<std::size_t>(send_counts[peer]);
       const auto rc = static_cast<std::size_t>(recv_counts[peer]);
       if (sc > 0) {
-        first = api_.send(source + send_offset * element, sc, type, peer, comm_, stream_.get());
+        first = api_.send(source + send_offset * element, sc, type, peer, comm_, stream);
         first_call = "ncclSend";
       }
       if (rc > 0 && first == ncclSuccess) {
-        first = api_.recv(bytes_at(recv.data, recv_offset * element), rc, type, peer, comm_, stream_.get());
+        first = api_.recv(bytes_at(recv.data, recv_offset * element), rc, type, peer, comm_, stream);
         first_call = "ncclRecv";
       }
       send_offset += sc;
@@ -409,7 +416,7 @@ RequestPtr NcclBackend::alltoallv(const TensorView& send, const std::vector<std:
     }
     // The group is always closed, also after a failed call inside it.
     const ncclResult_t ended = step("ncclGroupEnd", api_.group_end());
-    if (scratch != nullptr) cudaFreeAsync(scratch, stream_.get());
+    if (scratch != nullptr) cudaFreeAsync(scratch, stream);
     if (first != ncclSuccess) return step(first_call, first);
     return ended;
   });
@@ -426,11 +433,22 @@ void NcclBackend::deliver_to_self(const SelfMessage& send, const SelfMessage& re
   }
   try {
     DeviceGuard guard(device_);
+    // The copy runs on the receive's stream, after what was queued on the
+    // send's stream up to now (the send's data is ready there).
+    const cudaStream_t stream = stream_of(recv.buf);
+    const cudaStream_t source = stream_of(send.buf);
+    if (source != stream) {
+      auto ready = take_event();
+      ready->record(source);
+      device::cuda::check(cudaStreamWaitEvent(stream, ready->get(), 0), "cudaStreamWaitEvent");
+      std::lock_guard<std::mutex> lock(mutex_);
+      spare_events_.push_back(std::move(ready));  // the wait holds what it needs
+    }
     auto event = take_event();
     if (send.buf.data != recv.buf.data) {
-      device::cuda::copy_async(recv.buf.data, send.buf.data, recv.buf.bytes(), stream_.get());
+      device::cuda::copy_async(recv.buf.data, send.buf.data, recv.buf.bytes(), stream);
     }
-    event->record(stream_.get());
+    event->record(stream);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       pending_.push_back({recv.request, std::move(event), send.request});
@@ -464,9 +482,10 @@ RequestPtr NcclBackend::send(const TensorView& buf, int peer, int tag) {
     (void)tag;
     return request;
   }
-  return launch("send", [&](const Step& step) {
+  const cudaStream_t stream = stream_of(buf);
+  return launch("send", stream, [&](const Step& step) {
     return step("ncclSend", api_.send(buf.data, static_cast<std::size_t>(buf.count), to_nccl(buf.dtype), peer,
-                                      comm_, stream_.get()));
+                                      comm_, stream));
   });
 }
 
@@ -491,16 +510,17 @@ RequestPtr NcclBackend::recv(const TensorView& buf, int peer, int) {
     if (matched) deliver_to_self(*matched, {buf, request});
     return request;
   }
-  return launch("recv", [&](const Step& step) {
+  const cudaStream_t stream = stream_of(buf);
+  return launch("recv", stream, [&](const Step& step) {
     return step("ncclRecv", api_.recv(buf.data, static_cast<std::size_t>(buf.count), to_nccl(buf.dtype), peer,
-                                      comm_, stream_.get()));
+                                      comm_, stream));
   });
 }
 
 RequestPtr NcclBackend::barrier() {
   // A one-element allreduce completes on no rank before every rank has
   // started it. The element lives in stream-ordered scratch memory.
-  return launch("barrier", [&](const Step& step) {
+  return launch("barrier", stream_.get(), [&](const Step& step) {
     void* scratch = nullptr;
     device::cuda::check(cudaMallocAsync(&scratch, sizeof(std::int32_t), stream_.get()), "cudaMallocAsync");
     device::cuda::check(cudaMemsetAsync(scratch, 0, sizeof(std::int32_t), stream_.get()), "cudaMemsetAsync");

@@ -1,7 +1,9 @@
 // The NCCL backend: CUDA tensors moved by an NCCL communicator, one rank per
-// GPU. Operations are queued on the backend's stream (stream-ordered, as in
-// NCCL) and a CUDA event recorded after each one; the request completes when
-// its event has, or with NCCL's error.
+// GPU. Each operation is queued on the caller's stream (the views' `stream`,
+// the C API's argument) or, when that is NULL, on the backend's own stream
+// (stream-ordered, as in NCCL), and a CUDA event is recorded after it on
+// the same stream; the request completes when its event has, or with
+// NCCL's error.
 //
 // The NCCL communicator is nonblocking (ncclConfig_t.blocking = 0), so no
 // NCCL call blocks the caller: while NCCL reports ncclInProgress the backend
@@ -94,7 +96,12 @@ class NcclBackend final : public Backend {
   using Step = std::function<ncclResult_t(const char* call, ncclResult_t result)>;
   using Enqueue = std::function<ncclResult_t(const Step& step)>;
 
-  RequestPtr launch(const char* op, const Enqueue& enqueue);
+  // Queues `enqueue`'s work on `stream` and records the request's event there.
+  RequestPtr launch(const char* op, cudaStream_t stream, const Enqueue& enqueue);
+  // The stream an operation on `view` runs on: the caller's, or ours.
+  cudaStream_t stream_of(const TensorView& view) const {
+    return view.stream != nullptr ? static_cast<cudaStream_t>(view.stream) : stream_.get();
+  }
   // Queues the copy of a matched message to oneself (or fails both on a
   // size mismatch).
   void deliver_to_self(const SelfMessage& send, const SelfMessage& recv);
@@ -124,7 +131,7 @@ class NcclBackend final : public Backend {
 
   std::mutex mutex_;  // guards everything below
   std::condition_variable changed_;
-  std::deque<Pending> pending_;  // in stream order
+  std::deque<Pending> pending_;  // in issue order
   std::deque<SelfMessage> self_sends_;  // not yet received
   std::deque<SelfMessage> self_recvs_;  // not yet sent
   std::vector<std::unique_ptr<device::cuda::Event>> spare_events_;

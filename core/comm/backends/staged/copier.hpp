@@ -40,6 +40,11 @@ class Copier {
   // Queues a copy in `lane`; copies in one lane run in order.
   virtual void copy(Lane lane, const Copy2D& copy) = 0;
   virtual std::unique_ptr<Fence> fence(Lane lane) = 0;
+  // Copies queued from now on, in both lanes, start only after the work
+  // queued so far on `stream` (the caller's cudaStream_t): the device data
+  // an operation reads, and the buffers it overwrites, may still be in use
+  // there. Without blocking the caller. nullptr: nothing to follow.
+  virtual void follow(void* stream) = 0;
   // Waits for every queued copy, ignoring errors (before memory is freed).
   virtual void drain() noexcept = 0;
 };

@@ -53,6 +53,16 @@ std::unique_ptr<Fence> CudaCopier::fence(Lane lane) {
   return std::make_unique<EventFence>(*this, std::move(event));
 }
 
+void CudaCopier::follow(void* stream) {
+  if (stream == nullptr) return;
+  DeviceGuard guard(device_);
+  auto event = take_event();
+  event->record(static_cast<cudaStream_t>(stream));
+  device::cuda::check(cudaStreamWaitEvent(to_host_.get(), event->get(), 0), "cudaStreamWaitEvent");
+  device::cuda::check(cudaStreamWaitEvent(to_device_.get(), event->get(), 0), "cudaStreamWaitEvent");
+  give_back(std::move(event));  // the waits hold what they need of it
+}
+
 void CudaCopier::drain() noexcept {
   cudaStreamSynchronize(to_host_.get());
   cudaStreamSynchronize(to_device_.get());

@@ -23,6 +23,7 @@ class CudaCopier final : public Copier {
   void free_host(void* pointer) noexcept override;
   void copy(Lane lane, const Copy2D& copy) override;
   std::unique_ptr<Fence> fence(Lane lane) override;
+  void follow(void* stream) override;
   void drain() noexcept override;
 
   // Takes a spare event, or makes one; give_back returns it.

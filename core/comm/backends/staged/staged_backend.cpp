@@ -184,7 +184,7 @@ void StagedBackend::wait_for(Fence& fence, Clock::time_point deadline) {
   }
 }
 
-RequestPtr StagedBackend::run(const char* op, std::vector<Piece> pieces) {
+RequestPtr StagedBackend::run(const char* op, void* stream, std::vector<Piece> pieces) {
   auto outer = std::make_shared<Request>(std::string(op) + " #" + std::to_string(++sequence_));
   const std::string prefix = "rank " + std::to_string(rank_) + ": " + outer->what() + ": ";
   if (aborted_.load()) {
@@ -196,6 +196,7 @@ RequestPtr StagedBackend::run(const char* op, std::vector<Piece> pieces) {
   job->remaining = pieces.size();
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
   try {
+    copier_->follow(stream);
     for (Piece& piece : pieces) {
       Staging staging = acquire(piece.staging_bytes, deadline);
       try {
@@ -298,7 +299,7 @@ RequestPtr StagedBackend::allreduce(const TensorView& send, const TensorView& re
     };
     pieces.push_back(std::move(piece));
   }
-  return run("allreduce", std::move(pieces));
+  return run("allreduce", send.stream, std::move(pieces));
 }
 
 RequestPtr StagedBackend::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
@@ -329,7 +330,7 @@ RequestPtr StagedBackend::reduce_scatter(const TensorView& send, const TensorVie
     };
     pieces.push_back(std::move(piece));
   }
-  return run("reduce_scatter", std::move(pieces));
+  return run("reduce_scatter", send.stream, std::move(pieces));
 }
 
 RequestPtr StagedBackend::allgather(const TensorView& send, const TensorView& recv) {
@@ -358,7 +359,7 @@ RequestPtr StagedBackend::allgather(const TensorView& send, const TensorView& re
     };
     pieces.push_back(std::move(piece));
   }
-  return run("allgather", std::move(pieces));
+  return run("allgather", send.stream, std::move(pieces));
 }
 
 RequestPtr StagedBackend::broadcast(const TensorView& buf, int root) {
@@ -376,7 +377,7 @@ RequestPtr StagedBackend::broadcast(const TensorView& buf, int root) {
     };
     pieces.push_back(std::move(piece));
   }
-  return run("broadcast", std::move(pieces));
+  return run("broadcast", buf.stream, std::move(pieces));
 }
 
 RequestPtr StagedBackend::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
@@ -404,7 +405,7 @@ RequestPtr StagedBackend::alltoallv(const TensorView& send, const std::vector<st
   };
   std::vector<Piece> pieces;
   pieces.push_back(std::move(piece));
-  return run("alltoallv", std::move(pieces));
+  return run("alltoallv", send.stream, std::move(pieces));
 }
 
 RequestPtr StagedBackend::send(const TensorView& buf, int peer, int tag) {
@@ -417,7 +418,7 @@ RequestPtr StagedBackend::send(const TensorView& buf, int peer, int tag) {
   };
   std::vector<Piece> pieces;
   pieces.push_back(std::move(piece));
-  return run("send", std::move(pieces));
+  return run("send", buf.stream, std::move(pieces));
 }
 
 RequestPtr StagedBackend::recv(const TensorView& buf, int peer, int tag) {
@@ -430,7 +431,7 @@ RequestPtr StagedBackend::recv(const TensorView& buf, int peer, int tag) {
   };
   std::vector<Piece> pieces;
   pieces.push_back(std::move(piece));
-  return run("recv", std::move(pieces));
+  return run("recv", buf.stream, std::move(pieces));
 }
 
 RequestPtr StagedBackend::barrier() { return host_.barrier(); }

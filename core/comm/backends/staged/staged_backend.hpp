@@ -15,6 +15,13 @@
 // Collectives are cut at chunk_bytes: every rank must then see the same
 // sizes and tuning, and use CUDA tensors on every rank or on none (a host
 // tensor larger than a chunk is one host operation, not several).
+// Streams: an operation's copies start after the work queued so far on the
+// caller's stream (the views' `stream`; Copier::follow), so the data the
+// caller produced there is what is sent, without blocking the caller. The
+// results are written by the copier's own stream and are in place when the
+// request completes; the caller's stream is not ordered after them (wait
+// for the request before using them).
+//
 // Point-to-point messages and all-to-all are never cut: a CUDA send matches
 // a host receive. Tensors on the host side of an operation (a host send with
 // a CUDA recv) are used in place where their layout allows.
@@ -117,7 +124,8 @@ class StagedBackend final : public Backend {
     std::unique_ptr<Fence> fence;  // set once the results are being copied out
   };
 
-  RequestPtr run(const char* op, std::vector<Piece> pieces);
+  // Starts `pieces` after the work queued on `stream` (nullptr: none).
+  RequestPtr run(const char* op, void* stream, std::vector<Piece> pieces);
   Staging acquire(std::size_t bytes, Clock::time_point deadline);
   void release(Staging staging);
   void wait_for(Fence& fence, Clock::time_point deadline);
