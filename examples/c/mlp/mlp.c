@@ -95,19 +95,35 @@ void mlp_tensors(mlp *m, DLTensor *params, DLTensor *grads) {
   }
 }
 
+static void enter_layer(mlp *m, int layer, int backward) {
+  if (m->hooks.enter != NULL) m->hooks.enter(m->hooks.user, m, layer, backward);
+}
+
+static void leave_layer(mlp *m, int layer, int backward) {
+  if (m->hooks.leave != NULL) m->hooks.leave(m->hooks.user, m, layer, backward);
+}
+
 double mlp_forward(mlp *m, const float *x, const int32_t *y, int n, int64_t *correct) {
   m->batch = n;
   m->labels = y;
   *correct = 0;
-  if (n <= 0) return 0.0;
+  if (n <= 0) {
+    for (int l = 0; l < m->linear; ++l) {
+      enter_layer(m, l, 0);
+      leave_layer(m, l, 0);
+    }
+    return 0.0;
+  }
   memcpy(m->act[0], x, sizeof(float) * (size_t)n * m->dims[0]);
   for (int l = 0; l < m->linear; ++l) {
     int in = m->dims[l], out = m->dims[l + 1];
+    enter_layer(m, l, 0);
     const float *w = m->param[2 * l], *b = m->param[2 * l + 1];
     float *z = m->act[l + 1];
     /* z = x W^T + b */
     for (int r = 0; r < n; ++r) memcpy(z + (int64_t)r * out, b, sizeof(float) * out);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, m->act[l], in, w, in, 1.0f, z, out);
+    leave_layer(m, l, 0);
     if (l + 1 < m->linear)
       for (int64_t i = 0; i < (int64_t)n * out; ++i) z[i] = z[i] > 0.0f ? z[i] : 0.0f;
   }
@@ -132,23 +148,29 @@ int mlp_backward(mlp *m, mlp_ready_fn ready, void *user) {
   int n = m->batch;
   if (n <= 0) {
     /* A rank without samples contributes zero gradients (and weight 0). */
-    memset(m->grads, 0, sizeof(float) * m->param_elems);
-    for (size_t i = mlp_tensor_count(m); i-- > 0;) {
-      int rc = ready(user, i);
+    for (int l = m->linear - 1; l >= 0; --l) {
+      enter_layer(m, l, 1);
+      memset(m->grad[2 * l], 0, sizeof(float) * (size_t)m->dims[l + 1] * (size_t)m->dims[l]);
+      memset(m->grad[2 * l + 1], 0, sizeof(float) * (size_t)m->dims[l + 1]);
+      int rc = ready(user, (size_t)(2 * l + 1));
+      if (rc == 0) rc = ready(user, (size_t)(2 * l));
+      leave_layer(m, l, 1);
       if (rc != 0) return rc;
     }
     return 0;
   }
-  /* d(mean loss)/d(logits) = (softmax - onehot) / n */
+  /* d(summed loss / divisor)/d(logits) = (softmax - onehot) / divisor */
   int classes = m->dims[m->linear];
+  float divisor = m->loss_divisor > 0.0f ? m->loss_divisor : (float)n;
   float *delta = m->delta[0], *below = m->delta[1];
   for (int r = 0; r < n; ++r) {
     const float *p = m->act[m->linear] + (int64_t)r * classes;
     float *d = delta + (int64_t)r * classes;
-    for (int c = 0; c < classes; ++c) d[c] = (p[c] - (c == m->labels[r] ? 1.0f : 0.0f)) / (float)n;
+    for (int c = 0; c < classes; ++c) d[c] = (p[c] - (c == m->labels[r] ? 1.0f : 0.0f)) / divisor;
   }
   for (int l = m->linear - 1; l >= 0; --l) {
     int in = m->dims[l], out = m->dims[l + 1];
+    enter_layer(m, l, 1);
     /* dW = delta^T x, db = column sums of delta */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0f, delta, out, m->act[l], in, 0.0f,
                 m->grad[2 * l], in);
@@ -160,11 +182,14 @@ int mlp_backward(mlp *m, mlp_ready_fn ready, void *user) {
        below are still being differentiated. */
     int rc = ready(user, (size_t)(2 * l));
     if (rc == 0) rc = ready(user, (size_t)(2 * l + 1));
-    if (rc != 0) return rc;
-    if (l == 0) break;
+    if (rc != 0 || l == 0) {
+      leave_layer(m, l, 1);
+      return rc;
+    }
     /* below = (delta W) * relu'(act[l]) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, delta, out, m->param[2 * l], in,
                 0.0f, below, in);
+    leave_layer(m, l, 1);
     const float *a = m->act[l];
     for (int64_t i = 0; i < (int64_t)n * in; ++i) below[i] = a[i] > 0.0f ? below[i] : 0.0f;
     float *t = delta;

@@ -2,7 +2,9 @@
  * A multi-layer perceptron with its own forward and backward: linear layers
  * with ReLU between them and softmax cross-entropy at the end, the matrix
  * products done by CBLAS. It knows nothing about ranks: the trainer hands its
- * gradients to DDP through the `ready` callback of mlp_backward().
+ * gradients to DDP through the `ready` callback of mlp_backward(), and a
+ * sharded trainer makes each layer's parameters whole just before it is used
+ * through the layer hooks.
  *
  * Parameters are registered in forward order, W0, b0, W1, b1, ...: tensor 2l
  * is layer l's weight, [out x in] row-major as in torch.nn.Linear, and 2l+1
@@ -25,6 +27,19 @@ extern "C" {
    return stops backward and is passed on. */
 typedef int (*mlp_ready_fn)(void *user, size_t index);
 
+struct mlp;
+
+/* Called around each use of linear layer `layer`, by forward (backward = 0)
+   and by backward (backward = 1). When enter() returns, param[2 layer] and
+   param[2 layer + 1] (and in backward grad[2 layer], grad[2 layer + 1]) must
+   point at the layer's tensors; leave() says they are no longer needed. The
+   hooks may repoint them. NULL members are not called. */
+typedef struct mlp_layer_hooks {
+  void (*enter)(void *user, struct mlp *m, int layer, int backward);
+  void (*leave)(void *user, struct mlp *m, int layer, int backward);
+  void *user;
+} mlp_layer_hooks;
+
 typedef struct mlp {
   int linear;                        /* number of linear layers */
   int dims[MLP_MAX_LINEAR + 1];      /* dims[0] inputs, ..., dims[linear] classes */
@@ -40,6 +55,9 @@ typedef struct mlp {
                                         the last holds softmax probabilities after forward) */
   const int32_t *labels;             /* of the last forward, borrowed */
   float *delta[2];                   /* backward scratch: loss gradient w.r.t. an activation */
+  mlp_layer_hooks hooks;             /* none after mlp_create() */
+  float loss_divisor;                /* backward differentiates the summed loss over this;
+                                        0 (after mlp_create()): over the batch's own size */
 } mlp;
 
 /* Layers inputs -> hidden (x hidden_layers) -> classes. 0, or -1 on a bad
@@ -60,11 +78,14 @@ void mlp_tensors(mlp *m, DLTensor *params, DLTensor *grads);
 
 /* Forward over n <= max_batch samples x [n x inputs] with labels y (kept,
    borrowed, for backward). Returns the summed cross-entropy; *correct gets
-   the number of samples whose argmax is the label. */
+   the number of samples whose argmax is the label. With n = 0 it still calls
+   every layer's hooks, so that a rank without samples keeps in step with the
+   others when the hooks are collective. */
 double mlp_forward(mlp *m, const float *x, const int32_t *y, int n, int64_t *correct);
 
-/* Writes the gradients of the mean loss of the last forward (zero for n = 0)
-   and calls ready(user, i) for each tensor as it becomes final. */
+/* Writes the gradients of the last forward's summed loss divided by
+   loss_divisor (by default the mean loss; zero for n = 0) and calls
+   ready(user, i) for each tensor as it becomes final. */
 int mlp_backward(mlp *m, mlp_ready_fn ready, void *user);
 
 /* A hash of every parameter's bits: equal on replicas that are identical. */
