@@ -55,24 +55,11 @@ class Optimizer(_Handle):
             raise InvalidArgumentError(
                 Status.ERR_INVALID_ARGUMENT,
                 f"grads: {len(grads)} gradients for {len(params)} parameters")
-        opts = _capi.dt_optimizer_options()
-        _capi.dt_optimizer_options_init(opts, _capi.DT_OPTIMIZER_OPTIONS_VERSION)
-        opts.kind = _kind(kind)
-        given = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, dampening=dampening, eps=eps,
-                     loss_scale=loss_scale, growth_factor=growth_factor, backoff_factor=backoff_factor)
-        for field in _FIELDS:
-            if given[field] is not None:
-                setattr(opts, field, float(given[field]))
-        if betas is not None:
-            opts.beta1, opts.beta2 = (float(b) for b in betas)
-        if max_grad_norm is not None:
-            opts.max_grad_norm = float(max_grad_norm)
-        if nesterov is not None:
-            opts.nesterov = int(bool(nesterov))
-        if dynamic_loss_scale is not None:
-            opts.dynamic_loss_scale = int(bool(dynamic_loss_scale))
-        if growth_interval is not None:
-            opts.growth_interval = int(growth_interval)
+        opts = _options(kind, lr, weight_decay=weight_decay, momentum=momentum, dampening=dampening,
+                        nesterov=nesterov, betas=betas, eps=eps, max_grad_norm=max_grad_norm,
+                        loss_scale=loss_scale, dynamic_loss_scale=dynamic_loss_scale,
+                        growth_factor=growth_factor, backoff_factor=backoff_factor,
+                        growth_interval=growth_interval)
         if comm is not None:
             opts.comm = comm._live()
 
@@ -131,6 +118,32 @@ class Optimizer(_Handle):
             for tensor in pair:
                 tensor.release()
         self._comm = None
+
+
+def _options(kind="adamw", lr=None, *, weight_decay=None, momentum=None, dampening=None, nesterov=None,
+             betas=None, eps=None, max_grad_norm=None, loss_scale=None, dynamic_loss_scale=None,
+             growth_factor=None, backoff_factor=None, growth_interval=None):
+    """A dt_optimizer_options with the library's defaults where an argument is None
+    (shared by Optimizer and Zero, which take the same keyword arguments)."""
+    opts = _capi.dt_optimizer_options()
+    _capi.dt_optimizer_options_init(opts, _capi.DT_OPTIMIZER_OPTIONS_VERSION)
+    opts.kind = _kind(kind)
+    given = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, dampening=dampening, eps=eps,
+                 loss_scale=loss_scale, growth_factor=growth_factor, backoff_factor=backoff_factor)
+    for field in _FIELDS:
+        if given[field] is not None:
+            setattr(opts, field, float(given[field]))
+    if betas is not None:
+        opts.beta1, opts.beta2 = (float(b) for b in betas)
+    if max_grad_norm is not None:
+        opts.max_grad_norm = float(max_grad_norm)
+    if nesterov is not None:
+        opts.nesterov = int(bool(nesterov))
+    if dynamic_loss_scale is not None:
+        opts.dynamic_loss_scale = int(bool(dynamic_loss_scale))
+    if growth_interval is not None:
+        opts.growth_interval = int(growth_interval)
+    return opts
 
 
 def _kind(value):

@@ -63,7 +63,7 @@ pub struct OptimizerOptions {
 }
 
 impl OptimizerOptions {
-    fn to_raw(&self) -> Result<sys::dt_optimizer_options> {
+    pub(crate) fn to_raw(&self) -> Result<sys::dt_optimizer_options> {
         let mut raw = MaybeUninit::<sys::dt_optimizer_options>::zeroed();
         // SAFETY: dt_optimizer_options_init fills every field of this version.
         check(unsafe {
@@ -106,6 +106,28 @@ pub struct StepInfo {
     pub step: i64,
     /// What to multiply the next loss by.
     pub loss_scale: f32,
+}
+
+impl StepInfo {
+    /// A `dt_optimizer_step_info` of the version this binding reads, for a step to fill.
+    pub(crate) fn raw_out() -> sys::dt_optimizer_step_info {
+        sys::dt_optimizer_step_info {
+            version: sys::DT_OPTIMIZER_STEP_INFO_VERSION,
+            skipped: 0,
+            grad_norm: 0.0,
+            step: 0,
+            loss_scale: 0.0,
+        }
+    }
+
+    pub(crate) fn from_raw(info: &sys::dt_optimizer_step_info) -> StepInfo {
+        StepInfo {
+            skipped: info.skipped != 0,
+            grad_norm: info.grad_norm,
+            step: info.step,
+            loss_scale: info.loss_scale,
+        }
+    }
 }
 
 /// A slice the optimizer borrows mutably, kept as a raw pointer: libdtrain
@@ -226,21 +248,10 @@ impl<'a, T: Element> Optimizer<'a, T> {
     /// Takes one step: skipped (changing nothing) when a gradient holds inf
     /// or NaN, otherwise unscale, clip and update.
     pub fn step(&mut self) -> Result<StepInfo> {
-        let mut info = sys::dt_optimizer_step_info {
-            version: sys::DT_OPTIMIZER_STEP_INFO_VERSION,
-            skipped: 0,
-            grad_norm: 0.0,
-            step: 0,
-            loss_scale: 0.0,
-        };
+        let mut info = StepInfo::raw_out();
         // SAFETY: a live handle; `&mut self` means no slice is borrowed out.
         check(unsafe { sys::dt_optimizer_step(self.as_raw(), &mut info) })?;
-        Ok(StepInfo {
-            skipped: info.skipped != 0,
-            grad_norm: info.grad_norm,
-            step: info.step,
-            loss_scale: info.loss_scale,
-        })
+        Ok(StepInfo::from_raw(&info))
     }
 
     /// Sets every gradient to zero.
