@@ -15,5 +15,6 @@
 #include "dtrain/comm.h"
 #include "dtrain/optim.h"
 #include "dtrain/ddp.h"
+#include "dtrain/zero.h"
 
 #endif /* DTRAIN_H */

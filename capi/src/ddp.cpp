@@ -6,7 +6,7 @@
 // that never come. The core does that for what it checks (tensors, option
 // values, the root); what only this layer can see (a NULL `out` or array, an
 // options version this library does not know) is reported the same way, by
-// taking part in the agreement with a local failure (refuse_together()).
+// taking part in the agreement with a local failure (refusal.hpp).
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -22,13 +22,16 @@
 #include "dtrain/ddp.h"
 #include "entry.hpp"
 #include "handles.hpp"
+#include "refusal.hpp"
 #include "parallel/ddp/agreement.hpp"
 #include "parallel/ddp/broadcast.hpp"
 #include "parallel/ddp/data_parallel.hpp"
 #include "parallel/ddp/options.hpp"
 
 using dtrain::capi::entry;
+using dtrain::capi::refuse_together;
 using dtrain::capi::require;
+using dtrain::capi::tensor_array;
 namespace ddp = dtrain::parallel::ddp;
 
 // The communicator is held, not borrowed: a DDP that outlives its dt_comm
@@ -55,15 +58,6 @@ const std::vector<ddp::Setting> kCreationSettings{
     {"bucket_bytes", 0}, {"compression", 0}, {"find_unused", 0}, {"weighted", 0}};
 const std::vector<ddp::Setting> kBroadcastSettings{{"root", 0}};
 
-// Takes part in the agreement that the other ranks' DataParallel (or
-// broadcast_parameters) runs, as a rank that refused its arguments, then
-// rethrows this rank's own error; the others get DT_ERR_MISMATCH naming it.
-[[noreturn]] void refuse_together(dtrain::comm::Communicator& comm, const ddp::AgreementSubject& subject,
-                                  const std::vector<ddp::Setting>& settings, std::exception_ptr failure) {
-  ddp::agree_on_layout(comm, subject, {}, settings, failure);
-  std::rethrow_exception(failure);  // not reached: agree_on_layout rethrows it
-}
-
 bool read_flag(int value) { return value != DT_UNDEF && value != 0; }
 
 ddp::Options read_ddp_options(const dt_ddp_options* user) {
@@ -78,16 +72,6 @@ ddp::Options read_ddp_options(const dt_ddp_options* user) {
   result.find_unused = read_flag(opts.find_unused);
   result.weighted = read_flag(opts.weighted);
   return result;
-}
-
-// The pointers of a C array of `n` tensors, refusing a NULL array that is
-// said to hold some.
-std::span<const DLTensor* const> tensor_array(const DLTensor* const* tensors, std::size_t n, const char* name) {
-  if (tensors == nullptr && n > 0) {
-    dtrain::raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + " is NULL but n = " + std::to_string(n));
-  }
-  if (n == 0) return {};
-  return {tensors, n};
 }
 
 dt_bucket_state to_c(ddp::BucketState state) {

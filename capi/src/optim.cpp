@@ -2,14 +2,13 @@
 // options, the squared gradient norm is summed over its ranks (sharded
 // tensors) by a blocking allreduce.
 #include <cstdint>
-#include <iterator>
 #include <memory>
-#include <string>
 
 #include "entry.hpp"
 #include "handles.hpp"
 #include "optim/config.hpp"
 #include "optim/optimizer.hpp"
+#include "step_info.hpp"
 
 using dtrain::capi::entry;
 using dtrain::capi::require;
@@ -19,8 +18,6 @@ struct dt_optimizer {
 };
 
 namespace {
-
-constexpr std::size_t kStepInfoSizes[] = {0, sizeof(dt_optimizer_step_info)};
 
 // The communicator is held, not borrowed, so that an optimizer outliving its
 // dt_comm fails its steps with DT_ERR_ABORTED instead of touching freed memory.
@@ -32,16 +29,6 @@ dtrain::optim::Optimizer::NormReducer sum_over(std::shared_ptr<dtrain::comm::Com
     comm->wait(comm->allreduce(&tensor, &tensor, DT_SUM), -1);
     return value;
   };
-}
-
-void check_info(const dt_optimizer_step_info* info) {
-  if (info == nullptr) return;
-  if (info->version == 0 || info->version >= std::size(kStepInfoSizes)) {
-    dtrain::raise(DT_ERR_INVALID_ARGUMENT, "info->version = " + std::to_string(info->version) +
-                                               " is not supported by this library (1.." +
-                                               std::to_string(std::size(kStepInfoSizes) - 1) +
-                                               "); initialise it with DT_OPTIMIZER_STEP_INFO_INIT");
-  }
 }
 
 }  // namespace
@@ -67,14 +54,8 @@ DT_API dt_status dt_optimizer_create(dt_optimizer** out, DLTensor* params, DLTen
 DT_API dt_status dt_optimizer_step(dt_optimizer* opt, dt_optimizer_step_info* info) {
   return entry([&] {
     require(opt, "opt");
-    check_info(info);
-    const dtrain::optim::StepResult result = opt->impl->step();
-    if (info == nullptr) return;
-    // Version 1 is every field there is so far.
-    info->skipped = result.skipped ? 1 : 0;
-    info->grad_norm = result.grad_norm;
-    info->step = result.steps;
-    info->loss_scale = result.loss_scale;
+    dtrain::capi::check_step_info(info);
+    dtrain::capi::write_step_info(opt->impl->step(), info);
   });
 }
 

@@ -44,4 +44,17 @@ void init_options(Options* out, unsigned version, const Options& defaults,
   out->version = version;
 }
 
+// For a struct the library fills in (step info, memory figures): throws
+// DT_ERR_INVALID_ARGUMENT unless its caller-set `version` is one this
+// library writes. `init` names the macro that sets it.
+template <std::size_t N>
+void check_output_version(unsigned version, const std::size_t (&)[N], const char* name, const char* init) {
+  static_assert(N >= 2, "a versions table starts at version 1");
+  if (version == 0 || version >= N) {
+    raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + "->version = " + std::to_string(version) +
+                                       " is not supported by this library (1.." + std::to_string(N - 1) +
+                                       "); initialise it with " + init);
+  }
+}
+
 }  // namespace dtrain

@@ -1,8 +1,8 @@
 #include "parallel/ddp/agreement.hpp"
 
 #include <algorithm>
-#include <bit>
 
+#include "base/digest.hpp"
 #include "base/error.hpp"
 #include "base/flat_tensor.hpp"
 
@@ -22,20 +22,6 @@ std::vector<std::int64_t> allgather(comm::Communicator& comm, const std::vector<
   comm.wait(comm.allgather(send_tensor.get(), recv_tensor.get()), -1);
   return all;
 }
-
-class Digest {
- public:
-  void add(std::int64_t word) {
-    for (int byte = 0; byte < 8; ++byte) {
-      state_ ^= (static_cast<std::uint64_t>(word) >> (8 * byte)) & 0xffu;
-      state_ *= 0x100000001b3u;  // FNV-1a
-    }
-  }
-  std::int64_t value() const { return std::bit_cast<std::int64_t>(state_); }
-
- private:
-  std::uint64_t state_ = 0xcbf29ce484222325u;
-};
 
 std::int64_t shape_hash(const TensorLayout& layout) {
   Digest digest;

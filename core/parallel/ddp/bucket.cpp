@@ -1,19 +1,13 @@
 #include "parallel/ddp/bucket.hpp"
 
-#include <algorithm>
-#include <climits>
 #include <cstring>
 
 #include "base/error.hpp"
+#include "comm/deadline.hpp"
 #include "parallel/ddp/convert.hpp"
 #include "base/flat_tensor.hpp"
 
 namespace dtrain::parallel::ddp {
-
-void wait_until(comm::Communicator& comm, const comm::RequestPtr& request, comm::Clock::time_point deadline) {
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - comm::Clock::now()).count();
-  comm.wait(request, static_cast<int>(std::clamp<std::int64_t>(left, 0, INT_MAX)));
-}
 
 Bucket::Bucket(DType wire, const std::vector<std::size_t>& gradients, const std::vector<TensorView>& views)
     : wire_(wire) {
@@ -58,7 +52,7 @@ BucketState Bucket::state() const {
 }
 
 void Bucket::finish(comm::Communicator& comm, comm::Clock::time_point deadline, double scale) {
-  if (request_) wait_until(comm, request_, deadline);
+  if (request_) comm::wait_until(comm, request_, deadline);
   for (const Slot& slot : slots_) {
     scaled_copy(wire_, at(slot.offset), slot.view.dtype, slot.view.data, slot.view.count, scale);
   }
@@ -67,7 +61,7 @@ void Bucket::finish(comm::Communicator& comm, comm::Clock::time_point deadline, 
 void Bucket::drain(comm::Communicator& comm, comm::Clock::time_point deadline) noexcept {
   if (!request_) return;
   try {
-    wait_until(comm, request_, deadline);
+    comm::wait_until(comm, request_, deadline);
   } catch (...) {
     // The step is being abandoned for another reason, which the caller reports.
   }

@@ -69,7 +69,4 @@ class Bucket {
   comm::RequestPtr request_;  // null for a bucket of no elements, which sends nothing
 };
 
-// Waits for `request` through `comm` until `deadline` (DT_ERR_TIMEOUT after).
-void wait_until(comm::Communicator& comm, const comm::RequestPtr& request, comm::Clock::time_point deadline);
-
 }  // namespace dtrain::parallel::ddp

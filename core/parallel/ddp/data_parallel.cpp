@@ -5,31 +5,14 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "base/index_list.hpp"
+#include "comm/deadline.hpp"
 #include "parallel/ddp/agreement.hpp"
 #include "parallel/ddp/bucket_plan.hpp"
 #include "base/flat_tensor.hpp"
 #include "parallel/ddp/layout.hpp"
 
 namespace dtrain::parallel::ddp {
-
-namespace {
-
-// Indices for a message, the first few of them.
-std::string list_indices(const std::vector<std::size_t>& indices) {
-  constexpr std::size_t kShown = 16;
-  std::string text;
-  for (std::size_t k = 0; k < indices.size() && k < kShown; ++k) {
-    text += (k ? ", " : "") + std::to_string(indices[k]);
-  }
-  if (indices.size() > kShown) text += ", ... (" + std::to_string(indices.size()) + " in all)";
-  return text;
-}
-
-comm::Clock::time_point deadline_after(const comm::Communicator& comm, int timeout_ms) {
-  return comm::Clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? comm.timeout_ms() : timeout_ms);
-}
-
-}  // namespace
 
 DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* const> gradients,
                            const Options& options)
@@ -73,7 +56,7 @@ DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* c
 
 DataParallel::~DataParallel() {
   std::lock_guard<std::mutex> lock(mutex_);
-  abandon_step(deadline_after(comm_, -1));
+  abandon_step(comm::deadline_after(comm_, -1));
 }
 
 void DataParallel::check_index(std::size_t index, const char* what) const {
@@ -148,7 +131,7 @@ void DataParallel::set_local_weight(double weight) {
 void DataParallel::wait(int timeout_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!sync_) return;
-  const auto deadline = deadline_after(comm_, timeout_ms);
+  const auto deadline = comm::deadline_after(comm_, timeout_ms);
 
   std::vector<std::size_t> unmarked;
   for (std::size_t i = 0; i < marked_.size(); ++i) {
@@ -168,7 +151,7 @@ void DataParallel::wait(int timeout_ms) {
     launch_ready();
     double scale = 1.0;
     if (weight_request_) {
-      wait_until(comm_, weight_request_, deadline);
+      comm::wait_until(comm_, weight_request_, deadline);
       if (!(weight_sum_ > 0) || !std::isfinite(weight_sum_)) {
         raise(DT_ERR_INVALID_USAGE, "the ranks' weights add up to " + std::to_string(weight_sum_) +
                                         "; at least one rank needs a positive weight");
@@ -201,7 +184,7 @@ BucketState DataParallel::bucket_state(std::size_t bucket) const {
 void DataParallel::abandon_step(comm::Clock::time_point deadline) noexcept {
   if (weight_request_) {
     try {
-      wait_until(comm_, weight_request_, deadline);
+      comm::wait_until(comm_, weight_request_, deadline);
     } catch (...) {
       // Reported, if at all, by the caller's own error.
     }

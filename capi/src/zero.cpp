@@ -1,0 +1,232 @@
+// ZeRO: dt_zero over parallel::zero::Zero, and its checkpoints through
+// parallel::zero::save_checkpoint / load_checkpoint.
+//
+// Creation, save and load are collective. What only this layer can refuse
+// (a NULL `out`, array or directory, an options version it does not know, an
+// optimizer with its own communicator) still takes part in the ranks'
+// agreement, so the others get DT_ERR_MISMATCH instead of waiting
+// (refusal.hpp).
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/options.hpp"
+#include "dtrain/zero.h"
+#include "entry.hpp"
+#include "handles.hpp"
+#include "optim/config.hpp"
+#include "parallel/zero/checkpoint.hpp"
+#include "parallel/zero/zero.hpp"
+#include "refusal.hpp"
+#include "step_info.hpp"
+
+using dtrain::capi::entry;
+using dtrain::capi::require;
+namespace zero = dtrain::parallel::zero;
+
+// The communicator is held, not borrowed: a dt_zero that outlives its dt_comm
+// fails the calls that communicate with DT_ERR_ABORTED instead of touching
+// freed memory. `impl` is declared after `comm` so that it is destroyed first.
+struct dt_zero {
+  std::shared_ptr<dtrain::comm::Communicator> comm;
+  std::unique_ptr<zero::Zero> impl;
+};
+
+namespace {
+
+// Size of each released version of dt_zero_options and dt_zero_memory; index = version.
+constexpr std::size_t kOptionsSizes[] = {0, sizeof(dt_zero_options)};
+constexpr std::size_t kMemorySizes[] = {0, sizeof(dt_zero_memory)};
+
+constexpr dt_zero_options kDefaultOptions = DT_ZERO_OPTIONS_INIT;
+
+const dtrain::parallel::ddp::AgreementSubject kSave{"checkpoint save", "directory"};
+const dtrain::parallel::ddp::AgreementSubject kLoad{"checkpoint load", "directory"};
+
+zero::Options read_zero_options(const dt_zero_options* user) {
+  const dt_zero_options opts = dtrain::read_options(user, kDefaultOptions, kOptionsSizes, "opts");
+  zero::Options result;
+  if (opts.stage != DT_UNDEF) result.stage = opts.stage;
+  if (opts.bucket_bytes != static_cast<std::int64_t>(DT_UNDEF)) result.bucket_bytes = opts.bucket_bytes;
+  if (opts.unit_sizes != nullptr) {
+    result.unit_sizes.emplace(opts.unit_sizes, opts.unit_sizes + opts.unit_count);
+  } else if (opts.unit_count != 0) {
+    dtrain::raise(DT_ERR_INVALID_ARGUMENT,
+                  "opts->unit_sizes is NULL but unit_count = " + std::to_string(opts.unit_count));
+  }
+  if (opts.prefetch != DT_UNDEF) result.prefetch = opts.prefetch != 0;
+  return result;
+}
+
+dtrain::optim::Config read_optimizer(const dt_optimizer_options* optim) {
+  if (optim != nullptr && optim->comm != nullptr) {
+    dtrain::raise(DT_ERR_INVALID_ARGUMENT,
+                  "optim->comm must be NULL: the dt_zero sums the gradient norm over its own communicator");
+  }
+  return dtrain::optim::read_config(optim);
+}
+
+// A DLTensor over memory the dt_zero owns, shape included.
+void describe(const dtrain::TensorView& view, const std::vector<std::int64_t>& shape, DLTensor* out) {
+  *out = DLTensor{};
+  out->data = view.data;
+  out->device = {kDLCPU, 0};
+  out->ndim = static_cast<int>(shape.size());
+  out->dtype = dtrain::dtype_to_dlpack(view.dtype);
+  // DLTensor::shape is not const-qualified; callers only read it.
+  out->shape = const_cast<std::int64_t*>(shape.data());
+}
+
+// Save and load are collective: every rank first says whether it has a
+// directory, so that a NULL on one rank fails all of them at once.
+std::string agreed_directory(dtrain::comm::Communicator& comm, const dtrain::parallel::ddp::AgreementSubject& subject,
+                             const char* dir) {
+  std::exception_ptr failure;
+  try {
+    require(dir, "dir");
+  } catch (const dtrain::Error&) {
+    failure = std::current_exception();
+  }
+  dtrain::parallel::ddp::agree_on_layout(comm, subject, {}, {}, failure);
+  return dir;
+}
+
+}  // namespace
+
+extern "C" {
+
+DT_API dt_status dt_zero_options_init(dt_zero_options* opts, unsigned version) {
+  return entry([&] { dtrain::init_options(opts, version, kDefaultOptions, kOptionsSizes, "opts"); });
+}
+
+DT_API dt_status dt_zero_create(dt_zero** out, dt_comm* comm, const DLTensor* const* params, size_t n,
+                                const dt_optimizer_options* optim, const dt_zero_options* opts) {
+  return entry([&] {
+    require(comm, "comm");
+    std::shared_ptr<dtrain::comm::Communicator> held = comm->impl;
+    std::span<const DLTensor* const> parameters;
+    dtrain::optim::Config config;
+    zero::Options options;
+    try {
+      require(out, "out");
+      parameters = dtrain::capi::tensor_array(params, n, "params");
+      config = read_optimizer(optim);
+      options = read_zero_options(opts);
+    } catch (const dtrain::Error&) {
+      dtrain::capi::refuse_together(*held, zero::kCreationSubject, zero::creation_settings({}, {}),
+                                    std::current_exception());
+    }
+    auto impl = std::make_unique<zero::Zero>(*held, parameters, config, options);
+    *out = new dt_zero{std::move(held), std::move(impl)};
+  });
+}
+
+DT_API dt_status dt_zero_destroy(dt_zero* z) {
+  return entry([&] { delete z; });
+}
+
+DT_API dt_status dt_zero_parameter(dt_zero* z, size_t index, DLTensor* out) {
+  return entry([&] {
+    require(z, "z");
+    require(out, "out");
+    describe(z->impl->parameter(index), z->impl->shape(index), out);
+  });
+}
+
+DT_API dt_status dt_zero_gradient(dt_zero* z, size_t index, DLTensor* out) {
+  return entry([&] {
+    require(z, "z");
+    require(out, "out");
+    describe(z->impl->gradient(index), z->impl->shape(index), out);
+  });
+}
+
+DT_API dt_status dt_zero_mark_ready(dt_zero* z, size_t index) {
+  return entry([&] { require(z, "z")->impl->mark_ready(index); });
+}
+
+DT_API dt_status dt_zero_wait(dt_zero* z, int timeout_ms) {
+  return entry([&] { require(z, "z")->impl->wait(timeout_ms); });
+}
+
+DT_API dt_status dt_zero_set_sync(dt_zero* z, int sync) {
+  return entry([&] { require(z, "z")->impl->set_sync(sync != 0); });
+}
+
+DT_API dt_status dt_zero_step(dt_zero* z, dt_optimizer_step_info* info) {
+  return entry([&] {
+    require(z, "z");
+    dtrain::capi::check_step_info(info);
+    dtrain::capi::write_step_info(z->impl->step(), info);
+  });
+}
+
+DT_API dt_status dt_zero_gather(dt_zero* z, size_t unit) {
+  return entry([&] { require(z, "z")->impl->gather(unit); });
+}
+
+DT_API dt_status dt_zero_gather_wait(dt_zero* z, size_t unit, int timeout_ms) {
+  return entry([&] { require(z, "z")->impl->gather_wait(unit, timeout_ms); });
+}
+
+DT_API dt_status dt_zero_release(dt_zero* z, size_t unit) {
+  return entry([&] { require(z, "z")->impl->release(unit); });
+}
+
+DT_API dt_status dt_zero_unit_count(const dt_zero* z, size_t* out) {
+  return entry([&] {
+    require(z, "z");
+    *require(out, "out") = z->impl->unit_count();
+  });
+}
+
+DT_API dt_status dt_zero_set_lr(dt_zero* z, float lr) {
+  return entry([&] { require(z, "z")->impl->set_lr(lr); });
+}
+
+DT_API dt_status dt_zero_loss_scale(const dt_zero* z, float* out) {
+  return entry([&] {
+    require(z, "z");
+    *require(out, "out") = z->impl->loss_scale();
+  });
+}
+
+DT_API dt_status dt_zero_memory_usage(const dt_zero* z, dt_zero_memory* out) {
+  return entry([&] {
+    require(z, "z");
+    require(out, "out");
+    dtrain::check_output_version(out->version, kMemorySizes, "out", "DT_ZERO_MEMORY_INIT");
+    const zero::MemoryUsage usage = z->impl->memory_usage();
+    // Version 1 is every field there is so far.
+    out->parameters = usage.parameters;
+    out->gradients = usage.gradients;
+    out->optimizer_state = usage.optimizer_state;
+    out->master_weights = usage.master_weights;
+    out->communication = usage.communication;
+    out->padding = usage.padding;
+    out->peak = usage.peak;
+  });
+}
+
+DT_API dt_status dt_zero_save(dt_zero* z, const char* dir) {
+  return entry([&] {
+    require(z, "z");
+    const std::string path = agreed_directory(*z->comm, kSave, dir);
+    zero::save_checkpoint(*z->comm, z->impl->checkpoint_view(), path);
+  });
+}
+
+DT_API dt_status dt_zero_load(dt_zero* z, const char* dir) {
+  return entry([&] {
+    require(z, "z");
+    const std::string path = agreed_directory(*z->comm, kLoad, dir);
+    z->impl->restore(zero::load_checkpoint(*z->comm, z->impl->checkpoint_view(), path));
+  });
+}
+
+}  // extern "C"

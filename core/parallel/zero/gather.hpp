@@ -1,0 +1,77 @@
+// Stage 3's parameters on demand: a unit's full parameters exist only
+// between gather() and release(), allgathered from every rank's shard into
+// a freshly allocated buffer.
+//
+// Prefetch: gather(u) also starts gathering the next unit in the direction
+// the gathers move: u + 1 while they ascend (forward), u - 1 while they
+// descend (backward); gathering the unit gathered last again turns the
+// direction around. The direction follows from the sequence of gathers
+// alone, so every rank prefetches the same units in the same order.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "base/tensor.hpp"
+#include "comm/communicator.hpp"
+#include "parallel/zero/layout.hpp"
+#include "parallel/zero/memory.hpp"
+
+namespace dtrain::parallel::zero {
+
+enum class GatherState {
+  released,   // only the shards exist
+  in_flight,  // the allgather runs
+  whole,      // waited for: its parameters can be used
+};
+
+class Gatherer {
+ public:
+  // `shards[u]` is this rank's shard of unit u; it must stay in place while
+  // this object lives. The communicator must outlive it too.
+  Gatherer(comm::Communicator& comm, const Layout& layout, std::vector<TensorView> shards, MemoryLedger& ledger,
+           bool prefetch);
+  // Waits for allgathers still in flight (within the communicator's
+  // deadline): they write into buffers owned here.
+  ~Gatherer();
+
+  Gatherer(const Gatherer&) = delete;
+  Gatherer& operator=(const Gatherer&) = delete;
+
+  // Starts gathering `unit` (unless it is already gathered) and prefetches.
+  void gather(std::size_t unit);
+  // Waits until `unit` is whole, gathering it first if needed. On failure
+  // the unit is released again.
+  void wait(std::size_t unit, int timeout_ms);
+  // Frees `unit`'s full parameters (waiting first for an allgather in
+  // flight). DT_ERR_INVALID_USAGE when it is not gathered.
+  void release(std::size_t unit);
+
+  GatherState state(std::size_t unit) const { return units_[unit].state; }
+  // The full unit (padded): DT_ERR_INVALID_USAGE unless it is whole.
+  const TrackedBuffer& whole(std::size_t unit) const;
+  // The lowest unit not released, or the unit count when none is gathered.
+  std::size_t first_gathered() const;
+
+ private:
+  struct UnitState {
+    GatherState state = GatherState::released;
+    TrackedBuffer full;
+    comm::RequestPtr request;  // none for a unit of no elements
+  };
+
+  void start(std::size_t unit);
+  void check_unit(std::size_t unit) const;
+
+  comm::Communicator& comm_;
+  const Layout& layout_;
+  const std::vector<TensorView> shards_;
+  MemoryLedger& ledger_;
+  const bool prefetch_;
+  std::vector<UnitState> units_;
+  bool ascending_ = true;
+  std::size_t last_ = 0;
+  bool any_gather_ = false;
+};
+
+}  // namespace dtrain::parallel::zero

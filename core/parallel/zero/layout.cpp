@@ -1,0 +1,50 @@
+#include "parallel/zero/layout.hpp"
+
+#include <algorithm>
+
+#include "parallel/ddp/bucket_plan.hpp"
+
+namespace dtrain::parallel::zero {
+
+Layout::Layout(const std::vector<std::int64_t>& counts, const std::vector<std::size_t>& unit_sizes, int shards,
+               int shard_index)
+    : shards_(shards), shard_index_(shard_index) {
+  places_.resize(counts.size());
+  std::size_t param = 0;
+  std::int64_t global = 0;
+  for (std::size_t size : unit_sizes) {
+    Unit unit;
+    unit.first_param = param;
+    unit.params = size;
+    unit.first_element = global;
+    for (std::size_t k = 0; k < size; ++k, ++param) {
+      places_[param] = Place{units_.size(), unit.count, counts[param]};
+      unit.count += counts[param];
+    }
+    unit.padded = (unit.count + shards - 1) / shards * shards;
+    unit.shard = unit.padded / shards;
+    global += unit.count;
+    units_.push_back(unit);
+  }
+}
+
+Range Layout::owned(const Unit& unit) const {
+  const Range mine = shard(unit);
+  const std::int64_t end = std::min(mine.first + mine.count, unit.count);
+  return {mine.first, std::max<std::int64_t>(end - mine.first, 0)};
+}
+
+std::vector<std::size_t> bucket_units(const std::vector<std::int64_t>& counts, DType dtype,
+                                      std::int64_t bucket_bytes) {
+  ddp::Options options;
+  options.bucket_bytes = bucket_bytes;
+  const std::vector<ddp::BucketPlan> plans =
+      ddp::plan_buckets(std::vector<DType>(counts.size(), dtype), counts, options);
+  // One dtype, so each bucket is a run of consecutive parameters, and the
+  // buckets come last parameter first.
+  std::vector<std::size_t> sizes;
+  for (auto plan = plans.rbegin(); plan != plans.rend(); ++plan) sizes.push_back(plan->members.size());
+  return sizes;
+}
+
+}  // namespace dtrain::parallel::zero

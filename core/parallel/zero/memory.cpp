@@ -1,0 +1,93 @@
+#include "parallel/zero/memory.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace dtrain::parallel::zero {
+
+std::int64_t& MemoryLedger::field(Purpose purpose) {
+  switch (purpose) {
+    case Purpose::parameters: return usage_.parameters;
+    case Purpose::gradients: return usage_.gradients;
+    case Purpose::optimizer_state: return usage_.optimizer_state;
+    case Purpose::master_weights: return usage_.master_weights;
+    case Purpose::communication: break;
+  }
+  return usage_.communication;
+}
+
+void MemoryLedger::add(Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  field(purpose) += bytes;
+  usage_.padding += padding_bytes;
+  usage_.peak = std::max(usage_.peak, usage_.total());
+}
+
+void MemoryLedger::remove(Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  field(purpose) -= bytes;
+  usage_.padding -= padding_bytes;
+}
+
+MemoryUsage MemoryLedger::usage() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return usage_;
+}
+
+TrackedBuffer::TrackedBuffer(MemoryLedger& ledger, Purpose purpose, DType dtype, std::int64_t count,
+                             std::int64_t padding)
+    : purpose_(purpose),
+      dtype_(dtype),
+      bytes_(count * static_cast<std::int64_t>(dtype_size(dtype))),
+      padding_bytes_(padding * static_cast<std::int64_t>(dtype_size(dtype))),
+      // new[] of bytes is aligned for every fundamental type; () zeroes it,
+      // and all-zero bits are +0.0 in every floating format.
+      data_(new std::byte[static_cast<std::size_t>(bytes_)]()) {
+  ledger.add(purpose_, bytes_, padding_bytes_);
+  ledger_ = &ledger;
+}
+
+TrackedBuffer::TrackedBuffer(TrackedBuffer&& other) noexcept
+    : ledger_(std::exchange(other.ledger_, nullptr)),
+      purpose_(other.purpose_),
+      dtype_(other.dtype_),
+      bytes_(other.bytes_),
+      padding_bytes_(other.padding_bytes_),
+      data_(std::move(other.data_)) {}
+
+TrackedBuffer& TrackedBuffer::operator=(TrackedBuffer&& other) noexcept {
+  if (this != &other) {
+    reset();
+    ledger_ = std::exchange(other.ledger_, nullptr);
+    purpose_ = other.purpose_;
+    dtype_ = other.dtype_;
+    bytes_ = other.bytes_;
+    padding_bytes_ = other.padding_bytes_;
+    data_ = std::move(other.data_);
+  }
+  return *this;
+}
+
+TrackedBuffer::~TrackedBuffer() { reset(); }
+
+TensorView TrackedBuffer::view(std::int64_t first, std::int64_t count) const {
+  TensorView view;
+  view.data = at(first);
+  view.count = count;
+  view.dtype = dtype_;
+  return view;
+}
+
+void TrackedBuffer::fill_zero() {
+  if (bytes_ > 0) std::memset(data_.get(), 0, static_cast<std::size_t>(bytes_));
+}
+
+void TrackedBuffer::reset() {
+  if (ledger_ == nullptr) return;
+  data_.reset();
+  ledger_->remove(purpose_, bytes_, padding_bytes_);
+  ledger_ = nullptr;
+}
+
+}  // namespace dtrain::parallel::zero

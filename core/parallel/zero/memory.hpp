@@ -1,0 +1,75 @@
+// Exact accounting of the memory a Zero holds: every buffer it allocates is
+// counted, by purpose, while it lives, and the bytes of padding in it are
+// counted again on their own. What the C API reports as dt_zero_memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "base/dtype.hpp"
+#include "base/tensor.hpp"
+
+namespace dtrain::parallel::zero {
+
+enum class Purpose { parameters, gradients, optimizer_state, master_weights, communication };
+
+struct MemoryUsage {
+  std::int64_t parameters = 0;
+  std::int64_t gradients = 0;
+  std::int64_t optimizer_state = 0;
+  std::int64_t master_weights = 0;
+  std::int64_t communication = 0;
+  std::int64_t padding = 0;  // included in the five above
+  std::int64_t peak = 0;     // the largest total of the five since creation
+
+  std::int64_t total() const { return parameters + gradients + optimizer_state + master_weights + communication; }
+};
+
+// Thread-safe: gradient buffers are allocated from backward's threads.
+class MemoryLedger {
+ public:
+  void add(Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes);
+  void remove(Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes);
+  MemoryUsage usage() const;
+
+ private:
+  std::int64_t& field(Purpose purpose);
+
+  mutable std::mutex mutex_;
+  MemoryUsage usage_;
+};
+
+// A zeroed host buffer of `count` elements, counted by `ledger` under
+// `purpose` (`padding` of its elements as padding) for as long as it lives.
+// Aligned for any element type.
+class TrackedBuffer {
+ public:
+  TrackedBuffer() = default;
+  TrackedBuffer(MemoryLedger& ledger, Purpose purpose, DType dtype, std::int64_t count, std::int64_t padding);
+  TrackedBuffer(TrackedBuffer&& other) noexcept;
+  TrackedBuffer& operator=(TrackedBuffer&& other) noexcept;
+  ~TrackedBuffer();
+
+  bool allocated() const { return ledger_ != nullptr; }
+  // Element `index`'s address.
+  std::byte* at(std::int64_t index) const {
+    return data_.get() + index * static_cast<std::int64_t>(dtype_size(dtype_));
+  }
+  // Elements [first, first + count).
+  TensorView view(std::int64_t first, std::int64_t count) const;
+  void fill_zero();
+  // Frees the memory now.
+  void reset();
+
+ private:
+  MemoryLedger* ledger_ = nullptr;
+  Purpose purpose_ = Purpose::parameters;
+  DType dtype_ = DType::f32;
+  std::int64_t bytes_ = 0;
+  std::int64_t padding_bytes_ = 0;
+  std::unique_ptr<std::byte[]> data_;
+};
+
+}  // namespace dtrain::parallel::zero

@@ -1,0 +1,85 @@
+#include "parallel/zero/options.hpp"
+
+#include <bit>
+#include <string>
+
+#include "base/digest.hpp"
+#include "base/error.hpp"
+
+namespace dtrain::parallel::zero {
+
+namespace {
+
+std::int64_t bits(float value) { return std::bit_cast<std::int32_t>(value); }
+
+// Every field that changes an update: ranks stepping with different
+// hyperparameters would silently train different models.
+std::int64_t digest(const optim::Config& config) {
+  Digest d;
+  d.add(static_cast<std::int64_t>(config.kind));
+  for (float value : {config.sgd.lr, config.sgd.momentum, config.sgd.dampening, config.sgd.weight_decay}) {
+    d.add(bits(value));
+  }
+  d.add(config.sgd.nesterov);
+  for (float value : {config.adamw.lr, config.adamw.beta1, config.adamw.beta2, config.adamw.eps,
+                      config.adamw.weight_decay, config.max_grad_norm}) {
+    d.add(bits(value));
+  }
+  const optim::LossScalerSettings& scale = config.loss_scale;
+  for (float value : {scale.initial_scale, scale.growth_factor, scale.backoff_factor}) d.add(bits(value));
+  d.add(scale.dynamic);
+  d.add(scale.growth_interval);
+  return d.value();
+}
+
+std::int64_t digest(const std::optional<std::vector<std::size_t>>& sizes) {
+  Digest d;
+  d.add(sizes.has_value());
+  if (sizes) {
+    for (std::size_t size : *sizes) d.add(static_cast<std::int64_t>(size));
+  }
+  return d.value();
+}
+
+}  // namespace
+
+const ddp::AgreementSubject kCreationSubject{"ZeRO creation", "parameter"};
+
+void check_options(const Options& options, std::size_t parameters) {
+  if (options.stage < 0 || options.stage > 3) {
+    raise(DT_ERR_INVALID_ARGUMENT, "stage = " + std::to_string(options.stage) + " is not a ZeRO stage (0, 1, 2 or 3)");
+  }
+  if (options.bucket_bytes < 1) {
+    raise(DT_ERR_INVALID_ARGUMENT,
+          "bucket_bytes = " + std::to_string(options.bucket_bytes) + " must be at least 1");
+  }
+  if (!options.unit_sizes) return;
+  if (options.stage != 3) {
+    raise(DT_ERR_INVALID_ARGUMENT, "unit_sizes is for stage 3 only (stage " + std::to_string(options.stage) +
+                                       " forms its units from bucket_bytes); pass NULL");
+  }
+  std::size_t total = 0;
+  for (std::size_t u = 0; u < options.unit_sizes->size(); ++u) {
+    const std::size_t size = (*options.unit_sizes)[u];
+    if (size == 0) raise(DT_ERR_INVALID_ARGUMENT, "unit_sizes[" + std::to_string(u) + "] is 0: a unit needs a parameter");
+    if (size > parameters - total) {
+      raise(DT_ERR_INVALID_ARGUMENT, "unit_sizes add up to more than the " + std::to_string(parameters) +
+                                         " parameters (by unit " + std::to_string(u) + ")");
+    }
+    total += size;
+  }
+  if (total != parameters) {
+    raise(DT_ERR_INVALID_ARGUMENT, "unit_sizes add up to " + std::to_string(total) + ", not to the " +
+                                       std::to_string(parameters) + " parameters");
+  }
+}
+
+std::vector<ddp::Setting> creation_settings(const Options& options, const optim::Config& config) {
+  return {{"stage", options.stage},
+          {"bucket_bytes", options.bucket_bytes},
+          {"prefetch", options.prefetch},
+          {"unit_sizes (digest)", digest(options.unit_sizes)},
+          {"optimizer options (digest)", digest(config)}};
+}
+
+}  // namespace dtrain::parallel::zero

@@ -1,0 +1,302 @@
+#include "parallel/zero/zero.hpp"
+
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "base/error.hpp"
+#include "base/flat_tensor.hpp"
+#include "comm/deadline.hpp"
+#include "parallel/ddp/agreement.hpp"
+#include "parallel/ddp/convert.hpp"
+#include "parallel/ddp/layout.hpp"
+
+namespace dtrain::parallel::zero {
+
+// What creation learnt from the arguments once every rank accepted them.
+struct Zero::Accepted {
+  DType dtype = DType::f32;
+  std::vector<TensorView> views;
+  std::vector<std::vector<std::int64_t>> shapes;
+  std::vector<std::int64_t> counts;
+  std::vector<std::size_t> unit_sizes;
+};
+
+namespace {
+
+bool optimizable(DType dtype) { return dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16; }
+
+// DLTensors over the optimizer's views; `counts` holds their shapes and
+// must outlive them.
+std::vector<DLTensor> flat_tensors(const std::vector<TensorView>& views, std::vector<std::int64_t>& counts) {
+  counts.clear();
+  for (const TensorView& view : views) counts.push_back(view.count);
+  std::vector<DLTensor> tensors;
+  for (std::size_t k = 0; k < views.size(); ++k) {
+    DLTensor t{};
+    t.data = views[k].data;
+    t.device = {kDLCPU, 0};
+    t.ndim = 1;
+    t.dtype = dtype_to_dlpack(views[k].dtype);
+    t.shape = &counts[k];
+    tensors.push_back(t);
+  }
+  return tensors;
+}
+
+// Sums this rank's squared gradient norm over the ranks holding the other
+// shards.
+optim::Optimizer::NormReducer sum_over(comm::Communicator& comm) {
+  return [&comm](double local) {
+    double value = local;
+    FlatTensor tensor(&value, 1, DType::f64);
+    comm.wait(comm.allreduce(tensor.get(), tensor.get(), DT_SUM), -1);
+    return value;
+  };
+}
+
+}  // namespace
+
+Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* const> params,
+                            const optim::Config& config, const Options& options) {
+  Accepted accepted;
+  std::vector<ddp::TensorLayout> layouts;
+  std::exception_ptr failure;
+  try {
+    if (params.empty()) raise(DT_ERR_INVALID_ARGUMENT, "n is 0: a model needs at least one parameter");
+    check_options(options, params.size());
+    for (ddp::CheckedTensor& param : ddp::check_tensors(params, "params")) {
+      const std::size_t i = accepted.views.size();
+      if (!optimizable(param.view.dtype)) {
+        raise(DT_ERR_INVALID_ARGUMENT, "params[" + std::to_string(i) + "]: dtype " + dtype_name(param.view.dtype) +
+                                           " cannot be trained (float32, float16, bfloat16)");
+      }
+      if (i > 0 && param.view.dtype != accepted.dtype) {
+        raise(DT_ERR_INVALID_ARGUMENT, "params[" + std::to_string(i) + "] is " + dtype_name(param.view.dtype) +
+                                           " but params[0] is " + dtype_name(accepted.dtype) +
+                                           "; every parameter must have the same dtype");
+      }
+      accepted.dtype = param.view.dtype;
+      accepted.views.push_back(param.view);
+      accepted.shapes.push_back(param.layout.shape);
+      accepted.counts.push_back(param.view.count);
+      layouts.push_back(std::move(param.layout));
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  ddp::agree_on_layout(comm, kCreationSubject, layouts, creation_settings(options, config), failure);
+
+  if (options.stage == 3) {
+    accepted.unit_sizes = options.unit_sizes.value_or(std::vector<std::size_t>(params.size(), 1));
+  } else {
+    accepted.unit_sizes = bucket_units(accepted.counts, accepted.dtype, options.bucket_bytes);
+  }
+  return accepted;
+}
+
+Zero::Zero(comm::Communicator& comm, std::span<const DLTensor* const> params, const optim::Config& config,
+           const Options& options)
+    : Zero(comm, config, options, accept(comm, params, config, options)) {}
+
+Zero::Zero(comm::Communicator& comm, const optim::Config& config, const Options& options, Accepted accepted)
+    : comm_(comm),
+      stage_(options.stage),
+      dtype_(accepted.dtype),
+      kind_(config.kind),
+      state_buffers_(optim::state_buffers(config)),
+      shapes_(std::move(accepted.shapes)),
+      // Stage 0 shards nothing: one shard, the whole unit, on every rank.
+      layout_(accepted.counts, accepted.unit_sizes, stage_ == 0 ? 1 : comm.size(), stage_ == 0 ? 0 : comm.rank()),
+      gradients_(comm, layout_, dtype_, stage_, ledger_) {
+  for (const Unit& unit : layout_.units()) {
+    if (stage_ == 3) {
+      const Range shard = layout_.shard(unit);
+      parameters_.emplace_back(ledger_, Purpose::parameters, dtype_, shard.count,
+                               shard.count - layout_.owned(unit).count);
+    } else {
+      parameters_.emplace_back(ledger_, Purpose::parameters, dtype_, unit.padded, unit.padding());
+    }
+  }
+  load_initial_values(accepted.views);
+  const std::vector<TensorView> shards = parameter_shards();
+  if (stage_ == 3) gatherer_ = std::make_unique<Gatherer>(comm_, layout_, shards, ledger_, options.prefetch);
+
+  std::vector<TensorView> grads;
+  for (std::size_t u = 0; u < layout_.units().size(); ++u) grads.push_back(gradients_.shard(u));
+  std::vector<std::int64_t> param_counts;
+  std::vector<std::int64_t> grad_counts;
+  const std::vector<DLTensor> param_tensors = flat_tensors(shards, param_counts);
+  const std::vector<DLTensor> grad_tensors = flat_tensors(grads, grad_counts);
+  optimizer_ = std::make_unique<optim::Optimizer>(config, param_tensors.data(), grad_tensors.data(),
+                                                  param_tensors.size(),
+                                                  stage_ == 0 ? optim::Optimizer::NormReducer{} : sum_over(comm_));
+
+  // The optimizer's own allocation: f32 master weights and state for every
+  // element of this rank's shards.
+  const auto f32 = static_cast<std::int64_t>(sizeof(float));
+  for (const Unit& unit : layout_.units()) {
+    const std::int64_t count = layout_.shard(unit).count;
+    const std::int64_t padding = count - layout_.owned(unit).count;
+    if (optim::needs_master(dtype_)) ledger_.add(Purpose::master_weights, count * f32, padding * f32);
+    ledger_.add(Purpose::optimizer_state, count * f32 * state_buffers_, padding * f32 * state_buffers_);
+  }
+}
+
+void Zero::load_initial_values(const std::vector<TensorView>& params) {
+  const bool root = comm_.rank() == 0;
+  // Rank 0 lays its parameters out as a unit: flat, padding zero.
+  auto fill = [&](const Unit& unit, const TrackedBuffer& into) {
+    if (!root) return;
+    for (std::size_t i = unit.first_param; i < unit.first_param + unit.params; ++i) {
+      const Place& place = layout_.place(i);
+      if (place.count > 0) std::memcpy(into.at(place.offset), params[i].data, params[i].bytes());
+    }
+  };
+  auto broadcast = [&](const Unit& unit, const TrackedBuffer& buffer) {
+    FlatTensor tensor(buffer.at(0), unit.padded, dtype_);
+    return comm_.broadcast(tensor.get(), 0);
+  };
+  const auto deadline = comm::deadline_after(comm_, -1);
+  if (stage_ < 3) {
+    // All at once: collectives on one communicator run in the order issued.
+    std::vector<comm::RequestPtr> requests;
+    for (std::size_t u = 0; u < layout_.units().size(); ++u) {
+      fill(layout_.unit(u), parameters_[u]);
+      if (layout_.unit(u).padded > 0) requests.push_back(broadcast(layout_.unit(u), parameters_[u]));
+    }
+    for (const comm::RequestPtr& request : requests) comm::wait_until(comm_, request, deadline);
+    return;
+  }
+  // Stage 3 never holds the whole model: one unit at a time passes through
+  // a staging buffer, of which each rank keeps its shard.
+  for (std::size_t u = 0; u < layout_.units().size(); ++u) {
+    const Unit& unit = layout_.unit(u);
+    if (unit.padded == 0) continue;
+    TrackedBuffer staging(ledger_, Purpose::communication, dtype_, unit.padded, unit.padding());
+    fill(unit, staging);
+    comm::wait_until(comm_, broadcast(unit, staging), deadline);
+    const Range shard = layout_.shard(unit);
+    std::memcpy(parameters_[u].at(0), staging.at(shard.first), static_cast<std::size_t>(shard.count) * dtype_size(dtype_));
+  }
+}
+
+std::vector<TensorView> Zero::parameter_shards() const {
+  std::vector<TensorView> shards;
+  for (std::size_t u = 0; u < layout_.units().size(); ++u) {
+    const Range shard = layout_.shard(layout_.unit(u));
+    shards.push_back(stage_ == 3 ? parameters_[u].view(0, shard.count) : parameters_[u].view(shard.first, shard.count));
+  }
+  return shards;
+}
+
+const std::vector<std::int64_t>& Zero::shape(std::size_t index) const {
+  if (index >= shapes_.size()) {
+    raise(DT_ERR_INVALID_ARGUMENT, "parameter index " + std::to_string(index) + " is out of range: there are " +
+                                       std::to_string(shapes_.size()) + " parameters");
+  }
+  return shapes_[index];
+}
+
+TensorView Zero::parameter(std::size_t index) const {
+  shape(index);
+  const Place& place = layout_.place(index);
+  const TrackedBuffer& unit = stage_ == 3 ? gatherer_->whole(place.unit) : parameters_[place.unit];
+  return unit.view(place.offset, place.count);
+}
+
+void Zero::check_unit(std::size_t unit) const {
+  if (unit >= layout_.units().size()) {
+    raise(DT_ERR_INVALID_ARGUMENT, "unit " + std::to_string(unit) + " is out of range: there are " +
+                                       std::to_string(layout_.units().size()) + " units");
+  }
+}
+
+void Zero::gather(std::size_t unit) {
+  check_unit(unit);
+  if (gatherer_) gatherer_->gather(unit);
+}
+
+void Zero::gather_wait(std::size_t unit, int timeout_ms) {
+  check_unit(unit);
+  if (gatherer_) gatherer_->wait(unit, timeout_ms);
+}
+
+void Zero::release(std::size_t unit) {
+  check_unit(unit);
+  if (gatherer_) gatherer_->release(unit);
+}
+
+GatherState Zero::gather_state(std::size_t unit) const {
+  check_unit(unit);
+  return gatherer_ ? gatherer_->state(unit) : GatherState::whole;
+}
+
+optim::StepResult Zero::step() {
+  gradients_.check_complete();
+  if (gatherer_) {
+    const std::size_t gathered = gatherer_->first_gathered();
+    if (gathered < layout_.units().size()) {
+      raise(DT_ERR_INVALID_USAGE, "unit " + std::to_string(gathered) +
+                                      " is still gathered; release every unit before the step");
+    }
+  }
+  const optim::StepResult result = optimizer_->step();
+  if (!result.skipped) allgather_shards();
+  gradients_.zero();
+  return result;
+}
+
+void Zero::allgather_shards() {
+  if (stage_ != 1 && stage_ != 2) return;
+  std::vector<comm::RequestPtr> requests;
+  for (std::size_t u = 0; u < layout_.units().size(); ++u) {
+    const Unit& unit = layout_.unit(u);
+    if (unit.padded == 0) continue;
+    // In place: this rank's shard already sits in its slot of the unit.
+    const Range shard = layout_.shard(unit);
+    FlatTensor send(parameters_[u].at(shard.first), shard.count, dtype_);
+    FlatTensor recv(parameters_[u].at(0), unit.padded, dtype_);
+    requests.push_back(comm_.allgather(send.get(), recv.get()));
+  }
+  const auto deadline = comm::deadline_after(comm_, -1);
+  for (const comm::RequestPtr& request : requests) comm::wait_until(comm_, request, deadline);
+}
+
+CheckpointView Zero::checkpoint_view() const {
+  CheckpointView view;
+  view.stage = stage_;
+  view.dtype = dtype_;
+  view.kind = kind_;
+  view.state_buffers = state_buffers_;
+  for (const auto& shape : shapes_) view.parameters.push_back({dtype_, shape});
+  const std::span<const optim::Slot> slots = optimizer_->slots();
+  for (std::size_t u = 0; u < layout_.units().size(); ++u) {
+    const Unit& unit = layout_.unit(u);
+    // A shard's elements start with its parameters' and end in its padding.
+    const Range owned = layout_.owned(unit);
+    if (owned.count == 0) continue;
+    const optim::Slot& slot = slots[u];
+    ShardRun run;
+    run.global_first = unit.first_element + owned.first;
+    run.count = owned.count;
+    run.weights = slot.master ? slot.master : static_cast<float*>(slot.param.data);
+    for (int b = 0; b < state_buffers_; ++b) run.state[b] = slot.state[b];
+    view.runs.push_back(run);
+  }
+  view.steps = optimizer_->steps();
+  view.scaler = optimizer_->loss_scaler_state();
+  return view;
+}
+
+void Zero::restore(const RestoredCounters& counters) {
+  optimizer_->restore(counters.steps, counters.scaler);
+  if (optim::needs_master(dtype_)) {
+    for (const optim::Slot& slot : optimizer_->slots()) {
+      ddp::scaled_copy(DType::f32, slot.master, dtype_, slot.param.data, slot.count(), 1.0);
+    }
+  }
+  allgather_shards();
+}
+
+}  // namespace dtrain::parallel::zero
