@@ -21,6 +21,17 @@ class Comm(_Handle):
     protocol, contiguous and row-major. Every operation blocks until done
     (within the communicator's deadline) unless called with ``async_op=True``,
     which returns a :class:`Request`.
+
+    CUDA tensors (torch, cupy) need a communicator with a device. ``stream``
+    says which CUDA stream the operation runs on, and is what the tensors'
+    ``__dlpack__(stream=...)`` is given, so that the producer makes it wait
+    for its pending work first: None (the default) is the legacy default
+    stream (DLPack's 1), an int is a stream as DLPack numbers them (1 legacy
+    default, 2 per-thread default, a ``cudaStream_t`` address otherwise), a
+    stream object (``torch.cuda.Stream``, ``cupy.cuda.Stream``, or one with
+    ``__cuda_stream__``) is its handle, and -1 asks the producer for no
+    synchronisation and runs on the communicator's own stream (the caller
+    has synchronised). Host tensors ignore it.
     """
 
     _noun = "communicator"
@@ -105,52 +116,64 @@ class Comm(_Handle):
 
     # -- collectives ----------------------------------------------------------
 
-    def allreduce(self, send, recv=None, op="sum", async_op=False):
+    def allreduce(self, send, recv=None, op="sum", async_op=False, stream=None):
         """recv = op over ranks of send; ``recv`` None reduces ``send`` in place."""
-        s, r = self._send_recv(send, recv)
         op = _choice(ReduceOp, op, "op")
-        return self._run(lambda a: _capi.dt_allreduce(self._live(), s, r, op, None, a), [s, r], async_op)
-
-    def reduce_scatter(self, send, recv, op="sum", async_op=False):
-        """send holds size * n elements; this rank's recv gets its block of n, reduced."""
-        s, r = self._send_recv(send, recv)
-        op = _choice(ReduceOp, op, "op")
-        return self._run(lambda a: _capi.dt_reduce_scatter(self._live(), s, r, op, None, a), [s, r],
+        exported, c_stream = _stream(stream)
+        s, r = self._send_recv(send, recv, exported)
+        return self._run(lambda a: _capi.dt_allreduce(self._live(), s, r, op, c_stream, a), [s, r],
                          async_op)
 
-    def allgather(self, send, recv, async_op=False):
+    def reduce_scatter(self, send, recv, op="sum", async_op=False, stream=None):
+        """send holds size * n elements; this rank's recv gets its block of n, reduced."""
+        op = _choice(ReduceOp, op, "op")
+        exported, c_stream = _stream(stream)
+        s, r = self._send_recv(send, recv, exported)
+        return self._run(lambda a: _capi.dt_reduce_scatter(self._live(), s, r, op, c_stream, a),
+                         [s, r], async_op)
+
+    def allgather(self, send, recv, async_op=False, stream=None):
         """send holds n elements; recv gets size * n, in rank order."""
-        s, r = self._send_recv(send, recv)
-        return self._run(lambda a: _capi.dt_allgather(self._live(), s, r, None, a), [s, r], async_op)
+        exported, c_stream = _stream(stream)
+        s, r = self._send_recv(send, recv, exported)
+        return self._run(lambda a: _capi.dt_allgather(self._live(), s, r, c_stream, a), [s, r],
+                         async_op)
 
-    def broadcast(self, buf, root=0, async_op=False):
+    def broadcast(self, buf, root=0, async_op=False, stream=None):
         """``buf`` on ``root`` is copied into ``buf`` on every rank."""
-        b = _capi.Tensor(buf, True, "buf")
-        return self._run(lambda a: _capi.dt_broadcast(self._live(), b, int(root), None, a), [b], async_op)
+        exported, c_stream = _stream(stream)
+        b = _capi.Tensor(buf, True, "buf", exported)
+        return self._run(lambda a: _capi.dt_broadcast(self._live(), b, int(root), c_stream, a), [b],
+                         async_op)
 
-    def alltoall(self, send, recv, async_op=False):
+    def alltoall(self, send, recv, async_op=False, stream=None):
         """send and recv hold size * n elements; block j of send goes to rank j."""
-        s, r = self._send_recv(send, recv)
-        return self._run(lambda a: _capi.dt_alltoall(self._live(), s, r, None, a), [s, r], async_op)
+        exported, c_stream = _stream(stream)
+        s, r = self._send_recv(send, recv, exported)
+        return self._run(lambda a: _capi.dt_alltoall(self._live(), s, r, c_stream, a), [s, r],
+                         async_op)
 
-    def alltoallv(self, send, send_counts, recv, recv_counts, async_op=False):
+    def alltoallv(self, send, send_counts, recv, recv_counts, async_op=False, stream=None):
         """alltoall with per-rank element counts (one per rank, blocks packed in rank order)."""
-        s, r = self._send_recv(send, recv)
+        exported, c_stream = _stream(stream)
+        s, r = self._send_recv(send, recv, exported)
         return self._run(
-            lambda a: _capi.dt_alltoallv(self._live(), s, send_counts, r, recv_counts, None, a),
+            lambda a: _capi.dt_alltoallv(self._live(), s, send_counts, r, recv_counts, c_stream, a),
             [s, r], async_op)
 
-    def send(self, buf, peer, tag=0, async_op=False):
+    def send(self, buf, peer, tag=0, async_op=False, stream=None):
         """Sends ``buf`` to rank ``peer``; messages with one tag arrive in order."""
-        b = _capi.Tensor(buf, False, "buf")
-        return self._run(lambda a: _capi.dt_send(self._live(), b, int(peer), int(tag), None, a), [b],
-                         async_op)
+        exported, c_stream = _stream(stream)
+        b = _capi.Tensor(buf, False, "buf", exported)
+        return self._run(lambda a: _capi.dt_send(self._live(), b, int(peer), int(tag), c_stream, a),
+                         [b], async_op)
 
-    def recv(self, buf, peer, tag=0, async_op=False):
+    def recv(self, buf, peer, tag=0, async_op=False, stream=None):
         """Receives into ``buf`` the next message from rank ``peer`` with ``tag``."""
-        b = _capi.Tensor(buf, True, "buf")
-        return self._run(lambda a: _capi.dt_recv(self._live(), b, int(peer), int(tag), None, a), [b],
-                         async_op)
+        exported, c_stream = _stream(stream)
+        b = _capi.Tensor(buf, True, "buf", exported)
+        return self._run(lambda a: _capi.dt_recv(self._live(), b, int(peer), int(tag), c_stream, a),
+                         [b], async_op)
 
     def barrier(self):
         """Returns when every rank has entered the barrier."""
@@ -159,12 +182,12 @@ class Comm(_Handle):
     # -- internals ------------------------------------------------------------
 
     @staticmethod
-    def _send_recv(send, recv):
+    def _send_recv(send, recv, stream):
         # Held as Tensors so that a non-blocking operation can keep them.
         if recv is None:
-            tensor = _capi.Tensor(send, True, "send")
+            tensor = _capi.Tensor(send, True, "send", stream)
             return tensor, tensor
-        return _capi.Tensor(send, False, "send"), _capi.Tensor(recv, True, "recv")
+        return _capi.Tensor(send, False, "send", stream), _capi.Tensor(recv, True, "recv", stream)
 
     def _run(self, start, tensors, async_op):
         """Runs ``start(async_op)``; blocking calls give the tensors back at once."""
@@ -197,6 +220,49 @@ class Comm(_Handle):
             else:
                 still_running.append((handle, tensors))
         self._orphans = still_running
+
+
+def _stream(stream):
+    """(what CUDA tensors' ``__dlpack__`` is given, the C ``stream``) for ``stream``.
+
+    DLPack's numbering: 1 is the legacy default stream (also the C API's
+    cudaStreamLegacy), 2 the per-thread default stream (cudaStreamPerThread),
+    larger values are stream addresses, 0 is ambiguous and refused, and -1
+    means "do not synchronise", which leaves the C API its own stream (NULL).
+    """
+    if stream is None:
+        return 1, 1
+    if isinstance(stream, bool):
+        raise _bad_stream(stream)
+    if isinstance(stream, int):
+        value = stream
+    elif hasattr(stream, "__cuda_stream__"):
+        value = _handle(stream.__cuda_stream__()[1], stream)
+    elif hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
+        value = _handle(stream.cuda_stream, stream)
+    elif hasattr(stream, "ptr"):  # cupy.cuda.Stream
+        value = _handle(stream.ptr, stream)
+    else:
+        raise _bad_stream(stream)
+    if value == -1:
+        return -1, None
+    if value < 1:
+        raise _bad_stream(stream)
+    return value, value
+
+
+def _handle(address, stream):
+    """A stream object's cudaStream_t as DLPack numbers it (0, the legacy default stream, is 1)."""
+    if isinstance(address, bool) or not isinstance(address, int) or address < 0:
+        raise _bad_stream(stream)
+    return address or 1
+
+
+def _bad_stream(stream):
+    return InvalidArgumentError(
+        Status.ERR_INVALID_ARGUMENT,
+        f"stream: {stream!r} is not a CUDA stream (None, -1, 1: legacy default, 2: per-thread "
+        "default, a cudaStream_t address, or a torch/cupy stream object; 0 is ambiguous)")
 
 
 def _int_or_undef(value):

@@ -3,9 +3,14 @@
  *
  * An object with __dlpack__ is consumed per the DLPack protocol: its
  * "dltensor" capsule is renamed "used_dltensor" and its deleter is called
- * when the tensor is released. Any other object goes through the buffer
- * protocol, with the buffer's format mapped to a DLPack dtype. Writable
- * arguments (DLTensor *, e.g. recv) ask for a writable buffer.
+ * when the tensor is released. __dlpack_device__ is asked first: for a CUDA
+ * tensor (kDLCUDA) the consumer's stream goes to __dlpack__(stream=...), so
+ * that the producer makes that stream wait for its pending work (DLPack: 1
+ * is the legacy default stream, 2 the per-thread one, -1 asks for no
+ * synchronisation); host tensors are exported with no stream, as the
+ * protocol requires. Any other object goes through the buffer protocol, with
+ * the buffer's format mapped to a DLPack dtype. Writable arguments
+ * (DLTensor *, e.g. recv) ask for a writable buffer.
  *
  * A tensor argument accepts any such object, converted for the duration of
  * the call, or a Tensor, which holds the conversion until it is released or
@@ -27,7 +32,14 @@ static void dtpy_tensor_clear(dtpy_tensor *t) {
   if (t->managed != NULL) {
     DLManagedTensor *managed = t->managed;
     t->managed = NULL;
-    if (managed->deleter != NULL) managed->deleter(managed);
+    if (managed->deleter != NULL) {
+      /* Released after a failed call, too: a deleter that runs Python code
+         (a ctypes callback) must not see the call's exception pending. */
+      PyObject *type, *value, *traceback;
+      PyErr_Fetch(&type, &value, &traceback);
+      managed->deleter(managed);
+      PyErr_Restore(type, value, traceback);
+    }
   }
   if (t->has_view) {
     PyBuffer_Release(&t->view);
@@ -104,11 +116,46 @@ fail:
   return -1;
 }
 
+/* The device type __dlpack_device__ reports, kDLCPU for an object without
+   it (older producers, which export host memory only); -1 with an error. */
+static int dtpy_dlpack_device_type(PyObject *obj) {
+  if (!PyObject_HasAttrString(obj, "__dlpack_device__")) return kDLCPU;
+  PyObject *device = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+  if (device == NULL) return -1;
+  long type = -1;
+  if (PyTuple_Check(device) && PyTuple_GET_SIZE(device) == 2) type = PyLong_AsLong(PyTuple_GET_ITEM(device, 0));
+  Py_DECREF(device);
+  if (type < 0 || type > INT_MAX) {
+    if (!PyErr_Occurred()) {
+      PyErr_SetString(PyExc_ValueError, "__dlpack_device__ did not return (device_type, device_id)");
+    }
+    return -1;
+  }
+  return (int)type;
+}
+
 /* 1: converted, 0: __dlpack__ refused with BufferError and `obj` has a buffer
    to fall back to (numpy will not export a read-only array over DLPack 0.x),
-   -1: error raised. */
-static int dtpy_tensor_from_dlpack(dtpy_tensor *t, PyObject *obj, const char *name) {
-  PyObject *capsule = PyObject_CallMethod(obj, "__dlpack__", NULL);
+   -1: error raised. `stream` (an int, NULL: none given) is passed on for a
+   CUDA tensor. */
+static int dtpy_tensor_from_dlpack(dtpy_tensor *t, PyObject *obj, const char *name, PyObject *stream) {
+  const int device_type = dtpy_dlpack_device_type(obj);
+  if (device_type < 0) {
+    dtpy_raise_argument(name);
+    return -1;
+  }
+  PyObject *capsule = NULL;
+  if (device_type == kDLCUDA && stream != NULL) {
+    PyObject *method = PyObject_GetAttrString(obj, "__dlpack__");
+    PyObject *args = method ? PyTuple_New(0) : NULL;
+    PyObject *kwargs = args ? Py_BuildValue("{s:O}", "stream", stream) : NULL;
+    capsule = kwargs ? PyObject_Call(method, args, kwargs) : NULL;
+    Py_XDECREF(kwargs);
+    Py_XDECREF(args);
+    Py_XDECREF(method);
+  } else {
+    capsule = PyObject_CallMethod(obj, "__dlpack__", NULL);
+  }
   if (capsule == NULL) {
     if (PyErr_ExceptionMatches(PyExc_BufferError) && PyObject_CheckBuffer(obj)) {
       PyErr_Clear();
@@ -134,12 +181,13 @@ static int dtpy_tensor_from_dlpack(dtpy_tensor *t, PyObject *obj, const char *na
   return 1;
 }
 
-/* Fills `t` from `obj`; on failure raises InvalidArgumentError naming `name`. */
-static int dtpy_tensor_init(dtpy_tensor *t, PyObject *obj, int writable, const char *name) {
+/* Fills `t` from `obj`, passing `stream` (NULL: none) to a CUDA tensor's
+   __dlpack__; on failure raises InvalidArgumentError naming `name`. */
+static int dtpy_tensor_init(dtpy_tensor *t, PyObject *obj, int writable, const char *name, PyObject *stream) {
   memset(t, 0, sizeof *t);
   t->writable = writable;
   if (PyObject_HasAttrString(obj, "__dlpack__")) {
-    int converted = dtpy_tensor_from_dlpack(t, obj, name);
+    int converted = dtpy_tensor_from_dlpack(t, obj, name, stream);
     if (converted != 0) return converted > 0 ? 0 : -1;
   }
   if (PyObject_CheckBuffer(obj)) return dtpy_tensor_from_buffer(t, obj, name);
@@ -166,7 +214,7 @@ static int dtpy_tensor_arg(PyObject *obj, swig_type_info *tensor_type, int writa
     *out = &held->tensor;
     return 0;
   }
-  if (dtpy_tensor_init(temp, obj, writable, name) < 0) return -1;
+  if (dtpy_tensor_init(temp, obj, writable, name, NULL) < 0) return -1;
   *converted = 1;
   *out = &temp->tensor;
   return 0;
@@ -183,8 +231,10 @@ static int dtpy_tensor_arg(PyObject *obj, swig_type_info *tensor_type, int writa
   if (converted$argnum) dtpy_tensor_clear(&temp$argnum);
 }
 
-/* Tensor(obj, writable=False, name="tensor"): holds `obj` as a DLTensor until
-   release() or collection; `name` is the argument errors refer to. */
+/* Tensor(obj, writable=False, name="tensor", stream=None): holds `obj` as a
+   DLTensor until release() or collection; `name` is the argument errors
+   refer to; `stream` (an int) is what a CUDA tensor's __dlpack__ is given,
+   None giving none (DLPack's default: the legacy default stream). */
 %rename(Tensor) dtpy_tensor;
 %nodefaultctor dtpy_tensor;
 typedef struct dtpy_tensor {
@@ -198,13 +248,13 @@ typedef struct dtpy_tensor {
   if (result == NULL) SWIG_fail;
 }
 %extend dtpy_tensor {
-  dtpy_tensor(PyObject *obj, int writable = 0, const char *name = "tensor") {
+  dtpy_tensor(PyObject *obj, int writable = 0, const char *name = "tensor", PyObject *stream = NULL) {
     dtpy_tensor *t = PyMem_Malloc(sizeof *t);
     if (t == NULL) {
       PyErr_NoMemory();
       return NULL;
     }
-    if (dtpy_tensor_init(t, obj, writable, name) < 0) {
+    if (dtpy_tensor_init(t, obj, writable, name, stream == Py_None ? NULL : stream) < 0) {
       PyMem_Free(t);
       return NULL;
     }

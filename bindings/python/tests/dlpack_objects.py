@@ -51,25 +51,34 @@ _capsule_name.argtypes = [ctypes.py_object]
 KDL_BFLOAT = 4
 
 
+KDL_CPU = 1
+KDL_CUDA = 2
+
+
 class ManualTensor:
     """A 1-d tensor over ``storage`` (a numpy array) with any DLPack dtype.
 
     Produces its capsule by hand, so a test can see what the consumer does
     with it: ``capsules`` are the capsules handed out, ``deleted`` counts the
-    deleter's calls. The capsule has no destructor; the consumer must call the
-    deleter.
+    deleter's calls, ``calls`` the protocol methods called in order, with the
+    keyword arguments ``__dlpack__`` was given. The capsule has no destructor;
+    the consumer must call the deleter. ``device`` is what the tensor claims
+    to be on: (KDL_CUDA, 0) makes a fake CUDA tensor (its data is host memory,
+    which libdtrain must never read without a device).
     """
 
-    def __init__(self, storage, code, bits, count):
+    def __init__(self, storage, code, bits, count, device=(KDL_CPU, 0)):
         self.storage = storage
+        self.device = device
         self.capsules = []
+        self.calls = []
         self.deleted = 0
         self._shape = (ctypes.c_int64 * 1)(count)
         self._deleter = _Deleter(self._on_delete)
         self._managed = _DLManagedTensor()
         t = self._managed.dl_tensor
         t.data = storage.ctypes.data
-        t.device = _DLDevice(1, 0)  # kDLCPU
+        t.device = _DLDevice(*device)
         t.ndim = 1
         t.dtype = _DLDataType(code, bits, 1)
         t.shape = self._shape
@@ -80,13 +89,23 @@ class ManualTensor:
     def _on_delete(self, _managed):
         self.deleted += 1
 
-    def __dlpack__(self, stream=None):
+    def __dlpack__(self, **kwargs):
+        self.calls.append(("__dlpack__", kwargs))
+        # As the protocol says, and as numpy does: host memory has no stream.
+        if self.device[0] == KDL_CPU and kwargs.get("stream") is not None:
+            raise BufferError("a stream was passed for a CPU tensor")
         capsule = _capsule_new(ctypes.addressof(self._managed), b"dltensor", None)
         self.capsules.append(capsule)
         return capsule
 
     def __dlpack_device__(self):
-        return (1, 0)
+        self.calls.append(("__dlpack_device__", {}))
+        return self.device
+
+    @property
+    def streams(self):
+        """The ``stream`` arguments ``__dlpack__`` was given ("none" when it had none)."""
+        return [kwargs.get("stream", "none") for name, kwargs in self.calls if name == "__dlpack__"]
 
 
 def capsule_name(capsule):

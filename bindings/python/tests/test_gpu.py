@@ -1,0 +1,80 @@
+"""CUDA tensors from torch and cupy on a real device (pytest marker ``gpu``).
+
+CTest runs these as python_gpu (label gpu); each test skips, saying why,
+where the framework, its CUDA support or a device libdtrain can use is
+missing. Out-of-place operations on a side stream show the ordering: the
+input is written by a kernel queued on that stream just before the call, and
+the result is read by work queued after it, with no synchronisation between.
+"""
+
+import pytest
+
+import dtrain
+
+pytestmark = pytest.mark.gpu
+
+N = 1 << 22  # large enough that the kernels producing the input take a while
+
+
+def require_device():
+    info = dtrain.build_info()
+    if "cuda: compiled, no device" in info or "cuda: not compiled" in info:
+        pytest.skip(f"libdtrain has no usable CUDA device ({info})")
+
+
+def torch_cuda():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device (torch.cuda.is_available() is False)")
+    require_device()
+    return torch
+
+
+def cupy_cuda():
+    cupy = pytest.importorskip("cupy", reason="cupy is not installed")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            pytest.skip("cupy sees no CUDA device")
+    except cupy.cuda.runtime.CUDARuntimeError as e:
+        pytest.skip(f"cupy sees no CUDA device ({e})")
+    require_device()
+    return cupy
+
+
+def test_torch_allreduce_on_a_side_stream():
+    torch = torch_cuda()
+    with dtrain.Comm(device=0) as comm:
+        stream = torch.cuda.Stream()
+        with torch.cuda.stream(stream):
+            send = torch.arange(N, device="cuda", dtype=torch.float32).sin_().mul_(3)
+            recv = torch.empty_like(send)
+            comm.allreduce(send, recv, op="sum", stream=stream)
+            doubled = recv * 2
+        stream.synchronize()
+        expected = torch.arange(N, dtype=torch.float32).sin_().mul_(3) * 2
+        assert torch.allclose(doubled.cpu(), expected)
+
+
+def test_torch_default_stream_and_async():
+    torch = torch_cuda()
+    with dtrain.Comm(device=0) as comm:
+        send = torch.full((N,), 1.5, device="cuda", dtype=torch.bfloat16)
+        recv = torch.zeros_like(send)
+        request = comm.allreduce(send, recv, op="max", async_op=True)
+        request.wait()
+        request.free()
+        assert torch.equal(recv.cpu(), torch.full((N,), 1.5, dtype=torch.bfloat16))
+
+
+def test_cupy_allreduce_on_a_side_stream():
+    cupy = cupy_cuda()
+    with dtrain.Comm(device=0) as comm:
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with stream:
+            send = cupy.sin(cupy.arange(N, dtype=cupy.float32)) * 3
+            recv = cupy.empty_like(send)
+            comm.allreduce(send, recv, stream=stream)
+            doubled = recv * 2
+        stream.synchronize()
+        expected = cupy.sin(cupy.arange(N, dtype=cupy.float32)) * 6
+        assert bool(cupy.allclose(doubled, expected))
