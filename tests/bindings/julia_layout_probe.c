@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "dtrain.h"
+#include "dtrain/zero.h"
 
 #define STRUCT(type) printf("struct %s %zu\n", #type, sizeof(type))
 #define FIELD(type, member) \
@@ -80,11 +81,31 @@ int main(void) {
   FIELD(dt_ddp_options, find_unused);
   FIELD(dt_ddp_options, weighted);
 
+  STRUCT(dt_zero_options);
+  FIELD(dt_zero_options, version);
+  FIELD(dt_zero_options, stage);
+  FIELD(dt_zero_options, bucket_bytes);
+  FIELD(dt_zero_options, unit_sizes);
+  FIELD(dt_zero_options, unit_count);
+  FIELD(dt_zero_options, prefetch);
+
+  STRUCT(dt_zero_memory);
+  FIELD(dt_zero_memory, version);
+  FIELD(dt_zero_memory, parameters);
+  FIELD(dt_zero_memory, gradients);
+  FIELD(dt_zero_memory, optimizer_state);
+  FIELD(dt_zero_memory, master_weights);
+  FIELD(dt_zero_memory, communication);
+  FIELD(dt_zero_memory, padding);
+  FIELD(dt_zero_memory, peak);
+
   CONSTANT(DT_UNDEF);
   CONSTANT(DT_COMM_OPTIONS_VERSION);
   CONSTANT(DT_OPTIMIZER_OPTIONS_VERSION);
   CONSTANT(DT_OPTIMIZER_STEP_INFO_VERSION);
   CONSTANT(DT_DDP_OPTIONS_VERSION);
+  CONSTANT(DT_ZERO_OPTIONS_VERSION);
+  CONSTANT(DT_ZERO_MEMORY_VERSION);
   CONSTANT(kDLCPU);
   CONSTANT(kDLCUDA);
   CONSTANT(kDLCUDAHost);

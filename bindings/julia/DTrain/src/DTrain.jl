@@ -5,7 +5,7 @@ Julia binding of libdtrain, distributed training as an embeddable library.
 
 Arrays are handed to the library as borrowed DLPack tensors: dense host arrays of
 `Float32`, `Float64`, `Float16`, `Int32`, `Int64`, `Int8` or `UInt8`. Handles
-(`Comm`, `Request`, `Optimizer`, `DDP`) are freed by `close` or, failing that, by their
+(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`) are freed by `close` or, failing that, by their
 finalizers, which only release local resources and never communicate.
 
 The library is `ENV["LIBDTRAIN"]` when set, otherwise `libdtrain.so.0` from the
@@ -32,6 +32,8 @@ export DDP, Compression, DT_DDP_COMPRESS_NONE, DT_DDP_COMPRESS_F16, DT_DDP_COMPR
        BucketState, DT_BUCKET_WAITING, DT_BUCKET_IN_FLIGHT, DT_BUCKET_REDUCED, DT_BUCKET_FAILED,
        mark_ready!, set_sync!, is_sync, no_sync, set_local_weight!, bucket_count, bucket_of,
        bucket_state, broadcast_parameters!
+export Zero, ZeroMemory, parameter, gradient, gather!, gather_wait, release!, with_unit, unit_count,
+       memory_usage, save_checkpoint, load_checkpoint!
 
 include("library.jl")
 include("status.jl")
@@ -46,5 +48,6 @@ include("collectives.jl")
 include("p2p.jl")
 include("optimizer.jl")
 include("ddp.jl")
+include("zero.jl")
 
 end # module

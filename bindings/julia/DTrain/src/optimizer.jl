@@ -75,6 +75,11 @@ struct StepInfo
     loss_scale::Float32
 end
 
+StepInfo(i::OptimizerStepInfo) = StepInfo(i.skipped != 0, i.grad_norm, Int(i.step), i.loss_scale)
+
+# A dt_optimizer_step_info of the version mirrored here, for a step to fill.
+_step_info_out() = Ref(OptimizerStepInfo(DT_OPTIMIZER_STEP_INFO_VERSION, 0, 0.0, 0, 0.0f0))
+
 """
     Optimizer(params, grads; kind=DT_OPTIM_ADAMW, lr, weight_decay, momentum, dampening,
               nesterov, betas, eps, max_grad_norm, loss_scale, dynamic_loss_scale,
@@ -123,6 +128,25 @@ _float_option(value::Real, default::Cfloat) = Cfloat(value)
 _flag_option(value::Nothing, default::Cint) = default
 _flag_option(value::Integer, default::Cint) = Cint(value)
 
+# dt_optimizer_options from the keyword arguments Optimizer and Zero share;
+# `nothing` keeps the library's default.
+function _optimizer_options(; kind=DT_OPTIM_ADAMW, lr=nothing, weight_decay=nothing, momentum=nothing,
+                            dampening=nothing, nesterov=nothing, betas=nothing, eps=nothing,
+                            max_grad_norm=nothing, loss_scale=nothing, dynamic_loss_scale=nothing,
+                            growth_factor=nothing, backoff_factor=nothing, growth_interval=nothing,
+                            comm::Ptr{Cvoid}=C_NULL)
+    d = OptimizerOptions()
+    beta1, beta2 = betas === nothing ? (d.beta1, d.beta2) : (Cfloat(betas[1]), Cfloat(betas[2]))
+    return OptimizerOptions(
+        d.version, Cint(_kind(kind)), _float_option(lr, d.lr),
+        _float_option(weight_decay, d.weight_decay), _float_option(momentum, d.momentum),
+        _float_option(dampening, d.dampening), _flag_option(nesterov, d.nesterov), beta1, beta2,
+        _float_option(eps, d.eps), _float_option(max_grad_norm, d.max_grad_norm),
+        _float_option(loss_scale, d.loss_scale), _flag_option(dynamic_loss_scale, d.dynamic_loss_scale),
+        _float_option(growth_factor, d.growth_factor), _float_option(backoff_factor, d.backoff_factor),
+        growth_interval === nothing ? d.growth_interval : Cint(growth_interval), comm)
+end
+
 function Optimizer(params::AbstractVector, grads::AbstractVector; kind=DT_OPTIM_ADAMW, lr=nothing,
                    weight_decay=nothing, momentum=nothing, dampening=nothing, nesterov=nothing,
                    betas=nothing, eps=nothing, max_grad_norm=nothing, loss_scale=nothing,
@@ -130,22 +154,15 @@ function Optimizer(params::AbstractVector, grads::AbstractVector; kind=DT_OPTIM_
                    growth_interval=nothing, comm::Union{Comm,Nothing}=nothing)
     length(params) == length(grads) || throw(DTrainError(DT_ERR_INVALID_ARGUMENT,
         "grads: $(length(grads)) gradients for $(length(params)) parameters"))
-    d = OptimizerOptions()
-    beta1, beta2 = betas === nothing ? (d.beta1, d.beta2) : (Cfloat(betas[1]), Cfloat(betas[2]))
     borrowed = Borrowed[Borrowed(a) for a in Iterators.flatten((params, grads))]
     n = length(params)
     tensors = DLTensor[b.tensor[] for b in borrowed]
     out = Ref{Ptr{Cvoid}}(C_NULL)
     code = GC.@preserve borrowed tensors comm begin
-        options = OptimizerOptions(
-            d.version, Cint(_kind(kind)), _float_option(lr, d.lr),
-            _float_option(weight_decay, d.weight_decay), _float_option(momentum, d.momentum),
-            _float_option(dampening, d.dampening), _flag_option(nesterov, d.nesterov), beta1, beta2,
-            _float_option(eps, d.eps), _float_option(max_grad_norm, d.max_grad_norm),
-            _float_option(loss_scale, d.loss_scale), _flag_option(dynamic_loss_scale, d.dynamic_loss_scale),
-            _float_option(growth_factor, d.growth_factor), _float_option(backoff_factor, d.backoff_factor),
-            growth_interval === nothing ? d.growth_interval : Cint(growth_interval),
-            comm === nothing ? C_NULL : Base.unsafe_convert(Ptr{Cvoid}, comm))
+        options = _optimizer_options(; kind, lr, weight_decay, momentum, dampening, nesterov, betas, eps,
+                                     max_grad_norm, loss_scale, dynamic_loss_scale, growth_factor,
+                                     backoff_factor, growth_interval,
+                                     comm=comm === nothing ? C_NULL : Base.unsafe_convert(Ptr{Cvoid}, comm))
         # params are tensors[1:n], grads tensors[n+1:2n]; pointer arithmetic counts bytes.
         base = pointer(tensors)
         ccall(_sym(:dt_optimizer_create), Cint,
@@ -206,10 +223,9 @@ Takes one step: skipped, changing nothing, when a gradient holds inf or NaN;
 otherwise the gradients are unscaled and clipped and the parameters updated.
 """
 function step!(opt::Optimizer)
-    info = Ref(OptimizerStepInfo(DT_OPTIMIZER_STEP_INFO_VERSION, 0, 0.0, 0, 0.0f0))
+    info = _step_info_out()
     _check(ccall(_sym(:dt_optimizer_step), Cint, (Ptr{Cvoid}, Ref{OptimizerStepInfo}), opt, info))
-    i = info[]
-    return StepInfo(i.skipped != 0, i.grad_norm, Int(i.step), i.loss_scale)
+    return StepInfo(info[])
 end
 
 """
