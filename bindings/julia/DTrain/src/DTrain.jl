@@ -4,7 +4,8 @@
 Julia binding of libdtrain, distributed training as an embeddable library.
 
 Arrays are handed to the library as borrowed DLPack tensors: dense host arrays of
-`Float32`, `Float64`, `Float16`, `Int32`, `Int64`, `Int8` or `UInt8`. Handles
+`Float32`, `Float64`, `Float16`, `Int32`, `Int64`, `Int8` or `UInt8`, or CUDA
+device memory described by a [`DeviceBuffer`](@ref). Handles
 (`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`) are freed by `close` or, failing that, by their
 finalizers, which only release local resources and never communicate.
 
@@ -25,7 +26,7 @@ export Comm, comm_rank, comm_size, abort, barrier
 export Request, test
 export allreduce!, reduce_scatter!, allgather!, alltoall!, alltoallv!, send, recv!
 export iallreduce!, ireduce_scatter!, iallgather!, ibroadcast!, ialltoall!, ialltoallv!, isend, irecv!
-export tensor_check
+export tensor_check, DeviceBuffer
 export Optimizer, OptimizerKind, DT_OPTIM_SGD, DT_OPTIM_ADAMW, StepInfo, step!, zero_grad!,
        learning_rate, set_learning_rate!, loss_scale
 export DDP, Compression, DT_DDP_COMPRESS_NONE, DT_DDP_COMPRESS_F16, DT_DDP_COMPRESS_BF16,

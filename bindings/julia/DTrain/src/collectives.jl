@@ -48,7 +48,7 @@ function _allreduce(comm::Comm, send, recv, op, nonblocking::Bool)
     return _launch(comm, Any[s, r], nonblocking) do req
         ccall(_sym(:dt_allreduce), Cint,
               (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
-              comm, s.tensor, r.tensor, c_op, C_NULL, req)
+              comm, s.tensor, r.tensor, c_op, _stream(s, r), req)
     end
 end
 
@@ -57,7 +57,7 @@ function _reduce_scatter(comm::Comm, send, recv, op, nonblocking::Bool)
     return _launch(comm, Any[s, r], nonblocking) do req
         ccall(_sym(:dt_reduce_scatter), Cint,
               (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
-              comm, s.tensor, r.tensor, c_op, C_NULL, req)
+              comm, s.tensor, r.tensor, c_op, _stream(s, r), req)
     end
 end
 
@@ -66,7 +66,7 @@ function _allgather(comm::Comm, send, recv, nonblocking::Bool)
     return _launch(comm, Any[s, r], nonblocking) do req
         ccall(_sym(:dt_allgather), Cint,
               (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
-              comm, s.tensor, r.tensor, C_NULL, req)
+              comm, s.tensor, r.tensor, _stream(s, r), req)
     end
 end
 
@@ -75,7 +75,7 @@ function _broadcast(comm::Comm, buf, root::Integer, nonblocking::Bool)
     return _launch(comm, Any[b], nonblocking) do req
         ccall(_sym(:dt_broadcast), Cint,
               (Ptr{Cvoid}, Ref{DLTensor}, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
-              comm, b.tensor, Cint(root), C_NULL, req)
+              comm, b.tensor, Cint(root), _stream(b), req)
     end
 end
 
@@ -84,7 +84,7 @@ function _alltoall(comm::Comm, send, recv, nonblocking::Bool)
     return _launch(comm, Any[s, r], nonblocking) do req
         ccall(_sym(:dt_alltoall), Cint,
               (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
-              comm, s.tensor, r.tensor, C_NULL, req)
+              comm, s.tensor, r.tensor, _stream(s, r), req)
     end
 end
 
@@ -101,7 +101,7 @@ function _alltoallv(comm::Comm, send, send_counts, recv, recv_counts, nonblockin
     return _launch(comm, Any[s, r, sc, rc], nonblocking) do req
         ccall(_sym(:dt_alltoallv), Cint,
               (Ptr{Cvoid}, Ref{DLTensor}, Ptr{Int64}, Ref{DLTensor}, Ptr{Int64}, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
-              comm, s.tensor, sc, r.tensor, rc, C_NULL, req)
+              comm, s.tensor, sc, r.tensor, rc, _stream(s, r), req)
     end
 end
 

@@ -7,7 +7,7 @@ function _send(comm::Comm, buf, peer::Integer, tag::Integer, nonblocking::Bool)
     return _launch(comm, Any[b], nonblocking) do req
         ccall(_sym(:dt_send), Cint,
               (Ptr{Cvoid}, Ref{DLTensor}, Cint, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
-              comm, b.tensor, Cint(peer), Cint(tag), C_NULL, req)
+              comm, b.tensor, Cint(peer), Cint(tag), _stream(b), req)
     end
 end
 
@@ -16,7 +16,7 @@ function _recv(comm::Comm, buf, peer::Integer, tag::Integer, nonblocking::Bool)
     return _launch(comm, Any[b], nonblocking) do req
         ccall(_sym(:dt_recv), Cint,
               (Ptr{Cvoid}, Ref{DLTensor}, Cint, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
-              comm, b.tensor, Cint(peer), Cint(tag), C_NULL, req)
+              comm, b.tensor, Cint(peer), Cint(tag), _stream(b), req)
     end
 end
 

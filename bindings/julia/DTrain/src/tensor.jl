@@ -40,6 +40,59 @@ function _iscontiguous(array::StridedArray)
 end
 
 """
+    DeviceBuffer(pointer::Ptr{T}, length, device; stream=C_NULL)
+
+`length` elements of `T` in CUDA device memory at `pointer`, on CUDA device
+`device`, for the collectives and point-to-point calls (which take it wherever
+they take an array) and [`tensor_check`](@ref). It describes memory the caller
+owns, e.g. `pointer(cu_array)` of a CUDA.jl array: keep that memory allocated
+(and the array referenced) until the operation has completed. `stream` is the
+`cudaStream_t` the operations on it run on (`C_NULL`: the communicator's own
+stream, ordered after nothing; see `dtrain/comm.h`); with NCCL they are queued
+on it, so work queued there afterwards sees their results.
+
+Julia cannot read device memory from the host, so indexing throws. Without a
+usable CUDA device the library refuses it with `DT_ERR_UNSUPPORTED`.
+"""
+struct DeviceBuffer{T} <: AbstractVector{T}
+    pointer::Ptr{T}
+    length::Int
+    device::Int32
+    stream::Ptr{Cvoid}
+
+    function DeviceBuffer(pointer::Ptr{T}, length::Integer, device::Integer; stream::Ptr=C_NULL) where {T}
+        dldatatype(T)  # throws for element types libdtrain does not take
+        length >= 0 || throw(ArgumentError("DTrain: a DeviceBuffer's length $length is negative"))
+        device >= 0 || throw(ArgumentError("DTrain: CUDA device $device is negative"))
+        return new{T}(pointer, Int(length), Int32(device), Ptr{Cvoid}(stream))
+    end
+end
+
+Base.size(buffer::DeviceBuffer) = (buffer.length,)
+Base.pointer(buffer::DeviceBuffer) = buffer.pointer
+Base.getindex(::DeviceBuffer, ::Int) = throw(ArgumentError(
+    "DTrain: a DeviceBuffer is CUDA device memory, which cannot be read from the host"))
+Base.show(io::IO, buffer::DeviceBuffer{T}) where {T} =
+    print(io, "DeviceBuffer{$T}(", buffer.pointer, ", ", buffer.length, ", device ", buffer.device, ")")
+Base.show(io::IO, ::MIME"text/plain", buffer::DeviceBuffer) = show(io, buffer)
+
+function Borrowed(buffer::DeviceBuffer{T}) where {T}
+    shape = Int64[buffer.length]
+    tensor = DLTensor(Ptr{Cvoid}(buffer.pointer), DLDevice(kDLCUDA, buffer.device), Int32(1), dldatatype(T),
+                      pointer(shape), Ptr{Int64}(C_NULL), UInt64(0))
+    return Borrowed(buffer, shape, Ref(tensor))
+end
+
+# The `stream` argument of an operation on `operands`: the first device
+# buffer's; host arrays have none (the library ignores it for them).
+function _stream(operands::Borrowed...)
+    for operand in operands
+        operand.array isa DeviceBuffer && return operand.array.stream
+    end
+    return C_NULL
+end
+
+"""
     tensor_check(array) -> Int
     tensor_check(tensor::DTrain.DLTensor) -> Int
 

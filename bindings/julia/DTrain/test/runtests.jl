@@ -141,6 +141,45 @@ end
     end
 end
 
+@testset "device buffers" begin
+    # Host memory claiming to be on CUDA device 1: what the library is handed
+    # is checked here; the library itself never reads it without a device.
+    data = zeros(Float32, 6)
+    stream = Ptr{Cvoid}(UInt(0x7000))
+    buffer = DeviceBuffer(pointer(data), 6, 1; stream=stream)
+    @test size(buffer) == (6,)
+    @test_throws ArgumentError buffer[1]
+    @test_throws ArgumentError DeviceBuffer(pointer(zeros(ComplexF64, 2)), 2, 0)
+    @test_throws ArgumentError DeviceBuffer(pointer(data), -1, 0)
+    @test_throws ArgumentError DeviceBuffer(pointer(data), 6, -1)
+    borrowed = DTrain.Borrowed(buffer)
+    t = borrowed.tensor[]
+    @test t.data == Ptr{Cvoid}(pointer(data))
+    @test t.device == DTrain.DLDevice(DTrain.kDLCUDA, 1)
+    @test (t.ndim, t.dtype) == (1, DTrain.DLDataType(DTrain.kDLFloat, 32, 1))
+    @test unsafe_load(t.shape) == 6
+    @test (t.strides, t.byte_offset) == (C_NULL, 0)
+    @test DTrain._stream(DTrain.Borrowed(zeros(Float32, 6)), borrowed) == stream
+    @test DTrain._stream(DTrain.Borrowed(zeros(Float32, 6))) == C_NULL
+
+    if occursin("cuda: compiled, no device", DTrain.build_info()) || occursin("cuda: not compiled", DTrain.build_info())
+        on_device_0 = DeviceBuffer(pointer(data), 6, 0; stream=stream)
+        GC.@preserve data begin
+            @test occursin("CUDA tensors need a CUDA device",
+                           message_of(() -> tensor_check(on_device_0), DT_ERR_UNSUPPORTED))
+            Comm() do comm
+                @test occursin("send: CUDA tensors need a CUDA device",
+                               message_of(() -> allreduce!(comm, on_device_0, DT_SUM), DT_ERR_UNSUPPORTED))
+                @test occursin("buf: CUDA tensors need a CUDA device",
+                               message_of(() -> send(comm, on_device_0, 0), DT_ERR_UNSUPPORTED))
+                barrier(comm)
+            end
+        end
+    else
+        @info "device buffers: this machine has a CUDA device; the refusal without one is not observable here"
+    end
+end
+
 @testset "bad input is refused and changes nothing" begin
     Comm() do comm
         send = ones(Float32, 8)
