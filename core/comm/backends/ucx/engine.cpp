@@ -1,6 +1,7 @@
 #include "comm/backends/ucx/engine.hpp"
 
 #include <poll.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -11,19 +12,52 @@ namespace dtrain::comm::ucx {
 
 namespace {
 
-// How long the progress thread sleeps at most, with and without work: it
-// still needs the odd round, for UCP's keepalive and to watch local peers
-// (with work). A worker that cannot be armed is polled every millisecond.
-constexpr int kSleepWithWorkMs = 50;
-constexpr int kSleepIdleMs = 500;
-constexpr int kSleepUnarmedMs = 1;
+// How long a thread sleeps on the worker's events at most, with and without
+// work: progress still needs the odd round, for UCP's keepalive and to watch
+// local peers (with work). A worker that cannot be armed is polled every
+// millisecond.
+constexpr auto kSleepWithWork = std::chrono::milliseconds(50);
+constexpr auto kSleepIdle = std::chrono::milliseconds(500);
+constexpr auto kSleepUnarmed = std::chrono::milliseconds(1);
 // Teardown: how long cancelled operations get to settle, and endpoints to flush.
 constexpr auto kSettleTime = std::chrono::milliseconds(500);
 constexpr auto kFlushTime = std::chrono::seconds(2);
-// How long after submitting an operation the caller alone drives progress.
+// How long after submitting an operation the caller alone drives progress:
+// long enough for a blocking caller to reach wait(), short enough that a
+// non-blocking operation soon gets the progress thread.
 constexpr auto kSubmitLease = std::chrono::microseconds(20);
+// The lease a waiting caller renews on every round: the progress thread
+// checks back this often while a caller drives progress.
+constexpr auto kWaitLease = std::chrono::milliseconds(1);
+// The least a waiting caller polls before sleeping, however often sleeping
+// was needed lately.
+constexpr int kMinSpinUs = 10;
+// How long the progress thread polls after an event before sleeping on the
+// worker's events.
+constexpr auto kBackgroundSpin = std::chrono::microseconds(20);
 // How often peers on this host are checked for being alive, while there is work.
 constexpr auto kWatchPeriod = std::chrono::milliseconds(250);
+
+// A poll() timeout in whole milliseconds, rounded up so that a sleep never
+// ends before `until`.
+int poll_timeout(Clock::time_point now, Clock::time_point until) {
+  if (until <= now) return 0;
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
+  return static_cast<int>(std::min<std::int64_t>(ms, kSleepIdle.count()));
+}
+
+// Whether the ranks on this host outnumber the cores this process may use:
+// then a rank waiting for a peer may be keeping it off its core.
+bool oversubscribed(const std::vector<ProcessIdentity>& identities, int rank) {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) return false;
+  const ProcessIdentity& me = identities[rank];
+  const auto local = std::count_if(identities.begin(), identities.end(), [&](const ProcessIdentity& other) {
+    return !me.boot_id.empty() && other.boot_id == me.boot_id;
+  });
+  return local > CPU_COUNT(&cpus);
+}
 
 }  // namespace
 
@@ -32,18 +66,25 @@ Engine::Engine(std::unique_ptr<Transport> transport, int rank, std::uint32_t con
     : transport_(std::move(transport)),
       world_ranks_(std::move(world_ranks)),
       identities_(std::move(identities)),
-      tuning_(tuning) {
+      tuning_(tuning),
+      oversubscribed_(oversubscribed(identities_, rank)),
+      spin_limit_us_(tuning.spin_us) {
   group_.transport = transport_.get();
   group_.rank = rank;
   group_.size = transport_->size();
   group_.context = context;
   group_.world_ranks = &world_ranks_;
   group_.tuning = &tuning_;
+  next_watch_.store((Clock::now() + kWatchPeriod).time_since_epoch().count(), std::memory_order_relaxed);
   thread_ = std::thread([this] { run(); });
 }
 
 Engine::~Engine() {
-  stop_.store(true, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_.store(true, std::memory_order_release);
+    lease_cv_.notify_one();
+  }
   transport_->signal();
   thread_.join();
 
@@ -73,9 +114,9 @@ void Engine::extend_caller_lease(std::chrono::microseconds length) {
 }
 
 RequestPtr Engine::submit(std::unique_ptr<Operation> op) {
-  // Long enough for a blocking caller to reach wait(); short enough that a
-  // non-blocking operation soon gets the progress thread.
-  extend_caller_lease(kSubmitLease);
+  // Before taking the lock, so that the progress thread, seeing the lease,
+  // lets go of it at its next round.
+  if (callers_.load(std::memory_order_relaxed) == 0) extend_caller_lease(kSubmitLease);
   std::unique_lock<std::mutex> lock(mutex_);
   const bool collective = op->kind() == Operation::Kind::collective;
   op->set_label(++operations_, collective ? collectives_++ : 0);
@@ -114,27 +155,61 @@ void Engine::break_with(dt_status status, const std::string& message) {
 }
 
 bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
-  const auto spin_until = std::min(deadline, Clock::now() + std::chrono::microseconds(tuning_.spin_us));
-  while (!request->done() && Clock::now() < spin_until) {
-    extend_caller_lease(std::chrono::microseconds(tuning_.spin_us));
-    std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
-    // An idle round yields the core: with more ranks than cores (as when
-    // OpenMPI oversubscribes), the peer this rank waits for may need it.
-    if (!lock.owns_lock() || !tick()) {
-      if (lock.owns_lock()) lock.unlock();
-      std::this_thread::yield();
+  if (request->done()) return true;
+  // The caller drives progress itself until the request is done: polling
+  // while something happened within the spin limit, then sleeping on the
+  // worker's events. Handing over to the progress thread would cost a
+  // wake-up at each end; the thread keeps off the lock meanwhile (the lease).
+  const auto spin = std::chrono::microseconds(spin_limit_us_.load(std::memory_order_relaxed));
+  bool slept = false;
+  callers_.fetch_add(1, std::memory_order_relaxed);
+  auto last_event = Clock::now();
+  while (!request->done()) {
+    const auto now = Clock::now();
+    if (now >= deadline) break;
+    extend_caller_lease(kWaitLease);
+    watch_local_peers(now);
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (tick()) {
+      last_event = now;
+      continue;
+    }
+    if (request->done()) break;
+    if (now - last_event < spin) {
+      lock.unlock();
+      // With more ranks than cores, the peer this rank waits for may need
+      // this core; otherwise giving it up would only hand it to other work.
+      if (oversubscribed_) std::this_thread::yield();
+      continue;
+    }
+    const Transport::Arm armed = transport_->arm();
+    if (armed == Transport::Arm::busy) continue;
+    lock.unlock();
+    const auto wake_by =
+        std::min(deadline, now + (armed == Transport::Arm::unavailable ? kSleepUnarmed : kSleepWithWork));
+    caller_lease_until_.store((wake_by + kWaitLease).time_since_epoch().count(), std::memory_order_relaxed);
+    pollfd event{transport_->event_fd(), POLLIN, 0};
+    ::poll(&event, 1, poll_timeout(now, wake_by));
+    slept = true;
+    last_event = Clock::now();
+  }
+  // Spinning pays while the peers run at the same time as this rank; when
+  // they do not (a busy machine, ranks sharing a core), it only burns the
+  // core they need, and the limit shrinks until waits succeed again.
+  const int limit = spin_limit_us_.load(std::memory_order_relaxed);
+  spin_limit_us_.store(slept ? std::max(kMinSpinUs, limit / 2) : std::min(tuning_.spin_us, limit * 2 + 1),
+                       std::memory_order_relaxed);
+  if (callers_.fetch_sub(1, std::memory_order_relaxed) == 1) {
+    // The last caller out hands what is left to the progress thread at once.
+    std::lock_guard<std::mutex> lock(mutex_);
+    caller_lease_until_.store(0, std::memory_order_relaxed);
+    if (has_work()) {
+      ++generation_;
+      lease_cv_.notify_one();
+      if (sleeping_) transport_->signal();
     }
   }
-  if (request->done()) return true;
-  // Handing over: the progress thread carries on from here.
-  caller_lease_until_.store(0, std::memory_order_relaxed);
-  {
-    // The progress thread may be asleep after this thread took its events.
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++generation_;
-    if (sleeping_) transport_->signal();
-  }
-  return request->wait_until(deadline);
+  return request->done();
 }
 
 std::vector<int> Engine::waiting_on(const Request& request) {
@@ -150,36 +225,32 @@ std::vector<int> Engine::waiting_on(const Request& request) {
 
 void Engine::run() {
   auto last_event = Clock::now();
-  auto next_watch = Clock::now() + kWatchPeriod;
-  const auto spin = std::chrono::microseconds(tuning_.spin_us);
   while (!stop_.load(std::memory_order_acquire)) {
-    const Clock::time_point lease(Clock::duration(caller_lease_until_.load(std::memory_order_relaxed)));
-    if (Clock::now() < lease) {
-      std::this_thread::sleep_until(lease);
-      continue;
-    }
     std::uint64_t seen = 0;
     bool busy = false;
     bool work = false;
     Transport::Arm armed = Transport::Arm::busy;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::unique_lock<std::mutex> lock(mutex_);
+      const Clock::time_point lease(Clock::duration(caller_lease_until_.load(std::memory_order_relaxed)));
+      if (Clock::now() < lease) {
+        // A caller drives progress; the last one out wakes this thread.
+        lease_cv_.wait_until(lock, lease);
+        continue;
+      }
       seen = generation_;
       busy = tick();
       work = has_work();
     }
-    // Lets a caller waiting for the lock (to submit, say) have it.
-    std::this_thread::yield();
     const auto now = Clock::now();
-    if (work && now >= next_watch) {
-      watch_local_peers();
-      next_watch = now + kWatchPeriod;
-    }
+    if (work) watch_local_peers(now);
     if (busy) {
       last_event = now;
       continue;
     }
-    if (work && now - last_event < spin) continue;
+    // A short poll catches the next step of a pipelined operation without a
+    // wake-up; a long one would take the core from the caller's computation.
+    if (work && now - last_event < kBackgroundSpin) continue;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       // New work, or an abort, since the last round: no sleeping on it.
@@ -189,9 +260,9 @@ void Engine::run() {
       sleeping_ = true;
       work = has_work();
     }
+    const auto sleep = armed == Transport::Arm::unavailable ? kSleepUnarmed : work ? kSleepWithWork : kSleepIdle;
     pollfd event{transport_->event_fd(), POLLIN, 0};
-    ::poll(&event, 1,
-           armed == Transport::Arm::unavailable ? kSleepUnarmedMs : work ? kSleepWithWorkMs : kSleepIdleMs);
+    ::poll(&event, 1, static_cast<int>(sleep.count()));
     std::lock_guard<std::mutex> lock(mutex_);
     sleeping_ = false;
     last_event = Clock::now();
@@ -279,7 +350,12 @@ void Engine::lose_peers(const std::vector<std::pair<int, ucs_status_t>>& lost) {
   if (!reasons.empty()) fail_all(DT_ERR_REMOTE, reasons);
 }
 
-void Engine::watch_local_peers() {
+void Engine::watch_local_peers(Clock::time_point now) {
+  // One thread at a time, once a period: whoever drives progress.
+  std::int64_t due = next_watch_.load(std::memory_order_relaxed);
+  if (now.time_since_epoch().count() < due) return;
+  const std::int64_t next = (now + kWatchPeriod).time_since_epoch().count();
+  if (!next_watch_.compare_exchange_strong(due, next, std::memory_order_relaxed)) return;
   const ProcessIdentity& me = identities_[group_.rank];
   std::vector<int> dead;
   // /proc is read without the lock; only the verdicts need it.

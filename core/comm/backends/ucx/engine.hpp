@@ -3,12 +3,13 @@
 // order); point-to-point operations start at once and complete when matched.
 // Any number may be outstanding.
 //
-// One lock serialises everything that touches UCP. A progress thread drives
-// the worker: it polls while there is work, and after `spin_us` without any
-// event sleeps on the worker's event fd (ucp_worker_arm), so several ranks
-// sharing a core do not starve each other. A thread waiting on a request may
-// drive progress itself for a moment first (wait()), so small messages need
-// no hand-off between threads.
+// One lock serialises everything that touches UCP. A thread waiting on a
+// request drives progress itself (wait()): it polls while anything happens
+// and, after `spin_us` without an event, sleeps on the worker's event fd
+// (ucp_worker_arm), so no message needs a hand-off between threads and ranks
+// sharing a core do not starve each other. Meanwhile the progress thread
+// keeps off; it drives what nobody waits for (non-blocking operations),
+// polling briefly after each event and otherwise sleeping on the event fd.
 //
 // A failed peer (the endpoint's error callback) fails every pending operation
 // with DT_ERR_REMOTE naming it, cancelling the receives posted on the worker,
@@ -20,6 +21,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -78,8 +80,9 @@ class Engine {
   bool tick();
   bool advance_operations();
   void handle_failures();
-  // Checks that the processes of peers on this host still exist.
-  void watch_local_peers();
+  // Checks that the processes of peers on this host still exist, once every
+  // period, whichever thread drives progress.
+  void watch_local_peers(Clock::time_point now);
   // Peers are of no more use: what waits on them fails, and everything else
   // too unless they left in good order. One error names every peer lost in
   // the round, so no rank's report depends on which loss it noticed first.
@@ -106,13 +109,18 @@ class Engine {
   dt_status broken_status_ = DT_OK;
   std::string broken_reason_;
   std::uint64_t generation_ = 0;  // bumped by submit(), so the thread never sleeps on new work
-  bool sleeping_ = false;
+  bool sleeping_ = false;    // the progress thread is asleep on the event fd
   // While a caller submits or waits, it drives progress itself and holds a
-  // short lease (steady-clock nanoseconds) during which the progress thread
-  // stays off the lock: on a machine with more ranks than cores, a second
-  // thread contending for the worker costs more than it brings.
+  // lease (steady-clock nanoseconds) during which the progress thread stays
+  // off the lock, asleep on lease_cv_: a second thread contending for the
+  // worker costs more than it brings, the more so with more ranks than cores.
   std::atomic<std::int64_t> caller_lease_until_{0};
+  std::atomic<int> callers_{0};  // threads in wait()
+  std::condition_variable lease_cv_;
   void extend_caller_lease(std::chrono::microseconds length);
+  const bool oversubscribed_;  // more ranks on this host than cores: waiting yields
+  std::atomic<int> spin_limit_us_;  // how long wait() polls without an event, adapted to how waits go
+  std::atomic<std::int64_t> next_watch_{0};  // when local peers are next checked
 
   bool abort_handled_ = false;
   bool cut_short_ = false;  // requests were failed wholesale: no goodbye at teardown

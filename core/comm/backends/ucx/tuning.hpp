@@ -12,11 +12,10 @@
 //                               latency-bound algorithm (default 65536)
 //   DTRAIN_UCX_CHUNK_BYTES      pipeline chunk (default 131072)
 //   DTRAIN_UCX_PIPELINE_DEPTH   chunks in flight per operation (default 4)
-//   DTRAIN_UCX_SPIN_US          how long a blocking call drives progress itself
-//                               (yielding the core when idle) before handing
-//                               over, and how long the progress thread polls
-//                               before sleeping on the worker's event fd
-//                               (default 1000)
+//   DTRAIN_UCX_SPIN_US          how long a waiting call polls the worker
+//                               without an event before sleeping on its event
+//                               fd, at most (default 1000; the engine
+//                               shortens it while waits keep needing sleep)
 #pragma once
 
 #include <cstddef>
