@@ -33,6 +33,7 @@ mod abort;
 mod collectives;
 mod comm;
 mod ddp;
+mod device;
 mod element;
 mod error;
 mod half;
@@ -49,6 +50,7 @@ pub use dtrain_sys as sys;
 
 pub use abort::AbortHandle;
 pub use comm::Comm;
+pub use device::{CudaStream, DeviceTensor};
 pub use ddp::{broadcast_parameters, BucketState, Compression, Ddp, DdpOptions};
 pub use element::{DataType, Element};
 pub use error::{error_last, status_string, Error, Result, Status};

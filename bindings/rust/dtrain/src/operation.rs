@@ -12,13 +12,15 @@ use crate::error::{check, Error, Result, Status};
 use crate::request::Request;
 use crate::tensor::RawTensor;
 
-/// The descriptors of one operation's buffers (and alltoallv's counts). A
-/// non-blocking operation's [`Request`] keeps them until it has finished, since
-/// libdtrain may read them for that long. Both live in heap storage that does
-/// not move when `Operands` does.
+/// The descriptors of one operation's buffers (and alltoallv's counts), and
+/// the `stream` argument of its C call. A non-blocking operation's
+/// [`Request`] keeps them until it has finished, since libdtrain may read them
+/// for that long. Both live in heap storage that does not move when
+/// `Operands` does.
 pub(crate) struct Operands {
     pub(crate) tensors: Vec<RawTensor>,
     pub(crate) counts: Vec<Vec<i64>>,
+    pub(crate) stream: *mut c_void,
 }
 
 impl Operands {
@@ -26,13 +28,23 @@ impl Operands {
         Operands {
             tensors: vec![tensor],
             counts: Vec::new(),
+            stream: NO_STREAM,
         }
     }
 
     pub(crate) fn pair<T: Element>(send: &[T], recv: &mut [T]) -> Operands {
+        Operands::tensors(
+            vec![RawTensor::of(send), RawTensor::of_mut(recv)],
+            NO_STREAM,
+        )
+    }
+
+    /// Operands of an operation on device memory, run on `stream`.
+    pub(crate) fn tensors(tensors: Vec<RawTensor>, stream: *mut c_void) -> Operands {
         Operands {
-            tensors: vec![RawTensor::of(send), RawTensor::of_mut(recv)],
+            tensors,
             counts: Vec::new(),
+            stream,
         }
     }
 
@@ -95,7 +107,7 @@ where
     f
 }
 
-/// The `stream` argument: host tensors ignore it.
+/// The `stream` argument of operations on host memory, which ignore it.
 pub(crate) const NO_STREAM: *mut c_void = ptr::null_mut();
 
 impl<'p> Comm<'p> {

@@ -8,13 +8,13 @@
 
 use dtrain_sys as sys;
 
-use crate::operation::{start, Operands, Start, NO_STREAM};
+use crate::operation::{start, Operands, Start};
 use crate::options::ReduceOp;
 
 pub(crate) fn allreduce(op: ReduceOp) -> impl Start {
     start(move |c, o: &mut Operands, req| unsafe {
         let recv = o.tensor_mut(1);
-        sys::dt_allreduce(c, o.tensor(0), recv, op.to_raw(), NO_STREAM, req)
+        sys::dt_allreduce(c, o.tensor(0), recv, op.to_raw(), o.stream, req)
     })
 }
 
@@ -22,34 +22,34 @@ pub(crate) fn allreduce(op: ReduceOp) -> impl Start {
 pub(crate) fn allreduce_in_place(op: ReduceOp) -> impl Start {
     start(move |c, o: &mut Operands, req| unsafe {
         let buf = o.tensor_mut(0);
-        sys::dt_allreduce(c, buf, buf, op.to_raw(), NO_STREAM, req)
+        sys::dt_allreduce(c, buf, buf, op.to_raw(), o.stream, req)
     })
 }
 
 pub(crate) fn reduce_scatter(op: ReduceOp) -> impl Start {
     start(move |c, o: &mut Operands, req| unsafe {
         let recv = o.tensor_mut(1);
-        sys::dt_reduce_scatter(c, o.tensor(0), recv, op.to_raw(), NO_STREAM, req)
+        sys::dt_reduce_scatter(c, o.tensor(0), recv, op.to_raw(), o.stream, req)
     })
 }
 
 pub(crate) fn allgather() -> impl Start {
     start(|c, o: &mut Operands, req| unsafe {
         let recv = o.tensor_mut(1);
-        sys::dt_allgather(c, o.tensor(0), recv, NO_STREAM, req)
+        sys::dt_allgather(c, o.tensor(0), recv, o.stream, req)
     })
 }
 
 pub(crate) fn broadcast(root: i32) -> impl Start {
     start(move |c, o: &mut Operands, req| unsafe {
-        sys::dt_broadcast(c, o.tensor_mut(0), root, NO_STREAM, req)
+        sys::dt_broadcast(c, o.tensor_mut(0), root, o.stream, req)
     })
 }
 
 pub(crate) fn alltoall() -> impl Start {
     start(|c, o: &mut Operands, req| unsafe {
         let recv = o.tensor_mut(1);
-        sys::dt_alltoall(c, o.tensor(0), recv, NO_STREAM, req)
+        sys::dt_alltoall(c, o.tensor(0), recv, o.stream, req)
     })
 }
 
@@ -63,7 +63,7 @@ pub(crate) fn alltoallv() -> impl Start {
             o.counts(0),
             recv,
             o.counts(1),
-            NO_STREAM,
+            o.stream,
             req,
         )
     })
@@ -71,12 +71,12 @@ pub(crate) fn alltoallv() -> impl Start {
 
 pub(crate) fn send(peer: i32, tag: i32) -> impl Start {
     start(move |c, o: &mut Operands, req| unsafe {
-        sys::dt_send(c, o.tensor(0), peer, tag, NO_STREAM, req)
+        sys::dt_send(c, o.tensor(0), peer, tag, o.stream, req)
     })
 }
 
 pub(crate) fn recv(peer: i32, tag: i32) -> impl Start {
     start(move |c, o: &mut Operands, req| unsafe {
-        sys::dt_recv(c, o.tensor_mut(0), peer, tag, NO_STREAM, req)
+        sys::dt_recv(c, o.tensor_mut(0), peer, tag, o.stream, req)
     })
 }

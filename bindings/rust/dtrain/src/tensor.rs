@@ -34,8 +34,19 @@ impl RawTensor {
         RawTensor::new::<T>(data as *mut c_void, len)
     }
 
+    /// Describes `len` elements of CUDA memory at `data` on `device`.
+    pub(crate) fn cuda<T: Element>(data: *mut T, len: usize, device: i32) -> RawTensor {
+        let mut raw = RawTensor::new::<T>(data as *mut c_void, len);
+        raw.tensor.device = sys::DLDevice {
+            device_type: sys::kDLCUDA,
+            device_id: device,
+        };
+        raw
+    }
+
     fn new<T: Element>(data: *mut c_void, len: usize) -> RawTensor {
-        // A slice never holds more than isize::MAX bytes, so its length fits.
+        // A slice never holds more than isize::MAX bytes, so its length fits
+        // (and DeviceTensor checks the same of device memory).
         let shape = Box::into_raw(Box::new(len as i64));
         RawTensor {
             tensor: sys::DLTensor {
