@@ -5,6 +5,7 @@
 #include "collectives.hpp"
 #include "compare.hpp"
 #include "ddp.hpp"
+#include "zero.hpp"
 
 namespace {
 
@@ -16,7 +17,9 @@ const char kUsage[] =
     "                (dtrun -n N dtbench collectives; see dtbench collectives --help)\n"
     "  compare       print two results files side by side with their ratios\n"
     "  ddp           time training steps of the example MLP with DDP and the share of\n"
-    "                the allreduce hidden behind backward (dtrun -n N dtbench ddp)\n";
+    "                the allreduce hidden behind backward (dtrun -n N dtbench ddp)\n"
+    "  zero          time training steps of the example MLP with ZeRO stages 0-3 and\n"
+    "                compare each rank's memory with the ZeRO formulas (dtrun -n N dtbench zero)\n";
 
 }  // namespace
 
@@ -32,6 +35,14 @@ int main(int argc, char** argv) {
     return dtbench::run_ddp(argc - 1, argv + 1);
 #else
     std::fputs("dtbench ddp: not built (the example model needs OpenBLAS: pkg-config openblas)\n", stderr);
+    return 2;
+#endif
+  }
+  if (std::strcmp(argv[1], "zero") == 0) {
+#ifdef DTBENCH_WITH_ZERO
+    return dtbench::run_zero(argc - 1, argv + 1);
+#else
+    std::fputs("dtbench zero: not built (the example model needs OpenBLAS: pkg-config openblas)\n", stderr);
     return 2;
 #endif
   }

@@ -1,0 +1,523 @@
+// dtbench zero: what each ZeRO stage costs a training step of the example
+// model (examples/c/mlp) and what it keeps in memory on each rank.
+//
+// Every stage trains its own copy of the model (same initial weights, same
+// batches) through the layer hooks, as train_mlp --zero does. Stage 3 has one
+// unit per layer, gathered before the layer runs and released after; stages
+// 0-2 keep the parameters whole and reduce in buckets of --bucket-kib. The
+// stages take turns round by round so that a noisy machine treats them alike,
+// and every timed step starts with the ranks together.
+//
+// Memory comes from dt_zero_memory_usage(). Between steps a rank holds what
+// the ZeRO paper's formulas count (f32 parameters, AdamW, no master weights):
+//   stage 0  (4+4+8)Ψ   stage 1  8Ψ + 8Ψ/N   stage 2  4Ψ + 12Ψ/N   stage 3  16Ψ/N
+// During a step it also holds the buffers zero.h states: unit gradient
+// buffers and scratch (communication) and, in stage 3, gathered units. An
+// untimed probing step reads the memory after every call that can change it
+// and keeps the largest total, so the peak can be compared with the formula
+// plus the buffers held at that moment.
+#include "zero.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm.hpp"
+#include "mlp/mlp.h"
+#include "mlp/synthetic.h"
+
+namespace dtbench {
+
+namespace {
+
+const char kUsage[] =
+    "usage: dtrun -n N dtbench zero [options]\n"
+    "\n"
+    "Trains the example MLP (examples/c/mlp, float32) with libdtrain's ZeRO stages\n"
+    "and prints, per stage, the median step time and the bytes each rank holds by\n"
+    "purpose (dt_zero_memory_usage) against the ZeRO formula for float32\n"
+    "parameters and AdamW. Stage 3 gathers one unit per layer; stages 0-2 reduce in\n"
+    "buckets of --bucket-kib. Rank 0 prints.\n"
+    "\n"
+    "options:\n"
+    "  --stages LIST    comma-separated stages to run (default 0,1,2,3)\n"
+    "  --steps N        timed steps per stage and round (default 30)\n"
+    "  --rounds N       rounds; each runs every stage once (default 5)\n"
+    "  --warmup N       untimed steps per stage first (default 10)\n"
+    "  --batch N        global batch (default 256)\n"
+    "  --hidden N       hidden width (default 256)\n"
+    "  --layers N       hidden layers (default 2)\n"
+    "  --bucket-kib N   stages 0-2: gradient bucket size in KiB (default 8)\n"
+    "  --prefetch 0|1   stage 3 gathers the next unit with each gather (default 1)\n"
+    "  --json PATH      also write the results as JSON\n"
+    "  -h, --help       show this help\n";
+
+constexpr int kInputs = 64;
+constexpr int kClasses = 10;
+constexpr int kStages = 4;
+
+struct Args {
+  int steps = 30, rounds = 5, warmup = 10, batch = 256, hidden = 256, layers = 2, bucket_kib = 8, prefetch = 1;
+  std::vector<int> stages{0, 1, 2, 3};
+  std::string json;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr, "dtbench zero: %s\n\n%s", message.c_str(), kUsage);
+  std::exit(2);
+}
+
+std::vector<int> parse_stages(const std::string& text) {
+  std::vector<int> stages;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (item.size() != 1 || item[0] < '0' || item[0] >= '0' + kStages) usage_error("--stages: bad stage '" + item + "'");
+    int stage = item[0] - '0';
+    if (std::find(stages.begin(), stages.end(), stage) != stages.end()) usage_error("--stages: stage given twice");
+    stages.push_back(stage);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return stages;
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; i += 2) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (i + 1 >= argc) usage_error(arg + " needs a value");
+    if (arg == "--json") {
+      a.json = argv[i + 1];
+      continue;
+    }
+    if (arg == "--stages") {
+      a.stages = parse_stages(argv[i + 1]);
+      continue;
+    }
+    int* target = arg == "--steps"      ? &a.steps
+                  : arg == "--rounds"   ? &a.rounds
+                  : arg == "--warmup"   ? &a.warmup
+                  : arg == "--batch"    ? &a.batch
+                  : arg == "--hidden"   ? &a.hidden
+                  : arg == "--layers"     ? &a.layers
+                  : arg == "--bucket-kib" ? &a.bucket_kib
+                  : arg == "--prefetch"   ? &a.prefetch
+                                          : nullptr;
+    if (target == nullptr) usage_error("unknown argument '" + arg + "'");
+    char* end = nullptr;
+    long v = std::strtol(argv[i + 1], &end, 10);
+    long lowest = target == &a.warmup || target == &a.layers || target == &a.prefetch ? 0 : 1;
+    long highest = target == &a.prefetch ? 1 : 1L << 24;
+    if (*argv[i + 1] == '\0' || *end != '\0' || v < lowest || v > highest) usage_error(arg + ": bad value");
+    *target = static_cast<int>(v);
+  }
+  if (a.layers + 1 > MLP_MAX_LINEAR) usage_error("--layers: at most " + std::to_string(MLP_MAX_LINEAR - 1));
+  return a;
+}
+
+double now_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+int64_t total(const dt_zero_memory& m) {
+  return m.parameters + m.gradients + m.optimizer_state + m.master_weights + m.communication;
+}
+
+// What a rank holds between steps by the ZeRO paper's count for float32
+// parameters and AdamW (4 B parameter, 4 B gradient, 8 B of moments per
+// element; no master weights), in bytes.
+double formula_bytes(int stage, double psi, double n) {
+  switch (stage) {
+    case 0: return 16 * psi;
+    case 1: return 8 * psi + 8 * psi / n;
+    case 2: return 4 * psi + 12 * psi / n;
+    default: return 16 * psi / n;
+  }
+}
+
+const char* const kFormulas[kStages] = {"(4+4+8)Ψ", "8Ψ+8Ψ/N", "4Ψ+12Ψ/N", "16Ψ/N"};
+
+// One timed step on one rank, in seconds.
+struct Sample {
+  double step = 0;    // forward to the end of dt_zero_step
+  double gather = 0;  // in dt_zero_gather and dt_zero_gather_wait
+  double wait = 0;    // in dt_zero_wait
+  double update = 0;  // in dt_zero_step
+};
+
+// The example model trained by one dt_zero, one rank's part.
+class Trainer {
+ public:
+  Trainer(Comm& comm, const Args& a, int stage) : comm_(comm), stage_(stage), batch_(a.batch) {
+    syn_shard(a.batch, comm.rank(), comm.size(), &begin_, &count_);
+    int shard_max = (a.batch + comm.size() - 1) / comm.size();
+    if (syn_task_init(&task_, 1, kInputs, kClasses) != 0 ||
+        mlp_create(&model_, kInputs, a.hidden, a.layers, kClasses, shard_max) != 0) {
+      std::fprintf(stderr, "dtbench zero: rank %d: out of memory\n", comm.rank());
+      comm.exit(1);
+    }
+    x_.resize(static_cast<size_t>(shard_max) * kInputs);
+    y_.resize(static_cast<size_t>(shard_max));
+    size_t n = mlp_tensor_count(&model_);
+    std::vector<DLTensor> params(n), grads(n);
+    mlp_tensors(&model_, params.data(), grads.data());
+    std::vector<const DLTensor*> param_ptrs;
+    for (const DLTensor& t : params) param_ptrs.push_back(&t);
+    mlp_init_params(&model_, syn_key(1, SYN_STREAM_INIT));
+
+    // Stage 3: one unit per layer (its weight and bias), gathered as the
+    // layer runs. Stages 0-2 take no unit sizes; their units are buckets.
+    std::vector<size_t> unit_sizes(static_cast<size_t>(model_.linear), 2);
+    dt_zero_options o = DT_ZERO_OPTIONS_INIT;
+    o.stage = stage;
+    if (stage == 3) {
+      o.unit_sizes = unit_sizes.data();
+      o.unit_count = unit_sizes.size();
+    } else {
+      o.bucket_bytes = static_cast<int64_t>(a.bucket_kib) * 1024;
+    }
+    o.prefetch = a.prefetch;
+    dt_optimizer_options oo = DT_OPTIMIZER_OPTIONS_INIT;
+    oo.kind = DT_OPTIM_ADAMW;
+    oo.lr = 2e-3f;
+    comm.check("dt_zero_create", dt_zero_create(&zero_, comm.handle(), param_ptrs.data(), n, &oo, &o));
+    comm.check("dt_zero_unit_count", dt_zero_unit_count(zero_, &units_));
+    model_.hooks.enter = enter;
+    model_.hooks.leave = leave;
+    model_.hooks.user = this;
+    // ZeRO averages the ranks' gradients uniformly: dividing the summed loss
+    // by the mean shard size makes that the mean over the whole batch even
+    // when it does not split evenly.
+    model_.loss_divisor = static_cast<float>(a.batch) / static_cast<float>(comm.size());
+  }
+
+  ~Trainer() {
+    dt_zero_destroy(zero_);
+    mlp_destroy(&model_);
+    syn_task_free(&task_);
+  }
+
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  int stage() const { return stage_; }
+  size_t units() const { return units_; }
+  const mlp& model() const { return model_; }
+  double first_loss() const { return first_loss_; }
+  double last_loss() const { return last_loss_; }
+  const dt_zero_memory& largest_seen() const { return largest_; }
+
+  dt_zero_memory memory() {
+    dt_zero_memory m = DT_ZERO_MEMORY_INIT;
+    comm_.check("dt_zero_memory_usage", dt_zero_memory_usage(zero_, &m));
+    return m;
+  }
+
+  // `probe`: read the memory after every call that can change it (untimed).
+  Sample step(bool probe) {
+    // Data are made outside the timed part: the benchmark is about the step.
+    syn_samples(&task_, SYN_STREAM_TRAIN, step_ * batch_ + begin_, static_cast<int>(count_), x_.data(), y_.data());
+    probe_ = probe;
+    Sample s;
+    gathering_ = 0;
+    double t0 = now_s();
+    int64_t correct = 0;
+    double loss = mlp_forward(&model_, x_.data(), y_.data(), static_cast<int>(count_), &correct);
+    if (mlp_backward(&model_, ready, this) != 0) comm_.check("dt_zero_mark_ready", status_);
+    double tw = now_s();
+    comm_.check("dt_zero_wait", dt_zero_wait(zero_, -1));
+    look();
+    double tu = now_s();
+    comm_.check("dt_zero_step", dt_zero_step(zero_, nullptr));
+    double end = now_s();
+    look();
+    s.step = end - t0;
+    s.gather = gathering_;
+    s.wait = tu - tw;
+    s.update = end - tu;
+    if (step_ == 0) first_loss_ = loss;
+    last_loss_ = loss;
+    ++step_;
+    return s;
+  }
+
+ private:
+  static float* data(const DLTensor& t) { return reinterpret_cast<float*>(static_cast<char*>(t.data) + t.byte_offset); }
+
+  static void enter(void* user, mlp* m, int layer, int backward) {
+    auto* self = static_cast<Trainer*>(user);
+    auto unit = static_cast<size_t>(layer);
+    // Stages 0-2 keep the parameters whole, and their units are buckets,
+    // not layers: nothing to gather.
+    if (self->stage_ == 3) {
+      double t0 = now_s();
+      self->comm_.check("dt_zero_gather", dt_zero_gather(self->zero_, unit));
+      self->comm_.check("dt_zero_gather_wait", dt_zero_gather_wait(self->zero_, unit, -1));
+      self->gathering_ += now_s() - t0;
+    }
+    for (size_t i = 2 * unit; i < 2 * unit + 2; ++i) {
+      DLTensor view{};
+      self->comm_.check("dt_zero_parameter", dt_zero_parameter(self->zero_, i, &view));
+      m->param[i] = data(view);
+      if (!backward) continue;
+      self->comm_.check("dt_zero_gradient", dt_zero_gradient(self->zero_, i, &view));
+      m->grad[i] = data(view);
+    }
+    self->look();
+  }
+
+  static void leave(void* user, mlp*, int layer, int) {
+    auto* self = static_cast<Trainer*>(user);
+    self->look();
+    if (self->stage_ == 3)
+      self->comm_.check("dt_zero_release", dt_zero_release(self->zero_, static_cast<size_t>(layer)));
+  }
+
+  static int ready(void* user, size_t index) {
+    auto* self = static_cast<Trainer*>(user);
+    self->status_ = dt_zero_mark_ready(self->zero_, index);
+    if (self->status_ == DT_OK) self->look();
+    return self->status_ != DT_OK;
+  }
+
+  void look() {
+    if (!probe_) return;
+    dt_zero_memory m = memory();
+    if (total(m) > total(largest_)) largest_ = m;
+  }
+
+  Comm& comm_;
+  int stage_;
+  int64_t batch_;
+  int64_t begin_ = 0, count_ = 0, step_ = 0;
+  syn_task task_{};
+  mlp model_{};
+  std::vector<float> x_;
+  std::vector<int32_t> y_;
+  dt_zero* zero_ = nullptr;
+  size_t units_ = 0;
+  double gathering_ = 0;
+  double first_loss_ = 0, last_loss_ = 0;
+  bool probe_ = false;
+  dt_zero_memory largest_ = DT_ZERO_MEMORY_INIT;
+  dt_status status_ = DT_OK;
+};
+
+// One rank's memory figures for one stage, in bytes.
+struct Memory {
+  // Between steps, by purpose.
+  double parameters = 0, gradients = 0, optimizer = 0, master = 0, communication = 0, padding = 0;
+  double peak = 0;     // the library's peak since creation
+  double buffers = 0;  // at the largest probed moment: communication plus gathered parameters
+  double resting() const { return parameters + gradients + optimizer + master + communication; }
+};
+constexpr int kMemoryFields = 8;
+
+// One stage's figures: times are medians over each rank's steps, in
+// milliseconds, averaged over ranks; memory is every rank's.
+struct Figures {
+  int stage = 0;
+  size_t units = 0;
+  double step = 0, step_mean = 0, gather = 0, wait = 0, update = 0;
+  double first_loss = 0, last_loss = 0;
+  double formula = 0;
+  std::vector<Memory> ranks;
+
+  // The rank holding the most at its peak.
+  const Memory& largest() const {
+    return *std::max_element(ranks.begin(), ranks.end(),
+                             [](const Memory& a, const Memory& b) { return a.peak < b.peak; });
+  }
+  size_t largest_rank() const { return static_cast<size_t>(&largest() - ranks.data()); }
+};
+
+double state_ratio(const Figures& f, const Memory& m) { return m.resting() / f.formula; }
+double peak_ratio(const Figures& f, const Memory& m) { return m.peak / (f.formula + m.buffers); }
+
+Figures summarise(Comm& comm, Trainer& t, const std::vector<Sample>& samples, int64_t batch) {
+  Figures f;
+  f.stage = t.stage();
+  f.units = t.units();
+  f.formula = formula_bytes(t.stage(), static_cast<double>(t.model().param_elems), comm.size());
+  std::vector<double> step, gather, wait, update;
+  for (const Sample& s : samples) {
+    step.push_back(s.step * 1e3);
+    gather.push_back(s.gather * 1e3);
+    wait.push_back(s.wait * 1e3);
+    update.push_back(s.update * 1e3);
+  }
+  double v[7] = {median(step), mean(step), median(gather), median(wait), median(update), t.first_loss(),
+                 t.last_loss()};
+  comm.sum(v, 7);
+  f.step = v[0] / comm.size();
+  f.step_mean = v[1] / comm.size();
+  f.gather = v[2] / comm.size();
+  f.wait = v[3] / comm.size();
+  f.update = v[4] / comm.size();
+  // The summed losses over every rank's samples, over the batch.
+  f.first_loss = v[5] / static_cast<double>(batch);
+  f.last_loss = v[6] / static_cast<double>(batch);
+
+  // Every rank's figures, each in its own slot of one sum.
+  dt_zero_memory rest = t.memory();
+  const dt_zero_memory& at_peak = t.largest_seen();
+  std::vector<double> all(static_cast<size_t>(comm.size()) * kMemoryFields, 0.0);
+  double* mine = &all[static_cast<size_t>(comm.rank()) * kMemoryFields];
+  mine[0] = static_cast<double>(rest.parameters);
+  mine[1] = static_cast<double>(rest.gradients);
+  mine[2] = static_cast<double>(rest.optimizer_state);
+  mine[3] = static_cast<double>(rest.master_weights);
+  mine[4] = static_cast<double>(rest.communication);
+  mine[5] = static_cast<double>(rest.padding);
+  mine[6] = static_cast<double>(rest.peak);
+  // Gathered parameters are what the probed moment holds beyond the shards.
+  mine[7] = static_cast<double>(at_peak.communication + std::max<int64_t>(0, at_peak.parameters - rest.parameters));
+  comm.sum(all.data(), static_cast<int64_t>(all.size()));
+  for (int r = 0; r < comm.size(); ++r) {
+    const double* x = &all[static_cast<size_t>(r) * kMemoryFields];
+    f.ranks.push_back({x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]});
+  }
+  return f;
+}
+
+double kib(double bytes) { return bytes / 1024.0; }
+
+void print_tables(const std::vector<Figures>& figures) {
+  std::printf("%-6s %6s %10s %10s %10s %10s %10s %12s %12s\n", "stage", "units", "step ms", "step mean",
+              "gather ms", "wait ms", "update ms", "loss first", "loss last");
+  for (const Figures& f : figures)
+    std::printf("%-6d %6zu %10.3f %10.3f %10.3f %10.3f %10.3f %12.4f %12.4f\n", f.stage, f.units, f.step,
+                f.step_mean, f.gather, f.wait, f.update, f.first_loss, f.last_loss);
+  std::printf("\nmemory per rank in KiB, between steps (the rank with the largest peak):\n");
+  std::printf("%-6s %4s %10s %10s %10s %10s %10s %9s %10s %10s %7s %10s %10s %7s\n", "stage", "rank", "params",
+              "grads", "optimizer", "master", "comm", "padding", "total", "formula", "ratio", "peak", "buffers",
+              "ratio");
+  for (const Figures& f : figures) {
+    const Memory& m = f.largest();
+    std::printf("%-6d %4zu %10.1f %10.1f %10.1f %10.1f %10.1f %9.1f %10.1f %10.1f %7.4f %10.1f %10.1f %7.4f\n",
+                f.stage, f.largest_rank(), kib(m.parameters), kib(m.gradients), kib(m.optimizer), kib(m.master),
+                kib(m.communication), kib(m.padding), kib(m.resting()), kib(f.formula), state_ratio(f, m),
+                kib(m.peak), kib(m.buffers), peak_ratio(f, m));
+  }
+  std::printf("total = params + grads + optimizer + master + comm (padding included); ratio = total / formula\n");
+  std::printf("peak = dt_zero_memory_usage's peak; buffers = comm + gathered parameters at the largest moment\n");
+  std::printf("of a probed step; the last ratio = peak / (formula + buffers)\n");
+}
+
+void write_json(const std::string& path, const Args& a, const mlp& m, int world, const std::vector<Figures>& figures) {
+  FILE* out = std::fopen(path.c_str(), "w");
+  if (out == nullptr) {
+    std::fprintf(stderr, "dtbench zero: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    return;
+  }
+  std::fprintf(out, "{\n  \"benchmark\": \"zero\",\n  \"implementation\": \"dtrain\",\n  \"library\": \"%s\",\n",
+               dt_build_info());
+  std::fprintf(out, "  \"world_size\": %d,\n  \"model\": {\"dims\": [", world);
+  for (int l = 0; l <= m.linear; ++l) std::fprintf(out, "%s%d", l ? ", " : "", m.dims[l]);
+  std::fprintf(out, "], \"parameters\": %lld, \"dtype\": \"float32\"},\n", static_cast<long long>(m.param_elems));
+  std::fprintf(out, "  \"optimizer\": \"adamw\",\n  \"batch\": %d,\n  \"prefetch\": %s,\n", a.batch,
+               a.prefetch ? "true" : "false");
+  std::fprintf(out, "  \"steps\": %d,\n  \"rounds\": %d,\n  \"warmup\": %d,\n  \"stages\": [\n", a.steps, a.rounds,
+               a.warmup);
+  for (size_t k = 0; k < figures.size(); ++k) {
+    const Figures& f = figures[k];
+    std::fprintf(out,
+                 "    {\"stage\": %d, \"units\": %zu, \"step_ms\": %.6g, \"step_ms_mean\": %.6g, \"gather_ms\": %.6g, "
+                 "\"wait_ms\": %.6g, \"update_ms\": %.6g,\n",
+                 f.stage, f.units, f.step, f.step_mean, f.gather, f.wait, f.update);
+    std::fprintf(out, "     \"first_loss\": %.6g, \"last_loss\": %.6g,\n", f.first_loss, f.last_loss);
+    std::fprintf(out, "     \"formula\": \"%s\", \"formula_bytes\": %.0f,\n     \"ranks\": [\n", kFormulas[f.stage],
+                 f.formula);
+    for (size_t r = 0; r < f.ranks.size(); ++r) {
+      const Memory& x = f.ranks[r];
+      std::fprintf(out,
+                   "       {\"rank\": %zu, \"parameters\": %.0f, \"gradients\": %.0f, \"optimizer_state\": %.0f, "
+                   "\"master_weights\": %.0f, \"communication\": %.0f, \"padding\": %.0f, \"total\": %.0f, "
+                   "\"peak\": %.0f, \"buffers_at_peak\": %.0f, \"total_over_formula\": %.6f, "
+                   "\"peak_over_formula_plus_buffers\": %.6f}%s\n",
+                   r, x.parameters, x.gradients, x.optimizer, x.master, x.communication, x.padding, x.resting(),
+                   x.peak, x.buffers, state_ratio(f, x), peak_ratio(f, x), r + 1 < f.ranks.size() ? "," : "");
+    }
+    std::fprintf(out, "     ]}%s\n", k + 1 < figures.size() ? "," : "");
+  }
+  std::fprintf(out, "  ]\n}\n");
+  std::fclose(out);
+  std::printf("# results written to %s\n", path.c_str());
+}
+
+}  // namespace
+
+int run_zero(int argc, char** argv) {
+  Args a = parse(argc, argv);
+  mlp_blas_single_thread();
+  Comm comm;
+  if (a.batch < comm.size()) usage_error("--batch is smaller than the number of ranks");
+  std::vector<Figures> figures;
+  {
+    std::vector<std::unique_ptr<Trainer>> trainers;
+    for (int stage : a.stages) trainers.push_back(std::make_unique<Trainer>(comm, a, stage));
+    const mlp& m = trainers.front()->model();
+    if (comm.rank() == 0) {
+      std::printf("# dtbench zero: %d rank%s; MLP %d", comm.size(), comm.size() == 1 ? "" : "s", m.dims[0]);
+      for (int l = 1; l <= m.linear; ++l) std::printf(" -> %d", m.dims[l]);
+      std::printf(" (Ψ = %lld float32 parameters); global batch %d; AdamW\n",
+                  static_cast<long long>(m.param_elems), a.batch);
+      std::printf("# stage 3: one unit per layer, prefetch %s; stages 0-2: buckets of %d KiB\n",
+                  a.prefetch ? "on" : "off", a.bucket_kib);
+      std::printf("# formulas for float32 parameters (no master weights): stage 0 (4+4+8)Ψ, 1 8Ψ+8Ψ/N, "
+                  "2 4Ψ+12Ψ/N, 3 16Ψ/N\n");
+      std::printf("# %d rounds x %d steps per stage after %d warmup steps; %s\n", a.rounds, a.steps, a.warmup,
+                  dt_build_info());
+      std::fflush(stdout);
+    }
+    for (auto& t : trainers)
+      for (int i = 0; i < a.warmup; ++i) t->step(false);
+    std::vector<std::vector<Sample>> samples(trainers.size());
+    // Ranks start every timed step together, so that a wait measures the
+    // communication rather than how far apart the ranks drifted before it.
+    for (int r = 0; r < a.rounds; ++r)
+      for (size_t k = 0; k < trainers.size(); ++k)
+        for (int i = 0; i < a.steps; ++i) {
+          comm.barrier();
+          samples[k].push_back(trainers[k]->step(false));
+        }
+    for (auto& t : trainers) t->step(true);
+    for (size_t k = 0; k < trainers.size(); ++k)
+      figures.push_back(summarise(comm, *trainers[k], samples[k], a.batch));
+
+    if (comm.rank() == 0) {
+      print_tables(figures);
+      if (!a.json.empty()) write_json(a.json, a, m, comm.size(), figures);
+    }
+  }
+  comm.exit(0);
+}
+
+}  // namespace dtbench
