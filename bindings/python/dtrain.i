@@ -48,12 +48,24 @@
 %thread dt_ddp_mark_ready;
 %thread dt_ddp_wait;
 %thread dt_ddp_broadcast_parameters;
+%thread dt_zero_create;
+%thread dt_zero_destroy;
+%thread dt_zero::~dt_zero;
+%thread dt_zero_mark_ready;
+%thread dt_zero_wait;
+%thread dt_zero_step;
+%thread dt_zero_gather;
+%thread dt_zero_gather_wait;
+%thread dt_zero_release;
+%thread dt_zero_save;
+%thread dt_zero_load;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"
 %include "swig/handles.i"
 %include "swig/optim.i"
 %include "swig/ddp.i"
+%include "swig/zero.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -65,3 +77,4 @@
 %include "dtrain/comm.h"
 %include "dtrain/optim.h"
 %include "dtrain/ddp.h"
+%include "dtrain/zero.h"

@@ -10,7 +10,6 @@
 #include <stdio.h>
 
 #include "dtrain.h"
-#include "dtrain/zero.h"
 
 #define STRUCT(type) printf("struct %s %zu\n", #type, sizeof(type))
 #define FIELD(type, member) \

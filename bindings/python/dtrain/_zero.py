@@ -267,8 +267,9 @@ class Zero(_Handle):
         """Writes a checkpoint into ``directory`` (created if missing). Collective; between steps."""
         handle = self._live()
         refusal = _Refusal()
-        # An empty path stands for one this rank cannot pass: every rank fails.
-        path = refusal.take(lambda: _path(directory), "")
+        # None (a NULL path) stands for one this rank cannot pass: the library
+        # refuses it on every rank.
+        path = refusal.take(lambda: _path(directory), None)
         refusal.call(lambda: _capi.dt_zero_save(handle, path))
 
     def load(self, directory):
@@ -279,7 +280,7 @@ class Zero(_Handle):
         """
         handle = self._live()
         refusal = _Refusal()
-        path = refusal.take(lambda: _path(directory), "")
+        path = refusal.take(lambda: _path(directory), None)
         refusal.call(lambda: _capi.dt_zero_load(handle, path))
 
     def __len__(self):

@@ -7,6 +7,8 @@ pub const DT_COMM_OPTIONS_VERSION: u32 = 1;
 pub const DT_OPTIMIZER_OPTIONS_VERSION: u32 = 1;
 pub const DT_OPTIMIZER_STEP_INFO_VERSION: u32 = 1;
 pub const DT_DDP_OPTIONS_VERSION: u32 = 1;
+pub const DT_ZERO_OPTIONS_VERSION: u32 = 1;
+pub const DT_ZERO_MEMORY_VERSION: u32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int64_t = ::std::os::raw::c_long;
@@ -1444,4 +1446,431 @@ extern "C" {
         n: usize,
         root: ::std::os::raw::c_int,
     ) -> dt_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_zero {
+    _unused: [u8; 0],
+}
+#[doc = " Options for dt_zero_create(); every rank must pass the same. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_zero_options {
+    pub version: ::std::os::raw::c_uint,
+    pub stage: ::std::os::raw::c_int,
+    pub bucket_bytes: i64,
+    pub unit_sizes: *const usize,
+    pub unit_count: usize,
+    pub prefetch: ::std::os::raw::c_int,
+}
+#[test]
+fn bindgen_test_layout_dt_zero_options() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_zero_options>(),
+        40usize,
+        concat!("Size of: ", stringify!(dt_zero_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_zero_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_zero_options))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_options),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_stage() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stage) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_options),
+                "::",
+                stringify!(stage)
+            )
+        );
+    }
+    test_field_stage();
+    fn test_field_bucket_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bucket_bytes) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_options),
+                "::",
+                stringify!(bucket_bytes)
+            )
+        );
+    }
+    test_field_bucket_bytes();
+    fn test_field_unit_sizes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).unit_sizes) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_options),
+                "::",
+                stringify!(unit_sizes)
+            )
+        );
+    }
+    test_field_unit_sizes();
+    fn test_field_unit_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).unit_count) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_options),
+                "::",
+                stringify!(unit_count)
+            )
+        );
+    }
+    test_field_unit_count();
+    fn test_field_prefetch() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).prefetch) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_options),
+                "::",
+                stringify!(prefetch)
+            )
+        );
+    }
+    test_field_prefetch();
+}
+#[doc = " Bytes this rank holds now, by purpose. The caller sets `version`"]
+#[doc = " (DT_ZERO_MEMORY_VERSION, or use the _INIT macro); the library writes the"]
+#[doc = " other fields of that version. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_zero_memory {
+    pub version: ::std::os::raw::c_uint,
+    pub parameters: i64,
+    pub gradients: i64,
+    pub optimizer_state: i64,
+    pub master_weights: i64,
+    pub communication: i64,
+    pub padding: i64,
+    pub peak: i64,
+}
+#[test]
+fn bindgen_test_layout_dt_zero_memory() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_zero_memory>(),
+        64usize,
+        concat!("Size of: ", stringify!(dt_zero_memory))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_zero_memory>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_zero_memory))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_memory>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_memory),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_parameters() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_memory>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).parameters) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_memory),
+                "::",
+                stringify!(parameters)
+            )
+        );
+    }
+    test_field_parameters();
+    fn test_field_gradients() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_memory>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).gradients) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_memory),
+                "::",
+                stringify!(gradients)
+            )
+        );
+    }
+    test_field_gradients();
+    fn test_field_optimizer_state() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_memory>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).optimizer_state) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_memory),
+                "::",
+                stringify!(optimizer_state)
+            )
+        );
+    }
+    test_field_optimizer_state();
+    fn test_field_master_weights() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_memory>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).master_weights) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_memory),
+                "::",
+                stringify!(master_weights)
+            )
+        );
+    }
+    test_field_master_weights();
+    fn test_field_communication() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_memory>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).communication) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_memory),
+                "::",
+                stringify!(communication)
+            )
+        );
+    }
+    test_field_communication();
+    fn test_field_padding() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_memory>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).padding) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_memory),
+                "::",
+                stringify!(padding)
+            )
+        );
+    }
+    test_field_padding();
+    fn test_field_peak() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_memory>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).peak) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_memory),
+                "::",
+                stringify!(peak)
+            )
+        );
+    }
+    test_field_peak();
+}
+extern "C" {
+    #[doc = " Fills `opts` with the defaults of options version `version` (pass"]
+    #[doc = " DT_ZERO_OPTIONS_VERSION). DT_ERR_INVALID_ARGUMENT for NULL, version 0 or a"]
+    #[doc = " version newer than this library's."]
+    pub fn dt_zero_options_init(
+        opts: *mut dt_zero_options,
+        version: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Creates a dt_zero over `n` > 0 parameters whose dtypes, shapes and initial"]
+    #[doc = " values are `params[0..n)` (read here only; rank 0's values are used on"]
+    #[doc = " every rank, so replicas start identical). Collective over `comm`."]
+    #[doc = " `optim` NULL: AdamW with its defaults; its `comm` must be NULL (the"]
+    #[doc = " dt_zero reduces the gradient norm over `comm` itself). `opts` NULL:"]
+    #[doc = " defaults. DT_ERR_INVALID_ARGUMENT for a bad tensor, mixed dtypes or a bad"]
+    #[doc = " option; DT_ERR_UNSUPPORTED for kDLCUDA tensors; DT_ERR_MISMATCH when"]
+    #[doc = " ranks disagree about the parameters or options. The result belongs to the"]
+    #[doc = " caller."]
+    pub fn dt_zero_create(
+        out: *mut *mut dt_zero,
+        comm: *mut dt_comm,
+        params: *const *const DLTensor,
+        n: usize,
+        optim: *const dt_optimizer_options,
+        opts: *const dt_zero_options,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Destroys `z` (NULL: no-op), waiting for communication still in flight within the deadline."]
+    pub fn dt_zero_destroy(z: *mut dt_zero) -> dt_status;
+}
+extern "C" {
+    #[doc = " Fills `out` with parameter `index`'s full tensor (its registered dtype and"]
+    #[doc = " shape, compact, host memory owned by `z`). Stage 3: only while its unit is"]
+    #[doc = " gathered and waited for, DT_ERR_INVALID_USAGE otherwise."]
+    pub fn dt_zero_parameter(z: *mut dt_zero, index: usize, out: *mut DLTensor) -> dt_status;
+}
+extern "C" {
+    #[doc = " Fills `out` with the buffer parameter `index`'s gradient is added into in"]
+    #[doc = " this micro-step (see the top of this header). DT_ERR_INVALID_USAGE once"]
+    #[doc = " the gradient is marked in this micro-step."]
+    pub fn dt_zero_gradient(z: *mut dt_zero, index: usize, out: *mut DLTensor) -> dt_status;
+}
+extern "C" {
+    #[doc = " Gradient `index` is final for this micro-step; its unit's reduction starts"]
+    #[doc = " when the unit is complete. DT_ERR_INVALID_ARGUMENT for an index >= n;"]
+    #[doc = " DT_ERR_INVALID_USAGE when already marked in this micro-step."]
+    pub fn dt_zero_mark_ready(z: *mut dt_zero, index: usize) -> dt_status;
+}
+extern "C" {
+    #[doc = " Ends a micro-step: starts the reductions not started yet and waits for all"]
+    #[doc = " of them for at most `timeout_ms` (negative: the communicator's deadline)."]
+    #[doc = " DT_ERR_INVALID_USAGE naming the gradients never marked (the micro-step is"]
+    #[doc = " then abandoned: what it added is dropped in stages 2–3, kept in the full"]
+    #[doc = " buffer in stages 0–1)."]
+    pub fn dt_zero_wait(z: *mut dt_zero, timeout_ms: ::std::os::raw::c_int) -> dt_status;
+}
+extern "C" {
+    #[doc = " Turns the allreduce of stages 0–1 on (nonzero, the default) or off for the"]
+    #[doc = " micro-steps that follow (see \"Gradient accumulation\"). DT_ERR_INVALID_USAGE"]
+    #[doc = " in the middle of a micro-step."]
+    pub fn dt_zero_set_sync(z: *mut dt_zero, sync: ::std::os::raw::c_int) -> dt_status;
+}
+extern "C" {
+    #[doc = " Applies the optimizer to the gradients accumulated since the last step"]
+    #[doc = " (dtrain/optim.h: global norm over all shards, clipping, loss scale,"]
+    #[doc = " skipped on inf/NaN), makes the parameters whole again (stages 1–2:"]
+    #[doc = " allgather of the updated shards) and zeroes the gradients. Collective."]
+    #[doc = " DT_ERR_INVALID_USAGE when the last micro-step was not ended with"]
+    #[doc = " dt_zero_wait() under sync, or a stage 3 unit is still gathered. `info`"]
+    #[doc = " may be NULL; otherwise its version must be set."]
+    pub fn dt_zero_step(z: *mut dt_zero, info: *mut dt_optimizer_step_info) -> dt_status;
+}
+extern "C" {
+    #[doc = " Starts making unit `unit` whole (stage 3: allgather of its shards), plus"]
+    #[doc = " the prefetch described at the top. Does not block. Stages 0–2: returns at"]
+    #[doc = " once. DT_ERR_INVALID_ARGUMENT for a unit >= the unit count."]
+    pub fn dt_zero_gather(z: *mut dt_zero, unit: usize) -> dt_status;
+}
+extern "C" {
+    #[doc = " Waits until unit `unit` is whole, for at most `timeout_ms` (negative: the"]
+    #[doc = " communicator's deadline); then dt_zero_parameter() serves its parameters."]
+    #[doc = " Gathers it first if dt_zero_gather() was not called. Stages 0–2: returns"]
+    #[doc = " at once."]
+    pub fn dt_zero_gather_wait(
+        z: *mut dt_zero,
+        unit: usize,
+        timeout_ms: ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Hands unit `unit`'s full parameters back (stage 3: their memory is freed;"]
+    #[doc = " views of them become invalid). Stages 0–2: returns at once."]
+    #[doc = " DT_ERR_INVALID_USAGE for a unit that is not gathered."]
+    pub fn dt_zero_release(z: *mut dt_zero, unit: usize) -> dt_status;
+}
+extern "C" {
+    #[doc = " The number of units."]
+    pub fn dt_zero_unit_count(z: *const dt_zero, out: *mut usize) -> dt_status;
+}
+extern "C" {
+    #[doc = " Sets the learning rate of the next steps (>= 0, finite)."]
+    pub fn dt_zero_set_lr(z: *mut dt_zero, lr: f32) -> dt_status;
+}
+extern "C" {
+    #[doc = " The current loss scale: what to multiply the next loss by (1 without loss scaling)."]
+    pub fn dt_zero_loss_scale(z: *const dt_zero, out: *mut f32) -> dt_status;
+}
+extern "C" {
+    #[doc = " Fills `out` (its version set) with this rank's memory now and its peak."]
+    pub fn dt_zero_memory_usage(z: *const dt_zero, out: *mut dt_zero_memory) -> dt_status;
+}
+extern "C" {
+    #[doc = " Writes a checkpoint into directory `dir` (created if missing; existing"]
+    #[doc = " checkpoint files in it are replaced): each rank's shards of the master"]
+    #[doc = " weights (the parameters themselves when they are float32) and optimizer"]
+    #[doc = " state, and rank 0's metadata (world size, stage, dtype, optimizer kind,"]
+    #[doc = " step count, loss scale, every parameter's shape, and which elements"]
+    #[doc = " each shard file holds, by index in the concatenation of all parameters). Collective; call between steps. DT_ERR_IO when a"]
+    #[doc = " file cannot be written, on every rank."]
+    pub fn dt_zero_save(z: *mut dt_zero, dir: *const ::std::os::raw::c_char) -> dt_status;
+}
+extern "C" {
+    #[doc = " Loads the checkpoint in `dir`, written on any number of ranks and any"]
+    #[doc = " stage, resharding it to this dt_zero's ranks and units. Collective; call"]
+    #[doc = " between steps. DT_ERR_INVALID_ARGUMENT, on every rank, for a missing,"]
+    #[doc = " truncated, corrupt or foreign file, or a checkpoint of other parameters"]
+    #[doc = " (count, dtype, shapes) or another optimizer kind; dt_error_last() says"]
+    #[doc = " which file and why. Either every rank loads everything or nothing changes."]
+    pub fn dt_zero_load(z: *mut dt_zero, dir: *const ::std::os::raw::c_char) -> dt_status;
 }

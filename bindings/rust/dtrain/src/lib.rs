@@ -12,7 +12,9 @@
 //! communicator until it is waited for or dropped; a communicator made by
 //! [`Comm::split`] borrows its parent; an [`Optimizer`] borrows its parameter
 //! and gradient slices mutably until it is dropped, and so does a [`Ddp`]
-//! (data parallelism) its gradient slices and its communicator.
+//! (data parallelism) its gradient slices and its communicator. A [`Zero`]
+//! (ZeRO stages 0–3) owns its parameters and gradients, lends them out as
+//! slices borrowed from it, and borrows its communicator.
 //!
 //! ```
 //! use dtrain::{Comm, ReduceOp};
@@ -45,6 +47,7 @@ mod request;
 mod start;
 mod tensor;
 mod version;
+mod zero;
 
 pub use dtrain_sys as sys;
 
@@ -60,3 +63,4 @@ pub use options::{Backend, Options, ReduceOp};
 pub use request::Request;
 pub use tensor::tensor_check;
 pub use version::{build_info, version, Version, HEADER_VERSION};
+pub use zero::{Zero, ZeroMemory, ZeroOptions};
