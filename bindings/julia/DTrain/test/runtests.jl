@@ -504,4 +504,89 @@ end
     end
 end
 
+@testset "zero" begin
+    @test sizeof(DTrain.ZeroOptions) == 40
+    @test fieldoffset(DTrain.ZeroOptions, 6) == 32
+    @test sizeof(DTrain.ZeroMemory) == 64
+    defaults = DTrain.ZeroOptions()
+    @test defaults.version == DTrain.DT_ZERO_OPTIONS_VERSION
+    @test defaults.stage == 1 && defaults.prefetch == 1
+    @test defaults.bucket_bytes == DTrain.DT_UNDEF
+    @test defaults.unit_sizes == C_NULL
+
+    Comm() do comm
+        # A step in every stage follows SGD; the initial values are only read.
+        w, b = ones(Float32, 3, 2), fill(2f0, 4)
+        for stage in 0:3
+            Zero(comm, [w, b]; stage=stage, kind=:sgd, lr=0.5) do z
+                @test length(z) == 2 && unit_count(z) >= 1
+                unit_of(i) = stage == 3 ? i : 1
+                for i in (2, 1)
+                    with_unit(z, unit_of(i)) do
+                        gradient(z, i) .+= 1
+                        mark_ready!(z, i)
+                    end
+                end
+                wait(z)
+                info = step!(z)
+                @test info.step == 1 && !info.skipped
+                @test info.grad_norm ≈ sqrt(10)
+                with_unit(z, unit_of(1)) do
+                    p = parameter(z, 1)
+                    @test size(p) == (3, 2) && eltype(p) == Float32
+                    @test all(==(0.5f0), p)
+                end
+                with_unit(z, unit_of(2)) do
+                    @test all(==(1.5f0), parameter(z, 2))
+                end
+            end
+        end
+        @test all(==(1f0), w)
+
+        # Units, memory, accumulation, checkpoints.
+        Zero(comm, [zeros(Float32, 4), zeros(Float32, 2)]; stage=3, unit_sizes=[1, 1]) do z
+            @test unit_count(z) == 2
+            @test message_of(() -> parameter(z, 1), DT_ERR_INVALID_USAGE) != ""
+            m = memory_usage(z)
+            @test m.parameters > 0 && m.peak >= DTrain.total(m)
+        end
+        dir = mktempdir()
+        Zero(comm, [ones(Float32, 5)]; kind=:sgd, lr=1.0, momentum=0.9) do saved
+            no_sync(saved) do
+                @test !is_sync(saved)
+                gradient(saved, 1) .+= 1
+                mark_ready!(saved, 1)
+                wait(saved)
+            end
+            @test is_sync(saved)
+            gradient(saved, 1) .+= 1
+            mark_ready!(saved, 1)
+            wait(saved)
+            step!(saved)
+            @test all(==(-1f0), parameter(saved, 1))
+            save_checkpoint(saved, dir)
+            Zero(comm, [zeros(Float32, 5)]; stage=2, kind=:sgd, lr=1.0, momentum=0.9) do loaded
+                load_checkpoint!(loaded, dir)
+                @test parameter(loaded, 1) == parameter(saved, 1)
+            end
+        end
+        Zero(comm, [zeros(Float32, 3)]) do other
+            @test message_of(() -> load_checkpoint!(other, dir), DT_ERR_INVALID_ARGUMENT) != ""
+            @test_throws ArgumentError save_checkpoint(other, "a\0b")
+        end
+
+        # Refusals.
+        @test message_of(() -> Zero(comm, [ones(Float64, 2)]), DT_ERR_INVALID_ARGUMENT) != ""
+        @test occursin("stage", message_of(() -> Zero(comm, [ones(Float32, 2)]; stage=5), DT_ERR_INVALID_ARGUMENT))
+        @test_throws ArgumentError Zero(comm, [ones(Float32, 2)]; kind=:rmsprop)
+        @test_throws InexactError Zero(comm, [ones(Float32, 2)]; stage=3, unit_sizes=[-1])
+        Zero(comm, [ones(Float32, 2)]) do z
+            @test message_of(() -> mark_ready!(z, 2), DT_ERR_INVALID_ARGUMENT) != ""
+            @test message_of(() -> gather!(z, 0), DT_ERR_INVALID_ARGUMENT) != ""
+            @test loss_scale(z) == 1f0
+            set_learning_rate!(z, 0.1)
+        end
+    end
+end
+
 end # @testset "DTrain"
