@@ -289,9 +289,11 @@ class Zero(_Handle):
     def close(self):
         """Frees the Zero (waiting for communication in flight); its arrays become invalid. Safe twice."""
         handle, self._handle = self._handle, None
-        self._comm = None
-        if handle is not None:
-            _capi.dt_zero_destroy(handle)
+        try:
+            if handle is not None:
+                _capi.dt_zero_destroy(handle)
+        finally:
+            self._comm = None
 
     def __repr__(self):
         if self._handle is None:
