@@ -2,6 +2,9 @@
 checkpoints and the refusals with their exceptions (tests/multirank/zero.py
 checks training across ranks)."""
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -57,6 +60,19 @@ def test_the_arrays_are_the_zeros_own_memory(comm):
     assert z.closed
     with pytest.raises(dtrain.InvalidUsageError, match="closed"):
         z.parameter(0)
+
+
+def test_a_view_keeps_its_zero_alive(comm):
+    z = dtrain.Zero(comm, [np.full(3, 2.0, np.float32)])
+    alive = weakref.ref(z)
+    view = z.parameter(0)
+    del z
+    gc.collect()
+    assert alive() is not None  # collecting it would free the memory under the view
+    np.testing.assert_array_equal(view, 2.0)
+    del view
+    gc.collect()
+    assert alive() is None
 
 
 def test_initial_values_come_from_dlpack_objects_and_read_only_arrays(comm):
