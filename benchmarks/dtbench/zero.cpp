@@ -12,10 +12,11 @@
 // the ZeRO paper's formulas count (f32 parameters, AdamW, no master weights):
 //   stage 0  (4+4+8)Ψ   stage 1  8Ψ + 8Ψ/N   stage 2  4Ψ + 12Ψ/N   stage 3  16Ψ/N
 // During a step it also holds the buffers zero.h states: unit gradient
-// buffers and scratch (communication) and, in stage 3, gathered units. An
-// untimed probing step reads the memory after every call that can change it
-// and keeps the largest total, so the peak can be compared with the formula
-// plus the buffers held at that moment.
+// buffers and scratch (communication) and, in stage 3, gathered units. Every
+// step reads the memory after each call that allocates (a lock and a copy,
+// nothing beside a millisecond step) and keeps the largest total, so the
+// library's peak can be compared with the formula plus the buffers held at
+// that moment.
 #include "zero.hpp"
 
 #include <algorithm>
@@ -240,11 +241,9 @@ class Trainer {
     return m;
   }
 
-  // `probe`: read the memory after every call that can change it (untimed).
-  Sample step(bool probe) {
+  Sample step() {
     // Data are made outside the timed part: the benchmark is about the step.
     syn_samples(&task_, SYN_STREAM_TRAIN, step_ * batch_ + begin_, static_cast<int>(count_), x_.data(), y_.data());
-    probe_ = probe;
     Sample s;
     gathering_ = 0;
     double t0 = now_s();
@@ -295,7 +294,6 @@ class Trainer {
 
   static void leave(void* user, mlp*, int layer, int) {
     auto* self = static_cast<Trainer*>(user);
-    self->look();
     if (self->stage_ == 3)
       self->comm_.check("dt_zero_release", dt_zero_release(self->zero_, static_cast<size_t>(layer)));
   }
@@ -308,7 +306,6 @@ class Trainer {
   }
 
   void look() {
-    if (!probe_) return;
     dt_zero_memory m = memory();
     if (total(m) > total(largest_)) largest_ = m;
   }
@@ -325,7 +322,6 @@ class Trainer {
   size_t units_ = 0;
   double gathering_ = 0;
   double first_loss_ = 0, last_loss_ = 0;
-  bool probe_ = false;
   dt_zero_memory largest_ = DT_ZERO_MEMORY_INIT;
   dt_status status_ = DT_OK;
 };
@@ -335,7 +331,7 @@ struct Memory {
   // Between steps, by purpose.
   double parameters = 0, gradients = 0, optimizer = 0, master = 0, communication = 0, padding = 0;
   double peak = 0;     // the library's peak since creation
-  double buffers = 0;  // at the largest probed moment: communication plus gathered parameters
+  double buffers = 0;  // at the largest moment seen: communication plus gathered parameters
   double resting() const { return parameters + gradients + optimizer + master + communication; }
 };
 constexpr int kMemoryFields = 8;
@@ -397,7 +393,7 @@ Figures summarise(Comm& comm, Trainer& t, const std::vector<Sample>& samples, in
   mine[4] = static_cast<double>(rest.communication);
   mine[5] = static_cast<double>(rest.padding);
   mine[6] = static_cast<double>(rest.peak);
-  // Gathered parameters are what the probed moment holds beyond the shards.
+  // Gathered parameters are what that moment holds beyond the shards.
   mine[7] = static_cast<double>(at_peak.communication + std::max<int64_t>(0, at_peak.parameters - rest.parameters));
   comm.sum(all.data(), static_cast<int64_t>(all.size()));
   for (int r = 0; r < comm.size(); ++r) {
@@ -427,8 +423,8 @@ void print_tables(const std::vector<Figures>& figures) {
                 kib(m.peak), kib(m.buffers), peak_ratio(f, m));
   }
   std::printf("total = params + grads + optimizer + master + comm (padding included); ratio = total / formula\n");
-  std::printf("peak = dt_zero_memory_usage's peak; buffers = comm + gathered parameters at the largest moment\n");
-  std::printf("of a probed step; the last ratio = peak / (formula + buffers)\n");
+  std::printf("peak = dt_zero_memory_usage's peak; buffers = comm + gathered parameters at the largest total seen\n");
+  std::printf("after any call of any step; the last ratio = peak / (formula + buffers)\n");
 }
 
 void write_json(const std::string& path, const Args& a, const mlp& m, int world, const std::vector<Figures>& figures) {
@@ -498,7 +494,7 @@ int run_zero(int argc, char** argv) {
       std::fflush(stdout);
     }
     for (auto& t : trainers)
-      for (int i = 0; i < a.warmup; ++i) t->step(false);
+      for (int i = 0; i < a.warmup; ++i) t->step();
     std::vector<std::vector<Sample>> samples(trainers.size());
     // Ranks start every timed step together, so that a wait measures the
     // communication rather than how far apart the ranks drifted before it.
@@ -506,9 +502,8 @@ int run_zero(int argc, char** argv) {
       for (size_t k = 0; k < trainers.size(); ++k)
         for (int i = 0; i < a.steps; ++i) {
           comm.barrier();
-          samples[k].push_back(trainers[k]->step(false));
+          samples[k].push_back(trainers[k]->step());
         }
-    for (auto& t : trainers) t->step(true);
     for (size_t k = 0; k < trainers.size(); ++k)
       figures.push_back(summarise(comm, *trainers[k], samples[k], a.batch));
 
