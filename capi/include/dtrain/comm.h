@@ -116,8 +116,9 @@ DT_API dt_status dt_comm_destroy(dt_comm *comm);
  * CUDA tensors; it is ignored (never dereferenced) when every tensor is host
  * memory. cudaStreamLegacy ((void *)1) and cudaStreamPerThread ((void *)2)
  * are accepted, as in DLPack. NULL means the communicator's own stream, which
- * is ordered after nothing the caller queued: the caller must have finished
- * writing the tensors (e.g. cudaStreamSynchronize) before the call.
+ * waits for work queued on the legacy default stream but for no other: work
+ * on other streams that writes the tensors must be finished (e.g.
+ * cudaStreamSynchronize) before the call.
  *   - NCCL path: the operation is queued on `stream`, after the work already
  *     queued there, and work queued there later sees its results; the
  *     request completes when a CUDA event recorded on `stream` after it has.

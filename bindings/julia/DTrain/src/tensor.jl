@@ -48,8 +48,9 @@ they take an array) and [`tensor_check`](@ref). It describes memory the caller
 owns, e.g. `pointer(cu_array)` of a CUDA.jl array: keep that memory allocated
 (and the array referenced) until the operation has completed. `stream` is the
 `cudaStream_t` the operations on it run on (`C_NULL`: the communicator's own
-stream, ordered after nothing; see `dtrain/comm.h`); with NCCL they are queued
-on it, so work queued there afterwards sees their results.
+stream, which waits only for the legacy default stream; see `dtrain/comm.h`);
+with NCCL they are queued on it, so work queued there afterwards sees their
+results.
 
 Julia cannot read device memory from the host, so indexing throws. Without a
 usable CUDA device the library refuses it with `DT_ERR_UNSUPPORTED`.

@@ -138,8 +138,9 @@ unsafe impl Send for CudaStream {}
 unsafe impl Sync for CudaStream {}
 
 impl CudaStream {
-    /// The communicator's own stream (NULL), ordered after nothing the caller
-    /// queued: the caller must have finished writing the tensors.
+    /// The communicator's own stream (NULL), which waits for work on the
+    /// legacy default stream but for no other: work on other streams that
+    /// writes the tensors must be finished before the call.
     pub const COMMUNICATOR: CudaStream = CudaStream(ptr::null_mut());
     /// The legacy default stream (`cudaStreamLegacy`).
     pub const LEGACY_DEFAULT: CudaStream = CudaStream(ptr::without_provenance_mut(1));

@@ -1,0 +1,257 @@
+// dtbench kernels. The kernels are internal (libdtrain runs them inside the
+// collectives and the optimizer), so this subcommand links the core library
+// (dtrain_core) where every other one uses only the public C API.
+//
+// Each kernel is timed with CUDA events on one stream, the median of --iters
+// runs after three warm-ups, on buffers from --min-mib to --max-mib doubling.
+// GB/s counts the bytes a kernel reads plus the bytes it writes (a copy of N
+// bytes moves 2N), so kernels and the device-to-device copy compare directly.
+#include "kernels.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "device/probe.hpp"
+
+#ifdef DTRAIN_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <vector>
+
+#include "base/error.hpp"
+#include "device/cuda/error.hpp"
+#include "device/cuda/kernels.hpp"
+#include "device/cuda/runtime.hpp"
+#endif
+
+namespace dtbench {
+
+namespace {
+
+const char kUsage[] =
+    "usage: dtbench kernels [options]\n"
+    "\n"
+    "The bandwidth of libdtrain's CUDA kernels (fill, scale, divide, casts,\n"
+    "reductions) on CUDA device 0, next to a device-to-device copy measured in\n"
+    "the same run. Without a CUDA device it says so and exits 0.\n"
+    "\n"
+    "options:\n"
+    "  --min-mib N   smallest working size in MiB (default 1)\n"
+    "  --max-mib N   largest working size in MiB; sizes double (default 1024)\n"
+    "  --iters N     timed runs per kernel and size, the median is kept (default 20)\n"
+    "  --json PATH   also write the results as JSON\n"
+    "  -h, --help    show this help\n";
+
+struct Args {
+  std::size_t min_mib = 1;
+  std::size_t max_mib = 1024;
+  int iters = 20;
+  std::string json;
+};
+
+// A positive integer option value, or -1.
+long long positive(const char* text) {
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  return end != text && *end == '\0' && value > 0 ? value : -1;
+}
+
+#ifdef DTRAIN_HAVE_CUDA
+
+namespace cuda = dtrain::device::cuda;
+using dtrain::DType;
+
+struct Kernel {
+  const char* name;
+  double traffic;  // bytes moved per byte of the working size
+  std::function<void(void* a, void* b, std::size_t bytes, cudaStream_t s)> run;
+};
+
+const char kCopy[] = "copy d2d";
+
+std::vector<Kernel> kernels() {
+  using cuda::Reduction;
+  return {
+      {kCopy, 2.0,
+       [](void* a, void* b, std::size_t n, cudaStream_t s) {
+         cuda::check(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+       }},
+      {"fill f32", 1.0, [](void* a, void*, std::size_t n, cudaStream_t s) { cuda::fill(DType::f32, a, n / 4, 1.0, s); }},
+      {"scale f32", 2.0,
+       [](void* a, void* b, std::size_t n, cudaStream_t s) { cuda::scale(DType::f32, b, a, n / 4, 0.5, s); }},
+      {"scale bf16", 2.0,
+       [](void* a, void* b, std::size_t n, cudaStream_t s) { cuda::scale(DType::bf16, b, a, n / 2, 0.5, s); }},
+      {"divide f32", 2.0,
+       [](void* a, void*, std::size_t n, cudaStream_t s) { cuda::divide(DType::f32, a, n / 4, 3.0, s); }},
+      // Casts: the working size is the f32 side; the 16-bit side is half.
+      {"cast f32->bf16", 1.5,
+       [](void* a, void* b, std::size_t n, cudaStream_t s) { cuda::cast(DType::bf16, b, DType::f32, a, n / 4, s); }},
+      {"cast bf16->f32", 1.5,
+       [](void* a, void* b, std::size_t n, cudaStream_t s) { cuda::cast(DType::f32, b, DType::bf16, a, n / 4, s); }},
+      {"cast f32->f16", 1.5,
+       [](void* a, void* b, std::size_t n, cudaStream_t s) { cuda::cast(DType::f16, b, DType::f32, a, n / 4, s); }},
+      {"reduce sum f32", 3.0,
+       [](void* a, void* b, std::size_t n, cudaStream_t s) {
+         cuda::reduce(Reduction::sum, DType::f32, b, a, n / 4, s);
+       }},
+      {"reduce sum bf16", 3.0,
+       [](void* a, void* b, std::size_t n, cudaStream_t s) {
+         cuda::reduce(Reduction::sum, DType::bf16, b, a, n / 2, s);
+       }},
+      {"reduce max i32", 3.0,
+       [](void* a, void* b, std::size_t n, cudaStream_t s) {
+         cuda::reduce(Reduction::max, DType::i32, b, a, n / 4, s);
+       }},
+  };
+}
+
+// Seconds per run of `kernel` on `bytes`, the median of `iters` timed runs.
+double time_kernel(const Kernel& kernel, void* a, void* b, std::size_t bytes, int iters, cudaStream_t stream) {
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  // Timing events (cuda::Event has none, for cheap completion tracking).
+  cuda::check(cudaEventCreate(&start), "cudaEventCreate");
+  cuda::check(cudaEventCreate(&stop), "cudaEventCreate");
+  for (int i = 0; i < 3; ++i) kernel.run(a, b, bytes, stream);
+  std::vector<double> seconds;
+  for (int i = 0; i < iters; ++i) {
+    cuda::check(cudaEventRecord(start, stream), "cudaEventRecord");
+    kernel.run(a, b, bytes, stream);
+    cuda::check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    cuda::check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0.0f;
+    cuda::check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    seconds.push_back(ms / 1e3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
+struct Row {
+  const char* kernel;
+  std::size_t mib;
+  double gbs;
+  double of_copy;  // percent of the copy's GB/s at the same size
+};
+
+std::string json_text(const char* device, const Args& a, const std::vector<Row>& rows) {
+  std::string text = "{\n  \"benchmark\": \"kernels\",\n  \"device\": \"" + std::string(device) +
+                     "\",\n  \"iters\": " + std::to_string(a.iters) + ",\n  \"results\": [";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%s\n    {\"kernel\": \"%s\", \"mib\": %zu, \"GBps\": %.3f, \"vs_copy\": %.4f}",
+                  i == 0 ? "" : ",", rows[i].kernel, rows[i].mib, rows[i].gbs, rows[i].of_copy / 100.0);
+    text += line;
+  }
+  return text + "\n  ]\n}\n";
+}
+
+int measure(const Args& a) {
+  cudaDeviceProp props{};
+  cuda::check(cudaGetDeviceProperties(&props, 0), "cudaGetDeviceProperties");
+  std::printf("# device 0: %s (%d SMs); GB/s = (bytes read + bytes written) / time, median of %d runs\n",
+              props.name, props.multiProcessorCount, a.iters);
+  const auto list = kernels();
+  cuda::Stream stream(0);
+  const std::size_t capacity = a.max_mib << 20;
+  cuda::DeviceBuffer first(0, capacity);
+  cuda::DeviceBuffer second(0, capacity);
+  cuda::fill(DType::u8, first.data(), static_cast<std::int64_t>(capacity), 0.0, stream.get());
+  cuda::fill(DType::u8, second.data(), static_cast<std::int64_t>(capacity), 0.0, stream.get());
+  std::printf("%-16s %10s %12s %10s\n", "kernel", "MiB", "GB/s", "% of copy");
+  std::vector<Row> rows;
+  double worst = 1e9;
+  const char* worst_name = "";
+  for (std::size_t mib = a.min_mib; mib <= a.max_mib; mib *= 2) {
+    const std::size_t bytes = mib << 20;
+    double copy_gbs = 0.0;
+    for (const Kernel& k : list) {
+      const double seconds = time_kernel(k, first.data(), second.data(), bytes, a.iters, stream.get());
+      const double gbs = k.traffic * static_cast<double>(bytes) / seconds / 1e9;
+      if (k.name == kCopy) copy_gbs = gbs;
+      const double share = 100.0 * gbs / copy_gbs;
+      rows.push_back({k.name, mib, gbs, share});
+      std::printf("%-16s %10zu %12.1f %9.0f%%\n", k.name, mib, gbs, share);
+      if (mib >= 64 && k.name != kCopy && share < worst) {
+        worst = share;
+        worst_name = k.name;
+      }
+    }
+  }
+  if (worst < 1e9) {
+    std::printf("# from 64 MiB: slowest kernel %s at %.0f%% of the copy (target >= 80%%): %s\n", worst_name, worst,
+                worst >= 80.0 ? "met" : "NOT met");
+  }
+  if (!a.json.empty()) {
+    FILE* out = std::fopen(a.json.c_str(), "w");
+    if (out == nullptr) {
+      std::fprintf(stderr, "dtbench kernels: cannot write %s: %s\n", a.json.c_str(), std::strerror(errno));
+      return 1;
+    }
+    const std::string text = json_text(props.name, a, rows);
+    std::fputs(text.c_str(), out);
+    std::fclose(out);
+    std::printf("# results written to %s\n", a.json.c_str());
+  }
+  return 0;
+}
+
+#endif  // DTRAIN_HAVE_CUDA
+
+}  // namespace
+
+int run_kernels(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "dtbench kernels: %s needs a value\n\n%s", arg.c_str(), kUsage);
+      return 2;
+    }
+    const char* value = argv[++i];
+    if (arg == "--json") {
+      a.json = value;
+      continue;
+    }
+    const long long number = positive(value);
+    if (number < 0 || (arg != "--min-mib" && arg != "--max-mib" && arg != "--iters")) {
+      std::fprintf(stderr, "dtbench kernels: bad option %s %s\n\n%s", arg.c_str(), value, kUsage);
+      return 2;
+    }
+    if (arg == "--iters") {
+      a.iters = static_cast<int>(std::min<long long>(number, 1000000));
+    } else {
+      // Up to 64 GiB, so that the byte counts below cannot overflow.
+      (arg == "--min-mib" ? a.min_mib : a.max_mib) = static_cast<std::size_t>(std::min<long long>(number, 65536));
+    }
+  }
+  if (a.min_mib > a.max_mib) {
+    std::fprintf(stderr, "dtbench kernels: --min-mib %zu is above --max-mib %zu\n", a.min_mib, a.max_mib);
+    return 2;
+  }
+#ifdef DTRAIN_HAVE_CUDA
+  if (dtrain::device::cuda_device_count() > 0) {
+    try {
+      return measure(a);
+    } catch (const dtrain::Error& e) {
+      std::fprintf(stderr, "dtbench kernels: %s\n", e.what());
+      return 1;
+    }
+  }
+#endif
+  std::printf("skipped: no CUDA device to measure (%s)\n", dtrain::device::cuda_unavailable_reason().c_str());
+  return 0;
+}
+
+}  // namespace dtbench
