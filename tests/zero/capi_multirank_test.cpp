@@ -344,4 +344,24 @@ TEST_F(CapiRanks, ARankThatRefusesItsArgumentsIsHeardByAll) {
   EXPECT_EQ(dt_zero_destroy(z), DT_OK);
 }
 
+// A dt_zero that outlives its dt_comm fails what communicates with
+// DT_ERR_ABORTED and can still be destroyed.
+TEST(CapiAlone, AZeroOutlivingItsCommunicatorIsAborted) {
+  dt_comm_options comm_opts = DT_COMM_OPTIONS_INIT;
+  comm_opts.rank = 0;
+  comm_opts.world_size = 1;
+  dt_comm* comm = nullptr;
+  ASSERT_EQ(dt_comm_create(&comm, &comm_opts), DT_OK) << dt_error_last();
+  Tensors params;
+  dt_zero_options opts = DT_ZERO_OPTIONS_INIT;
+  opts.stage = 2;
+  dt_zero* z = nullptr;
+  ASSERT_EQ(dt_zero_create(&z, comm, params.pointers, 2, nullptr, &opts), DT_OK) << dt_error_last();
+  ASSERT_EQ(dt_comm_destroy(comm), DT_OK);
+  EXPECT_EQ(dt_zero_mark_ready(z, 0), DT_OK);
+  EXPECT_EQ(dt_zero_mark_ready(z, 1), DT_ERR_ABORTED) << dt_error_last();
+  EXPECT_EQ(dt_zero_step(z, nullptr), DT_ERR_INVALID_USAGE) << dt_error_last();
+  EXPECT_EQ(dt_zero_destroy(z), DT_OK);
+}
+
 }  // namespace

@@ -179,9 +179,12 @@ DT_API dt_status dt_zero_mark_ready(dt_zero *z, size_t index);
 /**
  * Ends a micro-step: starts the reductions not started yet and waits for all
  * of them for at most `timeout_ms` (negative: the communicator's deadline).
- * DT_ERR_INVALID_USAGE naming the gradients never marked (the micro-step is
- * then abandoned: what it added is dropped in stages 2–3, kept in the full
- * buffer in stages 0–1).
+ * DT_ERR_INVALID_USAGE naming the gradients never marked. The micro-step is
+ * then abandoned: stages 0–1 keep what it added in the full buffer; stages
+ * 2–3 keep the share of the units whose reduction had already finished (a
+ * unit's buffer is freed as soon as it is reduced) and drop the rest; either
+ * way dt_zero_step() refuses until a micro-step under sync ends in
+ * dt_zero_wait().
  */
 DT_API dt_status dt_zero_wait(dt_zero *z, int timeout_ms);
 

@@ -52,14 +52,7 @@ void Gatherer::start(std::size_t unit) {
 
 void Gatherer::gather(std::size_t unit) {
   check_unit(unit);
-  if (any_gather_) {
-    if (unit == last_) {
-      ascending_ = !ascending_;
-    } else {
-      ascending_ = unit > last_;
-    }
-  }
-  any_gather_ = true;
+  if (last_) ascending_ = unit == *last_ ? !ascending_ : unit > *last_;
   last_ = unit;
   start(unit);
   if (!prefetch_) return;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "base/tensor.hpp"
@@ -70,8 +71,7 @@ class Gatherer {
   const bool prefetch_;
   std::vector<UnitState> units_;
   bool ascending_ = true;
-  std::size_t last_ = 0;
-  bool any_gather_ = false;
+  std::optional<std::size_t> last_;  // the unit gathered last
 };
 
 }  // namespace dtrain::parallel::zero

@@ -186,8 +186,8 @@ void GradientReduction::end_micro_step() {
 
 void GradientReduction::set_sync(bool sync) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (sync != sync_ && open_) {
-    raise(DT_ERR_INVALID_USAGE, "a micro-step is in progress; call wait() before changing sync");
+  if (open_) {
+    raise(DT_ERR_INVALID_USAGE, "a micro-step is in progress; set sync before its first gradient or after wait()");
   }
   sync_ = sync;
 }

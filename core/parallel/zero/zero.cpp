@@ -190,16 +190,20 @@ std::vector<TensorView> Zero::parameter_shards() const {
   return shards;
 }
 
-const std::vector<std::int64_t>& Zero::shape(std::size_t index) const {
+void Zero::check_parameter(std::size_t index) const {
   if (index >= shapes_.size()) {
     raise(DT_ERR_INVALID_ARGUMENT, "parameter index " + std::to_string(index) + " is out of range: there are " +
                                        std::to_string(shapes_.size()) + " parameters");
   }
+}
+
+const std::vector<std::int64_t>& Zero::shape(std::size_t index) const {
+  check_parameter(index);
   return shapes_[index];
 }
 
 TensorView Zero::parameter(std::size_t index) const {
-  shape(index);
+  check_parameter(index);
   const Place& place = layout_.place(index);
   const TrackedBuffer& unit = stage_ == 3 ? gatherer_->whole(place.unit) : parameters_[place.unit];
   return unit.view(place.offset, place.count);
