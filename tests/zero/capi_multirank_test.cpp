@@ -204,15 +204,18 @@ TEST_F(CapiRanks, EveryStageTrainsLikeOneProcess) {
 }
 
 // A checkpoint saved after two steps and loaded after a third brings the
-// weights and the optimizer back: the third step then repeats exactly.
+// weights and the optimizer back: the third step then repeats exactly. It
+// also loads into a dt_zero of another stage.
 TEST_F(CapiRanks, ACheckpointLoadsBackWhatWasSaved) {
   const std::string dir = checkpoint_dir();
+  Tensors at_save;
   for (int stage = 1; stage <= 3; stage += 2) {
     dt_zero* z = create(stage);
     ASSERT_NE(z, nullptr);
     train_step(z, 0);
     train_step(z, 1);
     ASSERT_EQ(dt_zero_save(z, dir.c_str()), DT_OK) << dt_error_last();
+    read(z, at_save);
     train_step(z, 2);
     Tensors after_third;
     read(z, after_third);
@@ -222,6 +225,17 @@ TEST_F(CapiRanks, ACheckpointLoadsBackWhatWasSaved) {
     read(z, again);
     EXPECT_EQ(again.w, after_third.w) << "stage " << stage;
     EXPECT_EQ(again.b, after_third.b) << "stage " << stage;
+    EXPECT_EQ(dt_zero_destroy(z), DT_OK);
+  }
+  // Stage 3's checkpoint loads into the other stages' layouts too.
+  for (int stage = 0; stage <= 2; ++stage) {
+    dt_zero* z = create(stage);
+    ASSERT_NE(z, nullptr);
+    ASSERT_EQ(dt_zero_load(z, dir.c_str()), DT_OK) << dt_error_last();
+    Tensors loaded;
+    read(z, loaded);
+    EXPECT_EQ(loaded.w, at_save.w) << "stage " << stage;
+    EXPECT_EQ(loaded.b, at_save.b) << "stage " << stage;
     EXPECT_EQ(dt_zero_destroy(z), DT_OK);
   }
   ASSERT_EQ(dt_barrier(comm_), DT_OK);

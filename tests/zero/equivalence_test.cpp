@@ -3,7 +3,7 @@
 // momentum and AdamW (with global-norm clipping), 1-4 ranks (the MLP's 103
 // elements divide by none of 2, 3, 4), units of one or several parameters,
 // gradient accumulation with sync on and off, and bf16 parameters within a
-// looser bound. Also equal to DDP with a local optimizer in the same world.
+// looser bound (f16 too). Also equal to DDP with a local optimizer in the same world.
 
 #include <gtest/gtest.h>
 
@@ -62,6 +62,7 @@ const Mode kModes[] = {
      DType::f32, 0.05f, 1e-5},
     {"s1_bf16", 1, optim::Kind::adamw, 1, false, 64, std::nullopt, DType::bf16, 0.0f, 1e-2},
     {"s2_bf16_accumulate", 2, optim::Kind::adamw, 2, false, 64, std::nullopt, DType::bf16, 0.0f, 1e-2},
+    {"s2_f16", 2, optim::Kind::adamw, 1, false, 64, std::nullopt, DType::f16, 0.0f, 1e-2},
     {"s3_bf16", 3, optim::Kind::sgd, 1, false, 64, std::vector<std::size_t>{2, 2}, DType::bf16, 0.0f, 1e-2},
 };
 

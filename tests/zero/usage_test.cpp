@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -243,6 +244,32 @@ TEST(ZeroUsage, ABrokenCommunicatorFailsWhatCommunicates) {
     });
     EXPECT_EQ(c.status, DT_ERR_ABORTED) << c.message;
     EXPECT_EQ(catch_error([&] { zero.step(); }).status, DT_ERR_INVALID_USAGE);
+  });
+}
+
+// An inf in one rank's gradient makes every rank skip the step: the norm is
+// summed over all shards. Nothing changes but the loss scale, which halves.
+TEST(ZeroStep, AnInfOnOneRankSkipsTheStepEverywhere) {
+  run_world(2, [](comm::Communicator& comm) {
+    for (int s = 0; s <= 3; ++s) {
+      FlatParameters params(kCounts, DType::f32);
+      optim::Config config;
+      config.loss_scale.initial_scale = 1024.0f;
+      config.loss_scale.dynamic = true;
+      Zero zero(comm, params.pointers(), config, stage(s));
+      for (std::size_t i = kCounts.size(); i-- > 0;) {
+        const TensorView gradient = zero.gradient(i);
+        static_cast<float*>(gradient.data)[0] = comm.rank() == 1 && i == 2 ? INFINITY : 1.0f;
+        zero.mark_ready(i);
+      }
+      zero.wait(-1);
+      const optim::StepResult result = zero.step();
+      EXPECT_TRUE(result.skipped) << "stage " << s;
+      EXPECT_EQ(result.steps, 0);
+      EXPECT_EQ(zero.loss_scale(), 512.0f);
+      train_once(zero);  // the gradients were zeroed: the next step is clean
+      EXPECT_EQ(zero.loss_scale(), 512.0f);
+    }
   });
 }
 
