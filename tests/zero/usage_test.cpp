@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ddp/tensors.hpp"
@@ -269,6 +270,45 @@ TEST(ZeroStep, AnInfOnOneRankSkipsTheStepEverywhere) {
       EXPECT_EQ(zero.loss_scale(), 512.0f);
       train_once(zero);  // the gradients were zeroed: the next step is clean
       EXPECT_EQ(zero.loss_scale(), 512.0f);
+    }
+  });
+}
+
+// Backward engines mark gradients from several threads, in any order; the
+// units still launch in the same order on every rank and the result is the
+// plain average.
+TEST(ZeroThreads, GradientsMarkedFromSeveralThreads) {
+  run_world(2, [](comm::Communicator& comm) {
+    for (int s = 0; s <= 3; ++s) {
+      const std::vector<std::int64_t> counts(12, 10);
+      FlatParameters params(counts, DType::f32);
+      optim::Config sgd;
+      sgd.kind = optim::Kind::sgd;
+      sgd.sgd.lr = 1.0f;
+      parallel::zero::Options options = stage(s);
+      options.bucket_bytes = 40;  // stages 0-2: a unit per parameter
+      Zero zero(comm, params.pointers(), sgd, options);
+      std::vector<std::thread> threads;
+      for (std::size_t t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+          for (std::size_t i = t; i < counts.size(); i += 4) {
+            const TensorView gradient = zero.gradient(i);
+            for (std::int64_t k = 0; k < gradient.count; ++k) {
+              static_cast<float*>(gradient.data)[k] = static_cast<float>((comm.rank() + 1) * (i + 1));
+            }
+            zero.mark_ready(i);
+          }
+        });
+      }
+      for (std::thread& thread : threads) thread.join();
+      zero.wait(-1);
+      zero.step();
+      for (std::size_t u = 0; u < zero.unit_count(); ++u) zero.gather_wait(u, -1);
+      for (std::size_t i = 0; i < counts.size(); ++i) {
+        const TensorView param = zero.parameter(i);
+        EXPECT_EQ(static_cast<const float*>(param.data)[0], -1.5f * static_cast<float>(i + 1)) << "stage " << s;
+      }
+      for (std::size_t u = 0; u < zero.unit_count(); ++u) zero.release(u);
     }
   });
 }
