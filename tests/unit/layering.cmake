@@ -1,0 +1,53 @@
+# Checks DESIGN.md's one-way data flow inside core/ (capi -> parallel ->
+# comm/optim -> device -> base; bootstrap under comm): a file of one folder
+# may include headers of its own folder and of the folders listed for it,
+# plus the public C headers (dtrain/...). Fails naming every include that
+# reaches up.
+#
+#   cmake -DCORE=<source>/core -P layering.cmake
+cmake_minimum_required(VERSION 3.25)
+
+if(NOT CORE)
+  message(FATAL_ERROR "usage: cmake -DCORE=<source>/core -P layering.cmake")
+endif()
+
+set(_allowed_base "")
+set(_allowed_device "base")
+set(_allowed_bootstrap "base")
+set(_allowed_comm "base;device;bootstrap")
+set(_allowed_optim "base;device;comm")
+set(_allowed_parallel "base;device;bootstrap;comm;optim")
+set(_layers base device bootstrap comm optim parallel)
+
+set(_violations "")
+set(_checked 0)
+foreach(_layer IN LISTS _layers)
+  file(GLOB_RECURSE _files "${CORE}/${_layer}/*.hpp" "${CORE}/${_layer}/*.cpp" "${CORE}/${_layer}/*.cu"
+       "${CORE}/${_layer}/*.cuh")
+  foreach(_file IN LISTS _files)
+    math(EXPR _checked "${_checked} + 1")
+    file(STRINGS "${_file}" _includes REGEX "^#include \"[a-z_]+/")
+    foreach(_line IN LISTS _includes)
+      string(REGEX REPLACE "^#include \"([a-z_]+)/.*" "\\1" _target "${_line}")
+      if(_target STREQUAL _layer OR _target STREQUAL "dtrain")
+        continue()
+      endif()
+      if(NOT _target IN_LIST _layers OR NOT _target IN_LIST _allowed_${_layer})
+        file(RELATIVE_PATH _name "${CORE}" "${_file}")
+        set(_may "${_allowed_${_layer}}")
+        if(NOT _may)
+          set(_may "no other layer")
+        endif()
+        string(APPEND _violations "\n  core/${_name}: ${_line} (${_layer} may use: ${_may})")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(_checked EQUAL 0)
+  message(FATAL_ERROR "no source files under ${CORE}")
+endif()
+if(_violations)
+  message(FATAL_ERROR "includes against the layering:${_violations}")
+endif()
+message(STATUS "layering: ${_checked} files of core/ include only their own and lower layers")
