@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <string>
 #include <thread>
@@ -310,6 +311,28 @@ TEST(ZeroThreads, GradientsMarkedFromSeveralThreads) {
       }
       for (std::size_t u = 0; u < zero.unit_count(); ++u) zero.release(u);
     }
+  });
+}
+
+// A rank whose peer never reduces gives up at its deadline, and the broken
+// communicator fails every later collective with DT_ERR_ABORTED.
+TEST(ZeroUsage, AWaitForASilentPeerEndsAtItsDeadline) {
+  run_world(2, [](comm::Communicator& comm) {
+    FlatParameters params(kCounts, DType::f32);
+    Zero zero(comm, params.pointers(), optim::Config{}, stage(2));
+    if (comm.rank() == 1) {  // stays, but never reduces
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      return;
+    }
+    for (std::size_t i = kCounts.size(); i-- > 0;) zero.mark_ready(i);
+    const auto start = std::chrono::steady_clock::now();
+    const Caught timeout = catch_error([&] { zero.wait(300); });
+    EXPECT_EQ(timeout.status, DT_ERR_TIMEOUT) << timeout.message;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    const Caught aborted = catch_error([&] {
+      for (std::size_t i = kCounts.size(); i-- > 0;) zero.mark_ready(i);
+    });
+    EXPECT_EQ(aborted.status, DT_ERR_ABORTED) << aborted.message;
   });
 }
 
