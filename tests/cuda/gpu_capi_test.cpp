@@ -110,6 +110,39 @@ TEST_F(WorldOfOne, Allreduce) {
   EXPECT_EQ(l.read(), longs);
 }
 
+// The stream argument orders the operation after the caller's work on it:
+// the input is written on a non-blocking stream (which the communicator's
+// own stream does not wait for) behind a long run of memsets, and the
+// operation, started at once, must still read what that work wrote.
+TEST_F(WorldOfOne, OperationsFollowTheCallersStream) {
+  const std::size_t n = 1 << 20;
+  auto values = iota_f(n, 1.0f);
+  DeviceTensor<float> source(values, kF32);
+  DeviceTensor<float> send(std::vector<float>(n, -1.0f), kF32), recv(std::vector<float>(n, -2.0f), kF32);
+  cudaStream_t stream = nullptr;
+  cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  void* busy = nullptr;
+  const std::size_t busy_bytes = std::size_t{256} << 20;
+  cuda_ok(cudaMalloc(&busy, busy_bytes), "cudaMalloc");
+  for (int blocking = 0; blocking < 2; ++blocking) {
+    for (int i = 0; i < 40; ++i) cuda_ok(cudaMemsetAsync(busy, i, busy_bytes, stream), "cudaMemsetAsync");
+    cuda_ok(cudaMemcpyAsync(send.data, source.data, n * sizeof(float), cudaMemcpyDeviceToDevice, stream),
+            "cudaMemcpyAsync");
+    dt_request* req = nullptr;
+    ASSERT_EQ(dt_allreduce(comm_, &send, &recv, DT_SUM, stream, blocking ? nullptr : &req), DT_OK) << last();
+    if (!blocking) {
+      ASSERT_EQ(dt_request_wait(req, -1), DT_OK) << last();
+      dt_request_free(req);
+    }
+    EXPECT_EQ(recv.read(), values) << (blocking ? "blocking" : "with a request");
+    cuda_ok(cudaMemsetAsync(send.data, 0xff, n * sizeof(float), stream), "cudaMemsetAsync");
+    cuda_ok(cudaMemsetAsync(recv.data, 0xff, n * sizeof(float), stream), "cudaMemsetAsync");
+  }
+  cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  cudaFree(busy);
+  cudaStreamDestroy(stream);
+}
+
 TEST_F(WorldOfOne, EveryOtherCollective) {
   auto values = iota_f(4099);
   DeviceTensor<float> a(values, kF32), b(std::vector<float>(values.size(), -1.0f), kF32);
