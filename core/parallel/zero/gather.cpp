@@ -29,13 +29,6 @@ Gatherer::~Gatherer() {
   }
 }
 
-void Gatherer::check_unit(std::size_t unit) const {
-  if (unit >= units_.size()) {
-    raise(DT_ERR_INVALID_ARGUMENT, "unit " + std::to_string(unit) + " is out of range: there are " +
-                                       std::to_string(units_.size()) + " units");
-  }
-}
-
 void Gatherer::start(std::size_t unit) {
   UnitState& state = units_[unit];
   if (state.state != GatherState::released) return;
@@ -51,7 +44,7 @@ void Gatherer::start(std::size_t unit) {
 }
 
 void Gatherer::gather(std::size_t unit) {
-  check_unit(unit);
+  layout_.check_unit(unit);
   if (last_) ascending_ = unit == *last_ ? !ascending_ : unit > *last_;
   last_ = unit;
   start(unit);
@@ -61,7 +54,7 @@ void Gatherer::gather(std::size_t unit) {
 }
 
 void Gatherer::wait(std::size_t unit, int timeout_ms) {
-  check_unit(unit);
+  layout_.check_unit(unit);
   if (units_[unit].state == GatherState::released) gather(unit);
   UnitState& state = units_[unit];
   if (state.state == GatherState::whole) return;
@@ -77,7 +70,7 @@ void Gatherer::wait(std::size_t unit, int timeout_ms) {
 }
 
 void Gatherer::release(std::size_t unit) {
-  check_unit(unit);
+  layout_.check_unit(unit);
   UnitState& state = units_[unit];
   if (state.state == GatherState::released) {
     raise(DT_ERR_INVALID_USAGE, "unit " + std::to_string(unit) + " is not gathered");

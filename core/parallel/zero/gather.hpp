@@ -62,7 +62,6 @@ class Gatherer {
   };
 
   void start(std::size_t unit);
-  void check_unit(std::size_t unit) const;
 
   comm::Communicator& comm_;
   const Layout& layout_;

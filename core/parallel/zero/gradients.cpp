@@ -38,13 +38,6 @@ GradientReduction::~GradientReduction() {
   abandon(comm::deadline_after(comm_, -1));
 }
 
-void GradientReduction::check_index(std::size_t param) const {
-  if (param >= marked_.size()) {
-    raise(DT_ERR_INVALID_ARGUMENT, "parameter index " + std::to_string(param) + " is out of range: there are " +
-                                       std::to_string(marked_.size()) + " parameters");
-  }
-}
-
 TrackedBuffer& GradientReduction::full_buffer(std::size_t u) {
   TrackedBuffer& full = units_[u].full;
   if (!full.allocated()) {
@@ -56,7 +49,7 @@ TrackedBuffer& GradientReduction::full_buffer(std::size_t u) {
 
 TensorView GradientReduction::gradient(std::size_t param) {
   std::lock_guard<std::mutex> lock(mutex_);
-  check_index(param);
+  layout_.check_parameter(param);
   if (marked_[param]) {
     raise(DT_ERR_INVALID_USAGE, "gradient " + std::to_string(param) +
                                     " is already marked ready in this micro-step; wait() ends the micro-step");
@@ -68,7 +61,7 @@ TensorView GradientReduction::gradient(std::size_t param) {
 
 void GradientReduction::mark_ready(std::size_t param) {
   std::lock_guard<std::mutex> lock(mutex_);
-  check_index(param);
+  layout_.check_parameter(param);
   if (marked_[param]) {
     raise(DT_ERR_INVALID_USAGE, "gradient " + std::to_string(param) +
                                     " was already marked ready in this micro-step; wait() ends the micro-step");

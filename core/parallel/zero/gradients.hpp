@@ -70,7 +70,6 @@ class GradientReduction {
   };
 
   bool shards_gradients() const { return stage_ >= 2; }
-  void check_index(std::size_t param) const;
   TrackedBuffer& full_buffer(std::size_t u);
   void launch_ready();
   void launch(std::size_t u);

@@ -1,7 +1,9 @@
 #include "parallel/zero/layout.hpp"
 
 #include <algorithm>
+#include <string>
 
+#include "base/error.hpp"
 #include "parallel/ddp/bucket_plan.hpp"
 
 namespace dtrain::parallel::zero {
@@ -25,6 +27,20 @@ Layout::Layout(const std::vector<std::int64_t>& counts, const std::vector<std::s
     unit.shard = unit.padded / shards;
     global += unit.count;
     units_.push_back(unit);
+  }
+}
+
+void Layout::check_parameter(std::size_t param) const {
+  if (param >= places_.size()) {
+    raise(DT_ERR_INVALID_ARGUMENT, "parameter index " + std::to_string(param) + " is out of range: there are " +
+                                       std::to_string(places_.size()) + " parameters");
+  }
+}
+
+void Layout::check_unit(std::size_t unit) const {
+  if (unit >= units_.size()) {
+    raise(DT_ERR_INVALID_ARGUMENT, "unit " + std::to_string(unit) + " is out of range: there are " +
+                                       std::to_string(units_.size()) + " units");
   }
 }
 

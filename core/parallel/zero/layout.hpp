@@ -51,6 +51,10 @@ class Layout {
   std::size_t parameter_count() const { return places_.size(); }
   int shards() const { return shards_; }
 
+  // Throw DT_ERR_INVALID_ARGUMENT for an index out of range.
+  void check_parameter(std::size_t param) const;
+  void check_unit(std::size_t unit) const;
+
   // This rank's shard of `unit`, in elements from the unit's start.
   Range shard(const Unit& unit) const { return {unit.shard * shard_index_, unit.shard}; }
   // The part of this rank's shard that holds parameters rather than padding.

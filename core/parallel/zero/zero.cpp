@@ -190,49 +190,35 @@ std::vector<TensorView> Zero::parameter_shards() const {
   return shards;
 }
 
-void Zero::check_parameter(std::size_t index) const {
-  if (index >= shapes_.size()) {
-    raise(DT_ERR_INVALID_ARGUMENT, "parameter index " + std::to_string(index) + " is out of range: there are " +
-                                       std::to_string(shapes_.size()) + " parameters");
-  }
-}
-
 const std::vector<std::int64_t>& Zero::shape(std::size_t index) const {
-  check_parameter(index);
+  layout_.check_parameter(index);
   return shapes_[index];
 }
 
 TensorView Zero::parameter(std::size_t index) const {
-  check_parameter(index);
+  layout_.check_parameter(index);
   const Place& place = layout_.place(index);
   const TrackedBuffer& unit = stage_ == 3 ? gatherer_->whole(place.unit) : parameters_[place.unit];
   return unit.view(place.offset, place.count);
 }
 
-void Zero::check_unit(std::size_t unit) const {
-  if (unit >= layout_.units().size()) {
-    raise(DT_ERR_INVALID_ARGUMENT, "unit " + std::to_string(unit) + " is out of range: there are " +
-                                       std::to_string(layout_.units().size()) + " units");
-  }
-}
-
 void Zero::gather(std::size_t unit) {
-  check_unit(unit);
+  layout_.check_unit(unit);
   if (gatherer_) gatherer_->gather(unit);
 }
 
 void Zero::gather_wait(std::size_t unit, int timeout_ms) {
-  check_unit(unit);
+  layout_.check_unit(unit);
   if (gatherer_) gatherer_->wait(unit, timeout_ms);
 }
 
 void Zero::release(std::size_t unit) {
-  check_unit(unit);
+  layout_.check_unit(unit);
   if (gatherer_) gatherer_->release(unit);
 }
 
 GatherState Zero::gather_state(std::size_t unit) const {
-  check_unit(unit);
+  layout_.check_unit(unit);
   return gatherer_ ? gatherer_->state(unit) : GatherState::whole;
 }
 

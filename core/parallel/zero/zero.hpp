@@ -105,8 +105,6 @@ class Zero {
 
   static Accepted accept(comm::Communicator& comm, std::span<const DLTensor* const> params,
                          const optim::Config& config, const Options& options);
-  void check_parameter(std::size_t index) const;
-  void check_unit(std::size_t unit) const;
   // Copies rank 0's parameters (`params`: the caller's) into this rank's buffers.
   void load_initial_values(const std::vector<TensorView>& params);
   // This rank's shard of every unit's parameters.
