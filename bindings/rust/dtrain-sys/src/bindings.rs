@@ -1795,9 +1795,12 @@ extern "C" {
 extern "C" {
     #[doc = " Ends a micro-step: starts the reductions not started yet and waits for all"]
     #[doc = " of them for at most `timeout_ms` (negative: the communicator's deadline)."]
-    #[doc = " DT_ERR_INVALID_USAGE naming the gradients never marked (the micro-step is"]
-    #[doc = " then abandoned: what it added is dropped in stages 2–3, kept in the full"]
-    #[doc = " buffer in stages 0–1)."]
+    #[doc = " DT_ERR_INVALID_USAGE naming the gradients never marked. The micro-step is"]
+    #[doc = " then abandoned: stages 0–1 keep what it added in the full buffer; stages"]
+    #[doc = " 2–3 keep the share of the units whose reduction had already finished (a"]
+    #[doc = " unit's buffer is freed as soon as it is reduced) and drop the rest; either"]
+    #[doc = " way dt_zero_step() refuses until a micro-step under sync ends in"]
+    #[doc = " dt_zero_wait()."]
     pub fn dt_zero_wait(z: *mut dt_zero, timeout_ms: ::std::os::raw::c_int) -> dt_status;
 }
 extern "C" {
