@@ -34,7 +34,7 @@ def test_status_string():
 def test_constants_have_the_c_values():
     assert dtrain.UNDEF == -2**31
     assert (dtrain.OK, dtrain.INPROGRESS) == (0, 1)
-    assert [int(s) for s in dtrain.Status if s < 0] == list(range(-1, -12, -1))
+    assert [int(s) for s in dtrain.Status if s < 0] == list(range(-1, -13, -1))
     assert (dtrain.SUM, dtrain.AVG, dtrain.MAX, dtrain.MIN, dtrain.PROD) == (0, 1, 2, 3, 4)
     assert (dtrain.BACKEND_AUTO, dtrain.BACKEND_UCX, dtrain.BACKEND_NCCL) == (0, 1, 2)
 
