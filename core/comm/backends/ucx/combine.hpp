@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "base/dtype.hpp"
 #include "comm/reduce_op.hpp"
@@ -28,6 +29,13 @@ struct Combine {
   // dst = dst op src, `count` elements.
   void apply(void* dst, const void* src, std::int64_t count) const {
     device::cpu::reduce(op, dtype, dst, src, count);
+  }
+  // dst = a op b, `count` elements; dst may be a. Done a chunk at a time, the
+  // copy leaves dst in cache for the reduction, so it costs about what a
+  // three-operand kernel would.
+  void apply(void* dst, const void* a, const void* b, std::int64_t count) const {
+    if (dst != a) std::memcpy(dst, a, static_cast<std::size_t>(count) * dtype_size(dtype));
+    device::cpu::reduce(op, dtype, dst, b, count);
   }
   // Turns fully reduced values into averages over `ranks`.
   void finish(void* dst, std::int64_t count, int ranks) const {

@@ -25,6 +25,9 @@ struct SlotTransfers {
 
 // Reduce-scatter then allgather. After the first phase rank r holds the
 // reduced segment r + 1; the second passes the reduced segments around.
+// Out of place, `send` is read where it is (this rank's segment is sent
+// from it, and each partial sum is `send` combined with what arrived), so
+// the buffer is never copied whole into `recv` first.
 class RingAllreduce final : public Operation {
  public:
   RingAllreduce(const TensorView& send, const TensorView& recv, ReduceOp op)
@@ -32,8 +35,11 @@ class RingAllreduce final : public Operation {
 
  protected:
   void prepare() override {
-    if (send_.data != recv_.data && recv_.count > 0) std::memcpy(recv_.data, send_.data, recv_.bytes());
-    if (size() == 1 || recv_.count == 0) return;
+    if (recv_.count == 0) return;
+    if (size() == 1) {
+      if (send_.data != recv_.data) std::memcpy(recv_.data, send_.data, recv_.bytes());
+      return;
+    }
     const std::int64_t longest = segment(recv_.count, size(), 0).count;
     chunk_ = chunk_elements(*group().tuning, recv_.dtype, longest);
     lanes_ = lanes_for(longest, chunk_);
@@ -54,15 +60,21 @@ class RingAllreduce final : public Operation {
     Transfer& in = *slot_transfers_[slot].in;
     std::byte* tmp = scratch_.data() + static_cast<std::size_t>(slot * chunk_) * element_;
     std::byte* buf = bytes_of(recv_);
+    const auto* mine = static_cast<const std::byte*>(send_.data);
     auto piece = [&](int seg) { return chunk(segment(recv_.count, n, seg), chunk_, index); };
 
     for (int s = 0; s < n - 1; ++s) {
+      // Step 0 sends this rank's own segment; later ones the partial sum
+      // the step before made in `recv`.
+      const std::byte* from = s == 0 ? mine : buf;
       const Range give = piece(mod(r - s, n));
       const Range take = piece(mod(r - s - 1, n));
-      if (give.count > 0) send(out, right, index, buf + give.first * element_, give.count * element_);
+      if (give.count > 0) send(out, right, index, from + give.first * element_, give.count * element_);
       if (take.count > 0) recv(in, left, index, tmp, take.count * element_);
       co_await all_of(out, in);
-      if (take.count > 0) combine_.apply(buf + take.first * element_, tmp, take.count);
+      if (take.count > 0) {
+        combine_.apply(buf + take.first * element_, mine + take.first * element_, tmp, take.count);
+      }
     }
     const Range own = piece(mod(r + 1, n));
     combine_.finish(buf + own.first * element_, own.count, n);
