@@ -29,9 +29,6 @@ constexpr auto kSubmitLease = std::chrono::microseconds(20);
 // The lease a waiting caller renews on every round: the progress thread
 // checks back this often while a caller drives progress.
 constexpr auto kWaitLease = std::chrono::milliseconds(1);
-// The least a waiting caller polls before sleeping, however often sleeping
-// was needed lately.
-constexpr int kMinSpinUs = 10;
 // How long the progress thread polls after an event before sleeping on the
 // worker's events.
 constexpr auto kBackgroundSpin = std::chrono::microseconds(20);
@@ -67,8 +64,7 @@ Engine::Engine(std::unique_ptr<Transport> transport, int rank, std::uint32_t con
       world_ranks_(std::move(world_ranks)),
       identities_(std::move(identities)),
       tuning_(tuning),
-      oversubscribed_(oversubscribed(identities_, rank)),
-      spin_limit_us_(tuning.spin_us) {
+      oversubscribed_(oversubscribed(identities_, rank)) {
   group_.transport = transport_.get();
   group_.rank = rank;
   group_.size = transport_->size();
@@ -157,11 +153,12 @@ void Engine::break_with(dt_status status, const std::string& message) {
 bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
   if (request->done()) return true;
   // The caller drives progress itself until the request is done: polling
-  // while something happened within the spin limit, then sleeping on the
+  // while something happened within spin_us, then sleeping on the
   // worker's events. Handing over to the progress thread would cost a
   // wake-up at each end; the thread keeps off the lock meanwhile (the lease).
-  const auto spin = std::chrono::microseconds(spin_limit_us_.load(std::memory_order_relaxed));
-  bool slept = false;
+  // Sleeping early would save little and cost much: the wake-up, and the
+  // core's share a loaded machine then gives to other work.
+  const auto spin = std::chrono::microseconds(tuning_.spin_us);
   callers_.fetch_add(1, std::memory_order_relaxed);
   auto last_event = Clock::now();
   while (!request->done()) {
@@ -190,15 +187,8 @@ bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
     caller_lease_until_.store((wake_by + kWaitLease).time_since_epoch().count(), std::memory_order_relaxed);
     pollfd event{transport_->event_fd(), POLLIN, 0};
     ::poll(&event, 1, poll_timeout(now, wake_by));
-    slept = true;
     last_event = Clock::now();
   }
-  // Spinning pays while the peers run at the same time as this rank; when
-  // they do not (a busy machine, ranks sharing a core), it only burns the
-  // core they need, and the limit shrinks until waits succeed again.
-  const int limit = spin_limit_us_.load(std::memory_order_relaxed);
-  spin_limit_us_.store(slept ? std::max(kMinSpinUs, limit / 2) : std::min(tuning_.spin_us, limit * 2 + 1),
-                       std::memory_order_relaxed);
   if (callers_.fetch_sub(1, std::memory_order_relaxed) == 1) {
     // The last caller out hands what is left to the progress thread at once.
     std::lock_guard<std::mutex> lock(mutex_);

@@ -119,7 +119,6 @@ class Engine {
   std::condition_variable lease_cv_;
   void extend_caller_lease(std::chrono::microseconds length);
   const bool oversubscribed_;  // more ranks on this host than cores: waiting yields
-  std::atomic<int> spin_limit_us_;  // how long wait() polls without an event, adapted to how waits go
   std::atomic<std::int64_t> next_watch_{0};  // when local peers are next checked
 
   bool abort_handled_ = false;

@@ -40,11 +40,14 @@ class RecursiveDoubling final : public Operation {
       // (and may share memory with recv).
       owned_.assign(static_cast<const std::byte*>(send_.data), static_cast<const std::byte*>(send_.data) + send_.bytes());
       work_ = owned_.data();
+      source_ = work_;
       count_ = send_.count;
     } else {
-      if (send_.data != recv_.data && recv_.count > 0) std::memcpy(recv_.data, send_.data, recv_.bytes());
+      // `send` is read where it is until the first reduction writes recv.
       work_ = static_cast<std::byte*>(recv_.data);
+      source_ = static_cast<const std::byte*>(send_.data);
       count_ = recv_.count;
+      if (size() == 1 && send_.data != recv_.data && count_ > 0) std::memcpy(recv_.data, send_.data, recv_.bytes());
     }
     if (size() > 1 && count_ > 0) incoming_.resize(static_cast<std::size_t>(count_) * element_);
   }
@@ -58,17 +61,21 @@ class RecursiveDoubling final : public Operation {
     const std::size_t bytes = static_cast<std::size_t>(count_) * element_;
     Transfer& out = transfer();
     Transfer& in = transfer();
+    // This rank's values: its contribution until the first reduction, then
+    // the partial result in work_.
+    const std::byte* mine = source_;
 
     int vrank = r - rem;
     if (r < 2 * rem) {
       if (r % 2 == 0) {
-        send(out, r + 1, kFoldStep, work_, bytes);
+        send(out, r + 1, kFoldStep, mine, bytes);
         co_await all_of(out);
         vrank = -1;
       } else {
         recv(in, r - 1, kFoldStep, incoming_.data(), bytes);
         co_await all_of(in);
-        combine_.apply(work_, incoming_.data(), count_);
+        combine_.apply(work_, mine, incoming_.data(), count_);
+        mine = work_;
         vrank = r / 2;
       }
     }
@@ -77,10 +84,11 @@ class RecursiveDoubling final : public Operation {
       for (int mask = 1; mask < pof2; mask <<= 1, ++step) {
         const int vpeer = vrank ^ mask;
         const int peer = vpeer < rem ? vpeer * 2 + 1 : vpeer + rem;
-        send(out, peer, step, work_, bytes);
+        send(out, peer, step, mine, bytes);
         recv(in, peer, step, incoming_.data(), bytes);
         co_await all_of(out, in);
-        combine_.apply(work_, incoming_.data(), count_);
+        combine_.apply(work_, mine, incoming_.data(), count_);
+        mine = work_;
       }
     }
     if (r < 2 * rem) {
@@ -111,7 +119,8 @@ class RecursiveDoubling final : public Operation {
   const Combine combine_;
   const bool scatter_;
   std::size_t element_ = 1;
-  std::byte* work_ = nullptr;
+  std::byte* work_ = nullptr;           // where the result is made
+  const std::byte* source_ = nullptr;  // this rank's contribution
   std::int64_t count_ = 0;
   std::vector<std::byte> owned_;
   std::vector<std::byte> incoming_;

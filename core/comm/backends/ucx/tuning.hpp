@@ -14,8 +14,7 @@
 //   DTRAIN_UCX_PIPELINE_DEPTH   chunks in flight per operation (default 4)
 //   DTRAIN_UCX_SPIN_US          how long a waiting call polls the worker
 //                               without an event before sleeping on its event
-//                               fd, at most (default 1000; the engine
-//                               shortens it while waits keep needing sleep)
+//                               fd (default 1000)
 #pragma once
 
 #include <cstddef>
