@@ -6,13 +6,13 @@
 // DT_ERR_MISMATCH naming it.
 #pragma once
 
+#include <dlpack/dlpack.h>
+
 #include <cstddef>
 #include <exception>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <dlpack/dlpack.h>
 
 #include "base/error.hpp"
 #include "comm/communicator.hpp"

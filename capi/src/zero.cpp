@@ -6,6 +6,8 @@
 // optimizer with its own communicator) still takes part in the ranks'
 // agreement, so the others get DT_ERR_MISMATCH instead of waiting
 // (refusal.hpp).
+#include "dtrain/zero.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -16,7 +18,6 @@
 
 #include "base/error.hpp"
 #include "base/options.hpp"
-#include "dtrain/zero.h"
 #include "entry.hpp"
 #include "handles.hpp"
 #include "optim/config.hpp"

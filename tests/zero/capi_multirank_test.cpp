@@ -9,7 +9,6 @@
 //
 // CTest runs this under dtrun with 2 and 3 ranks, and alone as a world of one.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cmath>

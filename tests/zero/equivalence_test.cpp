@@ -56,10 +56,9 @@ const Mode kModes[] = {
     {"s2_accumulate_sync_off", 2, optim::Kind::adamw, 3, true, 64, std::nullopt, DType::f32, 0.0f, 1e-5},
     {"s2_accumulate_sync_on", 2, optim::Kind::sgd, 2, false, 1 << 20, std::nullopt, DType::f32, 0.0f, 1e-5},
     {"s3_sgd", 3, optim::Kind::sgd, 1, false, 64, std::nullopt, DType::f32, 0.0f, 1e-5},
-    {"s3_adamw_units_2_2", 3, optim::Kind::adamw, 1, false, 64, std::vector<std::size_t>{2, 2}, DType::f32, 0.0f,
-     1e-5},
-    {"s3_clipped_units_3_1_accumulate", 3, optim::Kind::adamw, 3, true, 64, std::vector<std::size_t>{3, 1},
-     DType::f32, 0.05f, 1e-5},
+    {"s3_adamw_units_2_2", 3, optim::Kind::adamw, 1, false, 64, std::vector<std::size_t>{2, 2}, DType::f32, 0.0f, 1e-5},
+    {"s3_clipped_units_3_1_accumulate", 3, optim::Kind::adamw, 3, true, 64, std::vector<std::size_t>{3, 1}, DType::f32,
+     0.05f, 1e-5},
     {"s1_bf16", 1, optim::Kind::adamw, 1, false, 64, std::nullopt, DType::bf16, 0.0f, 1e-2},
     {"s2_bf16_accumulate", 2, optim::Kind::adamw, 2, false, 64, std::nullopt, DType::bf16, 0.0f, 1e-2},
     {"s2_f16", 2, optim::Kind::adamw, 1, false, 64, std::nullopt, DType::f16, 0.0f, 1e-2},
@@ -82,7 +81,8 @@ optim::Config config_of(optim::Kind kind, float max_grad_norm) {
 Batch batch_of_step(int step) { return Batch::make(kBatch, 1000 + static_cast<unsigned>(step)); }
 
 // DLTensors over a model's parameters or gradients (f32), for an Optimizer.
-std::vector<DLTensor> describe(std::vector<std::vector<float>>& buffers, std::vector<std::vector<std::int64_t>>& shapes) {
+std::vector<DLTensor> describe(std::vector<std::vector<float>>& buffers,
+                               std::vector<std::vector<std::int64_t>>& shapes) {
   std::vector<DLTensor> tensors;
   for (std::size_t t = 0; t < buffers.size(); ++t) {
     DLTensor tensor{};
@@ -184,7 +184,8 @@ TEST_P(Equivalence, MatchesOneProcessOnTheWholeBatch) {
 INSTANTIATE_TEST_SUITE_P(Worlds, Equivalence,
                          ::testing::Combine(::testing::Values(1, 2, 3, 4), ::testing::ValuesIn(kModes)),
                          [](const auto& param_info) {
-                           return std::to_string(std::get<0>(param_info.param)) + "_ranks_" + std::get<1>(param_info.param).name;
+                           return std::to_string(std::get<0>(param_info.param)) + "_ranks_" +
+                                  std::get<1>(param_info.param).name;
                          });
 
 class MatchesDdp : public ::testing::TestWithParam<std::tuple<int, int>> {};

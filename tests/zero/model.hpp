@@ -2,10 +2,10 @@
 // parameters of `counts` elements each, one dtype, all zero.
 #pragma once
 
+#include <dlpack/dlpack.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <dlpack/dlpack.h>
 
 #include "base/dtype.hpp"
 

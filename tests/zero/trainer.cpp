@@ -10,17 +10,26 @@ namespace {
 
 float load(const TensorView& view, std::int64_t k) {
   switch (view.dtype) {
-    case DType::f16: return device::cpu::half_to_float(static_cast<const std::uint16_t*>(view.data)[k]);
-    case DType::bf16: return device::cpu::bf16_to_float(static_cast<const std::uint16_t*>(view.data)[k]);
-    default: return static_cast<const float*>(view.data)[k];
+    case DType::f16:
+      return device::cpu::half_to_float(static_cast<const std::uint16_t*>(view.data)[k]);
+    case DType::bf16:
+      return device::cpu::bf16_to_float(static_cast<const std::uint16_t*>(view.data)[k]);
+    default:
+      return static_cast<const float*>(view.data)[k];
   }
 }
 
 void store(const TensorView& view, std::int64_t k, float value) {
   switch (view.dtype) {
-    case DType::f16: static_cast<std::uint16_t*>(view.data)[k] = device::cpu::float_to_half(value); return;
-    case DType::bf16: static_cast<std::uint16_t*>(view.data)[k] = device::cpu::float_to_bf16(value); return;
-    default: static_cast<float*>(view.data)[k] = value; return;
+    case DType::f16:
+      static_cast<std::uint16_t*>(view.data)[k] = device::cpu::float_to_half(value);
+      return;
+    case DType::bf16:
+      static_cast<std::uint16_t*>(view.data)[k] = device::cpu::float_to_bf16(value);
+      return;
+    default:
+      static_cast<float*>(view.data)[k] = value;
+      return;
   }
 }
 

@@ -35,9 +35,7 @@ Caught create_error(comm::Communicator& comm, FlatParameters& params, const para
   return catch_error([&] { Zero zero(comm, params.pointers(), optim::Config{}, options); });
 }
 
-bool mentions(const Caught& caught, const std::string& text) {
-  return caught.message.find(text) != std::string::npos;
-}
+bool mentions(const Caught& caught, const std::string& text) { return caught.message.find(text) != std::string::npos; }
 
 // One full micro-step with every gradient marked, and a step.
 void train_once(Zero& zero) {

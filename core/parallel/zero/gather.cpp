@@ -8,8 +8,8 @@
 
 namespace dtrain::parallel::zero {
 
-Gatherer::Gatherer(comm::Communicator& comm, const Layout& layout, std::vector<TensorView> shards,
-                   MemoryLedger& ledger, bool prefetch)
+Gatherer::Gatherer(comm::Communicator& comm, const Layout& layout, std::vector<TensorView> shards, MemoryLedger& ledger,
+                   bool prefetch)
     : comm_(comm),
       layout_(layout),
       shards_(std::move(shards)),
@@ -88,9 +88,10 @@ void Gatherer::release(std::size_t unit) {
 const TrackedBuffer& Gatherer::whole(std::size_t unit) const {
   const UnitState& state = units_[unit];
   if (state.state != GatherState::whole) {
-    raise(DT_ERR_INVALID_USAGE, "unit " + std::to_string(unit) + (state.state == GatherState::released
-                                                                     ? " is not gathered; call gather first"
-                                                                     : " is still being gathered; call gather_wait first"));
+    raise(DT_ERR_INVALID_USAGE,
+          "unit " + std::to_string(unit) +
+              (state.state == GatherState::released ? " is not gathered; call gather first"
+                                                    : " is still being gathered; call gather_wait first"));
   }
   return state.full;
 }

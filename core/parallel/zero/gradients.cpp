@@ -104,8 +104,7 @@ void GradientReduction::launch(std::size_t u) {
 
 void GradientReduction::finish(std::size_t u) {
   UnitState& state = units_[u];
-  device::cpu::reduce(device::cpu::Reduction::sum, dtype_, state.shard.at(0), state.full.at(0),
-                      layout_.unit(u).shard);
+  device::cpu::reduce(device::cpu::Reduction::sum, dtype_, state.shard.at(0), state.full.at(0), layout_.unit(u).shard);
   state.full.reset();
 }
 
@@ -128,10 +127,10 @@ void GradientReduction::wait(int timeout_ms) {
   }
   if (!unmarked.empty()) {
     abandon(deadline);
-    raise(DT_ERR_INVALID_USAGE,
-          "rank " + std::to_string(comm_.rank()) + ": gradient" + (unmarked.size() == 1 ? " " : "s ") +
-              list_indices(unmarked) + (unmarked.size() == 1 ? " was" : " were") +
-              " never marked ready in this micro-step; the micro-step was abandoned");
+    raise(DT_ERR_INVALID_USAGE, "rank " + std::to_string(comm_.rank()) + ": gradient" +
+                                    (unmarked.size() == 1 ? " " : "s ") + list_indices(unmarked) +
+                                    (unmarked.size() == 1 ? " was" : " were") +
+                                    " never marked ready in this micro-step; the micro-step was abandoned");
   }
   try {
     launch_ready();

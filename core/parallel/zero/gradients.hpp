@@ -91,8 +91,8 @@ class GradientReduction {
   std::vector<bool> marked_;
   std::size_t marked_count_ = 0;
   bool sync_ = true;
-  bool open_ = false;      // a gradient was handed out or marked in this micro-step
-  bool complete_ = true;   // the gradients since the last step are all reduced
+  bool open_ = false;        // a gradient was handed out or marked in this micro-step
+  bool complete_ = true;     // the gradients since the last step are all reduced
   std::size_t next_launch_;  // units at and after it have been launched
   std::size_t next_finish_;  // stages 2–3: units at and after it have been added into their shards
 };

@@ -39,8 +39,8 @@ void Layout::check_parameter(std::size_t param) const {
 
 void Layout::check_unit(std::size_t unit) const {
   if (unit >= units_.size()) {
-    raise(DT_ERR_INVALID_ARGUMENT, "unit " + std::to_string(unit) + " is out of range: there are " +
-                                       std::to_string(units_.size()) + " units");
+    raise(DT_ERR_INVALID_ARGUMENT,
+          "unit " + std::to_string(unit) + " is out of range: there are " + std::to_string(units_.size()) + " units");
   }
 }
 
@@ -50,8 +50,7 @@ Range Layout::owned(const Unit& unit) const {
   return {mine.first, std::max<std::int64_t>(end - mine.first, 0)};
 }
 
-std::vector<std::size_t> bucket_units(const std::vector<std::int64_t>& counts, DType dtype,
-                                      std::int64_t bucket_bytes) {
+std::vector<std::size_t> bucket_units(const std::vector<std::int64_t>& counts, DType dtype, std::int64_t bucket_bytes) {
   ddp::Options options;
   options.bucket_bytes = bucket_bytes;
   const std::vector<ddp::BucketPlan> plans =

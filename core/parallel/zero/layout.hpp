@@ -70,7 +70,6 @@ class Layout {
 // Parameters per unit for stages 0–2: buckets of at least `bucket_bytes`
 // formed from the last parameter backwards (backward produces the last
 // layers' gradients first), returned in registration order.
-std::vector<std::size_t> bucket_units(const std::vector<std::int64_t>& counts, DType dtype,
-                                      std::int64_t bucket_bytes);
+std::vector<std::size_t> bucket_units(const std::vector<std::int64_t>& counts, DType dtype, std::int64_t bucket_bytes);
 
 }  // namespace dtrain::parallel::zero

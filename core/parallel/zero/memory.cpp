@@ -8,11 +8,16 @@ namespace dtrain::parallel::zero {
 
 std::int64_t& MemoryLedger::field(Purpose purpose) {
   switch (purpose) {
-    case Purpose::parameters: return usage_.parameters;
-    case Purpose::gradients: return usage_.gradients;
-    case Purpose::optimizer_state: return usage_.optimizer_state;
-    case Purpose::master_weights: return usage_.master_weights;
-    case Purpose::communication: break;
+    case Purpose::parameters:
+      return usage_.parameters;
+    case Purpose::gradients:
+      return usage_.gradients;
+    case Purpose::optimizer_state:
+      return usage_.optimizer_state;
+    case Purpose::master_weights:
+      return usage_.master_weights;
+    case Purpose::communication:
+      break;
   }
   return usage_.communication;
 }

@@ -50,8 +50,7 @@ void check_options(const Options& options, std::size_t parameters) {
     raise(DT_ERR_INVALID_ARGUMENT, "stage = " + std::to_string(options.stage) + " is not a ZeRO stage (0, 1, 2 or 3)");
   }
   if (options.bucket_bytes < 1) {
-    raise(DT_ERR_INVALID_ARGUMENT,
-          "bucket_bytes = " + std::to_string(options.bucket_bytes) + " must be at least 1");
+    raise(DT_ERR_INVALID_ARGUMENT, "bucket_bytes = " + std::to_string(options.bucket_bytes) + " must be at least 1");
   }
   if (!options.unit_sizes) return;
   if (options.stage != 3) {
@@ -61,7 +60,8 @@ void check_options(const Options& options, std::size_t parameters) {
   std::size_t total = 0;
   for (std::size_t u = 0; u < options.unit_sizes->size(); ++u) {
     const std::size_t size = (*options.unit_sizes)[u];
-    if (size == 0) raise(DT_ERR_INVALID_ARGUMENT, "unit_sizes[" + std::to_string(u) + "] is 0: a unit needs a parameter");
+    if (size == 0)
+      raise(DT_ERR_INVALID_ARGUMENT, "unit_sizes[" + std::to_string(u) + "] is 0: a unit needs a parameter");
     if (size > parameters - total) {
       raise(DT_ERR_INVALID_ARGUMENT, "unit_sizes add up to more than the " + std::to_string(parameters) +
                                          " parameters (by unit " + std::to_string(u) + ")");

@@ -128,9 +128,9 @@ Zero::Zero(comm::Communicator& comm, const optim::Config& config, const Options&
   std::vector<std::int64_t> grad_counts;
   const std::vector<DLTensor> param_tensors = flat_tensors(shards, param_counts);
   const std::vector<DLTensor> grad_tensors = flat_tensors(grads, grad_counts);
-  optimizer_ = std::make_unique<optim::Optimizer>(config, param_tensors.data(), grad_tensors.data(),
-                                                  param_tensors.size(),
-                                                  stage_ == 0 ? optim::Optimizer::NormReducer{} : sum_over(comm_));
+  optimizer_ =
+      std::make_unique<optim::Optimizer>(config, param_tensors.data(), grad_tensors.data(), param_tensors.size(),
+                                         stage_ == 0 ? optim::Optimizer::NormReducer{} : sum_over(comm_));
 
   // The optimizer's own allocation: f32 master weights and state for every
   // element of this rank's shards.
@@ -177,7 +177,8 @@ void Zero::load_initial_values(const std::vector<TensorView>& params) {
     fill(unit, staging);
     comm::wait_until(comm_, broadcast(unit, staging), deadline);
     const Range shard = layout_.shard(unit);
-    std::memcpy(parameters_[u].at(0), staging.at(shard.first), static_cast<std::size_t>(shard.count) * dtype_size(dtype_));
+    std::memcpy(parameters_[u].at(0), staging.at(shard.first),
+                static_cast<std::size_t>(shard.count) * dtype_size(dtype_));
   }
 }
 
@@ -227,8 +228,8 @@ optim::StepResult Zero::step() {
   if (gatherer_) {
     const std::size_t gathered = gatherer_->first_gathered();
     if (gathered < layout_.units().size()) {
-      raise(DT_ERR_INVALID_USAGE, "unit " + std::to_string(gathered) +
-                                      " is still gathered; release every unit before the step");
+      raise(DT_ERR_INVALID_USAGE,
+            "unit " + std::to_string(gathered) + " is still gathered; release every unit before the step");
     }
   }
   const optim::StepResult result = optimizer_->step();

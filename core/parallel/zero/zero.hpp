@@ -24,13 +24,13 @@
 // other collectives in between.
 #pragma once
 
+#include <dlpack/dlpack.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
-
-#include <dlpack/dlpack.h>
 
 #include "comm/communicator.hpp"
 #include "optim/config.hpp"
@@ -103,8 +103,8 @@ class Zero {
   struct Accepted;
   Zero(comm::Communicator& comm, const optim::Config& config, const Options& options, Accepted accepted);
 
-  static Accepted accept(comm::Communicator& comm, std::span<const DLTensor* const> params,
-                         const optim::Config& config, const Options& options);
+  static Accepted accept(comm::Communicator& comm, std::span<const DLTensor* const> params, const optim::Config& config,
+                         const Options& options);
   // Copies rank 0's parameters (`params`: the caller's) into this rank's buffers.
   void load_initial_values(const std::vector<TensorView>& params);
   // This rank's shard of every unit's parameters.
