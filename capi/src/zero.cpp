@@ -218,7 +218,7 @@ DT_API dt_status dt_zero_save(dt_zero* z, const char* dir) {
   return entry([&] {
     require(z, "z");
     const std::string path = agreed_directory(*z->comm, kSave, dir);
-    zero::save_checkpoint(*z->comm, z->impl->checkpoint_view(), path);
+    zero::save_checkpoint(*z->comm, z->impl->checkpoint_view(zero::Zero::ViewFor::save), path);
   });
 }
 
@@ -226,7 +226,7 @@ DT_API dt_status dt_zero_load(dt_zero* z, const char* dir) {
   return entry([&] {
     require(z, "z");
     const std::string path = agreed_directory(*z->comm, kLoad, dir);
-    z->impl->restore(zero::load_checkpoint(*z->comm, z->impl->checkpoint_view(), path));
+    z->impl->restore(zero::load_checkpoint(*z->comm, z->impl->checkpoint_view(zero::Zero::ViewFor::load), path));
   });
 }
 

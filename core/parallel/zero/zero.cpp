@@ -1,5 +1,6 @@
 #include "parallel/zero/zero.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -254,7 +255,7 @@ void Zero::allgather_shards() {
   for (const comm::RequestPtr& request : requests) comm::wait_until(comm_, request, deadline);
 }
 
-CheckpointView Zero::checkpoint_view() const {
+CheckpointView Zero::checkpoint_view(ViewFor purpose) const {
   CheckpointView view;
   view.stage = stage_;
   view.dtype = dtype_;
@@ -264,20 +265,28 @@ CheckpointView Zero::checkpoint_view() const {
   const std::span<const optim::Slot> slots = optimizer_->slots();
   for (std::size_t u = 0; u < layout_.units().size(); ++u) {
     const Unit& unit = layout_.unit(u);
-    // A shard's elements start with its parameters' and end in its padding.
-    const Range owned = layout_.owned(unit);
-    if (owned.count == 0) continue;
+    const Range part = stage_ == 0 && purpose == ViewFor::save ? saved_by_this_rank(unit) : layout_.owned(unit);
+    if (part.count == 0) continue;
+    // The optimizer's Slot of the unit starts where this rank's shard does.
+    const std::int64_t offset = part.first - layout_.shard(unit).first;
     const optim::Slot& slot = slots[u];
     ShardRun run;
-    run.global_first = unit.first_element + owned.first;
-    run.count = owned.count;
-    run.weights = slot.master ? slot.master : static_cast<float*>(slot.param.data);
-    for (int b = 0; b < state_buffers_; ++b) run.state[b] = slot.state[b];
+    run.global_first = unit.first_element + part.first;
+    run.count = part.count;
+    run.weights = (slot.master ? slot.master : static_cast<float*>(slot.param.data)) + offset;
+    for (int b = 0; b < state_buffers_; ++b) run.state[b] = slot.state[b] + offset;
     view.runs.push_back(run);
   }
   view.steps = optimizer_->steps();
   view.scaler = optimizer_->loss_scaler_state();
   return view;
+}
+
+Range Zero::saved_by_this_rank(const Unit& unit) const {
+  const std::int64_t ranks = comm_.size();
+  const std::int64_t each = (unit.count + ranks - 1) / ranks;
+  const std::int64_t first = std::min(unit.count, comm_.rank() * each);
+  return {first, std::min(each, unit.count - first)};
 }
 
 void Zero::restore(const RestoredCounters& counters) {

@@ -92,9 +92,13 @@ class Zero {
   float loss_scale() const { return optimizer_->loss_scale(); }
   MemoryUsage memory_usage() const { return ledger_.usage(); }
 
-  // This rank's weights and optimizer state as a checkpoint sees them.
-  CheckpointView checkpoint_view() const;
-  // After a checkpoint was loaded into checkpoint_view()'s runs: sets the
+  // This rank's weights and optimizer state as a checkpoint sees them: the
+  // elements it saves (the ranks' runs partition the model), or every
+  // element it holds and loads. The two differ in stage 0 only, where every
+  // rank holds everything and saves its N-th of each unit.
+  enum class ViewFor { save, load };
+  CheckpointView checkpoint_view(ViewFor purpose) const;
+  // After a checkpoint was loaded into checkpoint_view(load)'s runs: sets the
   // optimizer's counters, rounds the master weights into the parameters and
   // makes the full parameters whole again (stages 1–2). Collective.
   void restore(const RestoredCounters& counters);
@@ -109,6 +113,8 @@ class Zero {
   void load_initial_values(const std::vector<TensorView>& params);
   // This rank's shard of every unit's parameters.
   std::vector<TensorView> parameter_shards() const;
+  // Stage 0: the elements of `unit` this rank writes into a checkpoint.
+  Range saved_by_this_rank(const Unit& unit) const;
   // Stages 1–2: every rank's updated shard into every rank's full parameters.
   void allgather_shards();
 
