@@ -10,7 +10,7 @@ namespace dtrain::parallel::zero {
 
 Layout::Layout(const std::vector<std::int64_t>& counts, const std::vector<std::size_t>& unit_sizes, int shards,
                int shard_index)
-    : shards_(shards), shard_index_(shard_index) {
+    : shard_index_(shard_index) {
   places_.resize(counts.size());
   std::size_t param = 0;
   std::int64_t global = 0;

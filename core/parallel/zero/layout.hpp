@@ -49,7 +49,6 @@ class Layout {
   const Unit& unit(std::size_t u) const { return units_[u]; }
   const Place& place(std::size_t param) const { return places_[param]; }
   std::size_t parameter_count() const { return places_.size(); }
-  int shards() const { return shards_; }
 
   // Throw DT_ERR_INVALID_ARGUMENT for an index out of range.
   void check_parameter(std::size_t param) const;
@@ -63,7 +62,6 @@ class Layout {
  private:
   std::vector<Unit> units_;
   std::vector<Place> places_;
-  int shards_;
   int shard_index_;
 };
 

@@ -60,8 +60,6 @@ class Zero {
   Zero(const Zero&) = delete;
   Zero& operator=(const Zero&) = delete;
 
-  int stage() const { return stage_; }
-  DType dtype() const { return dtype_; }
   std::size_t parameter_count() const { return shapes_.size(); }
   std::size_t unit_count() const { return layout_.units().size(); }
   const Layout& layout() const { return layout_; }
