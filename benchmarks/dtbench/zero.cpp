@@ -2,11 +2,11 @@
 // model (examples/c/mlp) and what it keeps in memory on each rank.
 //
 // Every stage trains its own copy of the model (same initial weights, same
-// batches) through the layer hooks, as train_mlp --zero does. Stage 3 has one
-// unit per layer, gathered before the layer runs and released after; stages
-// 0-2 keep the parameters whole and reduce in buckets of --bucket-kib. The
-// stages take turns round by round so that a noisy machine treats them alike,
-// and every timed step starts with the ranks together.
+// batches) through the layer hooks, as train_mlp --zero does: one unit per
+// layer, gathered before the layer runs and released after (stage 3; in
+// stages 0-2 that returns at once and the units are the reduction buckets).
+// The stages take turns round by round so that a noisy machine treats them
+// alike, and every timed step starts with the ranks together.
 //
 // Memory comes from dt_zero_memory_usage(). Between steps a rank holds what
 // the ZeRO paper's formulas count (f32 parameters, AdamW, no master weights):
@@ -43,8 +43,7 @@ const char kUsage[] =
     "Trains the example MLP (examples/c/mlp, float32) with libdtrain's ZeRO stages\n"
     "and prints, per stage, the median step time and the bytes each rank holds by\n"
     "purpose (dt_zero_memory_usage) against the ZeRO formula for float32\n"
-    "parameters and AdamW. Stage 3 gathers one unit per layer; stages 0-2 reduce in\n"
-    "buckets of --bucket-kib. Rank 0 prints.\n"
+    "parameters and AdamW. One unit per layer. Rank 0 prints.\n"
     "\n"
     "options:\n"
     "  --stages LIST    comma-separated stages to run (default 0,1,2,3)\n"
@@ -54,7 +53,6 @@ const char kUsage[] =
     "  --batch N        global batch (default 256)\n"
     "  --hidden N       hidden width (default 256)\n"
     "  --layers N       hidden layers (default 2)\n"
-    "  --bucket-kib N   stages 0-2: gradient bucket size in KiB (default 8)\n"
     "  --prefetch 0|1   stage 3 gathers the next unit with each gather (default 1)\n"
     "  --json PATH      also write the results as JSON\n"
     "  -h, --help       show this help\n";
@@ -64,7 +62,7 @@ constexpr int kClasses = 10;
 constexpr int kStages = 4;
 
 struct Args {
-  int steps = 30, rounds = 5, warmup = 10, batch = 256, hidden = 256, layers = 2, bucket_kib = 8, prefetch = 1;
+  int steps = 30, rounds = 5, warmup = 10, batch = 256, hidden = 256, layers = 2, prefetch = 1;
   std::vector<int> stages{0, 1, 2, 3};
   std::string json;
 };
@@ -113,7 +111,6 @@ Args parse(int argc, char** argv) {
                   : arg == "--batch"    ? &a.batch
                   : arg == "--hidden"   ? &a.hidden
                   : arg == "--layers"     ? &a.layers
-                  : arg == "--bucket-kib" ? &a.bucket_kib
                   : arg == "--prefetch"   ? &a.prefetch
                                           : nullptr;
     if (target == nullptr) usage_error("unknown argument '" + arg + "'");
@@ -193,17 +190,13 @@ class Trainer {
     for (const DLTensor& t : params) param_ptrs.push_back(&t);
     mlp_init_params(&model_, syn_key(1, SYN_STREAM_INIT));
 
-    // Stage 3: one unit per layer (its weight and bias), gathered as the
-    // layer runs. Stages 0-2 take no unit sizes; their units are buckets.
+    // One unit per layer (its weight and bias), in every stage: the same
+    // units are gathered in stage 3 and reduced in all four.
     std::vector<size_t> unit_sizes(static_cast<size_t>(model_.linear), 2);
     dt_zero_options o = DT_ZERO_OPTIONS_INIT;
     o.stage = stage;
-    if (stage == 3) {
-      o.unit_sizes = unit_sizes.data();
-      o.unit_count = unit_sizes.size();
-    } else {
-      o.bucket_bytes = static_cast<int64_t>(a.bucket_kib) * 1024;
-    }
+    o.unit_sizes = unit_sizes.data();
+    o.unit_count = unit_sizes.size();
     o.prefetch = a.prefetch;
     dt_optimizer_options oo = DT_OPTIMIZER_OPTIONS_INIT;
     oo.kind = DT_OPTIM_ADAMW;
@@ -273,14 +266,10 @@ class Trainer {
   static void enter(void* user, mlp* m, int layer, int backward) {
     auto* self = static_cast<Trainer*>(user);
     auto unit = static_cast<size_t>(layer);
-    // Stages 0-2 keep the parameters whole, and their units are buckets,
-    // not layers: nothing to gather.
-    if (self->stage_ == 3) {
-      double t0 = now_s();
-      self->comm_.check("dt_zero_gather", dt_zero_gather(self->zero_, unit));
-      self->comm_.check("dt_zero_gather_wait", dt_zero_gather_wait(self->zero_, unit, -1));
-      self->gathering_ += now_s() - t0;
-    }
+    double t0 = now_s();
+    self->comm_.check("dt_zero_gather", dt_zero_gather(self->zero_, unit));
+    self->comm_.check("dt_zero_gather_wait", dt_zero_gather_wait(self->zero_, unit, -1));
+    self->gathering_ += now_s() - t0;
     for (size_t i = 2 * unit; i < 2 * unit + 2; ++i) {
       DLTensor view{};
       self->comm_.check("dt_zero_parameter", dt_zero_parameter(self->zero_, i, &view));
@@ -294,8 +283,7 @@ class Trainer {
 
   static void leave(void* user, mlp*, int layer, int) {
     auto* self = static_cast<Trainer*>(user);
-    if (self->stage_ == 3)
-      self->comm_.check("dt_zero_release", dt_zero_release(self->zero_, static_cast<size_t>(layer)));
+    self->comm_.check("dt_zero_release", dt_zero_release(self->zero_, static_cast<size_t>(layer)));
   }
 
   static int ready(void* user, size_t index) {
@@ -483,10 +471,8 @@ int run_zero(int argc, char** argv) {
     if (comm.rank() == 0) {
       std::printf("# dtbench zero: %d rank%s; MLP %d", comm.size(), comm.size() == 1 ? "" : "s", m.dims[0]);
       for (int l = 1; l <= m.linear; ++l) std::printf(" -> %d", m.dims[l]);
-      std::printf(" (Ψ = %lld float32 parameters); global batch %d; AdamW\n",
-                  static_cast<long long>(m.param_elems), a.batch);
-      std::printf("# stage 3: one unit per layer, prefetch %s; stages 0-2: buckets of %d KiB\n",
-                  a.prefetch ? "on" : "off", a.bucket_kib);
+      std::printf(" (Ψ = %lld float32 parameters); global batch %d; AdamW; one unit per layer; stage 3 prefetch %s\n",
+                  static_cast<long long>(m.param_elems), a.batch, a.prefetch ? "on" : "off");
       std::printf("# formulas for float32 parameters (no master weights): stage 0 (4+4+8)Ψ, 1 8Ψ+8Ψ/N, "
                   "2 4Ψ+12Ψ/N, 3 16Ψ/N\n");
       std::printf("# %d rounds x %d steps per stage after %d warmup steps; %s\n", a.rounds, a.steps, a.warmup,
