@@ -2,9 +2,13 @@
  * Trains a multi-layer perceptron with data parallelism: every rank holds a
  * replica, takes its shard of each global batch, and DDP averages the
  * gradients while backward is still running; AdamW then takes the same step
- * on every rank.
+ * on every rank. With --zero S the model is trained with ZeRO stage S
+ * instead: a dt_zero owns the parameters, gradients and AdamW state, sharded
+ * over the ranks as the stage says, and each layer's parameters are made
+ * whole just before the layer runs (stage 3) through the model's layer hooks.
  *
  *   dtrun -n 4 ./train_mlp [options]     4 ranks on this machine
+ *   dtrun -n 4 ./train_mlp --zero 3      the same, fully sharded
  *   ./train_mlp [options]                a world of one
  *
  * The task is synthetic but learnable (examples/c/mlp/synthetic.h): the
@@ -30,13 +34,14 @@
 
 typedef struct options {
   int steps, batch, hidden, layers, log_every, bucket_kib;
+  int zero_stage; /* -1: DDP */
   float lr;
   unsigned long long seed;
 } options;
 
 static const char usage[] =
     "usage: train_mlp [--steps N] [--batch N] [--hidden N] [--layers N] [--lr X] [--seed N]\n"
-    "                 [--log-every N] [--bucket-kib N]\n"
+    "                 [--log-every N] [--bucket-kib N] [--zero STAGE]\n"
     "  --steps N       optimizer steps (default 200)\n"
     "  --batch N       global batch: samples per step over all ranks (default 256)\n"
     "  --hidden N      width of the hidden layers (default 256)\n"
@@ -44,7 +49,8 @@ static const char usage[] =
     "  --lr X          AdamW learning rate (default 0.002)\n"
     "  --seed N        seed of the data, the teacher and the initial weights (default 1)\n"
     "  --log-every N   a progress line every N steps (default 20)\n"
-    "  --bucket-kib N  DDP bucket size in KiB (default 8: one bucket per layer)\n";
+    "  --bucket-kib N  DDP bucket size in KiB (default 8: one bucket per layer)\n"
+    "  --zero STAGE    train with ZeRO stage 0, 1, 2 or 3 instead of DDP; one unit per layer\n";
 
 static int parse_options(int argc, char **argv, options *o) {
   o->steps = 200;
@@ -53,6 +59,7 @@ static int parse_options(int argc, char **argv, options *o) {
   o->layers = 2;
   o->log_every = 20;
   o->bucket_kib = 8;
+  o->zero_stage = -1;
   o->lr = 2e-3f;
   o->seed = 1;
   for (int i = 1; i < argc; ++i) {
@@ -75,12 +82,14 @@ static int parse_options(int argc, char **argv, options *o) {
                   : strcmp(name, "--layers") == 0    ? &o->layers
                   : strcmp(name, "--log-every") == 0 ? &o->log_every
                   : strcmp(name, "--bucket-kib") == 0 ? &o->bucket_kib
+                  : strcmp(name, "--zero") == 0       ? &o->zero_stage
                                                       : NULL;
     if (target != NULL) {
-      /* --layers 0 is a linear model; everything else must be positive. */
-      long long lowest = target == &o->layers ? 0 : 1;
-      if (!is_int || n < lowest || n > 1 << 24) {
-        fprintf(stderr, "train_mlp: %s: '%s' is not an integer in [%lld, %d]\n", name, value, lowest, 1 << 24);
+      /* --layers 0 is a linear model and --zero 0 a stage; everything else must be positive. */
+      long long lowest = target == &o->layers || target == &o->zero_stage ? 0 : 1;
+      long long highest = target == &o->zero_stage ? 3 : 1 << 24;
+      if (!is_int || n < lowest || n > highest) {
+        fprintf(stderr, "train_mlp: %s: '%s' is not an integer in [%lld, %lld]\n", name, value, lowest, highest);
         return -1;
       }
       *target = (int)n;
@@ -145,19 +154,69 @@ static dt_status sum_over_ranks(dt_comm *comm, double *values, int64_t n) {
   return dt_allreduce(comm, &t, &t, DT_SUM, NULL, NULL);
 }
 
-/* What mlp_backward() calls as each gradient becomes final. */
+/* What mlp_backward() calls as each gradient becomes final: it is handed to
+   whichever of DDP and ZeRO trains the model. */
 typedef struct ready_context {
   dt_ddp *ddp;
-  double seconds; /* spent inside dt_ddp_mark_ready */
+  dt_zero *zero;
+  double seconds; /* spent handing gradients over */
   dt_status status;
 } ready_context;
 
 static int mark_ready(void *user, size_t index) {
   ready_context *c = user;
   double t0 = now_s();
-  c->status = dt_ddp_mark_ready(c->ddp, index);
+  c->status = c->ddp != NULL ? dt_ddp_mark_ready(c->ddp, index) : dt_zero_mark_ready(c->zero, index);
   c->seconds += now_s() - t0;
   return c->status != DT_OK;
+}
+
+/* ZeRO: the layer hooks gather a layer (unit) before it runs, aim the
+   model's tensor pointers at the dt_zero's memory, and release it after. In
+   stages 0-2 gathering returns at once and only the aiming matters. */
+typedef struct zero_hooks {
+  dt_comm *comm;
+  dt_zero *zero;
+  int rank;
+  double seconds; /* spent gathering */
+} zero_hooks;
+
+static float *tensor_data(const DLTensor *t) { return (float *)((char *)t->data + t->byte_offset); }
+
+static void zero_enter(void *user, mlp *m, int layer, int backward) {
+  zero_hooks *h = user;
+  double t0 = now_s();
+  dt_status s = dt_zero_gather(h->zero, (size_t)layer);
+  if (s == DT_OK) s = dt_zero_gather_wait(h->zero, (size_t)layer, -1);
+  h->seconds += now_s() - t0;
+  if (s != DT_OK) fail(h->comm, h->rank, "dt_zero_gather", s);
+  for (size_t i = (size_t)(2 * layer); i < (size_t)(2 * layer + 2); ++i) {
+    DLTensor view;
+    s = dt_zero_parameter(h->zero, i, &view);
+    if (s != DT_OK) fail(h->comm, h->rank, "dt_zero_parameter", s);
+    m->param[i] = tensor_data(&view);
+    if (!backward) continue;
+    s = dt_zero_gradient(h->zero, i, &view);
+    if (s != DT_OK) fail(h->comm, h->rank, "dt_zero_gradient", s);
+    m->grad[i] = tensor_data(&view);
+  }
+}
+
+static void zero_leave(void *user, mlp *m, int layer, int backward) {
+  zero_hooks *h = user;
+  (void)m;
+  (void)backward;
+  dt_status s = dt_zero_release(h->zero, (size_t)layer);
+  if (s != DT_OK) fail(h->comm, h->rank, "dt_zero_release", s);
+}
+
+/* This rank's bytes held by the dt_zero now, and at most ever. */
+static void zero_bytes(dt_comm *comm, int rank, dt_zero *zero, double *now, double *peak) {
+  dt_zero_memory mem = DT_ZERO_MEMORY_INIT;
+  dt_status s = dt_zero_memory_usage(zero, &mem);
+  if (s != DT_OK) fail(comm, rank, "dt_zero_memory_usage", s);
+  *now = (double)(mem.parameters + mem.gradients + mem.optimizer_state + mem.master_weights + mem.communication);
+  *peak = (double)mem.peak;
 }
 
 /* Loss and accuracy on the held-out samples, each rank scoring its shard. */
@@ -165,9 +224,13 @@ static dt_status evaluate(dt_comm *comm, mlp *m, const syn_task *task, int rank,
                           double *loss, double *accuracy) {
   int64_t begin, count;
   syn_shard(HELDOUT_SAMPLES, rank, world, &begin, &count);
+  /* As many forwards on every rank (some may have no samples left), since a
+     sharded model's layer hooks are collective. */
+  int64_t largest = (HELDOUT_SAMPLES + world - 1) / world;
   double totals[2] = {0.0, 0.0};
-  for (int64_t done = 0; done < count; done += m->max_batch) {
-    int n = (int)(count - done < m->max_batch ? count - done : m->max_batch);
+  for (int64_t done = 0; done < largest; done += m->max_batch) {
+    int64_t left = count > done ? count - done : 0;
+    int n = (int)(left < m->max_batch ? left : m->max_batch);
     int64_t correct = 0;
     syn_samples(task, SYN_STREAM_HELDOUT, begin + done, n, x, y);
     totals[0] += mlp_forward(m, x, y, n, &correct);
@@ -238,34 +301,58 @@ int main(int argc, char **argv) {
   s = dt_ddp_broadcast_parameters(comm, param_ptrs, n, 0);
   if (s != DT_OK) fail(comm, rank, "dt_ddp_broadcast_parameters", s);
 
-  /* Weighted averaging: when the batch does not split evenly, each rank's
-     mean gradient counts by its number of samples. */
-  dt_ddp_options ddp_opts = DT_DDP_OPTIONS_INIT;
-  ddp_opts.bucket_bytes = (int64_t)o.bucket_kib * 1024;
-  ddp_opts.weighted = 1;
-  dt_ddp *ddp = NULL;
-  s = dt_ddp_create(&ddp, comm, grad_ptrs, n, &ddp_opts);
-  if (s != DT_OK) fail(comm, rank, "dt_ddp_create", s);
-  size_t buckets = 0;
-  dt_ddp_bucket_count(ddp, &buckets);
-
   dt_optimizer_options opt_opts = DT_OPTIMIZER_OPTIONS_INIT;
   opt_opts.kind = DT_OPTIM_ADAMW;
   opt_opts.lr = o.lr;
+  dt_ddp *ddp = NULL;
   dt_optimizer *opt = NULL;
-  s = dt_optimizer_create(&opt, params, grads, n, &opt_opts);
-  if (s != DT_OK) fail(comm, rank, "dt_optimizer_create", s);
+  dt_zero *zero = NULL;
+  zero_hooks hooks = {comm, NULL, rank, 0.0};
+  char strategy[96];
+  if (o.zero_stage < 0) {
+    /* Weighted averaging: when the batch does not split evenly, each rank's
+       mean gradient counts by its number of samples. */
+    dt_ddp_options ddp_opts = DT_DDP_OPTIONS_INIT;
+    ddp_opts.bucket_bytes = (int64_t)o.bucket_kib * 1024;
+    ddp_opts.weighted = 1;
+    s = dt_ddp_create(&ddp, comm, grad_ptrs, n, &ddp_opts);
+    if (s != DT_OK) fail(comm, rank, "dt_ddp_create", s);
+    size_t buckets = 0;
+    dt_ddp_bucket_count(ddp, &buckets);
+    s = dt_optimizer_create(&opt, params, grads, n, &opt_opts);
+    if (s != DT_OK) fail(comm, rank, "dt_optimizer_create", s);
+    snprintf(strategy, sizeof strategy, "DDP, %zu buckets of <= %d KiB", buckets, o.bucket_kib);
+  } else {
+    /* One unit per layer (its weight and bias). ZeRO averages the ranks'
+       gradients uniformly, so each rank divides its summed loss by the mean
+       shard size rather than its own: the average is then the mean over
+       every sample even when the batch does not split evenly. */
+    size_t unit_sizes[MLP_MAX_LINEAR];
+    for (int l = 0; l < model.linear; ++l) unit_sizes[l] = 2;
+    dt_zero_options zero_opts = DT_ZERO_OPTIONS_INIT;
+    zero_opts.stage = o.zero_stage;
+    zero_opts.unit_sizes = unit_sizes;
+    zero_opts.unit_count = (size_t)model.linear;
+    s = dt_zero_create(&zero, comm, (const DLTensor *const *)param_ptrs, n, &opt_opts, &zero_opts);
+    if (s != DT_OK) fail(comm, rank, "dt_zero_create", s);
+    hooks.zero = zero;
+    model.hooks.enter = zero_enter;
+    model.hooks.leave = zero_leave;
+    model.hooks.user = &hooks;
+    model.loss_divisor = (float)o.batch / (float)world;
+    snprintf(strategy, sizeof strategy, "ZeRO stage %d, %d units", o.zero_stage, model.linear);
+  }
 
   if (rank == 0) {
     printf("train_mlp: %d rank%s; MLP %d", world, world == 1 ? "" : "s", INPUTS);
     for (int l = 1; l <= model.linear; ++l) printf(" -> %d", model.dims[l]);
-    printf(" (%lld parameters); global batch %d; AdamW lr %g; %zu DDP buckets of <= %d KiB; seed %llu\n",
-           (long long)model.param_elems, o.batch, (double)o.lr, buckets, o.bucket_kib, o.seed);
+    printf(" (%lld parameters); global batch %d; AdamW lr %g; %s; seed %llu\n", (long long)model.param_elems,
+           o.batch, (double)o.lr, strategy, o.seed);
   }
 
   int64_t begin, count;
   syn_shard(o.batch, rank, world, &begin, &count);
-  ready_context ready = {ddp, 0.0, DT_OK};
+  ready_context ready = {ddp, zero, 0.0, DT_OK};
   double first_loss = 0.0, recent[FINAL_WINDOW];
   double comm_total = 0.0, comm_interval = 0.0, loss_interval = 0.0;
   double start = now_s(), interval_start = start;
@@ -273,21 +360,28 @@ int main(int argc, char **argv) {
 
   for (int step = 1; step <= o.steps; ++step) {
     syn_samples(&task, SYN_STREAM_TRAIN, (int64_t)(step - 1) * o.batch + begin, (int)count, x, y);
-    s = dt_ddp_set_local_weight(ddp, (double)count);
-    if (s != DT_OK) fail(comm, rank, "dt_ddp_set_local_weight", s);
+    if (ddp != NULL) {
+      s = dt_ddp_set_local_weight(ddp, (double)count);
+      if (s != DT_OK) fail(comm, rank, "dt_ddp_set_local_weight", s);
+    }
 
     int64_t correct = 0;
     double stats[3];
-    stats[0] = mlp_forward(&model, x, y, (int)count, &correct);
     ready.seconds = 0.0;
-    if (mlp_backward(&model, mark_ready, &ready) != 0) fail(comm, rank, "dt_ddp_mark_ready", ready.status);
+    hooks.seconds = 0.0;
+    stats[0] = mlp_forward(&model, x, y, (int)count, &correct);
+    if (mlp_backward(&model, mark_ready, &ready) != 0) fail(comm, rank, "marking a gradient ready", ready.status);
 
     double t0 = now_s();
-    s = dt_ddp_wait(ddp, -1);
+    s = ddp != NULL ? dt_ddp_wait(ddp, -1) : dt_zero_wait(zero, -1);
     double waited = now_s() - t0;
-    if (s != DT_OK) fail(comm, rank, "dt_ddp_wait", s);
-    s = dt_optimizer_step(opt, NULL);
-    if (s != DT_OK) fail(comm, rank, "dt_optimizer_step", s);
+    if (s != DT_OK) fail(comm, rank, ddp != NULL ? "dt_ddp_wait" : "dt_zero_wait", s);
+    t0 = now_s();
+    s = ddp != NULL ? dt_optimizer_step(opt, NULL) : dt_zero_step(zero, NULL);
+    /* ZeRO's step communicates too: the gradient norm and, in stages 1-2,
+       the allgather of the updated shards. */
+    if (zero != NULL) waited += now_s() - t0;
+    if (s != DT_OK) fail(comm, rank, ddp != NULL ? "dt_optimizer_step" : "dt_zero_step", s);
 
     /* The loss averaged over every sample of the global batch. */
     stats[1] = (double)correct;
@@ -298,7 +392,7 @@ int main(int argc, char **argv) {
     if (s != DT_OK) fail(comm, rank, "dt_allreduce (loss)", s);
     double loss = stats[0] / stats[2];
 
-    double communicating = ready.seconds + waited + reduced;
+    double communicating = ready.seconds + hooks.seconds + waited + reduced;
     comm_total += communicating;
     comm_interval += communicating;
     loss_interval += loss;
@@ -306,13 +400,19 @@ int main(int argc, char **argv) {
     if (step == 1) first_loss = loss;
     recent[(step - 1) % FINAL_WINDOW] = loss;
 
-    if (rank == 0 && (step == 1 || step % o.log_every == 0 || step == o.steps)) {
-      double elapsed = now_s() - interval_start;
-      printf("step %5d/%d  loss %.4f  accuracy %5.1f%%  samples/s %8.0f  comm %6.2f ms/step (%4.1f%%)\n", step,
-             o.steps, loss_interval / interval_steps, 100.0 * stats[1] / stats[2],
-             (double)o.batch * interval_steps / elapsed, 1e3 * comm_interval / interval_steps,
-             100.0 * comm_interval / elapsed);
-      fflush(stdout);
+    if (step == 1 || step % o.log_every == 0 || step == o.steps) {
+      double held = 0.0, peak = 0.0;
+      if (zero != NULL) zero_bytes(comm, rank, zero, &held, &peak);
+      if (rank == 0) {
+        double elapsed = now_s() - interval_start;
+        printf("step %5d/%d  loss %.4f  accuracy %5.1f%%  samples/s %8.0f  comm %6.2f ms/step (%4.1f%%)", step,
+               o.steps, loss_interval / interval_steps, 100.0 * stats[1] / stats[2],
+               (double)o.batch * interval_steps / elapsed, 1e3 * comm_interval / interval_steps,
+               100.0 * comm_interval / elapsed);
+        if (zero != NULL) printf("  rank 0 holds %.2f MiB (peak %.2f)", held / 1048576.0, peak / 1048576.0);
+        printf("\n");
+        fflush(stdout);
+      }
     }
     if (step == 1 || step % o.log_every == 0) {
       interval_start = now_s();
@@ -330,9 +430,20 @@ int main(int argc, char **argv) {
   double heldout_loss = 0.0, accuracy = 0.0;
   s = evaluate(comm, &model, &task, rank, world, x, y, &heldout_loss, &accuracy);
   if (s != DT_OK) fail(comm, rank, "dt_allreduce (evaluation)", s);
-  int agree = 0;
-  s = replicas_agree(comm, &model, &agree);
-  if (s != DT_OK) fail(comm, rank, "dt_allreduce (replica check)", s);
+  /* Replicas exist only with DDP; a dt_zero keeps one copy, sharded. */
+  int agree = 1;
+  if (ddp != NULL) {
+    s = replicas_agree(comm, &model, &agree);
+    if (s != DT_OK) fail(comm, rank, "dt_allreduce (replica check)", s);
+  }
+  /* Every rank's bytes held now and at peak, in rank order. */
+  double memory[2 * 64] = {0.0};
+  int shown = world < 64 ? world : 64;
+  if (zero != NULL) {
+    if (rank < shown) zero_bytes(comm, rank, zero, &memory[2 * rank], &memory[2 * rank + 1]);
+    s = sum_over_ranks(comm, memory, 2 * shown);
+    if (s != DT_OK) fail(comm, rank, "dt_allreduce (memory)", s);
+  }
 
   int fell = final_loss < 0.5 * first_loss;
   if (rank == 0) {
@@ -344,7 +455,11 @@ int main(int argc, char **argv) {
            100.0 * accuracy);
     printf("summary: communicating %.1f ms in all, %.2f ms/step, %.1f%% of the time\n", 1e3 * comm_total,
            1e3 * comm_total / o.steps, 100.0 * comm_total / elapsed);
-    printf("summary: replicas %s\n", agree ? "identical" : "DIFFER");
+    if (ddp != NULL) printf("summary: replicas %s\n", agree ? "identical" : "DIFFER");
+    for (int r = 0; r < shown && zero != NULL; ++r) {
+      printf("summary: rank %d holds %.2f MiB (peak %.2f MiB) for %lld parameters, ZeRO stage %d\n", r,
+             memory[2 * r] / 1048576.0, memory[2 * r + 1] / 1048576.0, (long long)model.param_elems, o.zero_stage);
+    }
     printf("%s\n", fell && agree ? "train_mlp: OK, the loss fell below half of the first step's"
                    : !fell       ? "train_mlp: FAILED, the loss did not fall below half of the first step's"
                                  : "train_mlp: FAILED, the replicas' parameters differ");
@@ -352,6 +467,7 @@ int main(int argc, char **argv) {
 
   dt_optimizer_destroy(opt);
   dt_ddp_destroy(ddp);
+  dt_zero_destroy(zero);
   dt_comm_destroy(comm);
   free(x);
   free(y);

@@ -68,9 +68,9 @@ class Zero(_Handle):
       between :meth:`gather` and :meth:`release`.
 
     Parameters are grouped into units, contiguous runs in registration
-    (forward) order: in stage 3 ``unit_sizes`` (parameters per unit, e.g. one
-    unit per layer; default one per parameter); in stages 0-2 buckets of
-    about ``bucket_bytes`` (25 MiB by default). ``prefetch`` (stage 3) starts
+    (forward) order: ``unit_sizes`` (parameters per unit, e.g. one unit per
+    layer, in any stage) or by default one per parameter in stage 3 and
+    buckets of about ``bucket_bytes`` (25 MiB by default) in stages 0-2. ``prefetch`` (stage 3) starts
     the next unit's gather with each :meth:`gather`.
 
     ``optimizer`` is the optimizer kind ("adamw", the default, or "sgd") or a

@@ -240,7 +240,7 @@ def test_misuse_raises_invalid_usage(comm):
     (dict(stage=4), "stage"),
     (dict(stage="three"), "stage"),
     (dict(bucket_bytes=0), "bucket_bytes"),
-    (dict(unit_sizes=[1]), "unit_sizes"),            # stage 1 takes no unit sizes
+    (dict(unit_sizes=[5]), "add up"),
     (dict(stage=3, unit_sizes=["a"]), "unit_sizes"),
     (dict(stage=3, unit_sizes=[2]), "add up"),
     (dict(optimizer="rmsprop"), "kind"),

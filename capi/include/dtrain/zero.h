@@ -15,10 +15,10 @@
  *            between dt_zero_gather() and dt_zero_release()     16Ψ/N
  *
  * Layout. Parameters are grouped into units: contiguous runs of parameters in
- * registration order (forward order, first layer first). In stage 3 the
- * trainer chooses them (`unit_sizes`, typically one per layer); in stages
- * 0–2 they are buckets of about `bucket_bytes`, formed from the last
- * parameter backwards. Each unit is flattened and padded to a multiple of N
+ * registration order (forward order, first layer first), chosen by the
+ * trainer (`unit_sizes`, typically one per layer) or else one per parameter
+ * in stage 3 and buckets of about `bucket_bytes`, formed from the last
+ * parameter backwards, in stages 0–2. Each unit is flattened and padded to a multiple of N
  * elements; rank r owns the r-th of its N equal shards, and updates only
  * those elements. Reductions run per unit, last unit first.
  *
@@ -100,10 +100,11 @@ typedef struct dt_zero dt_zero;
 typedef struct dt_zero_options {
   unsigned version;          /* DT_ZERO_OPTIONS_VERSION */
   int stage;                 /* 0, 1, 2 or 3 (default 1) */
-  int64_t bucket_bytes;      /* stages 0–2: unit size in bytes, >= 1; DT_UNDEF: 25 MiB */
-  /* Stage 3: unit u holds the next unit_sizes[u] parameters; they add up to
-     the number of parameters. NULL: one unit per parameter. Read during
-     dt_zero_create() only. Must be NULL in stages 0–2. */
+  int64_t bucket_bytes;      /* stages 0–2 without unit_sizes: unit size in bytes, >= 1;
+                                DT_UNDEF: 25 MiB */
+  /* Unit u holds the next unit_sizes[u] > 0 parameters; they add up to the
+     number of parameters. NULL: one unit per parameter in stage 3, buckets
+     of bucket_bytes in stages 0–2. Read during dt_zero_create() only. */
   const size_t *unit_sizes;
   size_t unit_count;         /* entries in unit_sizes */
   int prefetch;              /* stage 3: nonzero prefetches the next unit (default 1) */

@@ -53,10 +53,6 @@ void check_options(const Options& options, std::size_t parameters) {
     raise(DT_ERR_INVALID_ARGUMENT, "bucket_bytes = " + std::to_string(options.bucket_bytes) + " must be at least 1");
   }
   if (!options.unit_sizes) return;
-  if (options.stage != 3) {
-    raise(DT_ERR_INVALID_ARGUMENT, "unit_sizes is for stage 3 only (stage " + std::to_string(options.stage) +
-                                       " forms its units from bucket_bytes); pass NULL");
-  }
   std::size_t total = 0;
   for (std::size_t u = 0; u < options.unit_sizes->size(); ++u) {
     const std::size_t size = (*options.unit_sizes)[u];

@@ -88,8 +88,13 @@ Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* 
   }
   ddp::agree_on_layout(comm, kCreationSubject, layouts, creation_settings(options, config), failure);
 
-  if (options.stage == 3) {
-    accepted.unit_sizes = options.unit_sizes.value_or(std::vector<std::size_t>(params.size(), 1));
+  // The trainer's units, in any stage, so that a trainer written for stage
+  // 3 runs unchanged on the others; without them stage 3 shards parameter
+  // by parameter and stages 0-2 reduce in buckets.
+  if (options.unit_sizes) {
+    accepted.unit_sizes = *options.unit_sizes;
+  } else if (options.stage == 3) {
+    accepted.unit_sizes = std::vector<std::size_t>(params.size(), 1);
   } else {
     accepted.unit_sizes = bucket_units(accepted.counts, accepted.dtype, options.bucket_bytes);
   }

@@ -70,9 +70,9 @@ or all bfloat16) give their shapes and initial values, read here only; rank
   [`gather!`](@ref) and [`release!`](@ref).
 
 Parameters are grouped into units, contiguous runs in registration (forward)
-order: in stage 3 `unit_sizes` (parameters per unit, e.g. one unit per layer;
-default one per parameter); in stages 0–2 buckets of about `bucket_bytes`
-(25 MiB by default). `prefetch` (stage 3) starts the next unit's gather with
+order: `unit_sizes` (parameters per unit, e.g. one unit per layer, in any
+stage), or by default one per parameter in stage 3 and buckets of about
+`bucket_bytes` (25 MiB by default) in stages 0–2. `prefetch` (stage 3) starts the next unit's gather with
 each `gather!`. The optimizer takes [`Optimizer`](@ref)'s keywords (`kind`,
 `lr`, `weight_decay`, `momentum`, `betas`, `max_grad_norm`, ...), AdamW with
 the library's defaults when none is given.

@@ -23,11 +23,12 @@ use crate::tensor::RawTensor;
 pub struct ZeroOptions {
     /// 0, 1, 2 or 3: what is sharded (see [`Zero`]).
     pub stage: i32,
-    /// Stages 0–2: the size of a unit (a bucket of gradients), >= 1.
+    /// Stages 0–2 without `unit_sizes`: the size of a unit (a bucket of
+    /// gradients), >= 1.
     pub bucket_bytes: Option<i64>,
-    /// Stage 3: unit `u` holds the next `unit_sizes[u]` parameters (one unit
-    /// per layer, say); they add up to the number of parameters. `None`: one
-    /// unit per parameter. Must be `None` in stages 0–2.
+    /// Unit `u` holds the next `unit_sizes[u]` parameters (one unit per
+    /// layer, say); they add up to the number of parameters. `None`: one
+    /// unit per parameter in stage 3, buckets of `bucket_bytes` in stages 0–2.
     pub unit_sizes: Option<Vec<usize>>,
     /// Stage 3: each gather also starts the next unit's.
     pub prefetch: bool,

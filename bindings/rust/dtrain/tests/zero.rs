@@ -115,14 +115,14 @@ fn refusals_name_their_status() {
         Status::InvalidArgument,
         "",
     );
-    let unit_sizes_in_stage_1 = ZeroOptions {
+    let units_short_of_the_parameters = ZeroOptions {
         unit_sizes: Some(vec![1]),
         ..stage(1)
     };
     assert_error(
-        Zero::new(&comm, &[&w[..]], &sgd(0.1), &unit_sizes_in_stage_1).map(|_| ()),
+        Zero::new(&comm, &[&w[..2], &w[2..]], &sgd(0.1), &units_short_of_the_parameters).map(|_| ()),
         Status::InvalidArgument,
-        "unit_sizes",
+        "add up",
     );
     assert_error(
         Zero::new(&comm, &[&w[..]], &sgd(-1.0), &stage(1)).map(|_| ()),
