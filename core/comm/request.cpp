@@ -9,15 +9,13 @@ bool Request::complete(dt_status status, const std::string& message) {
     done_ = true;
     status_ = status;
     message_ = message;
+    finished_.store(true, std::memory_order_release);
   }
   done_cv_.notify_all();
   return true;
 }
 
-bool Request::done() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return done_;
-}
+bool Request::done() const { return finished_.load(std::memory_order_acquire); }
 
 dt_status Request::status() const {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -2,6 +2,7 @@
 // an abort), awaited by the caller with a deadline.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -38,6 +39,9 @@ class Request {
   mutable std::mutex mutex_;
   mutable std::condition_variable done_cv_;
   bool done_ = false;
+  // done_, readable without the lock: callers that drive progress poll it
+  // on every round.
+  std::atomic<bool> finished_{false};
   dt_status status_ = DT_INPROGRESS;
   std::string message_;
 };

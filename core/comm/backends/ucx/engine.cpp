@@ -104,15 +104,14 @@ Engine::~Engine() {
   draining_.clear();
 }
 
-void Engine::extend_caller_lease(std::chrono::microseconds length) {
-  const auto until = Clock::now() + length;
+void Engine::lease_until(Clock::time_point until) {
   caller_lease_until_.store(until.time_since_epoch().count(), std::memory_order_relaxed);
 }
 
 RequestPtr Engine::submit(std::unique_ptr<Operation> op) {
   // Before taking the lock, so that the progress thread, seeing the lease,
   // lets go of it at its next round.
-  if (callers_.load(std::memory_order_relaxed) == 0) extend_caller_lease(kSubmitLease);
+  if (callers_.load(std::memory_order_relaxed) == 0) lease_until(Clock::now() + kSubmitLease);
   std::unique_lock<std::mutex> lock(mutex_);
   const bool collective = op->kind() == Operation::Kind::collective;
   op->set_label(++operations_, collective ? collectives_++ : 0);
@@ -164,7 +163,7 @@ bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
   while (!request->done()) {
     const auto now = Clock::now();
     if (now >= deadline) break;
-    extend_caller_lease(kWaitLease);
+    lease_until(now + kWaitLease);
     watch_local_peers(now);
     std::unique_lock<std::mutex> lock(mutex_);
     if (tick()) {
@@ -184,7 +183,7 @@ bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
     lock.unlock();
     const auto wake_by =
         std::min(deadline, now + (armed == Transport::Arm::unavailable ? kSleepUnarmed : kSleepWithWork));
-    caller_lease_until_.store((wake_by + kWaitLease).time_since_epoch().count(), std::memory_order_relaxed);
+    lease_until(wake_by + kWaitLease);
     pollfd event{transport_->event_fd(), POLLIN, 0};
     ::poll(&event, 1, poll_timeout(now, wake_by));
     last_event = Clock::now();
@@ -192,7 +191,7 @@ bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
   if (callers_.fetch_sub(1, std::memory_order_relaxed) == 1) {
     // The last caller out hands what is left to the progress thread at once.
     std::lock_guard<std::mutex> lock(mutex_);
-    caller_lease_until_.store(0, std::memory_order_relaxed);
+    lease_until(Clock::time_point());
     if (has_work()) {
       ++generation_;
       lease_cv_.notify_one();

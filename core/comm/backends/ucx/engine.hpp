@@ -117,7 +117,7 @@ class Engine {
   std::atomic<std::int64_t> caller_lease_until_{0};
   std::atomic<int> callers_{0};  // threads in wait()
   std::condition_variable lease_cv_;
-  void extend_caller_lease(std::chrono::microseconds length);
+  void lease_until(Clock::time_point until);
   const bool oversubscribed_;  // more ranks on this host than cores: waiting yields
   std::atomic<std::int64_t> next_watch_{0};  // when local peers are next checked
 
