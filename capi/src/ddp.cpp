@@ -23,7 +23,7 @@
 #include "entry.hpp"
 #include "handles.hpp"
 #include "refusal.hpp"
-#include "parallel/ddp/agreement.hpp"
+#include "parallel/common/agreement.hpp"
 #include "parallel/ddp/broadcast.hpp"
 #include "parallel/ddp/data_parallel.hpp"
 #include "parallel/ddp/options.hpp"
@@ -32,6 +32,7 @@ using dtrain::capi::entry;
 using dtrain::capi::refuse_together;
 using dtrain::capi::require;
 using dtrain::capi::tensor_array;
+namespace common = dtrain::parallel::common;
 namespace ddp = dtrain::parallel::ddp;
 
 // The communicator is held, not borrowed: a DDP that outlives its dt_comm
@@ -52,11 +53,11 @@ constexpr dt_ddp_options kDefaultOptions = DT_DDP_OPTIONS_INIT;
 // The subjects and settings DataParallel and broadcast_parameters agree on.
 // refuse_together() must send as many settings as they do, so that its
 // allgather has the size of theirs; the values are not looked at.
-const ddp::AgreementSubject kCreation{"DDP creation", "gradient"};
-const ddp::AgreementSubject kBroadcast{"parameter broadcast", "parameter"};
-const std::vector<ddp::Setting> kCreationSettings{
+const common::AgreementSubject kCreation{"DDP creation", "gradient"};
+const common::AgreementSubject kBroadcast{"parameter broadcast", "parameter"};
+const std::vector<common::Setting> kCreationSettings{
     {"bucket_bytes", 0}, {"compression", 0}, {"find_unused", 0}, {"weighted", 0}};
-const std::vector<ddp::Setting> kBroadcastSettings{{"root", 0}};
+const std::vector<common::Setting> kBroadcastSettings{{"root", 0}};
 
 bool read_flag(int value) { return value != DT_UNDEF && value != 0; }
 

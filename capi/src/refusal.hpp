@@ -16,17 +16,17 @@
 
 #include "base/error.hpp"
 #include "comm/communicator.hpp"
-#include "parallel/ddp/agreement.hpp"
+#include "parallel/common/agreement.hpp"
 
 namespace dtrain::capi {
 
 // Takes part in the agreement on `subject` that the other ranks run, with
 // as many `settings` as theirs (their values are not looked at), then
 // rethrows this rank's own error.
-[[noreturn]] inline void refuse_together(comm::Communicator& comm, const parallel::ddp::AgreementSubject& subject,
-                                         const std::vector<parallel::ddp::Setting>& settings,
+[[noreturn]] inline void refuse_together(comm::Communicator& comm, const parallel::common::AgreementSubject& subject,
+                                         const std::vector<parallel::common::Setting>& settings,
                                          std::exception_ptr failure) {
-  parallel::ddp::agree_on_layout(comm, subject, {}, settings, failure);
+  parallel::common::agree_on_layout(comm, subject, {}, settings, failure);
   std::rethrow_exception(failure);  // not reached: agree_on_layout rethrows it
 }
 

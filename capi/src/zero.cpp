@@ -46,8 +46,8 @@ constexpr std::size_t kMemorySizes[] = {0, sizeof(dt_zero_memory)};
 
 constexpr dt_zero_options kDefaultOptions = DT_ZERO_OPTIONS_INIT;
 
-const dtrain::parallel::ddp::AgreementSubject kSave{"checkpoint save", "directory"};
-const dtrain::parallel::ddp::AgreementSubject kLoad{"checkpoint load", "directory"};
+const dtrain::parallel::common::AgreementSubject kSave{"checkpoint save", "directory"};
+const dtrain::parallel::common::AgreementSubject kLoad{"checkpoint load", "directory"};
 
 zero::Options read_zero_options(const dt_zero_options* user) {
   const dt_zero_options opts = dtrain::read_options(user, kDefaultOptions, kOptionsSizes, "opts");
@@ -85,7 +85,7 @@ void describe(const dtrain::TensorView& view, const std::vector<std::int64_t>& s
 
 // Save and load are collective: every rank first says whether it has a
 // directory, so that a NULL on one rank fails all of them at once.
-std::string agreed_directory(dtrain::comm::Communicator& comm, const dtrain::parallel::ddp::AgreementSubject& subject,
+std::string agreed_directory(dtrain::comm::Communicator& comm, const dtrain::parallel::common::AgreementSubject& subject,
                              const char* dir) {
   std::exception_ptr failure;
   try {
@@ -93,7 +93,7 @@ std::string agreed_directory(dtrain::comm::Communicator& comm, const dtrain::par
   } catch (const dtrain::Error&) {
     failure = std::current_exception();
   }
-  dtrain::parallel::ddp::agree_on_layout(comm, subject, {}, {}, failure);
+  dtrain::parallel::common::agree_on_layout(comm, subject, {}, {}, failure);
   return dir;
 }
 

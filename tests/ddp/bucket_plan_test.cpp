@@ -6,18 +6,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "device/cpu/convert.hpp"
 #include "device/cpu/half.hpp"
 #include "parallel/ddp/bucket_plan.hpp"
-#include "parallel/ddp/convert.hpp"
 
 namespace dtrain::test {
 namespace {
 
-using parallel::ddp::BucketPlan;
+using device::cpu::scaled_copy;
+using parallel::common::BucketPlan;
 using parallel::ddp::Compression;
 using parallel::ddp::Options;
 using parallel::ddp::plan_buckets;
-using parallel::ddp::scaled_copy;
 
 Options with_bucket_bytes(std::int64_t bytes, Compression compression = Compression::none) {
   Options options;
@@ -48,10 +48,10 @@ TEST(BucketPlan, OneBucketPerWireDtype) {
   const std::vector<DType> dtypes{DType::f32, DType::f64, DType::f32, DType::bf16};
   auto plans = plan_buckets(dtypes, {4, 4, 4, 4}, Options{});
   ASSERT_EQ(plans.size(), 3u);
-  EXPECT_EQ(plans[0].wire, DType::bf16);
-  EXPECT_EQ(plans[1].wire, DType::f32);
+  EXPECT_EQ(plans[0].dtype, DType::bf16);
+  EXPECT_EQ(plans[1].dtype, DType::f32);
   EXPECT_EQ(plans[1].members, (std::vector<std::size_t>{2, 0}));
-  EXPECT_EQ(plans[2].wire, DType::f64);
+  EXPECT_EQ(plans[2].dtype, DType::f64);
 
   // Compressed, f32 and f64 both travel as bf16 and share the bucket.
   plans = plan_buckets(dtypes, {4, 4, 4, 4}, with_bucket_bytes(1 << 20, Compression::bf16));

@@ -1,8 +1,10 @@
 # Checks DESIGN.md's one-way data flow inside core/ (capi -> parallel ->
 # comm/optim -> device -> base; bootstrap under comm): a file of one folder
 # may include headers of its own folder and of the folders listed for it,
-# plus the public C headers (dtrain/...). Fails naming every include that
-# reaches up.
+# plus the public C headers (dtrain/...). Inside parallel/, a strategy's
+# folder may include only its own headers and parallel/common/ (what the
+# strategies share), so that strategies stay independent of one another.
+# Fails naming every include that reaches up or across.
 #
 #   cmake -DCORE=<source>/core -P layering.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -26,14 +28,23 @@ foreach(_layer IN LISTS _layers)
        "${CORE}/${_layer}/*.cuh")
   foreach(_file IN LISTS _files)
     math(EXPR _checked "${_checked} + 1")
+    file(RELATIVE_PATH _name "${CORE}" "${_file}")
     file(STRINGS "${_file}" _includes REGEX "^#include \"[a-z_]+/")
     foreach(_line IN LISTS _includes)
       string(REGEX REPLACE "^#include \"([a-z_]+)/.*" "\\1" _target "${_line}")
+      if(_target STREQUAL "parallel" AND _layer STREQUAL "parallel")
+        string(REGEX REPLACE "^parallel/([a-z_]+)/.*" "\\1" _own "${_name}")
+        string(REGEX REPLACE "^#include \"parallel/([a-z_]+)/.*" "\\1" _used "${_line}")
+        if(NOT _used STREQUAL _own AND NOT _used STREQUAL "common")
+          string(APPEND _violations
+                 "\n  core/${_name}: ${_line} (parallel/${_own} may use only itself and parallel/common)")
+        endif()
+        continue()
+      endif()
       if(_target STREQUAL _layer OR _target STREQUAL "dtrain")
         continue()
       endif()
       if(NOT _target IN_LIST _layers OR NOT _target IN_LIST _allowed_${_layer})
-        file(RELATIVE_PATH _name "${CORE}" "${_file}")
         set(_may "${_allowed_${_layer}}")
         if(NOT _may)
           set(_may "no other layer")
@@ -50,4 +61,5 @@ endif()
 if(_violations)
   message(FATAL_ERROR "includes against the layering:${_violations}")
 endif()
-message(STATUS "layering: ${_checked} files of core/ include only their own and lower layers")
+message(STATUS "layering: ${_checked} files of core/ include only their own and lower layers, "
+               "and no strategy another's")

@@ -5,14 +5,14 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "parallel/ddp/agreement.hpp"
-#include "parallel/ddp/layout.hpp"
+#include "parallel/common/agreement.hpp"
+#include "parallel/common/layout.hpp"
 
 namespace dtrain::parallel::ddp {
 
 void broadcast_parameters(comm::Communicator& comm, std::span<const DLTensor* const> parameters, int root) {
-  std::vector<CheckedTensor> checked;
-  std::vector<TensorLayout> layouts;
+  std::vector<common::CheckedTensor> checked;
+  std::vector<common::TensorLayout> layouts;
   std::exception_ptr failure;
   try {
     if (root < 0 || root >= comm.size()) {
@@ -20,12 +20,12 @@ void broadcast_parameters(comm::Communicator& comm, std::span<const DLTensor* co
                                          " is not a rank of this communicator (size " +
                                          std::to_string(comm.size()) + ")");
     }
-    checked = check_tensors(parameters, "parameters");
-    for (const CheckedTensor& parameter : checked) layouts.push_back(parameter.layout);
+    checked = common::check_tensors(parameters, "parameters");
+    for (const common::CheckedTensor& parameter : checked) layouts.push_back(parameter.layout);
   } catch (...) {
     failure = std::current_exception();
   }
-  agree_on_layout(comm, {"parameter broadcast", "parameter"}, layouts, {{"root", root}}, failure);
+  common::agree_on_layout(comm, {"parameter broadcast", "parameter"}, layouts, {{"root", root}}, failure);
 
   // All at once: collectives on one communicator run in the order issued,
   // and the latency of one overlaps the setup of the next.

@@ -3,9 +3,9 @@
 #include <cstring>
 
 #include "base/error.hpp"
-#include "comm/deadline.hpp"
-#include "parallel/ddp/convert.hpp"
 #include "base/flat_tensor.hpp"
+#include "comm/deadline.hpp"
+#include "device/cpu/convert.hpp"
 
 namespace dtrain::parallel::ddp {
 
@@ -25,7 +25,7 @@ void* Bucket::at(std::int64_t offset) {
 
 void Bucket::fill(std::size_t s, double scale) {
   const Slot& slot = slots_[s];
-  scaled_copy(slot.view.dtype, slot.view.data, wire_, at(slot.offset), slot.view.count, scale);
+  device::cpu::scaled_copy(slot.view.dtype, slot.view.data, wire_, at(slot.offset), slot.view.count, scale);
   ++filled_;
 }
 
@@ -54,7 +54,7 @@ BucketState Bucket::state() const {
 void Bucket::finish(comm::Communicator& comm, comm::Clock::time_point deadline, double scale) {
   if (request_) comm::wait_until(comm, request_, deadline);
   for (const Slot& slot : slots_) {
-    scaled_copy(wire_, at(slot.offset), slot.view.dtype, slot.view.data, slot.view.count, scale);
+    device::cpu::scaled_copy(wire_, at(slot.offset), slot.view.dtype, slot.view.data, slot.view.count, scale);
   }
 }
 

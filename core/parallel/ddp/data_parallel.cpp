@@ -7,21 +7,21 @@
 #include "base/error.hpp"
 #include "base/index_list.hpp"
 #include "comm/deadline.hpp"
-#include "parallel/ddp/agreement.hpp"
-#include "parallel/ddp/bucket_plan.hpp"
 #include "base/flat_tensor.hpp"
-#include "parallel/ddp/layout.hpp"
+#include "parallel/common/agreement.hpp"
+#include "parallel/common/layout.hpp"
+#include "parallel/ddp/bucket_plan.hpp"
 
 namespace dtrain::parallel::ddp {
 
 DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* const> gradients,
                            const Options& options)
     : comm_(comm), options_(options) {
-  std::vector<TensorLayout> layouts;
+  std::vector<common::TensorLayout> layouts;
   std::exception_ptr failure;
   try {
     check_options(options_);
-    for (const CheckedTensor& gradient : check_tensors(gradients, "gradients")) {
+    for (const common::CheckedTensor& gradient : common::check_tensors(gradients, "gradients")) {
       if (!dtype_is_floating(gradient.view.dtype)) {
         raise(DT_ERR_INVALID_ARGUMENT, "gradients[" + std::to_string(gradients_.size()) + "] is " +
                                            dtype_name(gradient.view.dtype) +
@@ -33,7 +33,7 @@ DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* c
   } catch (...) {
     failure = std::current_exception();
   }
-  agree_on_layout(comm_, {"DDP creation", "gradient"}, layouts,
+  common::agree_on_layout(comm_, {"DDP creation", "gradient"}, layouts,
                   {{"bucket_bytes", options_.bucket_bytes},
                    {"compression", static_cast<std::int64_t>(options_.compression)},
                    {"find_unused", options_.find_unused},
@@ -47,9 +47,9 @@ DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* c
     counts.push_back(view.count);
   }
   where_.resize(gradients_.size());
-  for (const BucketPlan& plan : plan_buckets(dtypes, counts, options_)) {
+  for (const common::BucketPlan& plan : plan_buckets(dtypes, counts, options_)) {
     for (std::size_t s = 0; s < plan.members.size(); ++s) where_[plan.members[s]] = {buckets_.size(), s};
-    buckets_.emplace_back(plan.wire, plan.members, gradients_);
+    buckets_.emplace_back(plan.dtype, plan.members, gradients_);
   }
   marked_.assign(gradients_.size(), false);
 }

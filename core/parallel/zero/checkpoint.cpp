@@ -59,7 +59,7 @@ void on_every_rank(comm::Communicator& comm, dt_status status, const char* what,
   }
 }
 
-std::vector<std::int64_t> layout_shape(const ddp::TensorLayout& layout) { return layout.shape; }
+std::vector<std::int64_t> layout_shape(const common::TensorLayout& layout) { return layout.shape; }
 
 ShardData gather_shard(const CheckpointView& view, int rank, int world) {
   ShardData shard;
@@ -187,7 +187,7 @@ void save_checkpoint(comm::Communicator& comm, const CheckpointView& view, const
     metadata.state_buffers = view.state_buffers;
     metadata.steps = view.steps;
     metadata.scaler = view.scaler;
-    for (const ddp::TensorLayout& layout : view.parameters) metadata.shapes.push_back(layout_shape(layout));
+    for (const common::TensorLayout& layout : view.parameters) metadata.shapes.push_back(layout_shape(layout));
     for (const std::string& text : records) {
       std::istringstream in(text);
       ShardRecord shard_record;

@@ -26,7 +26,7 @@
 #include "optim/config.hpp"
 #include "optim/loss_scaler.hpp"
 #include "optim/slot.hpp"
-#include "parallel/ddp/layout.hpp"
+#include "parallel/common/layout.hpp"
 
 namespace dtrain::parallel::zero {
 
@@ -45,7 +45,7 @@ struct CheckpointView {
   DType dtype = DType::f32;                          // the parameters' dtype
   optim::Kind kind = optim::Kind::adamw;
   int state_buffers = 0;                             // optim::state_buffers(config)
-  std::vector<ddp::TensorLayout> parameters;         // registration order
+  std::vector<common::TensorLayout> parameters;      // registration order
   std::vector<ShardRun> runs;                        // ascending global_first, disjoint, padding excluded
   std::int64_t steps = 0;
   optim::LossScalerState scaler;

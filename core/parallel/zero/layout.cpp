@@ -4,7 +4,7 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "parallel/ddp/bucket_plan.hpp"
+#include "parallel/common/bucket_plan.hpp"
 
 namespace dtrain::parallel::zero {
 
@@ -51,10 +51,8 @@ Range Layout::owned(const Unit& unit) const {
 }
 
 std::vector<std::size_t> bucket_units(const std::vector<std::int64_t>& counts, DType dtype, std::int64_t bucket_bytes) {
-  ddp::Options options;
-  options.bucket_bytes = bucket_bytes;
-  const std::vector<ddp::BucketPlan> plans =
-      ddp::plan_buckets(std::vector<DType>(counts.size(), dtype), counts, options);
+  const std::vector<common::BucketPlan> plans =
+      common::plan_buckets(std::vector<DType>(counts.size(), dtype), counts, bucket_bytes);
   // One dtype, so each bucket is a run of consecutive parameters, and the
   // buckets come last parameter first.
   std::vector<std::size_t> sizes;

@@ -43,7 +43,7 @@ std::int64_t digest(const std::optional<std::vector<std::size_t>>& sizes) {
 
 }  // namespace
 
-const ddp::AgreementSubject kCreationSubject{"ZeRO creation", "parameter"};
+const common::AgreementSubject kCreationSubject{"ZeRO creation", "parameter"};
 
 void check_options(const Options& options, std::size_t parameters) {
   if (options.stage < 0 || options.stage > 3) {
@@ -70,7 +70,7 @@ void check_options(const Options& options, std::size_t parameters) {
   }
 }
 
-std::vector<ddp::Setting> creation_settings(const Options& options, const optim::Config& config) {
+std::vector<common::Setting> creation_settings(const Options& options, const optim::Config& config) {
   return {{"stage", options.stage},
           {"bucket_bytes", options.bucket_bytes},
           {"prefetch", options.prefetch},

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "optim/config.hpp"
-#include "parallel/ddp/agreement.hpp"
+#include "parallel/common/agreement.hpp"
 
 namespace dtrain::parallel::zero {
 
@@ -35,7 +35,7 @@ void check_options(const Options& options, std::size_t parameters);
 // What the ranks compare at creation besides the parameters' layout. The
 // list has the same length whatever the options, so that a rank refusing
 // its arguments can take part with defaults.
-extern const ddp::AgreementSubject kCreationSubject;
-std::vector<ddp::Setting> creation_settings(const Options& options, const optim::Config& config);
+extern const common::AgreementSubject kCreationSubject;
+std::vector<common::Setting> creation_settings(const Options& options, const optim::Config& config);
 
 }  // namespace dtrain::parallel::zero

@@ -8,9 +8,9 @@
 #include "base/error.hpp"
 #include "base/flat_tensor.hpp"
 #include "comm/deadline.hpp"
-#include "parallel/ddp/agreement.hpp"
-#include "parallel/ddp/convert.hpp"
-#include "parallel/ddp/layout.hpp"
+#include "device/cpu/convert.hpp"
+#include "parallel/common/agreement.hpp"
+#include "parallel/common/layout.hpp"
 
 namespace dtrain::parallel::zero {
 
@@ -61,12 +61,12 @@ optim::Optimizer::NormReducer sum_over(comm::Communicator& comm) {
 Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* const> params,
                             const optim::Config& config, const Options& options) {
   Accepted accepted;
-  std::vector<ddp::TensorLayout> layouts;
+  std::vector<common::TensorLayout> layouts;
   std::exception_ptr failure;
   try {
     if (params.empty()) raise(DT_ERR_INVALID_ARGUMENT, "n is 0: a model needs at least one parameter");
     check_options(options, params.size());
-    for (ddp::CheckedTensor& param : ddp::check_tensors(params, "params")) {
+    for (common::CheckedTensor& param : common::check_tensors(params, "params")) {
       const std::size_t i = accepted.views.size();
       if (!optimizable(param.view.dtype)) {
         raise(DT_ERR_INVALID_ARGUMENT, "params[" + std::to_string(i) + "]: dtype " + dtype_name(param.view.dtype) +
@@ -86,7 +86,7 @@ Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* 
   } catch (...) {
     failure = std::current_exception();
   }
-  ddp::agree_on_layout(comm, kCreationSubject, layouts, creation_settings(options, config), failure);
+  common::agree_on_layout(comm, kCreationSubject, layouts, creation_settings(options, config), failure);
 
   // The trainer's units, in any stage, so that a trainer written for stage
   // 3 runs unchanged on the others; without them stage 3 shards parameter
@@ -298,7 +298,7 @@ void Zero::restore(const RestoredCounters& counters) {
   optimizer_->restore(counters.steps, counters.scaler);
   if (optim::needs_master(dtype_)) {
     for (const optim::Slot& slot : optimizer_->slots()) {
-      ddp::scaled_copy(DType::f32, slot.master, dtype_, slot.param.data, slot.count(), 1.0);
+      device::cpu::scaled_copy(DType::f32, slot.master, dtype_, slot.param.data, slot.count(), 1.0);
     }
   }
   allgather_shards();

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "parallel/ddp/layout.hpp"
+#include "parallel/common/layout.hpp"
 
-namespace dtrain::parallel::ddp {
+namespace dtrain::parallel::common {
 
 struct Setting {
   std::string name;
@@ -36,4 +36,4 @@ void agree_on_layout(comm::Communicator& comm, const AgreementSubject& subject,
                      const std::vector<TensorLayout>& tensors, const std::vector<Setting>& settings,
                      const std::exception_ptr& local_failure);
 
-}  // namespace dtrain::parallel::ddp
+}  // namespace dtrain::parallel::common

@@ -1,4 +1,4 @@
-#include "parallel/ddp/agreement.hpp"
+#include "parallel/common/agreement.hpp"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "base/error.hpp"
 #include "base/flat_tensor.hpp"
 
-namespace dtrain::parallel::ddp {
+namespace dtrain::parallel::common {
 
 namespace {
 
@@ -128,4 +128,4 @@ void agree_on_layout(comm::Communicator& comm, const AgreementSubject& subject,
   }
 }
 
-}  // namespace dtrain::parallel::ddp
+}  // namespace dtrain::parallel::common

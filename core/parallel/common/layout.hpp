@@ -11,7 +11,7 @@
 
 #include "base/tensor.hpp"
 
-namespace dtrain::parallel::ddp {
+namespace dtrain::parallel::common {
 
 struct TensorLayout {
   DType dtype = DType::f32;
@@ -33,4 +33,4 @@ struct CheckedTensor {
 // whose memory overlaps (both would be written), and returns them in order.
 std::vector<CheckedTensor> check_tensors(std::span<const DLTensor* const> tensors, const char* list);
 
-}  // namespace dtrain::parallel::ddp
+}  // namespace dtrain::parallel::common

@@ -1,11 +1,11 @@
-#include "parallel/ddp/layout.hpp"
+#include "parallel/common/layout.hpp"
 
 #include <algorithm>
 #include <numeric>
 
 #include "base/error.hpp"
 
-namespace dtrain::parallel::ddp {
+namespace dtrain::parallel::common {
 
 std::string to_string(const TensorLayout& layout) {
   std::string text = std::string(dtype_name(layout.dtype)) + "[";
@@ -53,4 +53,4 @@ std::vector<CheckedTensor> check_tensors(std::span<const DLTensor* const> tensor
   return checked;
 }
 
-}  // namespace dtrain::parallel::ddp
+}  // namespace dtrain::parallel::common

@@ -1,4 +1,4 @@
-#include "parallel/ddp/convert.hpp"
+#include "device/cpu/convert.hpp"
 
 #include <cstring>
 #include <type_traits>
@@ -6,14 +6,9 @@
 #include "base/error.hpp"
 #include "device/cpu/half.hpp"
 
-namespace dtrain::parallel::ddp {
+namespace dtrain::device::cpu {
 
 namespace {
-
-using device::cpu::bf16_to_float;
-using device::cpu::float_to_bf16;
-using device::cpu::float_to_half;
-using device::cpu::half_to_float;
 
 // Tag types for the two 16-bit formats, which share a storage type.
 struct Half;
@@ -84,4 +79,4 @@ void scaled_copy(DType src_dtype, const void* src, DType dst_dtype, void* dst, s
   raise(DT_ERR_INTERNAL, std::string("scaled_copy from ") + dtype_name(src_dtype));
 }
 
-}  // namespace dtrain::parallel::ddp
+}  // namespace dtrain::device::cpu
