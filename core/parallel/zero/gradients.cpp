@@ -56,6 +56,9 @@ TensorView GradientReduction::gradient(std::size_t param) {
   }
   const Place& place = layout_.place(param);
   open_ = true;
+  // Units whose reduction has finished give their buffers back before
+  // another is allocated, so that backward holds as few as it can.
+  finish_done();
   return full_buffer(place.unit).view(place.offset, place.count);
 }
 
