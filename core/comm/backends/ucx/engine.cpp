@@ -29,6 +29,9 @@ constexpr auto kSubmitLease = std::chrono::microseconds(20);
 // The lease a waiting caller renews on every round: the progress thread
 // checks back this often while a caller drives progress.
 constexpr auto kWaitLease = std::chrono::milliseconds(1);
+// How long whether another rank shares this core is taken to hold: the
+// scheduler moves processes far less often.
+constexpr auto kSharingValid = std::chrono::milliseconds(10);
 // How long the progress thread polls after an event before sleeping on the
 // worker's events.
 constexpr auto kBackgroundSpin = std::chrono::microseconds(20);
@@ -155,8 +158,6 @@ bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
   // while something happened within spin_us, then sleeping on the
   // worker's events. Handing over to the progress thread would cost a
   // wake-up at each end; the thread keeps off the lock meanwhile (the lease).
-  // Sleeping early would save little and cost much: the wake-up, and the
-  // core's share a loaded machine then gives to other work.
   const auto spin = std::chrono::microseconds(tuning_.spin_us);
   callers_.fetch_add(1, std::memory_order_relaxed);
   auto last_event = Clock::now();
@@ -173,9 +174,12 @@ bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
     if (request->done()) break;
     if (now - last_event < spin) {
       lock.unlock();
-      // With more ranks than cores, the peer this rank waits for may need
-      // this core; otherwise giving it up would only hand it to other work.
-      if (oversubscribed_) std::this_thread::yield();
+      // A rank waiting for this core (ranks outnumbering cores, or two put
+      // on one core by the scheduler) gets it at once; otherwise giving it
+      // up would only hand it to other work. Sleeping instead would cost the
+      // wake-up and, on a loaded machine, often a whole time slice before
+      // this rank has its core back.
+      if (oversubscribed_ || rank_shares_core(now)) std::this_thread::yield();
       continue;
     }
     const Transport::Arm armed = transport_->arm();
@@ -337,6 +341,21 @@ void Engine::lose_peers(const std::vector<std::pair<int, ucs_status_t>>& lost) {
     reasons += (reasons.empty() ? "" : "; ") + reason;
   }
   if (!reasons.empty()) fail_all(DT_ERR_REMOTE, reasons);
+}
+
+bool Engine::rank_shares_core(Clock::time_point now) {
+  if (now.time_since_epoch().count() < sharing_until_.load(std::memory_order_relaxed)) {
+    return shares_core_.load(std::memory_order_relaxed);
+  }
+  bool shared = false;
+  const int cpu = sched_getcpu();
+  const ProcessIdentity& me = identities_[group_.rank];
+  for (int r = 0; cpu >= 0 && r < group_.size && !shared; ++r) {
+    shared = r != group_.rank && me.can_watch(identities_[r]) && runnable_on(identities_[r], cpu);
+  }
+  shares_core_.store(shared, std::memory_order_relaxed);
+  sharing_until_.store((now + kSharingValid).time_since_epoch().count(), std::memory_order_relaxed);
+  return shared;
 }
 
 void Engine::watch_local_peers(Clock::time_point now) {

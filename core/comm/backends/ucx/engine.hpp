@@ -80,6 +80,9 @@ class Engine {
   bool tick();
   bool advance_operations();
   void handle_failures();
+  // Whether another rank of this communicator is running or waiting to run
+  // on this thread's core (looked up in /proc at most once a period).
+  bool rank_shares_core(Clock::time_point now);
   // Checks that the processes of peers on this host still exist, once every
   // period, whichever thread drives progress.
   void watch_local_peers(Clock::time_point now);
@@ -120,6 +123,8 @@ class Engine {
   void lease_until(Clock::time_point until);
   const bool oversubscribed_;  // more ranks on this host than cores: waiting yields
   std::atomic<std::int64_t> next_watch_{0};  // when local peers are next checked
+  std::atomic<bool> shares_core_{false};       // rank_shares_core()'s last answer,
+  std::atomic<std::int64_t> sharing_until_{0};  // and until when it holds
 
   bool abort_handled_ = false;
   bool cut_short_ = false;  // requests were failed wholesale: no goodbye at teardown

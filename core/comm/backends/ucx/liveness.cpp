@@ -20,6 +20,7 @@ struct Stat {
   bool exists = false;
   char state = '?';
   std::uint64_t start_time = 0;
+  int processor = -1;  // the CPU it last ran on
 };
 
 // Fields of /proc/<pid>/stat: the command name, in parentheses, may hold
@@ -34,11 +35,13 @@ Stat read_stat(std::int64_t pid) {
   std::istringstream fields(line.substr(close + 1));
   std::vector<std::string> rest;
   for (std::string f; fields >> f;) rest.push_back(f);
-  // rest[0] is field 3 (state); field 22 (starttime) is rest[19].
+  // rest[0] is field 3 (state); field 22 (starttime) is rest[19]; field 39
+  // (processor) is rest[36].
   if (rest.size() < 20) return result;
   result.exists = true;
   result.state = rest[0][0];
   result.start_time = std::strtoull(rest[19].c_str(), nullptr, 10);
+  if (rest.size() > 36) result.processor = std::atoi(rest[36].c_str());
   return result;
 }
 
@@ -85,6 +88,11 @@ bool ProcessIdentity::can_watch(const ProcessIdentity& other) const {
   // Without a readable /proc (start times of zero) nothing can be watched.
   return pid != 0 && other.pid != 0 && start_time != 0 && other.start_time != 0 && pid_namespace != 0 &&
          boot_id == other.boot_id && pid_namespace == other.pid_namespace;
+}
+
+bool runnable_on(const ProcessIdentity& process, int cpu) {
+  const Stat now = read_stat(process.pid);
+  return now.exists && now.state == 'R' && now.processor == cpu;
 }
 
 bool process_gone(const ProcessIdentity& process) {

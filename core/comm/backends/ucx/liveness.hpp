@@ -29,6 +29,10 @@ struct ProcessIdentity {
   bool can_watch(const ProcessIdentity& other) const;
 };
 
+// Whether the process (its main thread) is running or waiting to run on
+// `cpu`: then it competes with the caller for that core.
+bool runnable_on(const ProcessIdentity& process, int cpu);
+
 // Whether the process is gone: exited (a zombie counts) or replaced by
 // another with the same pid. A stopped process is not gone.
 bool process_gone(const ProcessIdentity& process);

@@ -13,8 +13,9 @@
 //   DTRAIN_UCX_CHUNK_BYTES      pipeline chunk (default 131072)
 //   DTRAIN_UCX_PIPELINE_DEPTH   chunks in flight per operation (default 4)
 //   DTRAIN_UCX_SPIN_US          how long a waiting call polls the worker
-//                               without an event before sleeping on its event
-//                               fd (default 100)
+//                               without an event (yielding the core while
+//                               another rank needs it) before sleeping on its
+//                               event fd (default 2000)
 #pragma once
 
 #include <cstddef>
@@ -32,7 +33,7 @@ struct Tuning {
   std::size_t small_bytes = 64 * 1024;
   std::size_t chunk_bytes = 128 * 1024;
   int pipeline_depth = 4;
-  int spin_us = 100;
+  int spin_us = 2000;
 
   // The defaults overridden by the variables above; a bad value throws
   // DT_ERR_INVALID_ARGUMENT naming the variable.
