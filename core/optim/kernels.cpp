@@ -7,12 +7,13 @@ namespace dtrain::optim {
 
 namespace {
 
-// Where a CUDA implementation will branch off; until then only host memory.
+// The CPU loops would dereference device pointers.
 void require_host(std::span<const Slot> slots) {
   for (const Slot& slot : slots) {
     if (slot.param.memory != Memory::host || slot.grad.memory != Memory::host) {
-      raise(DT_ERR_UNSUPPORTED, "optimizer: CUDA tensors need the CUDA optimizer kernels, "
-                                "which this build does not provide");
+      raise(DT_ERR_UNSUPPORTED,
+            "optimizer: the host kernels cannot update a Slot in CUDA memory "
+            "(the Optimizer's device kernels do)");
     }
   }
 }

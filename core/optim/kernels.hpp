@@ -1,8 +1,8 @@
-// The optimizer's element-wise work over the Slots of one step, run where
-// the Slots' memory lives. Each call takes every Slot of the step at once so
-// that a device can fuse them into one launch (CUDA multi-tensor kernels);
-// the CPU runs its vectorised loops Slot by Slot. This build has the CPU
-// kernels only: Slots in CUDA memory are refused with DT_ERR_UNSUPPORTED.
+// The optimizer's element-wise work over the Slots of one step, in host
+// memory: the CPU's vectorised loops, Slot by Slot. Slots in CUDA memory are
+// refused with DT_ERR_UNSUPPORTED; the Optimizer runs those through its
+// device kernels (device_kernels.hpp), which fuse every Slot of a step into
+// one launch.
 #pragma once
 
 #include <span>

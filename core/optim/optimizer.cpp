@@ -3,6 +3,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "device/probe.hpp"
 #include "optim/grad_plan.hpp"
 #include "optim/kernels.hpp"
 #include "optim/param_tensors.hpp"
@@ -18,8 +19,25 @@ int state_buffers(const Config& config) {
 Optimizer::Optimizer(const Config& config, const DLTensor* params, const DLTensor* grads, std::size_t n,
                      NormReducer reducer)
     : config_(config), scaler_(config.loss_scale), reducer_(std::move(reducer)) {
-  const std::vector<ParamTensor> tensors = check_param_tensors(params, grads, n);
+  const std::vector<ParamTensor> tensors = check_param_tensors(params, grads, n, device::cuda_devices());
   const int buffers = state_buffers(config_);
+
+  if (tensors[0].param.memory == Memory::cuda) {
+    slots_.reserve(tensors.size());
+    for (const ParamTensor& t : tensors) {
+      Slot slot;
+      slot.param = t.param;
+      slot.grad = t.grad;
+      slots_.push_back(slot);
+    }
+#ifdef DTRAIN_HAVE_CUDA
+    device_ = make_cuda_kernels(tensors[0].param.device_id, slots_, buffers);
+#else
+    // check_param_tensors accepts kDLCUDA only where a device is usable.
+    raise(DT_ERR_UNSUPPORTED, "optimizer: this build has no CUDA support");
+#endif
+    return;
+  }
 
   // One allocation for everything, zeroed: fresh state is all zeros.
   std::size_t total = 0;
@@ -49,7 +67,7 @@ Optimizer::Optimizer(const Config& config, const DLTensor* params, const DLTenso
 }
 
 StepResult Optimizer::step() {
-  double squared = squared_norm(slots_);
+  double squared = device_ ? device_->squared_norm() : squared_norm(slots_);
   if (reducer_) squared = reducer_(squared);
   const GradPlan plan = plan_gradients(squared, scaler_.scale(), config_.max_grad_norm);
 
@@ -59,9 +77,11 @@ StepResult Optimizer::step() {
   if (!plan.skip) {
     const std::int64_t number = steps_ + 1;
     if (config_.kind == Kind::sgd) {
-      sgd_update(make_sgd_step(config_.sgd, number, plan.scale), slots_);
+      const SgdStep step = make_sgd_step(config_.sgd, number, plan.scale);
+      device_ ? device_->sgd_update(step) : sgd_update(step, slots_);
     } else {
-      adamw_update(make_adamw_step(config_.adamw, number, plan.scale), slots_);
+      const AdamwStep step = make_adamw_step(config_.adamw, number, plan.scale);
+      device_ ? device_->adamw_update(step) : adamw_update(step, slots_);
     }
     steps_ = number;
   }
@@ -71,7 +91,7 @@ StepResult Optimizer::step() {
   return result;
 }
 
-void Optimizer::zero_grad() { zero_grads(slots_); }
+void Optimizer::zero_grad() { device_ ? device_->zero_grads() : zero_grads(slots_); }
 
 void Optimizer::set_lr(float lr) {
   check_lr(lr, "lr");

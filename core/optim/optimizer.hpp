@@ -2,7 +2,13 @@
 // what a dt_optimizer handle holds. It owns the f32 master weights and the
 // optimizer state, and runs each step as gradient norm, skip-or-plan
 // (loss scale and clipping, grad_plan.hpp), fused update, loss-scale update.
+// Host tensors run the CPU kernels (kernels.hpp); tensors on a CUDA device
+// run the fused multi-tensor kernels there (device_kernels.hpp), with the
+// master weights and state in that device's memory and the norm copied back
+// once per step.
 #pragma once
+
+#include <dlpack/dlpack.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -11,9 +17,8 @@
 #include <span>
 #include <vector>
 
-#include <dlpack/dlpack.h>
-
 #include "optim/config.hpp"
+#include "optim/device_kernels.hpp"
 #include "optim/loss_scaler.hpp"
 #include "optim/slot.hpp"
 
@@ -33,7 +38,8 @@ class Optimizer {
   using NormReducer = std::function<double(double)>;
 
   // Checks the tensors (param_tensors.hpp), allocates zeroed state and fills
-  // the master weights of f16/bf16 params. Writes nothing the caller owns.
+  // the master weights of f16/bf16 params, on the tensors' device. Writes
+  // nothing the caller owns.
   Optimizer(const Config& config, const DLTensor* params, const DLTensor* grads, std::size_t n,
             NormReducer reducer = {});
 
@@ -45,6 +51,8 @@ class Optimizer {
   float lr() const;
   float loss_scale() const { return scaler_.scale(); }
   std::int64_t steps() const { return steps_; }
+  // The master and state pointers are in the tensors' memory: device memory
+  // for CUDA tensors.
   std::span<const Slot> slots() const { return slots_; }
   LossScalerState loss_scaler_state() const { return scaler_.state(); }
   // Sets the counters a checkpoint saved (the Slots' buffers are written by
@@ -55,7 +63,8 @@ class Optimizer {
  private:
   Config config_;
   std::vector<Slot> slots_;
-  std::unique_ptr<float[]> storage_;  // every Slot's master weights and state
+  std::unique_ptr<float[]> storage_;       // host tensors: every Slot's master weights and state
+  std::unique_ptr<DeviceKernels> device_;  // CUDA tensors: the kernels, which own those buffers
   LossScaler scaler_;
   NormReducer reducer_;
   std::int64_t steps_ = 0;

@@ -26,19 +26,47 @@ bool same_shape(const DLTensor& a, const DLTensor& b) {
 void check_pair(const DLTensor& param, const DLTensor& grad, const ParamTensor& views, std::size_t i) {
   const DType dtype = views.param.dtype;
   if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16) {
-    raise(DT_ERR_INVALID_ARGUMENT, indexed("params", i) + ": dtype " + dtype_name(dtype) +
-                                       " cannot be optimized (float32, float16, bfloat16)");
+    raise(DT_ERR_INVALID_ARGUMENT,
+          indexed("params", i) + ": dtype " + dtype_name(dtype) + " cannot be optimized (float32, float16, bfloat16)");
   }
   if (views.grad.dtype != dtype) {
     raise(DT_ERR_INVALID_ARGUMENT, indexed("grads", i) + ": dtype " + dtype_name(views.grad.dtype) +
                                        " differs from its parameter's, " + dtype_name(dtype));
   }
   if (!same_shape(param, grad)) {
-    raise(DT_ERR_INVALID_ARGUMENT, indexed("grads", i) + ": shape " + shape_text(grad) +
-                                       " differs from its parameter's, " + shape_text(param));
+    raise(DT_ERR_INVALID_ARGUMENT,
+          indexed("grads", i) + ": shape " + shape_text(grad) + " differs from its parameter's, " + shape_text(param));
   }
   if (param.device.device_type != grad.device.device_type || param.device.device_id != grad.device.device_id) {
     raise(DT_ERR_INVALID_ARGUMENT, indexed("grads", i) + ": not on its parameter's device");
+  }
+}
+
+std::string place(const TensorView& view) {
+  return view.memory == Memory::host ? std::string("in host memory")
+                                     : "on CUDA device " + std::to_string(view.device_id);
+}
+
+bool same_place(const TensorView& a, const TensorView& b) {
+  return a.memory == b.memory && (a.memory == Memory::host || a.device_id == b.device_id);
+}
+
+void check_placement(const std::vector<ParamTensor>& tensors) {
+  const TensorView& first = tensors[0].param;
+  for (std::size_t i = 1; i < tensors.size(); ++i) {
+    if (!same_place(tensors[i].param, first)) {
+      raise(DT_ERR_INVALID_ARGUMENT, indexed("params", i) + ": " + place(tensors[i].param) + ", but params[0] is " +
+                                         place(first) + "; all tensors of an optimizer must be on one device");
+    }
+  }
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    for (const auto& [view, name] : {std::pair{&tensors[i].param, "params"}, std::pair{&tensors[i].grad, "grads"}}) {
+      const std::size_t size = dtype_size(view->dtype);
+      if (view->memory == Memory::cuda && reinterpret_cast<std::uintptr_t>(view->data) % size != 0) {
+        raise(DT_ERR_INVALID_ARGUMENT,
+              indexed(name, i) + ": data is not aligned to its " + std::to_string(size) + "-byte elements");
+      }
+    }
   }
 }
 
@@ -67,16 +95,18 @@ void check_disjoint(const std::vector<ParamTensor>& tensors) {
 
 }  // namespace
 
-std::vector<ParamTensor> check_param_tensors(const DLTensor* params, const DLTensor* grads, std::size_t n) {
+std::vector<ParamTensor> check_param_tensors(const DLTensor* params, const DLTensor* grads, std::size_t n,
+                                             const CudaDevices& cuda) {
   if (params == nullptr) raise(DT_ERR_INVALID_ARGUMENT, "params is NULL");
   if (grads == nullptr) raise(DT_ERR_INVALID_ARGUMENT, "grads is NULL");
   if (n == 0) raise(DT_ERR_INVALID_ARGUMENT, "n is 0: an optimizer needs at least one parameter");
   std::vector<ParamTensor> tensors(n);
   for (std::size_t i = 0; i < n; ++i) {
-    tensors[i].param = check_host_tensor(&params[i], indexed("params", i).c_str());
-    tensors[i].grad = check_host_tensor(&grads[i], indexed("grads", i).c_str());
+    tensors[i].param = check_tensor(&params[i], indexed("params", i).c_str(), cuda);
+    tensors[i].grad = check_tensor(&grads[i], indexed("grads", i).c_str(), cuda);
     check_pair(params[i], grads[i], tensors[i], i);
   }
+  check_placement(tensors);
   check_disjoint(tensors);
   return tensors;
 }

@@ -1,6 +1,8 @@
 // The internal C++ API a sharded strategy builds on: the kernels over Slots
 // and slices of Slots, the gradient plan, the loss scaler, and the Optimizer
 // with a norm reducer.
+#include "optim/kernels.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,9 +13,9 @@
 
 #include "base/error.hpp"
 #include "optim/grad_plan.hpp"
-#include "optim/kernels.hpp"
 #include "optim/loss_scaler.hpp"
 #include "optim/optimizer.hpp"
+#include "optim/param_tensors.hpp"
 #include "optim/tensors.hpp"
 
 namespace dtrain::optim {
@@ -180,6 +182,86 @@ TEST(Optimizer, StateIsAllocatedPerKind) {
   config.kind = Kind::adamw;
   Optimizer adamw(config, params.tensors(), grads.tensors(), 2);
   EXPECT_NE(adamw.slots()[1].state[1], nullptr);
+}
+
+// Where to run an optimizer is decided from its tensors before any is read,
+// so these run on every machine: the CUDA devices are reported, as the device
+// layer would on a machine with two, and the kDLCUDA tensors are host memory
+// that nothing dereferences.
+struct Placement {
+  TensorSet params{Precision::f32, {{4}, {3}, {5}}};
+  TensorSet grads{Precision::f32, {{4}, {3}, {5}}};
+  const CudaDevices two{2, ""};
+
+  void on(std::size_t i, DLDevice device) {
+    params.tensor(i).device = device;
+    grads.tensor(i).device = device;
+  }
+  // The status and message check_param_tensors throws ("" when it accepts).
+  std::pair<dt_status, std::string> check() {
+    try {
+      check_param_tensors(params.tensors(), grads.tensors(), params.size(), two);
+      return {DT_OK, ""};
+    } catch (const Error& e) {
+      return {e.status(), e.what()};
+    }
+  }
+};
+
+TEST(ParamTensors, OneDeviceIsAccepted) {
+  Placement cuda;
+  for (std::size_t i = 0; i < 3; ++i) cuda.on(i, {kDLCUDA, 1});
+  EXPECT_EQ(cuda.check().first, DT_OK) << cuda.check().second;
+  const std::vector<ParamTensor> views = check_param_tensors(cuda.params.tensors(), cuda.grads.tensors(), 3, cuda.two);
+  EXPECT_EQ(views[2].param.memory, Memory::cuda);
+  EXPECT_EQ(views[2].grad.device_id, 1);
+  Placement host;
+  host.on(1, {kDLCUDAHost, 0});  // pinned host memory is host memory
+  EXPECT_EQ(host.check().first, DT_OK) << host.check().second;
+}
+
+TEST(ParamTensors, MixedDevicesAreRefused) {
+  Placement host_then_cuda;
+  host_then_cuda.on(2, {kDLCUDA, 0});
+  EXPECT_EQ(host_then_cuda.check(),
+            std::pair(DT_ERR_INVALID_ARGUMENT, std::string("params[2]: on CUDA device 0, but params[0] is in host "
+                                                           "memory; all tensors of an optimizer must be on one "
+                                                           "device")));
+  Placement two_devices;
+  for (std::size_t i = 0; i < 3; ++i) two_devices.on(i, {kDLCUDA, 0});
+  two_devices.on(1, {kDLCUDA, 1});
+  EXPECT_EQ(two_devices.check().first, DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(two_devices.check().second.rfind("params[1]: on CUDA device 1, but params[0] is on CUDA device 0", 0), 0u)
+      << two_devices.check().second;
+  Placement cuda_then_host;
+  cuda_then_host.on(0, {kDLCUDA, 0});
+  EXPECT_EQ(cuda_then_host.check().second.rfind("params[1]: in host memory, but params[0] is on CUDA device 0", 0), 0u)
+      << cuda_then_host.check().second;
+  Placement grad_elsewhere;
+  for (std::size_t i = 0; i < 3; ++i) grad_elsewhere.on(i, {kDLCUDA, 0});
+  grad_elsewhere.grads.tensor(1).device = {kDLCUDA, 1};
+  EXPECT_EQ(grad_elsewhere.check(),
+            std::pair(DT_ERR_INVALID_ARGUMENT, std::string("grads[1]: not on its parameter's device")));
+}
+
+TEST(ParamTensors, CudaDataMustBeAlignedToItsElements) {
+  Placement cuda;
+  for (std::size_t i = 0; i < 3; ++i) cuda.on(i, {kDLCUDA, 0});
+  cuda.grads.tensor(2).byte_offset = 2;  // never read: the check comes first
+  EXPECT_EQ(cuda.check(),
+            std::pair(DT_ERR_INVALID_ARGUMENT, std::string("grads[2]: data is not aligned to its 4-byte elements")));
+}
+
+TEST(ParamTensors, CudaWithoutADeviceNamesTheTensor) {
+  Placement cuda;
+  cuda.on(1, {kDLCUDA, 0});
+  try {
+    check_param_tensors(cuda.params.tensors(), cuda.grads.tensors(), 3, CudaDevices{0, "no CUDA device (test)"});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), DT_ERR_UNSUPPORTED);
+    EXPECT_STREQ(e.what(), "params[1]: CUDA tensors need a CUDA device, and no CUDA device (test)");
+  }
 }
 
 }  // namespace

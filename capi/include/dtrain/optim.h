@@ -18,10 +18,23 @@
  * optimizer: each step updates the master and stores it, rounded to nearest
  * even, into the parameter. Optimizer state (momentum, moments) is float32.
  *
- * Tensors: parameters and gradients are float32, float16 or bfloat16 host
- * tensors (kDLCPU, kDLCUDAHost); kDLCUDA tensors are refused with
- * DT_ERR_UNSUPPORTED. Each gradient has its parameter's dtype and shape. No
- * two tensors may overlap.
+ * Tensors: parameters and gradients are float32, float16 or bfloat16, all of
+ * them in host memory (kDLCPU, kDLCUDAHost) or all on one CUDA device
+ * (kDLCUDA, one device_id); a mix is refused with DT_ERR_INVALID_ARGUMENT.
+ * Each gradient has its parameter's dtype and shape. No two tensors may
+ * overlap. Host tensors are updated by vectorised CPU loops. CUDA tensors are
+ * updated on their device by fused multi-tensor kernels (one launch for every
+ * tensor of a step), with the master weights and optimizer state in that
+ * device's memory; the gradient norm is reduced there and only its value
+ * comes back to the host. Their data must be aligned to its element size.
+ * kDLCUDA tensors are refused with DT_ERR_UNSUPPORTED where this build has no
+ * CUDA support or the process sees no CUDA device.
+ *
+ * Ordering on the device: the optimizer's kernels run on a stream of its own
+ * that waits for work queued before the call on the legacy default stream
+ * (stream 0), and dt_optimizer_step() and dt_optimizer_zero_grad() return
+ * once their work on the device is done. Gradients produced on any other
+ * stream must be complete (that stream synchronised) before the call.
  *
  * Ownership: the dt_optimizer returned through `out` belongs to the caller
  * (dt_optimizer_destroy(), which accepts NULL). The DLTensor structs are read
@@ -113,7 +126,9 @@ DT_API dt_status dt_optimizer_options_init(dt_optimizer_options *opts, unsigned 
  * float32 master weights of float16/bfloat16 parameters and zeroed optimizer
  * state. DT_ERR_INVALID_ARGUMENT for a bad tensor, a gradient that does not
  * match its parameter, overlapping tensors or a bad option (dt_error_last()
- * names it); DT_ERR_UNSUPPORTED for kDLCUDA tensors. Nothing is written on
+ * names it), or tensors on more than one device; DT_ERR_UNSUPPORTED for
+ * kDLCUDA tensors without CUDA support or a device; DT_ERR_OUT_OF_MEMORY when
+ * the device cannot hold the master weights and state. Nothing is written on
  * failure. The optimizer belongs to the caller (dt_optimizer_destroy()).
  */
 DT_API dt_status dt_optimizer_create(dt_optimizer **out, DLTensor *params, DLTensor *grads, size_t n,
