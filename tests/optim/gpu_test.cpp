@@ -172,9 +172,11 @@ void fill_grads(Arena& grads, std::uint64_t seed, float scale) {
   }
 }
 
+// Relative, with a floor far below every value the tests make, for
+// momentum buffers that cancel to nearly zero.
 bool close(double actual, double expected, double relative) {
   if (std::isnan(expected)) return std::isnan(actual);
-  return std::fabs(actual - expected) <= relative * std::fabs(expected) + 1e-30;
+  return std::fabs(actual - expected) <= relative * std::fabs(expected) + 1e-12;
 }
 
 std::vector<float> device_floats(const float* data, std::int64_t count) {
@@ -249,7 +251,7 @@ void compare(const Variant& variant, Precision precision, float loss_scale, floa
     EXPECT_NEAR(b.grad_norm, reference.step(arriving, loss_scale).norm, 1e-9 * b.grad_norm);
     ASSERT_FALSE(a.skipped);
     ASSERT_FALSE(b.skipped);
-    EXPECT_NEAR(b.grad_norm, a.grad_norm, 1e-12 * a.grad_norm);
+    EXPECT_NEAR(b.grad_norm, a.grad_norm, 1e-10 * a.grad_norm);  // f64 sums in another order
     EXPECT_EQ(b.steps, a.steps);
     EXPECT_EQ(b.loss_scale, a.loss_scale);
 
@@ -368,7 +370,7 @@ TEST(OptimizerGpu, NormIsDeterministic) {
   const double first = gpu.step().grad_norm;
   for (int k = 0; k < 5; ++k) EXPECT_EQ(gpu.step().grad_norm, first);
   const double expected = cpu.step().grad_norm;
-  EXPECT_NEAR(first, expected, 1e-12 * expected);
+  EXPECT_NEAR(first, expected, 1e-10 * expected);
 }
 
 TEST(OptimizerGpu, ZeroGradClearsEveryGradient) {

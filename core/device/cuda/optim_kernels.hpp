@@ -3,9 +3,10 @@
 // the tensors into Chunks of at most kChunkElements elements and uploads that
 // table once; each block of a launch then takes one Chunk. The element
 // formulas are optim/cpu's (sgd.cpp, adamw.cpp), operation for operation, with
-// every f32 multiply and add rounded on its own (no fused multiply-add), so a
-// CUDA step computes what the CPU step computes. f16 and bf16 params are read
-// from and written through their f32 master weights; state is f32.
+// every f32 multiply and add rounded on its own as the CPU loops round them
+// (nvcc would otherwise fuse them into multiply-adds), so that a step's result
+// does not depend on where it ran. f16 and bf16 params are read from and
+// written through their f32 master weights; state is f32.
 //
 // This layer knows nothing of optimizers (optim depends on device, not the
 // reverse): the constants arrive precomputed, as optim/step.hpp makes them.
