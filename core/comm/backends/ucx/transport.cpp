@@ -47,6 +47,12 @@ void apply_defaults(ucp_config_t* config) {
   const Default defaults[] = {
       {"MM_ERROR_HANDLING", "y", {"UCX_MM_ERROR_HANDLING", "UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING"}},
       {"KEEPALIVE_INTERVAL", "1s", {"UCX_KEEPALIVE_INTERVAL"}},
+      // Messages up to 64 KiB go eager: the rendezvous handshake needs the
+      // receiver's progress before any data moves, which costs more than
+      // the extra copy for the 16-64 KiB messages of recursive doubling and
+      // pipeline tails, above all with ranks sharing cores. Larger ones keep
+      // the single-copy rendezvous.
+      {"RNDV_THRESH", "65536", {"UCX_RNDV_THRESH"}},
   };
   for (const Default& d : defaults) {
     if (std::string(d.name) == "MM_ERROR_HANDLING" && !shared_memory_allowed()) continue;
