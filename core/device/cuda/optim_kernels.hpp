@@ -24,7 +24,10 @@
 namespace dtrain::device::cuda::optim {
 
 // The most elements one block updates (a multiple of every vector width).
-constexpr std::int64_t kChunkElements = 1 << 16;
+// Small enough that one large tensor still spreads over every SM (a 64 MiB
+// f32 AdamW working set is 512 blocks), large enough that a table entry costs
+// 48 bytes per 32 KiB of f32 params.
+constexpr std::int64_t kChunkElements = 1 << 13;
 
 // One tensor's buffers. `param` and `grad` are f32, f16 or bf16 (`dtype`),
 // aligned to their element; `master` is set exactly when dtype is f16 or bf16;
