@@ -414,5 +414,25 @@ TEST(OptimizerGpu, MixedDevicesAreRefused) {
   }
 }
 
+// Host memory labelled kDLCUDA is refused before a kernel could fault on it.
+TEST(OptimizerGpu, HostMemoryLabelledCudaIsRefused) {
+  DT_REQUIRE_GPUS(1);
+  Arena params(Precision::f32), grads(Precision::f32);
+  params.upload();
+  grads.upload();
+  std::vector<DLTensor> p = params.tensors(true), g = grads.tensors(true);
+  std::vector<DLTensor> host_g = grads.tensors(false);
+  g[1].data = host_g[1].data;
+  try {
+    Optimizer gpu(optim::read_config(nullptr), p.data(), g.data(), params.size());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), DT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(
+        std::string(e.what()).rfind("grads[1]: the tensor says kDLCUDA but its data is not CUDA device memory", 0), 0u)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace dtrain::test

@@ -26,7 +26,9 @@
  * updated on their device by fused multi-tensor kernels (one launch for every
  * tensor of a step), with the master weights and optimizer state in that
  * device's memory; the gradient norm is reduced there and only its value
- * comes back to the host. Their data must be aligned to its element size.
+ * comes back to the host. Their data must be memory of that device (or
+ * managed memory), aligned to its element size (DT_ERR_INVALID_ARGUMENT
+ * otherwise).
  * kDLCUDA tensors are refused with DT_ERR_UNSUPPORTED where this build has no
  * CUDA support or the process sees no CUDA device.
  *
