@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "base/dtype.hpp"
 #include "comm/backends/ucx/tags.hpp"
@@ -42,6 +44,12 @@ inline std::int64_t chunk_elements(const Tuning& tuning, DType dtype, std::int64
 inline int lanes_for(std::int64_t longest, std::int64_t chunk_elements) {
   return static_cast<int>((longest + chunk_elements - 1) / chunk_elements);
 }
+
+// Scratch space that is always written before it is read: left
+// uninitialised, since clearing it would cost as much as a pass of the
+// schedule over it.
+using Scratch = std::unique_ptr<std::byte[]>;
+inline Scratch scratch(std::size_t bytes) { return std::make_unique_for_overwrite<std::byte[]>(bytes); }
 
 inline int mod(int value, int n) { return ((value % n) + n) % n; }
 

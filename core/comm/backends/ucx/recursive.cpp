@@ -49,7 +49,7 @@ class RecursiveDoubling final : public Operation {
       count_ = recv_.count;
       if (size() == 1 && send_.data != recv_.data && count_ > 0) std::memcpy(recv_.data, send_.data, recv_.bytes());
     }
-    if (size() > 1 && count_ > 0) incoming_.resize(static_cast<std::size_t>(count_) * element_);
+    if (size() > 1 && count_ > 0) incoming_ = scratch(static_cast<std::size_t>(count_) * element_);
   }
   int lane_count() const override { return size() > 1 && count_ > 0 ? 1 : 0; }
 
@@ -72,9 +72,9 @@ class RecursiveDoubling final : public Operation {
         co_await all_of(out);
         vrank = -1;
       } else {
-        recv(in, r - 1, kFoldStep, incoming_.data(), bytes);
+        recv(in, r - 1, kFoldStep, incoming_.get(), bytes);
         co_await all_of(in);
-        combine_.apply(work_, mine, incoming_.data(), count_);
+        combine_.apply(work_, mine, incoming_.get(), count_);
         mine = work_;
         vrank = r / 2;
       }
@@ -85,9 +85,9 @@ class RecursiveDoubling final : public Operation {
         const int vpeer = vrank ^ mask;
         const int peer = vpeer < rem ? vpeer * 2 + 1 : vpeer + rem;
         send(out, peer, step, mine, bytes);
-        recv(in, peer, step, incoming_.data(), bytes);
+        recv(in, peer, step, incoming_.get(), bytes);
         co_await all_of(out, in);
-        combine_.apply(work_, mine, incoming_.data(), count_);
+        combine_.apply(work_, mine, incoming_.get(), count_);
         mine = work_;
       }
     }
@@ -123,7 +123,7 @@ class RecursiveDoubling final : public Operation {
   const std::byte* source_ = nullptr;  // this rank's contribution
   std::int64_t count_ = 0;
   std::vector<std::byte> owned_;
-  std::vector<std::byte> incoming_;
+  Scratch incoming_;
 };
 
 // Bruck's allgather: in round k every rank sends the blocks it has gathered

@@ -45,7 +45,7 @@ class RingAllreduce final : public Operation {
     lanes_ = lanes_for(longest, chunk_);
     window_ = std::min(group().tuning->pipeline_depth, lanes_);
     element_ = dtype_size(recv_.dtype);
-    scratch_.resize(static_cast<std::size_t>(window_ * chunk_) * element_);
+    scratch_ = scratch(static_cast<std::size_t>(window_ * chunk_) * element_);
     for (int s = 0; s < window_; ++s) slot_transfers_.push_back({&transfer(), &transfer()});
   }
   int lane_count() const override { return lanes_; }
@@ -58,7 +58,7 @@ class RingAllreduce final : public Operation {
     const int left = mod(r - 1, n);
     Transfer& out = *slot_transfers_[slot].out;
     Transfer& in = *slot_transfers_[slot].in;
-    std::byte* tmp = scratch_.data() + static_cast<std::size_t>(slot * chunk_) * element_;
+    std::byte* tmp = scratch_.get() + static_cast<std::size_t>(slot * chunk_) * element_;
     std::byte* buf = bytes_of(recv_);
     const auto* mine = static_cast<const std::byte*>(send_.data);
     auto piece = [&](int seg) { return chunk(segment(recv_.count, n, seg), chunk_, index); };
@@ -95,7 +95,7 @@ class RingAllreduce final : public Operation {
   int lanes_ = 0;
   int window_ = 1;
   std::size_t element_ = 1;
-  std::vector<std::byte> scratch_;
+  Scratch scratch_;
   std::vector<SlotTransfers> slot_transfers_;
 };
 
@@ -120,7 +120,7 @@ class RingReduceScatter final : public Operation {
     chunk_ = chunk_elements(*group().tuning, recv_.dtype, recv_.count);
     lanes_ = lanes_for(recv_.count, chunk_);
     window_ = std::min(group().tuning->pipeline_depth, lanes_);
-    scratch_.resize(static_cast<std::size_t>(2 * window_ * chunk_) * element_);
+    scratch_ = scratch(static_cast<std::size_t>(2 * window_ * chunk_) * element_);
     for (int s = 0; s < window_; ++s) slot_transfers_.push_back({&transfer(), &transfer()});
   }
   int lane_count() const override { return lanes_; }
@@ -133,7 +133,7 @@ class RingReduceScatter final : public Operation {
     const int left = mod(r - 1, n);
     Transfer& out = *slot_transfers_[slot].out;
     Transfer& in = *slot_transfers_[slot].in;
-    std::byte* partial = scratch_.data() + static_cast<std::size_t>(2 * slot * chunk_) * element_;
+    std::byte* partial = scratch_.get() + static_cast<std::size_t>(2 * slot * chunk_) * element_;
     std::byte* arriving = partial + static_cast<std::size_t>(chunk_) * element_;
     const std::byte* own = static_cast<const std::byte*>(send_.data);
     const Range piece = chunk({0, recv_.count}, chunk_, index);
@@ -166,7 +166,7 @@ class RingReduceScatter final : public Operation {
   int lanes_ = 0;
   int window_ = 1;
   std::size_t element_ = 1;
-  std::vector<std::byte> scratch_;
+  Scratch scratch_;
   std::vector<SlotTransfers> slot_transfers_;
 };
 
