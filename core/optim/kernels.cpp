@@ -11,9 +11,8 @@ namespace {
 void require_host(std::span<const Slot> slots) {
   for (const Slot& slot : slots) {
     if (slot.param.memory != Memory::host || slot.grad.memory != Memory::host) {
-      raise(DT_ERR_UNSUPPORTED,
-            "optimizer: the host kernels cannot update a Slot in CUDA memory "
-            "(the Optimizer's device kernels do)");
+      raise(DT_ERR_UNSUPPORTED, "optimizer: the host kernels cannot update a Slot in CUDA memory "
+                                "(the Optimizer's device kernels do)");
     }
   }
 }

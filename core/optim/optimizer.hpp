@@ -8,14 +8,14 @@
 // once per step.
 #pragma once
 
-#include <dlpack/dlpack.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
 #include <vector>
+
+#include <dlpack/dlpack.h>
 
 #include "optim/config.hpp"
 #include "optim/device_kernels.hpp"

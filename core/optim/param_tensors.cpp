@@ -26,16 +26,16 @@ bool same_shape(const DLTensor& a, const DLTensor& b) {
 void check_pair(const DLTensor& param, const DLTensor& grad, const ParamTensor& views, std::size_t i) {
   const DType dtype = views.param.dtype;
   if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16) {
-    raise(DT_ERR_INVALID_ARGUMENT,
-          indexed("params", i) + ": dtype " + dtype_name(dtype) + " cannot be optimized (float32, float16, bfloat16)");
+    raise(DT_ERR_INVALID_ARGUMENT, indexed("params", i) + ": dtype " + dtype_name(dtype) +
+                                       " cannot be optimized (float32, float16, bfloat16)");
   }
   if (views.grad.dtype != dtype) {
     raise(DT_ERR_INVALID_ARGUMENT, indexed("grads", i) + ": dtype " + dtype_name(views.grad.dtype) +
                                        " differs from its parameter's, " + dtype_name(dtype));
   }
   if (!same_shape(param, grad)) {
-    raise(DT_ERR_INVALID_ARGUMENT,
-          indexed("grads", i) + ": shape " + shape_text(grad) + " differs from its parameter's, " + shape_text(param));
+    raise(DT_ERR_INVALID_ARGUMENT, indexed("grads", i) + ": shape " + shape_text(grad) +
+                                       " differs from its parameter's, " + shape_text(param));
   }
   if (param.device.device_type != grad.device.device_type || param.device.device_id != grad.device.device_id) {
     raise(DT_ERR_INVALID_ARGUMENT, indexed("grads", i) + ": not on its parameter's device");

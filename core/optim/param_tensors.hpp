@@ -2,10 +2,10 @@
 // borrows them.
 #pragma once
 
-#include <dlpack/dlpack.h>
-
 #include <cstddef>
 #include <vector>
+
+#include <dlpack/dlpack.h>
 
 #include "base/tensor.hpp"
 

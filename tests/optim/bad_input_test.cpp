@@ -40,7 +40,8 @@ void expect_refused(Inputs& in, dt_status status, const std::string& needle, std
 
 TEST(BadInput, NullArguments) {
   Inputs in;
-  EXPECT_EQ(dt_optimizer_create(nullptr, in.params.tensors(), in.grads.tensors(), 2, nullptr), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dt_optimizer_create(nullptr, in.params.tensors(), in.grads.tensors(), 2, nullptr),
+            DT_ERR_INVALID_ARGUMENT);
   EXPECT_STREQ(dt_error_last(), "out is NULL");
   dt_optimizer* out = kUntouched;
   EXPECT_EQ(dt_optimizer_create(&out, nullptr, in.grads.tensors(), 2, nullptr), DT_ERR_INVALID_ARGUMENT);

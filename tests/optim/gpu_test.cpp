@@ -5,8 +5,6 @@
 // them not 16-byte aligned, poisoned guard bytes between them that must stay
 // as they were, loss scaling with write-back, clipping, and the skip on inf or
 // NaN. Skipped, with a message, without a CUDA device.
-#include "gpu.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,6 +18,7 @@
 #include "base/error.hpp"
 #include "device/cpu/half.hpp"
 #include "device/cuda/optim_kernels.hpp"
+#include "gpu.hpp"
 #include "optim/config.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/reference.hpp"

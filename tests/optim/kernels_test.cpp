@@ -1,8 +1,6 @@
 // The internal C++ API a sharded strategy builds on: the kernels over Slots
 // and slices of Slots, the gradient plan, the loss scaler, and the Optimizer
 // with a norm reducer.
-#include "optim/kernels.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "optim/grad_plan.hpp"
+#include "optim/kernels.hpp"
 #include "optim/loss_scaler.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/param_tensors.hpp"

@@ -1,10 +1,6 @@
 // make_cuda_kernels(): the Optimizer's step on one CUDA device, through the
 // fused multi-tensor kernels. One launch per update and two per norm, whatever
 // the number of tensors; the chunk table is built and uploaded once.
-#include "device/cuda/kernels.hpp"
-
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -12,8 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
 #include "base/error.hpp"
 #include "device/cuda/error.hpp"
+#include "device/cuda/kernels.hpp"
 #include "device/cuda/optim_kernels.hpp"
 #include "device/cuda/runtime.hpp"
 #include "optim/device_kernels.hpp"
