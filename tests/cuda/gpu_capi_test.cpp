@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <iterator>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -275,6 +278,79 @@ TEST(WorldOfOneDeadlines, TimeoutBreaksAndAbortIsPrompt) {
   aborter.join();
   dt_request_free(req);
   EXPECT_EQ(dt_comm_destroy(comm), DT_OK);
+}
+
+// dt_optimizer over CUDA tensors takes the steps the same optimizer takes on
+// host copies of them (the fused kernels against the CPU loops, through the
+// C API), zeroes the gradients on the device, and refuses host and device
+// tensors mixed in one optimizer.
+TEST(OptimizerOnDevice, StepsAsOnTheHost) {
+  DT_REQUIRE_GPUS(1);
+  const std::size_t sizes[] = {37, 1000, 1};
+  std::vector<std::vector<float>> host_params, host_grads;
+  std::vector<std::unique_ptr<DeviceTensor<float>>> device_params, device_grads;
+  std::vector<std::int64_t> shapes(std::begin(sizes), std::end(sizes));
+  std::vector<DLTensor> hp, hg, dp, dg;
+  for (std::size_t i = 0; i < 3; ++i) {
+    host_params.push_back(iota_f(sizes[i], -0.5f * static_cast<float>(sizes[i])));
+    for (float& x : host_params.back()) x = x / 64.0f + 0.25f;
+    host_grads.emplace_back(sizes[i], 0.0f);
+    device_params.push_back(std::make_unique<DeviceTensor<float>>(host_params[i], kF32));
+    device_grads.push_back(std::make_unique<DeviceTensor<float>>(host_grads[i], kF32));
+  }
+  for (std::size_t i = 0; i < 3; ++i) {
+    DLTensor t{};
+    t.device = {kDLCPU, 0};
+    t.ndim = 1;
+    t.dtype = kF32;
+    t.shape = &shapes[i];
+    t.data = host_params[i].data();
+    hp.push_back(t);
+    t.data = host_grads[i].data();
+    hg.push_back(t);
+    dp.push_back(device_params[i]->tensor);
+    dg.push_back(device_grads[i]->tensor);
+  }
+  dt_optimizer_options opts = DT_OPTIMIZER_OPTIONS_INIT;
+  opts.weight_decay = 0.1f;
+  opts.max_grad_norm = 0.5f;
+  opts.loss_scale = 8.0f;
+  dt_optimizer *on_host = nullptr, *on_device = nullptr;
+  ASSERT_EQ(dt_optimizer_create(&on_host, hp.data(), hg.data(), 3, &opts), DT_OK) << last();
+  ASSERT_EQ(dt_optimizer_create(&on_device, dp.data(), dg.data(), 3, &opts), DT_OK) << last();
+  for (int step = 1; step <= 3; ++step) {
+    for (std::size_t i = 0; i < 3; ++i) {
+      for (std::size_t j = 0; j < sizes[i]; ++j) {
+        host_grads[i][j] = static_cast<float>((j * 7 + i * 3 + static_cast<std::size_t>(step)) % 11) - 5.0f;
+      }
+      cuda_ok(cudaMemcpy(device_grads[i]->data, host_grads[i].data(), sizes[i] * sizeof(float), cudaMemcpyHostToDevice),
+              "cudaMemcpy");
+    }
+    dt_optimizer_step_info a = DT_OPTIMIZER_STEP_INFO_INIT, b = DT_OPTIMIZER_STEP_INFO_INIT;
+    ASSERT_EQ(dt_optimizer_step(on_host, &a), DT_OK) << last();
+    ASSERT_EQ(dt_optimizer_step(on_device, &b), DT_OK) << last();
+    EXPECT_NEAR(b.grad_norm, a.grad_norm, 1e-12 * a.grad_norm);
+    EXPECT_EQ(b.step, a.step);
+    for (std::size_t i = 0; i < 3; ++i) {
+      const std::vector<float> p = device_params[i]->read(), g = device_grads[i]->read();
+      for (std::size_t j = 0; j < sizes[i]; ++j) {
+        ASSERT_NEAR(p[j], host_params[i][j], 1e-6 * std::fabs(host_params[i][j]) + 1e-12) << i << " " << j;
+        ASSERT_EQ(g[j], host_grads[i][j]) << "the unscaled, clipped gradient written back";
+      }
+    }
+  }
+  ASSERT_EQ(dt_optimizer_zero_grad(on_device), DT_OK) << last();
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(device_grads[i]->read(), std::vector<float>(sizes[i], 0.0f));
+  EXPECT_EQ(dt_optimizer_destroy(on_host), DT_OK);
+  EXPECT_EQ(dt_optimizer_destroy(on_device), DT_OK);
+
+  std::vector<DLTensor> mixed_params = dp, mixed_grads = dg;
+  mixed_params[1] = hp[1];
+  mixed_grads[1] = hg[1];
+  dt_optimizer* refused = nullptr;
+  EXPECT_EQ(dt_optimizer_create(&refused, mixed_params.data(), mixed_grads.data(), 3, &opts), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(last().rfind("params[1]: in host memory, but params[0] is on CUDA device 0", 0), 0u) << last();
+  EXPECT_EQ(refused, nullptr);
 }
 
 }  // namespace
