@@ -26,11 +26,9 @@ constexpr auto kFlushTime = std::chrono::seconds(2);
 // long enough for a blocking caller to reach wait(), short enough that a
 // non-blocking operation soon gets the progress thread.
 constexpr auto kSubmitLease = std::chrono::microseconds(20);
-// The lease a waiting caller renews on every round. The last caller out
-// ends it and wakes the progress thread, so it can be long: each time the
-// thread checks back, it takes a core and the lock from the ranks, which
-// costs most where ranks outnumber cores.
-constexpr auto kWaitLease = std::chrono::milliseconds(50);
+// The lease a waiting caller renews on every round: the progress thread
+// checks back this often while a caller drives progress.
+constexpr auto kWaitLease = std::chrono::milliseconds(1);
 // How long whether another rank shares this core is taken to hold: the
 // scheduler moves processes far less often.
 constexpr auto kSharingValid = std::chrono::milliseconds(10);
