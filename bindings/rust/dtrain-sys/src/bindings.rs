@@ -1188,7 +1188,9 @@ extern "C" {
     #[doc = " float32 master weights of float16/bfloat16 parameters and zeroed optimizer"]
     #[doc = " state. DT_ERR_INVALID_ARGUMENT for a bad tensor, a gradient that does not"]
     #[doc = " match its parameter, overlapping tensors or a bad option (dt_error_last()"]
-    #[doc = " names it); DT_ERR_UNSUPPORTED for kDLCUDA tensors. Nothing is written on"]
+    #[doc = " names it), or tensors on more than one device; DT_ERR_UNSUPPORTED for"]
+    #[doc = " kDLCUDA tensors without CUDA support or a device; DT_ERR_OUT_OF_MEMORY when"]
+    #[doc = " the device cannot hold the master weights and state. Nothing is written on"]
     #[doc = " failure. The optimizer belongs to the caller (dt_optimizer_destroy())."]
     pub fn dt_optimizer_create(
         out: *mut *mut dt_optimizer,
