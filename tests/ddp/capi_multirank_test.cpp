@@ -17,62 +17,16 @@
 #include <string>
 #include <vector>
 
+#include "common/linear_model.hpp"
 #include "dtrain.h"
 
 namespace {
 
-constexpr int kIn = 5;
-constexpr int kOut = 3;
+using dtrain::testing::accumulate;
+using dtrain::testing::initialise;
+using Tensors = dtrain::testing::LinearTensors;
+
 constexpr int kSteps = 5;
-
-// The model's tensors: parameters (or gradients) W [kOut, kIn] and b [kOut].
-struct Tensors {
-  std::vector<float> w = std::vector<float>(kOut * kIn);
-  std::vector<float> b = std::vector<float>(kOut);
-  std::int64_t w_shape[2] = {kOut, kIn};
-  std::int64_t b_shape[1] = {kOut};
-  DLTensor tensors[2];
-  DLTensor* pointers[2];
-
-  Tensors() {
-    tensors[0] = DLTensor{w.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, w_shape, nullptr, 0};
-    tensors[1] = DLTensor{b.data(), {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, b_shape, nullptr, 0};
-    pointers[0] = &tensors[0];
-    pointers[1] = &tensors[1];
-  }
-  Tensors(const Tensors&) = delete;
-  Tensors& operator=(const Tensors&) = delete;
-};
-
-// Each rank's own initial weights; training starts from those of `root`.
-void initialise(Tensors& params, int rank) {
-  for (std::size_t i = 0; i < params.w.size(); ++i) {
-    params.w[i] = static_cast<float>(std::sin(1.3 * static_cast<double>(i) + 0.7 * rank));
-  }
-  for (std::size_t o = 0; o < params.b.size(); ++o) params.b[o] = static_cast<float>(0.1 * rank - 0.2 * o);
-}
-
-// Sample `s` of step `step`: an input and its target.
-double input(int step, int s, int i) { return std::sin(0.37 * (s + 1) + 0.91 * i + 0.13 * step); }
-double target(int step, int s, int o) { return std::cos(0.5 * s + o + 0.29 * step); }
-
-// grads += scale * the mean over samples [first, last) of the gradient of
-// 0.5 |W x + b - t|^2, computed in double.
-void accumulate(const Tensors& params, int step, int first, int last, double scale, Tensors& grads) {
-  std::vector<double> gw(params.w.size(), 0.0), gb(params.b.size(), 0.0);
-  for (int s = first; s < last; ++s) {
-    for (int o = 0; o < kOut; ++o) {
-      double y = params.b[o];
-      for (int i = 0; i < kIn; ++i) y += static_cast<double>(params.w[o * kIn + i]) * input(step, s, i);
-      const double e = y - target(step, s, o);
-      gb[o] += e;
-      for (int i = 0; i < kIn; ++i) gw[o * kIn + i] += e * input(step, s, i);
-    }
-  }
-  const double factor = scale / (last - first);
-  for (std::size_t k = 0; k < gw.size(); ++k) grads.w[k] += static_cast<float>(gw[k] * factor);
-  for (std::size_t k = 0; k < gb.size(); ++k) grads.b[k] += static_cast<float>(gb[k] * factor);
-}
 
 enum class Variant { uniform, weighted, accumulation, bf16 };
 

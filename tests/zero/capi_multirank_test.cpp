@@ -11,65 +11,30 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "common/linear_model.hpp"
 #include "dtrain.h"
 
 namespace {
 
-constexpr int kIn = 5;
-constexpr int kOut = 3;
+using dtrain::testing::accumulate;
+using dtrain::testing::initialise;
+using Tensors = dtrain::testing::LinearTensors;
+
 constexpr int kSteps = 4;
 constexpr int kPerRank = 4;
 
-// The model's tensors: W [kOut, kIn] and b [kOut], f32.
-struct Tensors {
-  std::vector<float> w = std::vector<float>(kOut * kIn);
-  std::vector<float> b = std::vector<float>(kOut);
-  std::int64_t w_shape[2] = {kOut, kIn};
-  std::int64_t b_shape[1] = {kOut};
-  DLTensor tensors[2];
-  const DLTensor* pointers[2];
-
-  Tensors() {
-    tensors[0] = DLTensor{w.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, w_shape, nullptr, 0};
-    tensors[1] = DLTensor{b.data(), {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, b_shape, nullptr, 0};
-    pointers[0] = &tensors[0];
-    pointers[1] = &tensors[1];
-  }
-  Tensors(const Tensors&) = delete;
-  Tensors& operator=(const Tensors&) = delete;
-  std::vector<float>& values(int i) { return i == 0 ? w : b; }
-};
-
-void initialise(Tensors& params, int rank) {
-  for (std::size_t i = 0; i < params.w.size(); ++i) {
-    params.w[i] = static_cast<float>(std::sin(1.3 * static_cast<double>(i) + 0.7 * rank));
-  }
-  for (std::size_t o = 0; o < params.b.size(); ++o) params.b[o] = static_cast<float>(0.1 * rank - 0.2 * o);
-}
-
-double input(int step, int s, int i) { return std::sin(0.37 * (s + 1) + 0.91 * i + 0.13 * step); }
-double target(int step, int s, int o) { return std::cos(0.5 * s + o + 0.29 * step); }
-
-// The mean over samples [first, last) of the gradient of 0.5 |W x + b - t|^2.
+// The mean over samples [first, last) of the loss's gradient.
 void gradient(const Tensors& params, int step, int first, int last, Tensors& grads) {
-  std::vector<double> gw(params.w.size(), 0.0), gb(params.b.size(), 0.0);
-  for (int s = first; s < last; ++s) {
-    for (int o = 0; o < kOut; ++o) {
-      double y = params.b[o];
-      for (int i = 0; i < kIn; ++i) y += static_cast<double>(params.w[o * kIn + i]) * input(step, s, i);
-      const double e = y - target(step, s, o);
-      gb[o] += e;
-      for (int i = 0; i < kIn; ++i) gw[o * kIn + i] += e * input(step, s, i);
-    }
-  }
-  for (std::size_t k = 0; k < gw.size(); ++k) grads.w[k] = static_cast<float>(gw[k] / (last - first));
-  for (std::size_t k = 0; k < gb.size(); ++k) grads.b[k] = static_cast<float>(gb[k] / (last - first));
+  std::fill(grads.w.begin(), grads.w.end(), 0.0f);
+  std::fill(grads.b.begin(), grads.b.end(), 0.0f);
+  accumulate(params, step, first, last, 1.0, grads);
 }
 
 dt_optimizer_options sgd() {
