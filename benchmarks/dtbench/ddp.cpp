@@ -14,18 +14,12 @@
 // of the serial step's communication cost that overlapping removes.
 #include "ddp.hpp"
 
-#include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <ctime>
 #include <string>
 #include <vector>
 
 #include "comm.hpp"
-#include "mlp/mlp.h"
-#include "mlp/synthetic.h"
+#include "training.hpp"
 
 namespace dtbench {
 
@@ -50,55 +44,20 @@ const char kUsage[] =
     "  --json PATH      also write the results as JSON\n"
     "  -h, --help       show this help\n";
 
-constexpr int kInputs = 64;
-constexpr int kClasses = 10;
+const Usage kCli{"ddp", kUsage};
 
-struct Args {
-  int steps = 30, rounds = 5, warmup = 10, batch = 256, hidden = 256, layers = 2, bucket_kib = 8;
-  std::string json;
+struct Args : TrainingOptions {
+  int bucket_kib = 8;
 };
-
-[[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "dtbench ddp: %s\n\n%s", message.c_str(), kUsage);
-  std::exit(2);
-}
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; i += 2) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) usage_error(arg + " needs a value");
-    if (arg == "--json") {
-      a.json = argv[i + 1];
-      continue;
-    }
-    int* target = arg == "--steps"        ? &a.steps
-                  : arg == "--rounds"     ? &a.rounds
-                  : arg == "--warmup"     ? &a.warmup
-                  : arg == "--batch"      ? &a.batch
-                  : arg == "--hidden"     ? &a.hidden
-                  : arg == "--layers"     ? &a.layers
-                  : arg == "--bucket-kib" ? &a.bucket_kib
-                                          : nullptr;
-    if (target == nullptr) usage_error("unknown argument '" + arg + "'");
-    char* end = nullptr;
-    long v = std::strtol(argv[i + 1], &end, 10);
-    long lowest = target == &a.warmup || target == &a.layers ? 0 : 1;
-    if (*argv[i + 1] == '\0' || *end != '\0' || v < lowest || v > (1L << 24)) usage_error(arg + ": bad value");
-    *target = static_cast<int>(v);
-  }
-  if (a.layers + 1 > MLP_MAX_LINEAR) usage_error("--layers: at most " + std::to_string(MLP_MAX_LINEAR - 1));
+  parse_training(kCli, argc, argv, a, [&a](const std::string& arg, const char* value) {
+    if (arg != "--bucket-kib") return false;
+    a.bucket_kib = kCli.integer(arg, value, 1, 1L << 24);
+    return true;
+  });
   return a;
-}
-
-double now_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 enum Mode { kCompute, kSerial, kOverlap, kModes };
@@ -112,32 +71,10 @@ struct Sample {
   double reduced = 0;  // buckets already reduced when backward (and its marks) ended
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
-
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0 : s / static_cast<double>(v.size());
-}
-
 // The example model under DDP and AdamW, one rank's replica.
 class Trainer {
  public:
-  Trainer(Comm& comm, const Args& a) : comm_(comm), batch_(a.batch) {
-    syn_shard(a.batch, comm.rank(), comm.size(), &begin_, &count_);
-    int shard_max = (a.batch + comm.size() - 1) / comm.size();
-    if (syn_task_init(&task_, 1, kInputs, kClasses) != 0 ||
-        mlp_create(&model_, kInputs, a.hidden, a.layers, kClasses, shard_max) != 0) {
-      std::fprintf(stderr, "dtbench ddp: rank %d: out of memory\n", comm.rank());
-      comm.exit(1);
-    }
-    x_.resize(static_cast<size_t>(shard_max) * kInputs);
-    y_.resize(static_cast<size_t>(shard_max));
+  Trainer(Comm& comm, const Args& a) : comm_(comm), replica_(comm, kCli, a), model_(replica_.model()) {
     size_t n = mlp_tensor_count(&model_);
     params_.resize(n);
     grads_.resize(n);
@@ -148,7 +85,6 @@ class Trainer {
       param_ptrs.push_back(&params_[i]);
       grad_ptrs.push_back(&grads_[i]);
     }
-    mlp_init_params(&model_, syn_key(1, SYN_STREAM_INIT));
     comm.check("dt_ddp_broadcast_parameters", dt_ddp_broadcast_parameters(comm.handle(), param_ptrs.data(), n, 0));
     dt_ddp_options o = DT_DDP_OPTIONS_INIT;
     o.bucket_bytes = static_cast<int64_t>(a.bucket_kib) * 1024;
@@ -163,8 +99,6 @@ class Trainer {
   ~Trainer() {
     dt_optimizer_destroy(opt_);
     dt_ddp_destroy(ddp_);
-    mlp_destroy(&model_);
-    syn_task_free(&task_);
   }
 
   Trainer(const Trainer&) = delete;
@@ -175,19 +109,18 @@ class Trainer {
 
   Sample step(Mode mode) {
     // Data are made outside the timed part: the benchmark is about the step.
-    syn_samples(&task_, SYN_STREAM_TRAIN, step_++ * batch_ + begin_, static_cast<int>(count_), x_.data(), y_.data());
+    replica_.load(step_++);
     bool sync = mode != kCompute;
     if (sync != sync_) {
       comm_.check("dt_ddp_set_sync", dt_ddp_set_sync(ddp_, sync ? 1 : 0));
       sync_ = sync;
     }
-    comm_.check("dt_ddp_set_local_weight", dt_ddp_set_local_weight(ddp_, static_cast<double>(count_)));
+    comm_.check("dt_ddp_set_local_weight", dt_ddp_set_local_weight(ddp_, static_cast<double>(replica_.count())));
 
     Sample s;
     marking_ = 0;
     double t0 = now_s();
-    int64_t correct = 0;
-    mlp_forward(&model_, x_.data(), y_.data(), static_cast<int>(count_), &correct);
+    replica_.forward();
     if (mlp_backward(&model_, mode == kOverlap ? &mark : &ignore, this) != 0)
       comm_.check("dt_ddp_mark_ready", status_);
     if (mode == kSerial) {
@@ -223,12 +156,9 @@ class Trainer {
   }
 
   Comm& comm_;
-  int64_t batch_;
-  int64_t begin_ = 0, count_ = 0, step_ = 0;
-  syn_task task_{};
-  mlp model_{};
-  std::vector<float> x_;
-  std::vector<int32_t> y_;
+  Replica replica_;
+  mlp& model_;
+  int64_t step_ = 0;
   std::vector<DLTensor> params_, grads_;
   dt_ddp* ddp_ = nullptr;
   dt_optimizer* opt_ = nullptr;
@@ -267,11 +197,8 @@ double hidden_share_by_step(const Figures* f) {
 }
 
 void write_json(const std::string& path, const Args& a, const Trainer& t, int world, const Figures* f) {
-  FILE* out = std::fopen(path.c_str(), "w");
-  if (out == nullptr) {
-    std::fprintf(stderr, "dtbench ddp: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
-    return;
-  }
+  FILE* out = open_results(kCli, path);
+  if (out == nullptr) return;
   const mlp& m = t.model();
   std::fprintf(out, "{\n  \"benchmark\": \"ddp\",\n  \"implementation\": \"dtrain\",\n  \"library\": \"%s\",\n",
                dt_build_info());
@@ -294,17 +221,14 @@ void write_json(const std::string& path, const Args& a, const Trainer& t, int wo
   std::fprintf(out, "  \"hidden_share\": %.4f,\n  \"hidden_share_mean\": %.4f,\n  \"hidden_share_by_step\": %.4f\n}\n",
                hidden_share(f[kOverlap].wait, f[kSerial].wait),
                hidden_share(f[kOverlap].wait_mean, f[kSerial].wait_mean), hidden_share_by_step(f));
-  std::fclose(out);
-  std::printf("# results written to %s\n", path.c_str());
+  close_results(out, path);
 }
 
 }  // namespace
 
 int run_ddp(int argc, char** argv) {
   Args a = parse(argc, argv);
-  mlp_blas_single_thread();
   Comm comm;
-  if (a.batch < comm.size()) usage_error("--batch is smaller than the number of ranks");
   Figures figures[kModes];
   {
     Trainer trainer(comm, a);

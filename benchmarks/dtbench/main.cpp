@@ -34,19 +34,12 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "collectives") == 0) return dtbench::run_collectives(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "compare") == 0) return dtbench::run_compare(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "kernels") == 0) return dtbench::run_kernels(argc - 1, argv + 1);
-  if (std::strcmp(argv[1], "ddp") == 0) {
-#ifdef DTBENCH_WITH_DDP
-    return dtbench::run_ddp(argc - 1, argv + 1);
+  bool ddp = std::strcmp(argv[1], "ddp") == 0;
+  if (ddp || std::strcmp(argv[1], "zero") == 0) {
+#ifdef DTBENCH_WITH_TRAINING
+    return ddp ? dtbench::run_ddp(argc - 1, argv + 1) : dtbench::run_zero(argc - 1, argv + 1);
 #else
-    std::fputs("dtbench ddp: not built (the example model needs OpenBLAS: pkg-config openblas)\n", stderr);
-    return 2;
-#endif
-  }
-  if (std::strcmp(argv[1], "zero") == 0) {
-#ifdef DTBENCH_WITH_ZERO
-    return dtbench::run_zero(argc - 1, argv + 1);
-#else
-    std::fputs("dtbench zero: not built (the example model needs OpenBLAS: pkg-config openblas)\n", stderr);
+    std::fprintf(stderr, "dtbench %s: not built (the example model needs OpenBLAS: pkg-config openblas)\n", argv[1]);
     return 2;
 #endif
   }

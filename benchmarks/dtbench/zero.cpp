@@ -20,18 +20,13 @@
 #include "zero.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "comm.hpp"
-#include "mlp/mlp.h"
-#include "mlp/synthetic.h"
+#include "training.hpp"
 
 namespace dtbench {
 
@@ -57,20 +52,14 @@ const char kUsage[] =
     "  --json PATH      also write the results as JSON\n"
     "  -h, --help       show this help\n";
 
-constexpr int kInputs = 64;
-constexpr int kClasses = 10;
 constexpr int kStages = 4;
 
-struct Args {
-  int steps = 30, rounds = 5, warmup = 10, batch = 256, hidden = 256, layers = 2, prefetch = 1;
-  std::vector<int> stages{0, 1, 2, 3};
-  std::string json;
-};
+const Usage kCli{"zero", kUsage};
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "dtbench zero: %s\n\n%s", message.c_str(), kUsage);
-  std::exit(2);
-}
+struct Args : TrainingOptions {
+  int prefetch = 1;
+  std::vector<int> stages{0, 1, 2, 3};
+};
 
 std::vector<int> parse_stages(const std::string& text) {
   std::vector<int> stages;
@@ -78,9 +67,9 @@ std::vector<int> parse_stages(const std::string& text) {
   while (at <= text.size()) {
     size_t comma = text.find(',', at);
     std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    if (item.size() != 1 || item[0] < '0' || item[0] >= '0' + kStages) usage_error("--stages: bad stage '" + item + "'");
+    if (item.size() != 1 || item[0] < '0' || item[0] >= '0' + kStages) kCli.error("--stages: bad stage '" + item + "'");
     int stage = item[0] - '0';
-    if (std::find(stages.begin(), stages.end(), stage) != stages.end()) usage_error("--stages: stage given twice");
+    if (std::find(stages.begin(), stages.end(), stage) != stages.end()) kCli.error("--stages: stage given twice");
     stages.push_back(stage);
     if (comma == std::string::npos) break;
     at = comma + 1;
@@ -90,58 +79,16 @@ std::vector<int> parse_stages(const std::string& text) {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; i += 2) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) usage_error(arg + " needs a value");
-    if (arg == "--json") {
-      a.json = argv[i + 1];
-      continue;
-    }
-    if (arg == "--stages") {
-      a.stages = parse_stages(argv[i + 1]);
-      continue;
-    }
-    int* target = arg == "--steps"      ? &a.steps
-                  : arg == "--rounds"   ? &a.rounds
-                  : arg == "--warmup"   ? &a.warmup
-                  : arg == "--batch"    ? &a.batch
-                  : arg == "--hidden"   ? &a.hidden
-                  : arg == "--layers"     ? &a.layers
-                  : arg == "--prefetch"   ? &a.prefetch
-                                          : nullptr;
-    if (target == nullptr) usage_error("unknown argument '" + arg + "'");
-    char* end = nullptr;
-    long v = std::strtol(argv[i + 1], &end, 10);
-    long lowest = target == &a.warmup || target == &a.layers || target == &a.prefetch ? 0 : 1;
-    long highest = target == &a.prefetch ? 1 : 1L << 24;
-    if (*argv[i + 1] == '\0' || *end != '\0' || v < lowest || v > highest) usage_error(arg + ": bad value");
-    *target = static_cast<int>(v);
-  }
-  if (a.layers + 1 > MLP_MAX_LINEAR) usage_error("--layers: at most " + std::to_string(MLP_MAX_LINEAR - 1));
+  parse_training(kCli, argc, argv, a, [&a](const std::string& arg, const char* value) {
+    if (arg == "--stages")
+      a.stages = parse_stages(value);
+    else if (arg == "--prefetch")
+      a.prefetch = kCli.integer(arg, value, 0, 1);
+    else
+      return false;
+    return true;
+  });
   return a;
-}
-
-double now_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
-
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
 int64_t total(const dt_zero_memory& m) {
@@ -173,22 +120,13 @@ struct Sample {
 // The example model trained by one dt_zero, one rank's part.
 class Trainer {
  public:
-  Trainer(Comm& comm, const Args& a, int stage) : comm_(comm), stage_(stage), batch_(a.batch) {
-    syn_shard(a.batch, comm.rank(), comm.size(), &begin_, &count_);
-    int shard_max = (a.batch + comm.size() - 1) / comm.size();
-    if (syn_task_init(&task_, 1, kInputs, kClasses) != 0 ||
-        mlp_create(&model_, kInputs, a.hidden, a.layers, kClasses, shard_max) != 0) {
-      std::fprintf(stderr, "dtbench zero: rank %d: out of memory\n", comm.rank());
-      comm.exit(1);
-    }
-    x_.resize(static_cast<size_t>(shard_max) * kInputs);
-    y_.resize(static_cast<size_t>(shard_max));
+  Trainer(Comm& comm, const Args& a, int stage)
+      : comm_(comm), stage_(stage), replica_(comm, kCli, a), model_(replica_.model()) {
     size_t n = mlp_tensor_count(&model_);
     std::vector<DLTensor> params(n), grads(n);
     mlp_tensors(&model_, params.data(), grads.data());
     std::vector<const DLTensor*> param_ptrs;
     for (const DLTensor& t : params) param_ptrs.push_back(&t);
-    mlp_init_params(&model_, syn_key(1, SYN_STREAM_INIT));
 
     // One unit per layer (its weight and bias), in every stage: the same
     // units are gathered in stage 3 and reduced in all four.
@@ -214,8 +152,6 @@ class Trainer {
 
   ~Trainer() {
     dt_zero_destroy(zero_);
-    mlp_destroy(&model_);
-    syn_task_free(&task_);
   }
 
   Trainer(const Trainer&) = delete;
@@ -236,12 +172,11 @@ class Trainer {
 
   Sample step() {
     // Data are made outside the timed part: the benchmark is about the step.
-    syn_samples(&task_, SYN_STREAM_TRAIN, step_ * batch_ + begin_, static_cast<int>(count_), x_.data(), y_.data());
+    replica_.load(step_);
     Sample s;
     gathering_ = 0;
     double t0 = now_s();
-    int64_t correct = 0;
-    double loss = mlp_forward(&model_, x_.data(), y_.data(), static_cast<int>(count_), &correct);
+    double loss = replica_.forward();
     if (mlp_backward(&model_, ready, this) != 0) comm_.check("dt_zero_mark_ready", status_);
     double tw = now_s();
     comm_.check("dt_zero_wait", dt_zero_wait(zero_, -1));
@@ -300,12 +235,9 @@ class Trainer {
 
   Comm& comm_;
   int stage_;
-  int64_t batch_;
-  int64_t begin_ = 0, count_ = 0, step_ = 0;
-  syn_task task_{};
-  mlp model_{};
-  std::vector<float> x_;
-  std::vector<int32_t> y_;
+  Replica replica_;
+  mlp& model_;
+  int64_t step_ = 0;
   dt_zero* zero_ = nullptr;
   size_t units_ = 0;
   double gathering_ = 0;
@@ -416,11 +348,8 @@ void print_tables(const std::vector<Figures>& figures) {
 }
 
 void write_json(const std::string& path, const Args& a, const mlp& m, int world, const std::vector<Figures>& figures) {
-  FILE* out = std::fopen(path.c_str(), "w");
-  if (out == nullptr) {
-    std::fprintf(stderr, "dtbench zero: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
-    return;
-  }
+  FILE* out = open_results(kCli, path);
+  if (out == nullptr) return;
   std::fprintf(out, "{\n  \"benchmark\": \"zero\",\n  \"implementation\": \"dtrain\",\n  \"library\": \"%s\",\n",
                dt_build_info());
   std::fprintf(out, "  \"world_size\": %d,\n  \"model\": {\"dims\": [", world);
@@ -452,17 +381,14 @@ void write_json(const std::string& path, const Args& a, const mlp& m, int world,
     std::fprintf(out, "     ]}%s\n", k + 1 < figures.size() ? "," : "");
   }
   std::fprintf(out, "  ]\n}\n");
-  std::fclose(out);
-  std::printf("# results written to %s\n", path.c_str());
+  close_results(out, path);
 }
 
 }  // namespace
 
 int run_zero(int argc, char** argv) {
   Args a = parse(argc, argv);
-  mlp_blas_single_thread();
   Comm comm;
-  if (a.batch < comm.size()) usage_error("--batch is smaller than the number of ranks");
   std::vector<Figures> figures;
   {
     std::vector<std::unique_ptr<Trainer>> trainers;

@@ -30,56 +30,23 @@ flat parameters, their gradients and the optimizer state tensors; dtrain's
 dt_zero_memory_usage (between steps, and its peak).
 """
 
-import argparse
-import json
 import os
-import socket
-import statistics
 import sys
-import time
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-# Gloo over loopback: every rank is on this machine.
-os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import torch_common as common  # noqa: E402  (first: it sets the thread counts numpy and torch read)
 
 import numpy as np  # noqa: E402
 
 import dtrain  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python"))
-import synthetic  # noqa: E402
-
-INPUTS, CLASSES = 64, 10
-
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--steps", type=int, default=30, help="timed steps per block (default 30)")
-    p.add_argument("--rounds", type=int, default=5, help="blocks per side (default 5)")
-    p.add_argument("--warmup", type=int, default=10, help="untimed steps per side first (default 10)")
-    p.add_argument("--batch", type=int, default=256, help="global batch (default 256)")
-    p.add_argument("--hidden", type=int, default=256, help="hidden width (default 256)")
-    p.add_argument("--layers", type=int, default=2, help="hidden layers (default 2)")
-    p.add_argument("--lr", type=float, default=2e-3, help="AdamW learning rate (default 0.002)")
-    p.add_argument("--seed", type=int, default=1, help="seed of data and weights (default 1)")
-    p.add_argument("--json", help="also write the results here (rank 0)")
-    return p.parse_args()
+    return common.parse_args(__doc__)
 
 
 # AdamW as both sides run it (dt_optimizer's defaults, spelled out for torch).
 BETAS, EPS, WEIGHT_DECAY = (0.9, 0.999), 1e-8, 0.0
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def initial_params(dims, seed):
-    """[W0, b0, W1, b1, ...] as examples/c/mlp initialises them."""
-    return synthetic.init_params(dims, synthetic.key(seed, synthetic.INIT))
 
 
 def tensor_bytes(t):
@@ -93,15 +60,7 @@ class TorchSide:
         from torch.distributed.fsdp import FullyShardedDataParallel, ShardingStrategy
         from torch.distributed.fsdp.wrap import ModuleWrapPolicy
         self.torch = torch
-        layers = []
-        for l in range(len(dims) - 1):
-            layers.append(torch.nn.Linear(dims[l], dims[l + 1]))
-            if l + 2 < len(dims):
-                layers.append(torch.nn.ReLU())
-        model = torch.nn.Sequential(*layers)
-        with torch.no_grad():
-            for p, value in zip(model.parameters(), initial_params(dims, args.seed)):
-                p.copy_(torch.from_numpy(value))
+        model = common.build_model(torch, dims, args.seed)
         self.model = FullyShardedDataParallel(
             model, sharding_strategy=ShardingStrategy.FULL_SHARD,
             auto_wrap_policy=ModuleWrapPolicy({torch.nn.Linear}), device_id=torch.device("cpu"))
@@ -132,7 +91,7 @@ class DtrainSide:
     def __init__(self, torch, dims, comm, args):
         self.torch = torch
         layers = len(dims) - 1
-        self.zero = dtrain.Zero(comm, initial_params(dims, args.seed), stage=3, unit_sizes=[2] * layers,
+        self.zero = dtrain.Zero(comm, common.initial_params(dims, args.seed), stage=3, unit_sizes=[2] * layers,
                                 prefetch=True, kind="adamw", lr=args.lr, betas=BETAS, eps=EPS,
                                 weight_decay=WEIGHT_DECAY)
         self.model = sharded_model(torch, self.zero, layers)
@@ -140,9 +99,7 @@ class DtrainSide:
     def step(self, x, y):
         loss = self.torch.nn.functional.cross_entropy(self.model(x), y)
         loss.backward()  # each layer's backward hands its gradients over and marks them
-        t0 = time.perf_counter()
-        self.zero.wait()
-        waited = time.perf_counter() - t0
+        waited = common.seconds(self.zero.wait)
         self.zero.step()
         return loss.item(), waited
 
@@ -214,36 +171,15 @@ def sharded_model(torch, zero, layers):
 
 def main():
     args = parse_args()
-    comm = dtrain.Comm()
+    comm, say, torch, dist = common.start(args, "torch FSDP")
     rank, world = comm.rank, comm.size
-    say = print if rank == 0 else (lambda *a, **k: None)
-    try:
-        import torch
-        import torch.distributed as dist
-    except ImportError:
-        say("compare.py: PyTorch is not installed (pip install torch); skipping the comparison")
-        return 0
-    if args.batch % world:
-        sys.exit(f"compare.py: --batch {args.batch} must split evenly over {world} ranks "
-                 "(torch FSDP averages ranks uniformly)")
-    torch.set_num_threads(1)
 
-    port = np.array([free_port() if rank == 0 else 0], dtype=np.int64)
-    comm.broadcast(port, root=0)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{int(port[0])}", rank=rank, world_size=world)
-
-    dims = [INPUTS] + [args.hidden] * args.layers + [CLASSES]
+    dims = common.dims(args)
     psi = sum(dims[l] * dims[l + 1] + dims[l + 1] for l in range(len(dims) - 1))
     sides = [TorchSide(torch, dims, args), DtrainSide(torch, dims, comm, args)]
 
-    # The same batches for both sides, made before any timing.
-    total = args.warmup + args.rounds * args.steps
-    task = synthetic.Task(args.seed, INPUTS, CLASSES)
-    begin, count = synthetic.shard(args.batch, rank, world)
-    batches = []
-    for s in range(total):
-        x, y = task.samples(synthetic.TRAIN, s * args.batch + begin, count)
-        batches.append((torch.from_numpy(x), torch.from_numpy(y.astype(np.int64))))
+    # The same batches for both sides.
+    batches = common.batches(torch, args, rank, world)
 
     say(f"compare.py: {world} ranks; torch {torch.__version__} FSDP FULL_SHARD over gloo vs dtrain.Zero stage 3 "
         f"({dtrain.build_info()})")
@@ -251,33 +187,13 @@ def main():
         f"AdamW lr {args.lr:g}; one unit per Linear ({sides[1].zero.unit_count} units); "
         f"{args.rounds} rounds x {args.steps} steps after {args.warmup} warmup steps")
 
-    times = {side.name: [] for side in sides}
-    waits, losses = [], {side.name: [] for side in sides}
-    for side in sides:
-        for s in range(args.warmup):
-            losses[side.name].append(side.step(*batches[s])[0])
-    for r in range(args.rounds):
-        for side in sides:
-            for i in range(args.steps):
-                s = args.warmup + r * args.steps + i
-                comm.barrier()
-                t0 = time.perf_counter()
-                loss, waited = side.step(*batches[s])
-                times[side.name].append(time.perf_counter() - t0)
-                losses[side.name].append(loss)
-                if side.name == "dtrain":
-                    waits.append(waited)
+    times, waits, losses = common.train(comm, sides, batches, args)
 
     # Medians over steps and the first and last steps' losses over the whole
     # batch (equal shards: the mean of the ranks'), averaged over ranks.
-    local = np.array([statistics.median(times["torch"]), statistics.median(times["dtrain"]),
-                      statistics.median(waits), losses["torch"][0], losses["torch"][-1],
-                      losses["dtrain"][0], losses["dtrain"][-1]], dtype=np.float64)
-    comm.allreduce(local, op="sum")
-    local /= world
-    torch_ms, dtrain_ms, wait_ms = (1e3 * local[:3]).tolist()
-    loss = {"torch": {"first": float(local[3]), "last": float(local[4])},
-            "dtrain": {"first": float(local[5]), "last": float(local[6])}}
+    torch_ms, dtrain_ms, wait_ms, ends = common.rank_means(
+        comm, times, waits, [losses["torch"][0], losses["torch"][-1], losses["dtrain"][0], losses["dtrain"][-1]])
+    loss = {"torch": {"first": ends[0], "last": ends[1]}, "dtrain": {"first": ends[2], "last": ends[3]}}
 
     # Every rank's memory, each in its own slot of one sum.
     memory = {side.name: side.memory() for side in sides}
@@ -298,8 +214,7 @@ def main():
         ms = torch_ms if n == "torch" else dtrain_ms
         extra = f"   (of which {wait_ms:.3f} ms in wait)" if n == "dtrain" else ""
         say(f"{n:8} {ms:10.3f} {loss[n]['first']:11.4f} {loss[n]['last']:10.4f}{extra}")
-    say(f"dtrain / torch step time: {dtrain_ms / torch_ms:.3f} "
-        f"({'dtrain faster' if dtrain_ms < torch_ms else 'torch faster'})")
+    common.say_ratio(say, torch_ms, dtrain_ms)
     say(f"memory per rank between steps, KiB (formula 16Ψ/N = {formula / 1024:.1f}):")
     say(f"{'':8} {'rank':>4} {'params':>9} {'grads':>9} {'optimizer':>10} {'total':>9} {'ratio':>7} {'peak':>9}")
     for n in ("torch", "dtrain"):
@@ -309,19 +224,13 @@ def main():
                 f"{m['optimizer_state'] / 1024:10.1f} {m['total'] / 1024:9.1f} {m['total'] / formula:7.4f} {peak}")
     say("torch: its flat parameter shards, their gradients and AdamW's state tensors (step counters included); "
         "dtrain: dt_zero_memory_usage, whose total also counts communication buffers")
-    if rank == 0 and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"benchmark": "zero_vs_torch_fsdp", "world_size": world, "torch": torch.__version__,
-                       "library": dtrain.build_info(), "dims": dims, "parameters": psi, "dtype": "float32",
-                       "batch": args.batch, "steps": args.steps, "rounds": args.rounds, "warmup": args.warmup,
-                       "torch_step_ms": torch_ms, "dtrain_step_ms": dtrain_ms, "dtrain_wait_ms": wait_ms,
-                       "ratio": dtrain_ms / torch_ms, "loss": loss,
-                       "formula": "16Ψ/N", "formula_bytes": formula, "memory": per_rank}, f, indent=2)
-        say(f"# results written to {args.json}")
-
-    sides[1].close()
-    dist.destroy_process_group()
-    comm.close()
+    common.finish(args, comm, dist, say, sides[1],
+                  {"benchmark": "zero_vs_torch_fsdp", "world_size": world, "torch": torch.__version__,
+                   "library": dtrain.build_info(), "dims": dims, "parameters": psi, "dtype": "float32",
+                   "batch": args.batch, "steps": args.steps, "rounds": args.rounds, "warmup": args.warmup,
+                   "torch_step_ms": torch_ms, "dtrain_step_ms": dtrain_ms, "dtrain_wait_ms": wait_ms,
+                   "ratio": dtrain_ms / torch_ms, "loss": loss,
+                   "formula": "16Ψ/N", "formula_bytes": formula, "memory": per_rank})
     return 0
 
 

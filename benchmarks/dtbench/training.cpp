@@ -1,0 +1,121 @@
+#include "training.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+namespace dtbench {
+
+namespace {
+
+// The example task's sizes, as train_mlp has them.
+constexpr int kInputs = 64;
+constexpr int kClasses = 10;
+
+}  // namespace
+
+void Usage::error(const std::string& message) const {
+  std::fprintf(stderr, "dtbench %s: %s\n\n%s", command, message.c_str(), text);
+  std::exit(2);
+}
+
+int Usage::integer(const std::string& arg, const char* value, long lowest, long highest) const {
+  char* end = nullptr;
+  long v = std::strtol(value, &end, 10);
+  if (*value == '\0' || *end != '\0' || v < lowest || v > highest) error(arg + ": bad value");
+  return static_cast<int>(v);
+}
+
+void parse_training(const Usage& usage, int argc, char** argv, TrainingOptions& a, const ExtraOption& extra) {
+  for (int i = 1; i < argc; i += 2) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(usage.text, stdout);
+      std::exit(0);
+    }
+    if (i + 1 >= argc) usage.error(arg + " needs a value");
+    const char* value = argv[i + 1];
+    if (arg == "--json") {
+      a.json = value;
+      continue;
+    }
+    int* target = arg == "--steps"    ? &a.steps
+                  : arg == "--rounds" ? &a.rounds
+                  : arg == "--warmup" ? &a.warmup
+                  : arg == "--batch"  ? &a.batch
+                  : arg == "--hidden" ? &a.hidden
+                  : arg == "--layers" ? &a.layers
+                                      : nullptr;
+    if (target != nullptr) {
+      *target = usage.integer(arg, value, target == &a.warmup || target == &a.layers ? 0 : 1, 1L << 24);
+      continue;
+    }
+    if (!extra(arg, value)) usage.error("unknown argument '" + arg + "'");
+  }
+  if (a.layers + 1 > MLP_MAX_LINEAR) usage.error("--layers: at most " + std::to_string(MLP_MAX_LINEAR - 1));
+}
+
+FILE* open_results(const Usage& usage, const std::string& path) {
+  FILE* out = std::fopen(path.c_str(), "w");
+  if (out == nullptr)
+    std::fprintf(stderr, "dtbench %s: cannot write %s: %s\n", usage.command, path.c_str(), std::strerror(errno));
+  return out;
+}
+
+void close_results(FILE* out, const std::string& path) {
+  std::fclose(out);
+  std::printf("# results written to %s\n", path.c_str());
+}
+
+double now_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+Replica::Replica(Comm& comm, const Usage& usage, const TrainingOptions& a) : batch_(a.batch) {
+  if (a.batch < comm.size()) usage.error("--batch is smaller than the number of ranks");
+  mlp_blas_single_thread();
+  syn_shard(a.batch, comm.rank(), comm.size(), &begin_, &count_);
+  int shard_max = (a.batch + comm.size() - 1) / comm.size();
+  if (syn_task_init(&task_, 1, kInputs, kClasses) != 0 ||
+      mlp_create(&model_, kInputs, a.hidden, a.layers, kClasses, shard_max) != 0) {
+    std::fprintf(stderr, "dtbench %s: rank %d: out of memory\n", usage.command, comm.rank());
+    comm.exit(1);
+  }
+  x_.resize(static_cast<size_t>(shard_max) * kInputs);
+  y_.resize(static_cast<size_t>(shard_max));
+  mlp_init_params(&model_, syn_key(1, SYN_STREAM_INIT));
+}
+
+Replica::~Replica() {
+  mlp_destroy(&model_);
+  syn_task_free(&task_);
+}
+
+void Replica::load(int64_t step) {
+  syn_samples(&task_, SYN_STREAM_TRAIN, step * batch_ + begin_, static_cast<int>(count_), x_.data(), y_.data());
+}
+
+double Replica::forward() {
+  int64_t correct = 0;
+  return mlp_forward(&model_, x_.data(), y_.data(), static_cast<int>(count_), &correct);
+}
+
+}  // namespace dtbench

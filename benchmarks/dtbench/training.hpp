@@ -1,0 +1,77 @@
+// What dtbench ddp and dtbench zero share: the options of a training
+// benchmark, the clock and statistics of its steps, and one rank's example
+// model (examples/c/mlp) with its shard of the synthetic batches.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "comm.hpp"
+#include "mlp/mlp.h"
+#include "mlp/synthetic.h"
+
+namespace dtbench {
+
+// A subcommand's name and help text, for --help and for usage errors.
+struct Usage {
+  const char* command;  // "ddp", "zero"
+  const char* text;
+
+  [[noreturn]] void error(const std::string& message) const;
+  // `value` as an integer in [lowest, highest], else a usage error for `arg`.
+  int integer(const std::string& arg, const char* value, long lowest, long highest) const;
+};
+
+struct TrainingOptions {
+  int steps = 30, rounds = 5, warmup = 10, batch = 256, hidden = 256, layers = 2;
+  std::string json;
+};
+
+// Options of one subcommand only: given each option the shared ones do not
+// know, with its value; false when it does not know it either.
+using ExtraOption = std::function<bool(const std::string& arg, const char* value)>;
+
+// Reads `argv` (options in pairs, after the subcommand) into `options`.
+void parse_training(const Usage& usage, int argc, char** argv, TrainingOptions& options, const ExtraOption& extra);
+
+// The JSON results file opened for writing, or null after saying why not.
+FILE* open_results(const Usage& usage, const std::string& path);
+// Closes it and says where the results are.
+void close_results(FILE* out, const std::string& path);
+
+double now_s();
+double median(std::vector<double> v);
+double mean(const std::vector<double>& v);
+
+// One rank's example model and its shard of each step's global batch.
+// Creating one is a usage error unless every rank has samples in a batch,
+// and leaves BLAS on one thread.
+class Replica {
+ public:
+  Replica(Comm& comm, const Usage& usage, const TrainingOptions& options);
+  ~Replica();
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
+
+  mlp& model() { return model_; }
+  const mlp& model() const { return model_; }
+  // Samples this rank takes of each batch.
+  int64_t count() const { return count_; }
+  // Makes this rank's samples of step `step`'s batch.
+  void load(int64_t step);
+  // Forward on the loaded samples: the summed loss.
+  double forward();
+
+ private:
+  int64_t batch_;
+  int64_t begin_ = 0, count_ = 0;
+  syn_task task_{};
+  mlp model_{};
+  std::vector<float> x_;
+  std::vector<int32_t> y_;
+};
+
+}  // namespace dtbench
