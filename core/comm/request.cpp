@@ -15,9 +15,16 @@ bool Request::complete(dt_status status, const std::string& message) {
   return true;
 }
 
+std::string Request::what() const {
+  return kind_ == nullptr ? what_ : std::string(kind_) + " #" + std::to_string(number_);
+}
+
 bool Request::done() const { return finished_.load(std::memory_order_acquire); }
 
 dt_status Request::status() const {
+  // Once finished, status_ no longer changes: callers checking a completed
+  // request need not take the lock.
+  if (finished_.load(std::memory_order_acquire)) return status_;
   std::lock_guard<std::mutex> lock(mutex_);
   return status_;
 }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +19,10 @@ using Clock = std::chrono::steady_clock;
 class Request {
  public:
   explicit Request(std::string what) : what_(std::move(what)) {}
+  // "kind #number", put together only when a message needs it rather than
+  // for every operation (an allocation or two each time). `kind` must
+  // outlive the request (a string literal).
+  Request(const char* kind, std::uint64_t number) : kind_(kind), number_(number) {}
 
   // Finishes the request. The first completion wins; later ones are ignored,
   // so an abort racing a normal completion is harmless. Returns true when this
@@ -29,13 +34,15 @@ class Request {
   dt_status status() const;
   std::string message() const;
   // What the operation is, for messages: "allreduce #12".
-  const std::string& what() const { return what_; }
+  std::string what() const;
 
   // Blocks until done or `deadline`; returns done().
   bool wait_until(Clock::time_point deadline) const;
 
  private:
   const std::string what_;
+  const char* const kind_ = nullptr;
+  const std::uint64_t number_ = 0;
   mutable std::mutex mutex_;
   mutable std::condition_variable done_cv_;
   bool done_ = false;

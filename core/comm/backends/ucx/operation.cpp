@@ -7,6 +7,49 @@
 
 namespace dtrain::comm::ucx {
 
+namespace {
+
+// Set once this thread's cache is destroyed: frames freed later (by the
+// destructors of static objects) go straight back to the heap. Trivially
+// destructible, so it can still be read then.
+thread_local bool t_frame_cache_gone = false;
+
+// The last lane frame this thread freed, kept for the next one of its size.
+struct FrameCache {
+  void* frame = nullptr;
+  std::size_t bytes = 0;
+
+  FrameCache() = default;
+  FrameCache(const FrameCache&) = delete;
+  FrameCache& operator=(const FrameCache&) = delete;
+  ~FrameCache() {
+    if (frame != nullptr) ::operator delete(frame, bytes);
+    t_frame_cache_gone = true;
+  }
+};
+
+thread_local FrameCache t_frame_cache;
+
+}  // namespace
+
+void* Task::promise_type::operator new(std::size_t bytes) {
+  if (t_frame_cache_gone) return ::operator new(bytes);
+  FrameCache& cache = t_frame_cache;
+  if (cache.frame != nullptr && cache.bytes == bytes) return std::exchange(cache.frame, nullptr);
+  return ::operator new(bytes);
+}
+
+void Task::promise_type::operator delete(void* frame, std::size_t bytes) noexcept {
+  if (t_frame_cache_gone) {
+    ::operator delete(frame, bytes);
+    return;
+  }
+  FrameCache& cache = t_frame_cache;
+  if (cache.frame != nullptr) ::operator delete(cache.frame, cache.bytes);
+  cache.frame = frame;
+  cache.bytes = bytes;
+}
+
 bool Task::step() {
   auto& promise = handle_.promise();
   if (promise.awaiting.ready != nullptr && !promise.awaiting.ready(promise.awaiting.awaiter)) return false;
@@ -21,13 +64,13 @@ void Task::reset() {
   handle_ = {};
 }
 
-Operation::Operation(std::string name, Kind kind) : name_(std::move(name)), kind_(kind) {}
+Operation::Operation(const char* name, Kind kind) : name_(name), kind_(kind) {}
 
 // Lanes go first: their frames may hold references into the operation.
 Operation::~Operation() { slots_.clear(); }
 
 void Operation::set_label(std::uint64_t number, std::uint64_t sequence) {
-  request_ = std::make_shared<Request>(name_ + " #" + std::to_string(number));
+  request_ = std::make_shared<Request>(name_, number);
   sequence_ = sequence;
 }
 
@@ -42,9 +85,15 @@ std::string describe_rank(const Group& group, int r) {
 std::string Operation::prefix() const { return "rank " + std::to_string(group_.rank) + ": " + request_->what(); }
 
 Transfer& Operation::transfer() {
-  Transfer& t = transfers_.emplace_back();
-  t.owner = this;
-  return t;
+  Transfer* t = nullptr;
+  if (inline_used_ < kInlineTransfers) {
+    t = &inline_transfers_[inline_used_++];
+  } else {
+    if (!more_transfers_) more_transfers_ = std::make_unique<std::deque<Transfer>>();
+    t = &more_transfers_->emplace_back();
+  }
+  t->owner = this;
+  return *t;
 }
 
 void Operation::send(Transfer& t, int peer, std::uint32_t step, const void* data, std::size_t bytes) {
@@ -154,20 +203,22 @@ bool Operation::fail(dt_status status, const std::string& message) {
   if (failed_) return false;
   failed_ = true;
   slots_.clear();
-  for (Transfer& t : transfers_) group_.transport->cancel(t);
+  each_transfer(*this, [this](Transfer& t) { group_.transport->cancel(t); });
   return request_->complete(status, message);
 }
 
 bool Operation::quiescent() const {
-  return std::none_of(transfers_.begin(), transfers_.end(), [](const Transfer& t) { return t.pending(); });
+  bool any = false;
+  each_transfer(*this, [&any](const Transfer& t) { any = any || t.pending(); });
+  return !any;
 }
 
 std::vector<int> Operation::waiting_on() const {
   std::vector<int> receiving;
   std::vector<int> sending;
-  for (const Transfer& t : transfers_) {
+  each_transfer(*this, [&](const Transfer& t) {
     if (t.pending()) (t.receive ? receiving : sending).push_back(t.peer);
-  }
+  });
   std::sort(receiving.begin(), receiving.end());
   receiving.erase(std::unique(receiving.begin(), receiving.end()), receiving.end());
   std::sort(sending.begin(), sending.end());
@@ -179,15 +230,16 @@ std::vector<int> Operation::waiting_on() const {
 }
 
 bool Operation::involves(int peer) const {
-  return std::any_of(transfers_.begin(), transfers_.end(),
-                     [peer](const Transfer& t) { return t.pending() && t.peer == peer; });
+  bool any = false;
+  each_transfer(*this, [&any, peer](const Transfer& t) { any = any || (t.pending() && t.peer == peer); });
+  return any;
 }
 
 std::vector<int> Operation::sending_to() const {
   std::vector<int> peers;
-  for (const Transfer& t : transfers_) {
+  each_transfer(*this, [&peers](const Transfer& t) {
     if (t.pending() && !t.receive) peers.push_back(t.peer);
-  }
+  });
   std::sort(peers.begin(), peers.end());
   peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   return peers;

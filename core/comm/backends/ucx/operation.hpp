@@ -9,6 +9,7 @@
 // finished, so a lane may reuse the buffers of that slot (i % window).
 #pragma once
 
+#include <array>
 #include <concepts>
 #include <coroutine>
 #include <cstdint>
@@ -57,6 +58,11 @@ class Task {
     std::suspend_always final_suspend() noexcept { return {}; }
     void return_void() noexcept {}
     void unhandled_exception() noexcept { error = std::current_exception(); }
+
+    // Frames come from a one-frame cache per thread: a small operation
+    // starts one lane, and its frame is the same size as the last one's.
+    static void* operator new(std::size_t bytes);
+    static void operator delete(void* frame, std::size_t bytes) noexcept;
   };
 
   Task() = default;
@@ -141,14 +147,15 @@ class Operation : public Transfer::Owner {
  public:
   enum class Kind { collective, point_to_point };
 
-  Operation(std::string name, Kind kind);
+  // `name` is a string literal: requests refer to it after the operation is gone.
+  Operation(const char* name, Kind kind);
   virtual ~Operation();
 
   Operation(const Operation&) = delete;
   Operation& operator=(const Operation&) = delete;
 
   Kind kind() const { return kind_; }
-  const std::string& name() const { return name_; }
+  const char* name() const { return name_; }
   const RequestPtr& request() const { return request_; }
   // "rank 0: allreduce #12", to start messages with.
   std::string prefix() const;
@@ -216,8 +223,16 @@ class Operation : public Transfer::Owner {
 
  private:
   void fail_from(const Transfer& transfer);
+  // Calls `f` on every transfer created so far.
+  template <typename Self, typename F>
+  static void each_transfer(Self& self, F&& f) {
+    for (std::size_t i = 0; i < self.inline_used_; ++i) f(self.inline_transfers_[i]);
+    if (self.more_transfers_) {
+      for (auto& t : *self.more_transfers_) f(t);
+    }
+  }
 
-  const std::string name_;
+  const char* const name_;
   const Kind kind_;
   RequestPtr request_;
   Group group_;
@@ -228,7 +243,13 @@ class Operation : public Transfer::Owner {
   int next_lane_ = 0;
   int lanes_ = 0;
   std::vector<Task> slots_;
-  std::deque<Transfer> transfers_;
+  // The first few transfers live in the operation itself, the rest in a
+  // deque made on demand: latency-bound schedules need two, and a deque
+  // allocates even while empty.
+  static constexpr std::size_t kInlineTransfers = 4;
+  std::array<Transfer, kInlineTransfers> inline_transfers_;
+  std::size_t inline_used_ = 0;
+  std::unique_ptr<std::deque<Transfer>> more_transfers_;
   const Transfer* first_failure_ = nullptr;
   std::vector<std::shared_ptr<const void>> kept_;
 };

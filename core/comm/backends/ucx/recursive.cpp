@@ -1,6 +1,7 @@
 // Latency-bound schedules: about log2(n) rounds whatever the world size.
 
 #include <bit>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -49,7 +50,15 @@ class RecursiveDoubling final : public Operation {
       count_ = recv_.count;
       if (size() == 1 && send_.data != recv_.data && count_ > 0) std::memcpy(recv_.data, send_.data, recv_.bytes());
     }
-    if (size() > 1 && count_ > 0) incoming_ = scratch(static_cast<std::size_t>(count_) * element_);
+    const std::size_t bytes = static_cast<std::size_t>(count_) * element_;
+    if (size() > 1 && count_ > 0) {
+      if (bytes <= sizeof small_incoming_) {
+        incoming_ = small_incoming_;
+      } else {
+        incoming_storage_ = scratch(bytes);
+        incoming_ = incoming_storage_.get();
+      }
+    }
   }
   int lane_count() const override { return size() > 1 && count_ > 0 ? 1 : 0; }
 
@@ -72,9 +81,9 @@ class RecursiveDoubling final : public Operation {
         co_await all_of(out);
         vrank = -1;
       } else {
-        recv(in, r - 1, kFoldStep, incoming_.get(), bytes);
+        recv(in, r - 1, kFoldStep, incoming_, bytes);
         co_await all_of(in);
-        combine_.apply(work_, mine, incoming_.get(), count_);
+        combine_.apply(work_, mine, incoming_, count_);
         mine = work_;
         vrank = r / 2;
       }
@@ -85,9 +94,9 @@ class RecursiveDoubling final : public Operation {
         const int vpeer = vrank ^ mask;
         const int peer = vpeer < rem ? vpeer * 2 + 1 : vpeer + rem;
         send(out, peer, step, mine, bytes);
-        recv(in, peer, step, incoming_.get(), bytes);
+        recv(in, peer, step, incoming_, bytes);
         co_await all_of(out, in);
-        combine_.apply(work_, mine, incoming_.get(), count_);
+        combine_.apply(work_, mine, incoming_, count_);
         mine = work_;
       }
     }
@@ -123,7 +132,11 @@ class RecursiveDoubling final : public Operation {
   const std::byte* source_ = nullptr;  // this rank's contribution
   std::int64_t count_ = 0;
   std::vector<std::byte> owned_;
-  Scratch incoming_;
+  // Where the peer's values arrive: within the operation for small vectors,
+  // which then need no allocation.
+  std::byte* incoming_ = nullptr;
+  Scratch incoming_storage_;
+  alignas(std::max_align_t) std::byte small_incoming_[64];
 };
 
 // Bruck's allgather: in round k every rank sends the blocks it has gathered
