@@ -82,6 +82,20 @@ class FileRendezvous final : public bootstrap::Rendezvous {
 
 int env_int(const char* name) { return std::atoi(std::getenv(name)); }
 
+// The survivors exit together: one that left first would be a second
+// departure, which the other could hear of before the victim's and name
+// instead of it.
+void leave_together(const fs::path& dir, int rank) {
+  std::ofstream(dir / ("left-" + std::to_string(rank))) << rank;
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  for (int r = 0; r < kRanks; ++r) {
+    if (r == kVictim) continue;
+    while (!fs::exists(dir / ("left-" + std::to_string(r))) && Clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+  }
+}
+
 }  // namespace
 
 int run_rank_process() {
@@ -131,11 +145,12 @@ int run_rank_process() {
         expect(e.status() == DT_ERR_REMOTE, "status " + std::to_string(e.status()));
         expect(message.find("rank 2") != std::string::npos, "the message does not name rank 2");
       } else {
-        // Its own deadline, or the other survivor's: that one gives up
-        // first and leaves without a goodbye, which fails what waits on it.
+        // Its own deadline, or DT_ERR_REMOTE when the other survivor,
+        // whose deadline came first, gave up on the operation.
         expect(e.status() == DT_ERR_TIMEOUT || e.status() == DT_ERR_REMOTE, "status " + std::to_string(e.status()));
       }
     }
+    leave_together(std::getenv("DTRAIN_UCX_TEST_DIR"), rank);
   } catch (const std::exception& e) {
     expect(false, e.what());
   }
