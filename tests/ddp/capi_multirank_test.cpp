@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/linear_model.hpp"
+#include "common/world_fixture.hpp"
 #include "dtrain.h"
 
 namespace {
@@ -40,23 +41,13 @@ std::string name(Variant v) {
   return "?";
 }
 
-class CapiRanks : public ::testing::Test {
+class CapiRanks : public dtrain::testing::WorldFixture {
  protected:
-  void SetUp() override {
-    ASSERT_EQ(dt_comm_create(&comm_, nullptr), DT_OK) << dt_error_last();
-    ASSERT_EQ(dt_comm_rank(comm_, &rank_), DT_OK);
-    ASSERT_EQ(dt_comm_size(comm_, &size_), DT_OK);
-  }
-  void TearDown() override { EXPECT_EQ(dt_comm_destroy(comm_), DT_OK); }
-
   // Samples of rank r: [first(r), first(r + 1)). Uniform shares of 4, or
   // r + 2 samples for the weighted variant.
   int first(Variant v, int r) const { return v == Variant::weighted ? r * (r + 3) / 2 : 4 * r; }
 
   void train(Variant variant);
-
-  dt_comm* comm_ = nullptr;
-  int rank_ = 0, size_ = 1;
 };
 
 void CapiRanks::train(Variant variant) {

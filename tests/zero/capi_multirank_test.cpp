@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/linear_model.hpp"
+#include "common/world_fixture.hpp"
 #include "dtrain.h"
 
 namespace {
@@ -56,15 +57,8 @@ double relative_error(Tensors& a, Tensors& b) {
   return diff / scale;
 }
 
-class CapiRanks : public ::testing::Test {
+class CapiRanks : public dtrain::testing::WorldFixture {
  protected:
-  void SetUp() override {
-    ASSERT_EQ(dt_comm_create(&comm_, nullptr), DT_OK) << dt_error_last();
-    ASSERT_EQ(dt_comm_rank(comm_, &rank_), DT_OK);
-    ASSERT_EQ(dt_comm_size(comm_, &size_), DT_OK);
-  }
-  void TearDown() override { EXPECT_EQ(dt_comm_destroy(comm_), DT_OK); }
-
   dt_zero* create(int stage) {
     Tensors params;
     initialise(params, rank_);
@@ -139,10 +133,6 @@ class CapiRanks : public ::testing::Test {
             ("dtrain_zero_capi_" + std::to_string(getppid()) + "_" + std::to_string(size_)))
         .string();
   }
-
-  dt_comm* comm_ = nullptr;
-  int rank_ = 0;
-  int size_ = 1;
 };
 
 TEST_F(CapiRanks, EveryStageTrainsLikeOneProcess) {
