@@ -47,13 +47,17 @@ TrackedBuffer& GradientReduction::full_buffer(std::size_t u) {
   return full;
 }
 
-TensorView GradientReduction::gradient(std::size_t param) {
-  std::lock_guard<std::mutex> lock(mutex_);
+void GradientReduction::check_unmarked(std::size_t param, const char* is_or_was) const {
   layout_.check_parameter(param);
   if (marked_[param]) {
-    raise(DT_ERR_INVALID_USAGE, "gradient " + std::to_string(param) +
-                                    " is already marked ready in this micro-step; wait() ends the micro-step");
+    raise(DT_ERR_INVALID_USAGE, "gradient " + std::to_string(param) + " " + is_or_was +
+                                    " already marked ready in this micro-step; wait() ends the micro-step");
   }
+}
+
+TensorView GradientReduction::gradient(std::size_t param) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  check_unmarked(param, "is");
   const Place& place = layout_.place(param);
   open_ = true;
   // Units whose reduction has finished give their buffers back before
@@ -64,11 +68,7 @@ TensorView GradientReduction::gradient(std::size_t param) {
 
 void GradientReduction::mark_ready(std::size_t param) {
   std::lock_guard<std::mutex> lock(mutex_);
-  layout_.check_parameter(param);
-  if (marked_[param]) {
-    raise(DT_ERR_INVALID_USAGE, "gradient " + std::to_string(param) +
-                                    " was already marked ready in this micro-step; wait() ends the micro-step");
-  }
+  check_unmarked(param, "was");
   const std::size_t u = layout_.place(param).unit;
   // A gradient marked without being handed out contributes zeros.
   full_buffer(u);
@@ -124,11 +124,12 @@ void GradientReduction::wait(int timeout_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto deadline = comm::deadline_after(comm_, timeout_ms);
 
-  std::vector<std::size_t> unmarked;
-  for (std::size_t i = 0; i < marked_.size(); ++i) {
-    if (!marked_[i]) unmarked.push_back(i);
-  }
-  if (!unmarked.empty()) {
+  if (marked_count_ != marked_.size()) {
+    // Only a failing micro-step pays for naming the gradients it lacks.
+    std::vector<std::size_t> unmarked;
+    for (std::size_t i = 0; i < marked_.size(); ++i) {
+      if (!marked_[i]) unmarked.push_back(i);
+    }
     abandon(deadline);
     raise(DT_ERR_INVALID_USAGE, "rank " + std::to_string(comm_.rank()) + ": gradient" +
                                     (unmarked.size() == 1 ? " " : "s ") + list_indices(unmarked) +

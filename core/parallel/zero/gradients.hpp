@@ -70,6 +70,9 @@ class GradientReduction {
   };
 
   bool shards_gradients() const { return stage_ >= 2; }
+  // DT_ERR_INVALID_USAGE for an unknown parameter or one already marked in
+  // this micro-step; the message says the gradient `is_or_was` marked.
+  void check_unmarked(std::size_t param, const char* is_or_was) const;
   TrackedBuffer& full_buffer(std::size_t u);
   void launch_ready();
   void launch(std::size_t u);
