@@ -108,16 +108,9 @@ class DDP(_Handle):
         _capi.dt_ddp_set_sync(self._live(), int(value))
         self._sync = value
 
-    @contextlib.contextmanager
     def no_sync(self):
         """Turns averaging off inside the block (PyTorch's ``no_sync``) and back as it was after."""
-        previous = self._sync
-        self.sync = False
-        try:
-            yield self
-        finally:
-            if not self.closed:
-                self.sync = previous
+        return _sync_off(self)
 
     def set_local_weight(self, weight):
         """This rank's weight in a ``weighted`` average from the next step on (finite, >= 0)."""
@@ -196,6 +189,18 @@ def broadcast_parameters(comm, params, root=0):
         for tensor in tensors:
             if tensor is not None:
                 tensor.release()
+
+
+@contextlib.contextmanager
+def _sync_off(handle):
+    """``no_sync`` of :class:`DDP` and ``Zero``: ``handle.sync`` off inside the block, back as it was after (unless closed in it)."""
+    previous = handle._sync
+    handle.sync = False
+    try:
+        yield handle
+    finally:
+        if not handle.closed:
+            handle.sync = previous
 
 
 class _Refusal:

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _capi
 from ._constants import Status
-from ._ddp import _Refusal, _index, _int64
+from ._ddp import _Refusal, _index, _int64, _sync_off
 from ._errors import InternalError, InvalidArgumentError
 from ._handle import _Handle
 from ._optim import StepInfo, _options
@@ -196,16 +196,9 @@ class Zero(_Handle):
         """Same as setting :attr:`sync`."""
         self.sync = value
 
-    @contextlib.contextmanager
     def no_sync(self):
         """Turns :attr:`sync` off inside the block and back as it was after."""
-        previous = self._sync
-        self.sync = False
-        try:
-            yield self
-        finally:
-            if not self.closed:
-                self.sync = previous
+        return _sync_off(self)
 
     def step(self):
         """Applies the optimizer to the gradients accumulated since the last step; returns its :data:`StepInfo`.

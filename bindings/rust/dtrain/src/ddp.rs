@@ -11,7 +11,7 @@ use dtrain_sys as sys;
 use crate::comm::Comm;
 use crate::element::Element;
 use crate::error::{check, Error, Result, Status};
-use crate::optimizer::Optimizer;
+use crate::optimizer::{Borrowed, Optimizer};
 use crate::tensor::RawTensor;
 
 /// The type a [`Ddp`]'s gradients travel in. `f32` and `f64` gradients are
@@ -99,14 +99,6 @@ impl DdpOptions {
     }
 }
 
-/// A gradient slice the DDP borrows mutably, kept as a raw pointer:
-/// libdtrain writes the averages through it in [`Ddp::wait`], so no
-/// reference may be held across that call.
-struct Borrowed<T> {
-    data: *mut T,
-    len: usize,
-}
-
 /// Data parallelism over gradient slices it borrows mutably for its whole
 /// life: every rank holds a replica of the model, and the DDP averages the
 /// gradients over the ranks of a communicator while backward still runs.
@@ -168,13 +160,7 @@ impl<'a, T: Element> Ddp<'a, T> {
         grads: Vec<&'a mut [T]>,
         options: &DdpOptions,
     ) -> Result<Ddp<'a, T>> {
-        let grads = grads
-            .into_iter()
-            .map(|slice| Borrowed {
-                data: slice.as_mut_ptr(),
-                len: slice.len(),
-            })
-            .collect();
+        let grads = grads.into_iter().map(Borrowed::of).collect();
         Ddp::create(comm, grads, options, None)
     }
 }
@@ -304,10 +290,7 @@ impl<'a, T: Element, O> Ddp<'a, T, O> {
     /// setting afterwards.
     pub fn no_sync<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> Result<R> {
         let previous = self.sync;
-        self.set_sync(false)?;
-        let result = f(self);
-        self.set_sync(previous)?;
-        Ok(result)
+        with_sync_off(self, previous, Self::set_sync, f)
     }
 
     /// This rank's weight in a `weighted` average from the next step on:
@@ -353,19 +336,32 @@ impl<'a, T: Element, O> Ddp<'a, T, O> {
 
     /// Gradient slice `i`. Panics when `i` is out of range.
     pub fn grad(&self, i: usize) -> &[T] {
-        let b = &self.grads[i];
         // SAFETY: borrowed mutably for 'a; the library writes only inside
         // calls that take `&mut self`, so it cannot while this borrow lives.
-        unsafe { std::slice::from_raw_parts(b.data, b.len) }
+        unsafe { self.grads[i].slice() }
     }
 
     /// Gradient slice `i`, to store the next gradients. Panics when `i` is
     /// out of range.
     pub fn grad_mut(&mut self, i: usize) -> &mut [T] {
-        let b = &self.grads[i];
         // SAFETY: as for `grad`, and `&mut self` makes this the only borrow.
-        unsafe { std::slice::from_raw_parts_mut(b.data, b.len) }
+        unsafe { self.grads[i].slice_mut() }
     }
+}
+
+/// The `no_sync` of [`Ddp`] and [`Zero`](crate::Zero): `set(handle, false)`,
+/// `f`, then `set(handle, previous)`. An error from either `set` is returned
+/// (the first one before `f` runs).
+pub(crate) fn with_sync_off<S, R>(
+    handle: &mut S,
+    previous: bool,
+    set: impl Fn(&mut S, bool) -> Result<()>,
+    f: impl FnOnce(&mut S) -> R,
+) -> Result<R> {
+    set(handle, false)?;
+    let result = f(handle);
+    set(handle, previous)?;
+    Ok(result)
 }
 
 impl<T: Element, O> fmt::Debug for Ddp<'_, T, O> {

@@ -130,11 +130,43 @@ impl StepInfo {
     }
 }
 
-/// A slice the optimizer borrows mutably, kept as a raw pointer: libdtrain
-/// writes through it during steps, so no reference may be held across one.
-struct Borrowed<T> {
-    data: *mut T,
-    len: usize,
+/// A slice an [`Optimizer`] or a [`Ddp`](crate::Ddp) borrows mutably for its
+/// whole life, kept as a raw pointer: libdtrain writes through it inside the
+/// owner's `&mut self` calls (an optimizer's steps, a DDP's averages in
+/// `wait`), so no reference may be held across one.
+pub(crate) struct Borrowed<T> {
+    pub(crate) data: *mut T,
+    pub(crate) len: usize,
+}
+
+impl<T> Borrowed<T> {
+    pub(crate) fn of(slice: &mut [T]) -> Borrowed<T> {
+        Borrowed {
+            data: slice.as_mut_ptr(),
+            len: slice.len(),
+        }
+    }
+
+    /// The slice again.
+    ///
+    /// # Safety
+    ///
+    /// It is still borrowed (the owner's lifetime has not ended), and the
+    /// library cannot write it while the result lives.
+    pub(crate) unsafe fn slice(&self) -> &[T] {
+        // SAFETY: the caller's promise.
+        unsafe { std::slice::from_raw_parts(self.data, self.len) }
+    }
+
+    /// The slice again, to write.
+    ///
+    /// # Safety
+    ///
+    /// As for [`slice`](Borrowed::slice), and no other reference to it lives.
+    pub(crate) unsafe fn slice_mut(&mut self) -> &mut [T] {
+        // SAFETY: the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.data, self.len) }
+    }
 }
 
 /// An optimizer over parameter and gradient slices it borrows mutably for its
@@ -209,8 +241,8 @@ impl<'a, T: Element> Optimizer<'a, T> {
         }
         let mut raw_options = options.to_raw()?;
         raw_options.comm = comm;
-        let params: Vec<Borrowed<T>> = params.into_iter().map(borrow).collect();
-        let grads: Vec<Borrowed<T>> = grads.into_iter().map(borrow).collect();
+        let params: Vec<Borrowed<T>> = params.into_iter().map(Borrowed::of).collect();
+        let grads: Vec<Borrowed<T>> = grads.into_iter().map(Borrowed::of).collect();
         let described: Vec<RawTensor> = params
             .iter()
             .chain(grads.iter())
@@ -294,25 +326,22 @@ impl<'a, T: Element> Optimizer<'a, T> {
 
     /// Parameter slice `i`. Panics when `i` is out of range.
     pub fn param(&self, i: usize) -> &[T] {
-        let b = &self.params[i];
         // SAFETY: borrowed mutably for 'a; the library writes only inside
         // calls that take `&mut self`, so it cannot while this borrow lives.
-        unsafe { std::slice::from_raw_parts(b.data, b.len) }
+        unsafe { self.params[i].slice() }
     }
 
     /// Gradient slice `i`. Panics when `i` is out of range.
     pub fn grad(&self, i: usize) -> &[T] {
-        let b = &self.grads[i];
         // SAFETY: as for `param`.
-        unsafe { std::slice::from_raw_parts(b.data, b.len) }
+        unsafe { self.grads[i].slice() }
     }
 
     /// Gradient slice `i`, to store the next gradients. Panics when `i` is out
     /// of range.
     pub fn grad_mut(&mut self, i: usize) -> &mut [T] {
-        let b = &self.grads[i];
         // SAFETY: as for `param`, and `&mut self` makes this the only borrow.
-        unsafe { std::slice::from_raw_parts_mut(b.data, b.len) }
+        unsafe { self.grads[i].slice_mut() }
     }
 
     /// The gradients' memory, for a [`Ddp`](crate::Ddp) that borrows this
@@ -336,12 +365,5 @@ impl<T: Element> Drop for Optimizer<'_, T> {
         // SAFETY: a live handle owned by this value. Destroying only frees
         // memory, so there is no failure to report.
         unsafe { sys::dt_optimizer_destroy(self.as_raw()) };
-    }
-}
-
-fn borrow<T>(slice: &mut [T]) -> Borrowed<T> {
-    Borrowed {
-        data: slice.as_mut_ptr(),
-        len: slice.len(),
     }
 }

@@ -11,6 +11,7 @@ use std::ptr::{self, NonNull};
 use dtrain_sys as sys;
 
 use crate::comm::Comm;
+use crate::ddp::with_sync_off;
 use crate::element::Element;
 use crate::error::{check, Error, Result, Status};
 use crate::optimizer::{OptimizerOptions, StepInfo};
@@ -316,10 +317,7 @@ impl<'a, T: Element> Zero<'a, T> {
     /// restores the previous setting afterwards.
     pub fn no_sync<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> Result<R> {
         let previous = self.sync;
-        self.set_sync(false)?;
-        let result = f(self);
-        self.set_sync(previous)?;
-        Ok(result)
+        with_sync_off(self, previous, Self::set_sync, f)
     }
 
     /// Applies the optimizer to the gradients accumulated since the last
