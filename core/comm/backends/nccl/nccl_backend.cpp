@@ -460,28 +460,40 @@ void NcclBackend::deliver_to_self(const SelfMessage& send, const SelfMessage& re
   }
 }
 
-RequestPtr NcclBackend::send(const TensorView& buf, int peer, int tag) {
-  if (peer == rank_) {
-    auto request = std::make_shared<Request>("send #" + std::to_string(++sequence_));
-    std::optional<SelfMessage> matched;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (failed_ != DT_OK || aborted_.load()) {
-        request->complete(failed_ == DT_OK ? DT_ERR_ABORTED : failed_, prefix() + request->what() + ": " +
-                                                                           (failed_ == DT_OK ? "aborted" : failure_));
-        return request;
-      }
-      if (self_recvs_.empty()) {
-        self_sends_.push_back({buf, request});
-      } else {
-        matched = self_recvs_.front();
-        self_recvs_.pop_front();
-      }
+// A send and a receive to oneself mirror each other: each is matched with
+// the oldest waiting one of the other kind, or waits for one.
+RequestPtr NcclBackend::to_self(const char* op, const TensorView& buf, bool is_send) {
+  auto request = std::make_shared<Request>(std::string(op) + " #" + std::to_string(++sequence_));
+  std::optional<SelfMessage> matched;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed_ != DT_OK || aborted_.load()) {
+      request->complete(failed_ == DT_OK ? DT_ERR_ABORTED : failed_, prefix() + request->what() + ": " +
+                                                                         (failed_ == DT_OK ? "aborted" : failure_));
+      return request;
     }
-    if (matched) deliver_to_self({buf, request}, *matched);
-    (void)tag;
-    return request;
+    std::deque<SelfMessage>& mine = is_send ? self_sends_ : self_recvs_;
+    std::deque<SelfMessage>& theirs = is_send ? self_recvs_ : self_sends_;
+    if (theirs.empty()) {
+      mine.push_back({buf, request});
+    } else {
+      matched = theirs.front();
+      theirs.pop_front();
+    }
   }
+  if (matched) {
+    if (is_send) {
+      deliver_to_self({buf, request}, *matched);
+    } else {
+      deliver_to_self(*matched, {buf, request});
+    }
+  }
+  return request;
+}
+
+RequestPtr NcclBackend::send(const TensorView& buf, int peer, int tag) {
+  (void)tag;
+  if (peer == rank_) return to_self("send", buf, true);
   const cudaStream_t stream = stream_of(buf);
   return launch("send", stream, [&](const Step& step) {
     return step("ncclSend", api_.send(buf.data, static_cast<std::size_t>(buf.count), to_nccl(buf.dtype), peer,
@@ -490,26 +502,7 @@ RequestPtr NcclBackend::send(const TensorView& buf, int peer, int tag) {
 }
 
 RequestPtr NcclBackend::recv(const TensorView& buf, int peer, int) {
-  if (peer == rank_) {
-    auto request = std::make_shared<Request>("recv #" + std::to_string(++sequence_));
-    std::optional<SelfMessage> matched;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (failed_ != DT_OK || aborted_.load()) {
-        request->complete(failed_ == DT_OK ? DT_ERR_ABORTED : failed_, prefix() + request->what() + ": " +
-                                                                           (failed_ == DT_OK ? "aborted" : failure_));
-        return request;
-      }
-      if (self_sends_.empty()) {
-        self_recvs_.push_back({buf, request});
-      } else {
-        matched = self_sends_.front();
-        self_sends_.pop_front();
-      }
-    }
-    if (matched) deliver_to_self(*matched, {buf, request});
-    return request;
-  }
+  if (peer == rank_) return to_self("recv", buf, false);
   const cudaStream_t stream = stream_of(buf);
   return launch("recv", stream, [&](const Step& step) {
     return step("ncclRecv", api_.recv(buf.data, static_cast<std::size_t>(buf.count), to_nccl(buf.dtype), peer,

@@ -105,6 +105,8 @@ class NcclBackend final : public Backend {
   // Queues the copy of a matched message to oneself (or fails both on a
   // size mismatch).
   void deliver_to_self(const SelfMessage& send, const SelfMessage& recv);
+  // A send (is_send) or receive to oneself: matched here, never through NCCL.
+  RequestPtr to_self(const char* op, const TensorView& buf, bool is_send);
   // Waits out ncclInProgress on `comm` (polling ncclCommGetAsyncError) until
   // the deadline or an abort; returns the final result.
   ncclResult_t settle(ncclComm_t comm, ncclResult_t result, Clock::time_point deadline);

@@ -409,29 +409,29 @@ RequestPtr StagedBackend::alltoallv(const TensorView& send, const std::vector<st
 }
 
 RequestPtr StagedBackend::send(const TensorView& buf, int peer, int tag) {
-  const std::size_t bytes = buf.bytes();
-  Piece piece;
-  piece.staging_bytes = bytes;
-  piece.in.push_back({0, bytes, buf.data, bytes, bytes, 1});
-  piece.start = [this, buf, peer, tag](std::byte* staging) {
-    return host_.send(host_view(staging, buf.count, buf.dtype), peer, tag);
-  };
-  std::vector<Piece> pieces;
-  pieces.push_back(std::move(piece));
-  return run("send", buf.stream, std::move(pieces));
+  return point_to_point("send", buf, true,
+                        [this, peer, tag](const TensorView& staged) { return host_.send(staged, peer, tag); });
 }
 
 RequestPtr StagedBackend::recv(const TensorView& buf, int peer, int tag) {
+  return point_to_point("recv", buf, false,
+                        [this, peer, tag](const TensorView& staged) { return host_.recv(staged, peer, tag); });
+}
+
+// Send and receive differ only in the direction the whole buffer is staged
+// and in the host call, so one piece is built here for both.
+RequestPtr StagedBackend::point_to_point(const char* op, const TensorView& buf, bool outgoing,
+                                         std::function<RequestPtr(const TensorView& staged)> start) {
   const std::size_t bytes = buf.bytes();
   Piece piece;
   piece.staging_bytes = bytes;
-  piece.out.push_back({0, bytes, buf.data, bytes, bytes, 1});
-  piece.start = [this, buf, peer, tag](std::byte* staging) {
-    return host_.recv(host_view(staging, buf.count, buf.dtype), peer, tag);
+  (outgoing ? piece.in : piece.out).push_back({0, bytes, buf.data, bytes, bytes, 1});
+  piece.start = [buf, start = std::move(start)](std::byte* staging) {
+    return start(host_view(staging, buf.count, buf.dtype));
   };
   std::vector<Piece> pieces;
   pieces.push_back(std::move(piece));
-  return run("recv", buf.stream, std::move(pieces));
+  return run(op, buf.stream, std::move(pieces));
 }
 
 RequestPtr StagedBackend::barrier() { return host_.barrier(); }

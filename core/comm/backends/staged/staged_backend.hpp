@@ -126,6 +126,10 @@ class StagedBackend final : public Backend {
 
   // Starts `pieces` after the work queued on `stream` (nullptr: none).
   RequestPtr run(const char* op, void* stream, std::vector<Piece> pieces);
+  // send and recv: the whole buffer staged in (outgoing) or out, and
+  // `start` given the staged view.
+  RequestPtr point_to_point(const char* op, const TensorView& buf, bool outgoing,
+                            std::function<RequestPtr(const TensorView& staged)> start);
   Staging acquire(std::size_t bytes, Clock::time_point deadline);
   void release(Staging staging);
   void wait_for(Fence& fence, Clock::time_point deadline);
