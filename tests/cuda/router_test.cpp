@@ -238,8 +238,12 @@ TEST(Router, RefusalsNameTheTensor) {
 
   // The memory check (cudaPointerGetAttributes on a GPU) runs before any copy.
   auto fine = view_of(a.data(), 8, DType::f32, Memory::cuda);
-  EXPECT_EQ(status_of([&] { router->allreduce(fine, fine, ReduceOp::sum); }), DT_OK);
+  RequestPtr request;
+  EXPECT_EQ(status_of([&] { request = router->allreduce(fine, fine, ReduceOp::sum); }), DT_OK);
   EXPECT_EQ(f.checked.size(), 2u);
+  // The staged copies write back into `a`: they must be done before it goes.
+  ASSERT_TRUE(request);
+  ASSERT_TRUE(router->wait(request, comm::Clock::now() + std::chrono::seconds(10)));
 
   Fixture none;
   auto cpu_only = none.make(DevicePath::none);
