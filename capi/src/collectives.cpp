@@ -15,6 +15,7 @@ template <typename Start>
 dt_status run(dt_comm* comm, dt_request** req, Start&& start) {
   return entry([&] {
     require(comm, "comm");
+    if (req == nullptr) comm->impl->expect_wait();
     RequestPtr op = start(*comm->impl);
     if (req == nullptr) {
       comm->impl->wait(op, -1);

@@ -43,6 +43,11 @@ class Backend {
     return request->wait_until(deadline);
   }
 
+  // The calling thread will wait for the next operation it starts at once. A
+  // backend that hands operations nobody waits for to a background thread
+  // can spare waking it for that one.
+  virtual void expect_wait() {}
+
   // The ranks `request` is still waiting for ("rank 2, rank 5"), for timeout
   // messages; empty when the backend cannot tell.
   virtual std::string unresponsive_ranks(const Request&) { return {}; }

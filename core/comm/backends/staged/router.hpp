@@ -70,6 +70,7 @@ class DeviceRouter final : public Backend {
   // device paths complete on their own threads, so waiting through the host
   // backend serves every request.
   bool wait(const RequestPtr& request, Clock::time_point deadline) override;
+  void expect_wait() override { host_->expect_wait(); }
   std::string unresponsive_ranks(const Request& request) override;
 
   // Creates the NCCL communicator now (collective); for DT_BACKEND_NCCL.

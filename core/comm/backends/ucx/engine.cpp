@@ -37,6 +37,12 @@ constexpr auto kSharingValid = std::chrono::milliseconds(10);
 constexpr auto kBackgroundSpin = std::chrono::microseconds(20);
 // How often peers on this host are checked for being alive, while there is work.
 constexpr auto kWatchPeriod = std::chrono::milliseconds(250);
+// Rounds of progress a waiting caller makes between two looks at the clock.
+constexpr int kPollRounds = 16;
+
+// The engine whose next operation started on this thread is waited for at
+// once (expect_wait()).
+thread_local const Engine* t_waiting_for = nullptr;
 
 // A poll() timeout in whole milliseconds, rounded up so that a sleep never
 // ends before `until`.
@@ -111,10 +117,14 @@ void Engine::lease_until(Clock::time_point until) {
   caller_lease_until_.store(until.time_since_epoch().count(), std::memory_order_relaxed);
 }
 
+void Engine::expect_wait() { t_waiting_for = this; }
+
 RequestPtr Engine::submit(std::unique_ptr<Operation> op) {
+  const bool waited_for = std::exchange(t_waiting_for, nullptr) == this;
   // Before taking the lock, so that the progress thread, seeing the lease,
   // lets go of it at its next round.
-  if (callers_.load(std::memory_order_relaxed) == 0) lease_until(Clock::now() + kSubmitLease);
+  const bool unattended = callers_.load(std::memory_order_relaxed) == 0;
+  if (unattended) lease_until(Clock::now() + kSubmitLease);
   std::unique_lock<std::mutex> lock(mutex_);
   const bool collective = op->kind() == Operation::Kind::collective;
   op->set_label(++operations_, collective ? collectives_++ : 0);
@@ -134,8 +144,13 @@ RequestPtr Engine::submit(std::unique_ptr<Operation> op) {
     op->start();
     independent_.push_back(std::move(op));
   }
-  advance_operations();
+  unsettled_ = advance_operations();
   ++generation_;
+  // The progress thread may be parked until the lease of a caller that has
+  // left runs out (up to kWaitLease): an operation nobody is about to wait
+  // for needs it back once the submit lease ends. A blocking caller drives
+  // progress itself and spares the wake-up.
+  if (parked_ && unattended && !waited_for) lease_cv_.notify_one();
   const bool wake = sleeping_;
   lock.unlock();
   if (wake) transport_->signal();
@@ -160,15 +175,19 @@ bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
   // wake-up at each end; the thread keeps off the lock meanwhile (the lease).
   const auto spin = std::chrono::microseconds(tuning_.spin_us);
   callers_.fetch_add(1, std::memory_order_relaxed);
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
   auto last_event = Clock::now();
   while (!request->done()) {
     const auto now = Clock::now();
     if (now >= deadline) break;
     lease_until(now + kWaitLease);
     watch_local_peers(now);
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (tick()) {
+    lock.lock();
+    if (poll(*request)) {
       last_event = now;
+      // Done: the lock is kept for handing over below.
+      if (request->done()) break;
+      lock.unlock();
       continue;
     }
     if (request->done()) break;
@@ -183,7 +202,10 @@ bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
       continue;
     }
     const Transport::Arm armed = transport_->arm();
-    if (armed == Transport::Arm::busy) continue;
+    if (armed == Transport::Arm::busy) {
+      lock.unlock();
+      continue;
+    }
     lock.unlock();
     const auto wake_by =
         std::min(deadline, now + (armed == Transport::Arm::unavailable ? kSleepUnarmed : kSleepWithWork));
@@ -194,7 +216,7 @@ bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
   }
   if (callers_.fetch_sub(1, std::memory_order_relaxed) == 1) {
     // The last caller out hands what is left to the progress thread at once.
-    std::lock_guard<std::mutex> lock(mutex_);
+    if (!lock.owns_lock()) lock.lock();
     lease_until(Clock::time_point());
     if (has_work()) {
       ++generation_;
@@ -203,6 +225,16 @@ bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
     }
   }
   return request->done();
+}
+
+bool Engine::poll(const Request& request) {
+  // Rounds without an event are cheap (no clock, no lock): a few of them
+  // catch the peer's answer sooner than a full pass of the caller's loop.
+  const int rounds = oversubscribed_ ? 1 : kPollRounds;
+  for (int i = 0; i < rounds && !request.done(); ++i) {
+    if (tick()) return true;
+  }
+  return false;
 }
 
 std::vector<int> Engine::waiting_on(const Request& request) {
@@ -227,8 +259,11 @@ void Engine::run() {
       std::unique_lock<std::mutex> lock(mutex_);
       const Clock::time_point lease(Clock::duration(caller_lease_until_.load(std::memory_order_relaxed)));
       if (Clock::now() < lease) {
-        // A caller drives progress; the last one out wakes this thread.
+        // A caller drives progress; the last one out wakes this thread, and
+        // so does one that starts an operation nobody waits for.
+        parked_ = true;
         lease_cv_.wait_until(lock, lease);
+        parked_ = false;
         continue;
       }
       seen = generation_;
@@ -286,7 +321,13 @@ bool Engine::tick() {
     fail_all(DT_ERR_ABORTED, "aborted");
     moved = true;
   }
-  if (advance_operations()) moved = true;
+  // Transfers complete inside UCP's progress or while operations post
+  // them (which may complete another operation's transfer): without either
+  // there is nothing to advance.
+  if (events > 0 || moved || unsettled_) {
+    unsettled_ = advance_operations();
+    if (unsettled_) moved = true;
+  }
   return events > 0 || moved;
 }
 
@@ -377,6 +418,7 @@ void Engine::watch_local_peers(Clock::time_point now) {
   }
   for (int peer : transport_->take_departures()) fail_involving(peer);
   std::vector<std::pair<int, ucs_status_t>> lost;
+  unsettled_ = true;  // fail_involving() leaves retiring to advance_operations()
   for (int peer : dead) {
     if (transport_->gone(peer)) continue;
     transport_->declare_failed(peer, "its process " + std::to_string(identities_[peer].pid) + " has exited");

@@ -57,6 +57,9 @@ class Engine {
   // returns its request. Never throws for a broken engine: the request then
   // completes at once with the reason.
   RequestPtr submit(std::unique_ptr<Operation> op);
+  // The next operation this thread submits will be waited for at once, so
+  // the progress thread need not be woken for it.
+  void expect_wait();
 
   // Completes every pending request with DT_ERR_ABORTED and refuses new work.
   // Any thread; never blocks.
@@ -78,6 +81,9 @@ class Engine {
   // One round of progress; the caller holds mutex_. Returns whether
   // anything happened.
   bool tick();
+  // Ticks until something happens or `request` is done, a few rounds at
+  // most; the caller holds mutex_. Returns whether anything happened.
+  bool poll(const Request& request);
   bool advance_operations();
   void handle_failures();
   // Whether another rank of this communicator is running or waiting to run
@@ -111,8 +117,12 @@ class Engine {
   std::vector<std::unique_ptr<Operation>> draining_;     // over, with transfers still in flight
   dt_status broken_status_ = DT_OK;
   std::string broken_reason_;
+  // advance_operations() moved something, or operations failed outside it:
+  // the next round advances them even without an event from UCP.
+  bool unsettled_ = false;
   std::uint64_t generation_ = 0;  // bumped by submit(), so the thread never sleeps on new work
   bool sleeping_ = false;    // the progress thread is asleep on the event fd
+  bool parked_ = false;      // the progress thread is asleep on lease_cv_
   // While a caller submits or waits, it drives progress itself and holds a
   // lease (steady-clock nanoseconds) during which the progress thread stays
   // off the lock, asleep on lease_cv_: a second thread contending for the
