@@ -46,7 +46,7 @@ struct dt_ddp {
 namespace {
 
 // Size of each released version of dt_ddp_options; index = version.
-constexpr std::size_t kOptionsSizes[] = {0, sizeof(dt_ddp_options)};
+constexpr std::size_t kOptionsSizes[] = {0, offsetof(dt_ddp_options, stream), sizeof(dt_ddp_options)};
 
 constexpr dt_ddp_options kDefaultOptions = DT_DDP_OPTIONS_INIT;
 
@@ -61,8 +61,8 @@ const std::vector<common::Setting> kBroadcastSettings{{"root", 0}};
 
 bool read_flag(int value) { return value != DT_UNDEF && value != 0; }
 
-ddp::Options read_ddp_options(const dt_ddp_options* user) {
-  const dt_ddp_options opts = dtrain::read_options(user, kDefaultOptions, kOptionsSizes, "options");
+// The options every rank agrees on; `stream` is read apart, being each rank's own.
+ddp::Options core_options(const dt_ddp_options& opts) {
   ddp::Options result;
   if (opts.bucket_bytes != static_cast<std::int64_t>(DT_UNDEF)) result.bucket_bytes = opts.bucket_bytes;
   // Read as an int (a C caller may pass any): the core refuses values that
@@ -99,15 +99,15 @@ DT_API dt_status dt_ddp_create(dt_ddp** out, dt_comm* comm, const DLTensor* cons
     require(comm, "comm");
     std::shared_ptr<dtrain::comm::Communicator> held = comm->impl;
     std::span<const DLTensor* const> gradients;
-    ddp::Options options;
+    dt_ddp_options options = kDefaultOptions;
     try {
       require(out, "out");
       gradients = tensor_array(grads, n, "grads");
-      options = read_ddp_options(opts);
+      options = dtrain::read_options(opts, kDefaultOptions, kOptionsSizes, "options");
     } catch (const dtrain::Error&) {
       refuse_together(*held, kCreation, kCreationSettings, std::current_exception());
     }
-    auto impl = std::make_unique<ddp::DataParallel>(*held, gradients, options);
+    auto impl = std::make_unique<ddp::DataParallel>(*held, gradients, core_options(options), options.stream);
     *out = new dt_ddp{std::move(held), std::move(impl)};
   });
 }

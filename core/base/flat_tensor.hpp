@@ -1,6 +1,6 @@
-// A one-dimensional DLTensor over a host buffer, so that code holding a plain
-// buffer (a strategy's buckets and digests, a test's data) can hand it to the
-// communicator.
+// A one-dimensional DLTensor over a plain buffer (a strategy's buckets and
+// digests, a test's data), in host memory unless `device` says otherwise, so
+// that code holding one can hand it to the communicator.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +13,9 @@ namespace dtrain {
 
 class FlatTensor {
  public:
-  FlatTensor(void* data, std::int64_t count, DType dtype) : shape_(count) {
+  FlatTensor(void* data, std::int64_t count, DType dtype, DLDevice device = {kDLCPU, 0}) : shape_(count) {
     tensor_.data = data;
-    tensor_.device = {kDLCPU, 0};
+    tensor_.device = device;
     tensor_.ndim = 1;
     tensor_.dtype = dtype_to_dlpack(dtype);
     tensor_.shape = &shape_;

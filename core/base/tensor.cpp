@@ -1,5 +1,6 @@
 #include "base/tensor.hpp"
 
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -22,6 +23,23 @@ TensorView TensorView::slice(std::int64_t first, std::int64_t n) const {
   view.data = static_cast<char*>(data) + first * static_cast<std::int64_t>(dtype_size(dtype));
   view.count = n;
   return view;
+}
+
+std::string place_name(const TensorView& view) {
+  return view.memory == Memory::host ? std::string("in host memory")
+                                     : "on CUDA device " + std::to_string(view.device_id);
+}
+
+bool same_place(const TensorView& a, const TensorView& b) {
+  return a.memory == b.memory && (a.memory == Memory::host || a.device_id == b.device_id);
+}
+
+void check_device_alignment(const TensorView& view, const char* arg) {
+  const std::size_t size = dtype_size(view.dtype);
+  if (view.memory == Memory::cuda && reinterpret_cast<std::uintptr_t>(view.data) % size != 0) {
+    raise(DT_ERR_INVALID_ARGUMENT,
+          std::string(arg) + ": data is not aligned to its " + std::to_string(size) + "-byte elements");
+  }
 }
 
 TensorView check_tensor(const DLTensor* tensor, const char* arg, const CudaDevices& cuda) {

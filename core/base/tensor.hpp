@@ -38,6 +38,14 @@ struct CudaDevices {
   std::string unusable;  // why count is 0, completing "CUDA tensors need a CUDA device, and ..."
 };
 
+// "in host memory" or "on CUDA device 1", for messages.
+std::string place_name(const TensorView& view);
+// Both in host memory, or both on the same CUDA device.
+bool same_place(const TensorView& a, const TensorView& b);
+// Throws DT_ERR_INVALID_ARGUMENT unless a CUDA view's data is aligned to its
+// element size, as device kernels require; host views always pass.
+void check_device_alignment(const TensorView& view, const char* arg);
+
 // Validates `tensor` and returns its view; throws DT_ERR_INVALID_ARGUMENT (or
 // DT_ERR_UNSUPPORTED for CUDA memory this build or machine cannot use) with a
 // message naming `arg`: NULL tensor, negative ndim or dimension, NULL shape,

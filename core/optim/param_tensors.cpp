@@ -42,30 +42,18 @@ void check_pair(const DLTensor& param, const DLTensor& grad, const ParamTensor& 
   }
 }
 
-std::string place(const TensorView& view) {
-  return view.memory == Memory::host ? std::string("in host memory")
-                                     : "on CUDA device " + std::to_string(view.device_id);
-}
-
-bool same_place(const TensorView& a, const TensorView& b) {
-  return a.memory == b.memory && (a.memory == Memory::host || a.device_id == b.device_id);
-}
-
 void check_placement(const std::vector<ParamTensor>& tensors) {
   const TensorView& first = tensors[0].param;
   for (std::size_t i = 1; i < tensors.size(); ++i) {
     if (!same_place(tensors[i].param, first)) {
-      raise(DT_ERR_INVALID_ARGUMENT, indexed("params", i) + ": " + place(tensors[i].param) + ", but params[0] is " +
-                                         place(first) + "; all tensors of an optimizer must be on one device");
+      raise(DT_ERR_INVALID_ARGUMENT, indexed("params", i) + ": " + place_name(tensors[i].param) +
+                                         ", but params[0] is " + place_name(first) +
+                                         "; all tensors of an optimizer must be on one device");
     }
   }
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     for (const auto& [view, name] : {std::pair{&tensors[i].param, "params"}, std::pair{&tensors[i].grad, "grads"}}) {
-      const std::size_t size = dtype_size(view->dtype);
-      if (view->memory == Memory::cuda && reinterpret_cast<std::uintptr_t>(view->data) % size != 0) {
-        raise(DT_ERR_INVALID_ARGUMENT,
-              indexed(name, i) + ": data is not aligned to its " + std::to_string(size) + "-byte elements");
-      }
+      check_device_alignment(*view, indexed(name, i).c_str());
     }
   }
 }

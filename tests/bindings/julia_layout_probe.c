@@ -79,6 +79,7 @@ int main(void) {
   FIELD(dt_ddp_options, compression);
   FIELD(dt_ddp_options, find_unused);
   FIELD(dt_ddp_options, weighted);
+  FIELD(dt_ddp_options, stream);
 
   STRUCT(dt_zero_options);
   FIELD(dt_zero_options, version);

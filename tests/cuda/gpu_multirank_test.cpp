@@ -7,7 +7,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -138,6 +140,67 @@ TEST_F(Ranks, SplitInHalves) {
   ASSERT_EQ(dt_allreduce(half, &ones, &ones, DT_SUM, nullptr, nullptr), DT_OK) << last();
   EXPECT_EQ(ones.read()[15], static_cast<float>(size));
   dt_comm_destroy(half);
+}
+
+// DDP over CUDA gradients: buckets on the device, gradients written by
+// backward on the trainer's own stream just before they are marked (so a
+// DDP that did not order its copies after that stream would read stale
+// values), averaged exactly in f32 and within bf16's rounding compressed.
+TEST_F(Ranks, DdpAveragesCudaGradients) {
+  const std::vector<std::int64_t> counts{5, 70001, 3};
+  cudaStream_t backward = nullptr;
+  check(cudaStreamCreateWithFlags(&backward, cudaStreamNonBlocking), "cudaStreamCreate");
+  for (dt_ddp_compression compression : {DT_DDP_COMPRESS_NONE, DT_DDP_COMPRESS_BF16}) {
+    std::vector<std::unique_ptr<DeviceFloats>> grads;
+    std::vector<const DLTensor*> tensors;
+    for (std::int64_t count : counts) {
+      grads.push_back(std::make_unique<DeviceFloats>(std::vector<float>(count, -7.0f), device_));
+      tensors.push_back(&*grads.back());
+    }
+    dt_ddp_options opts = DT_DDP_OPTIONS_INIT;
+    opts.bucket_bytes = 1024;  // the big gradient alone; the small ones together
+    opts.compression = compression;
+    opts.stream = backward;
+    dt_ddp* ddp = nullptr;
+    ASSERT_EQ(dt_ddp_create(&ddp, comm_, tensors.data(), tensors.size(), &opts), DT_OK) << last();
+    for (int step = 0; step < 2; ++step) {
+      std::vector<std::vector<float>> mine(counts.size());
+      for (std::size_t g = counts.size(); g-- > 0;) {
+        mine[g].resize(counts[g]);
+        for (std::int64_t i = 0; i < counts[g]; ++i) mine[g][i] = value(rank_ + step, i + 3 * g) / 8.0f;
+        // "backward": an asynchronous write on the trainer's stream, then the mark.
+        check(cudaMemcpyAsync(grads[g]->data, mine[g].data(), counts[g] * sizeof(float), cudaMemcpyHostToDevice,
+                              backward),
+              "cudaMemcpyAsync");
+        ASSERT_EQ(dt_ddp_mark_ready(ddp, g), DT_OK) << last();
+      }
+      ASSERT_EQ(dt_ddp_wait(ddp, -1), DT_OK) << last();
+      check(cudaStreamSynchronize(backward), "cudaStreamSynchronize");
+      for (std::size_t g = 0; g < counts.size(); ++g) {
+        const auto got = grads[g]->read();
+        for (std::int64_t i = 0; i < counts[g]; i += 13) {
+          double want = 0.0;
+          for (int r = 0; r < size_; ++r) want += value(r + step, i + 3 * g) / 8.0 / size_;
+          const double tolerance = compression == DT_DDP_COMPRESS_NONE ? 1e-6 * std::abs(want) : 2e-2 * std::abs(want);
+          ASSERT_NEAR(got[i], want, tolerance) << "compression " << compression << ", step " << step
+                                               << ", gradient " << g << ", element " << i;
+        }
+      }
+    }
+    EXPECT_EQ(dt_ddp_destroy(ddp), DT_OK) << last();
+  }
+  check(cudaStreamDestroy(backward), "cudaStreamDestroy");
+}
+
+// Parameters on the device start identical on every rank.
+TEST_F(Ranks, DdpBroadcastsCudaParameters) {
+  std::vector<float> mine(1000);
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = value(rank_, static_cast<std::int64_t>(i));
+  DeviceFloats param(mine, device_);
+  DLTensor* params[] = {&param};
+  ASSERT_EQ(dt_ddp_broadcast_parameters(comm_, params, 1, 0), DT_OK) << last();
+  const auto got = param.read();
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], value(0, static_cast<std::int64_t>(i))) << i;
 }
 
 }  // namespace

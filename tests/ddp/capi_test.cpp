@@ -92,6 +92,7 @@ TEST(DdpOptions, InitWritesTheDefaultsOfItsVersion) {
   EXPECT_EQ(opts.compression, DT_DDP_COMPRESS_NONE);
   EXPECT_EQ(opts.find_unused, DT_UNDEF);
   EXPECT_EQ(opts.weighted, DT_UNDEF);
+  EXPECT_EQ(opts.stream, nullptr);
 
   EXPECT_EQ(dt_ddp_options_init(nullptr, DT_DDP_OPTIONS_VERSION), DT_ERR_INVALID_ARGUMENT);
   expect_message("NULL");
@@ -174,8 +175,13 @@ TEST_F(DdpCapi, BadGradients) {
   }
   {
     Grads grads;
+    // Without a device CUDA tensors are unsupported; with one, a CUDA
+    // gradient among host ones is refused as scattered.
     grads.tensors[1].device = {kDLCUDA, 0};
-    expect_refused(grads, nullptr, DT_ERR_UNSUPPORTED, "gradients[1]");
+    const std::string build = dt_build_info();
+    const bool device = build.find("cuda: compiled, no device") == std::string::npos &&
+                        build.find("cuda: compiled") != std::string::npos;
+    expect_refused(grads, nullptr, device ? DT_ERR_INVALID_ARGUMENT : DT_ERR_UNSUPPORTED, "gradients[1]");
   }
   {
     Grads grads;
@@ -205,6 +211,41 @@ TEST_F(DdpCapi, BadOptions) {
   expect_refused(grads, &opts, DT_ERR_INVALID_ARGUMENT, "options.version = 0");
   opts.version = DT_DDP_OPTIONS_VERSION + 1;
   expect_refused(grads, &opts, DT_ERR_INVALID_ARGUMENT, "not supported");
+}
+
+// A caller built against version 1 of dt_ddp_options passes the shorter
+// struct: the library reads only that, and init writes only that.
+TEST_F(DdpCapi, VersionOneOptionsStillWork) {
+  struct Version1 {
+    dt_ddp_options fields;
+    unsigned char guard[16];
+  } v1;
+  std::memset(&v1, 0xab, sizeof v1);
+  ASSERT_EQ(dt_ddp_options_init(&v1.fields, 1), DT_OK);
+  EXPECT_EQ(v1.fields.version, 1u);
+  const auto* stream_bytes = reinterpret_cast<const unsigned char*>(&v1.fields.stream);
+  for (std::size_t b = 0; b < sizeof(void*); ++b) EXPECT_EQ(stream_bytes[b], 0xab) << "byte " << b;
+
+  Grads grads;
+  v1.fields.bucket_bytes = 16;
+  dt_ddp* ddp = nullptr;
+  ASSERT_EQ(dt_ddp_create(&ddp, comm_, grads.get(), grads.size(), &v1.fields), DT_OK) << dt_error_last();
+  std::size_t buckets = 0;
+  ASSERT_EQ(dt_ddp_bucket_count(ddp, &buckets), DT_OK);
+  EXPECT_EQ(buckets, 3u);
+  EXPECT_EQ(dt_ddp_destroy(ddp), DT_OK);
+}
+
+// The stream is for CUDA gradients; host gradients never touch it.
+TEST_F(DdpCapi, HostGradientsIgnoreTheStream) {
+  Grads grads;
+  dt_ddp_options opts = DT_DDP_OPTIONS_INIT;
+  opts.stream = reinterpret_cast<void*>(0xdead);
+  dt_ddp* ddp = make(grads, &opts);
+  ASSERT_NE(ddp, nullptr);
+  for (std::size_t i = 0; i < grads.size(); ++i) ASSERT_EQ(dt_ddp_mark_ready(ddp, i), DT_OK) << dt_error_last();
+  EXPECT_EQ(dt_ddp_wait(ddp, -1), DT_OK) << dt_error_last();
+  EXPECT_EQ(dt_ddp_destroy(ddp), DT_OK);
 }
 
 TEST_F(DdpCapi, UndefOptionsTakeTheDefaults) {

@@ -3,6 +3,7 @@
 import contextlib
 
 from . import _capi
+from ._comm import _stream
 from ._constants import BucketState, Compression, Status
 from ._handle import _Handle
 from ._errors import InvalidArgumentError
@@ -26,8 +27,14 @@ class DDP(_Handle):
 
     ``grads`` is a sequence of floating-point arrays (float32, float64,
     float16, or bfloat16 through ``__dlpack__``): numpy arrays or anything
-    else with ``__dlpack__`` or the writable buffer protocol, contiguous, in
-    host memory. The DDP writes into them, so they must stay where they are:
+    else with ``__dlpack__`` or the writable buffer protocol, contiguous, all
+    in host memory or all on the communicator's CUDA device (torch or cupy
+    tensors). For CUDA gradients ``stream`` is the stream backward writes
+    them on, numbered as for :class:`Comm` operations (None: the legacy
+    default stream; a torch or cupy stream object): ``mark_ready(i)`` orders
+    the copy of gradient ``i`` after the work queued there so far and does
+    not block, and after ``wait()`` the averages are written, for work on
+    any stream. The DDP writes into the arrays, so they must stay where they are:
     it keeps them referenced until ``close()``. Creation is collective: every
     rank must pass gradients of the same dtypes and shapes, and the same
     options, or every rank raises :class:`dtrain.MismatchError`.
@@ -49,7 +56,7 @@ class DDP(_Handle):
     _noun = "DDP"
 
     def __init__(self, comm, grads, bucket_bytes=None, compression=None, find_unused=False,
-                 weighted=False):
+                 weighted=False, stream=None):
         grads = list(grads)
         refusal = _Refusal()
         opts = _capi.dt_ddp_options()
@@ -60,6 +67,8 @@ class DDP(_Handle):
         opts.compression = refusal.take(lambda: _compression(compression), -1)
         opts.find_unused = int(bool(find_unused))
         opts.weighted = int(bool(weighted))
+        streams = refusal.take(lambda: _stream(stream), None)
+        exported, opts.stream = streams or (None, None)
 
         self._handle = None
         self._comm = comm
@@ -68,8 +77,10 @@ class DDP(_Handle):
         self._sync = True
         try:
             for i, g in enumerate(grads):
-                # None (a NULL tensor) stands for an array this rank cannot pass.
-                self._tensors.append(refusal.take(lambda: _capi.Tensor(g, True, f"grads[{i}]"), None))
+                # None (a NULL tensor) stands for an array this rank cannot pass,
+                # or must not export, lacking the stream to give it.
+                self._tensors.append(None if streams is None else
+                                     refusal.take(lambda: _capi.Tensor(g, True, f"grads[{i}]", exported), None))
             self._handle = refusal.call(lambda: _capi.dt_ddp_create(comm._live(), self._tensors, opts),
                                         _capi.dt_ddp_destroy)
         except BaseException:
@@ -172,7 +183,8 @@ class DDP(_Handle):
 def broadcast_parameters(comm, params, root=0):
     """Makes every rank's ``params`` (a sequence of arrays) equal to rank ``root``'s.
 
-    Collective and blocking. Any supported dtype, integer arrays included.
+    Collective and blocking. Any supported dtype, integer arrays included,
+    all in host memory or all on the communicator's CUDA device.
     Ranks that disagree about the count, dtypes, shapes or root all raise
     :class:`dtrain.MismatchError`; a rank whose own arrays or root are bad
     raises :class:`dtrain.InvalidArgumentError` (and the others

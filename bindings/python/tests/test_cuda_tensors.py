@@ -113,6 +113,30 @@ def test_async_refusal_and_tensor_check(comm):
     assert checked.deleted == 1
 
 
+@no_device
+def test_ddp_exports_cuda_gradients_with_its_stream(comm):
+    grads = [fake_cuda(3), fake_cuda(5)]
+    with pytest.raises(dtrain.UnsupportedError, match=r"gradients\[0\]: CUDA tensors need a CUDA device"):
+        dtrain.DDP(comm, grads, stream=TorchLikeStream(0x5000))
+    assert [g.streams for g in grads] == [[0x5000], [0x5000]]
+    assert [g.deleted for g in grads] == [1, 1], "the refused gradients are given back"
+
+
+def test_ddp_refuses_what_is_not_a_stream_before_any_export(comm):
+    grad = fake_cuda()
+    with pytest.raises(dtrain.InvalidArgumentError, match="stream: .* is not a CUDA stream"):
+        dtrain.DDP(comm, [grad], stream=0)
+    assert grad.streams == []
+
+
+def test_ddp_host_gradients_ignore_the_stream(comm):
+    grads = [np.full(3, 2.0, np.float32)]
+    with dtrain.DDP(comm, grads, stream=0x7f00) as ddp:
+        ddp.mark_ready(0)
+        ddp.wait()
+    np.testing.assert_array_equal(grads[0], [2, 2, 2])
+
+
 def test_host_tensors_get_no_stream(comm):
     # The CPU fake raises BufferError when it is given a stream, as numpy does.
     send, recv = fake_cpu([1, 2, 3]), fake_cpu([0, 0, 0])

@@ -78,3 +78,23 @@ def test_cupy_allreduce_on_a_side_stream():
         stream.synchronize()
         expected = cupy.sin(cupy.arange(N, dtype=cupy.float32)) * 6
         assert bool(cupy.allclose(doubled, expected))
+
+
+def test_torch_ddp_on_a_side_stream():
+    """CUDA gradients written by backward on a side stream, marked at once:
+    the DDP's copies wait for that stream, and wait() leaves the averages."""
+    torch = torch_cuda()
+    with dtrain.Comm(device=0) as comm:
+        stream = torch.cuda.Stream()
+        grads = [torch.zeros(N, device="cuda"), torch.zeros(7, device="cuda")]
+        with dtrain.DDP(comm, grads, bucket_bytes=1 << 20, stream=stream) as ddp, torch.cuda.stream(stream):
+            for step in range(2):
+                for i in reversed(range(len(grads))):
+                    n = grads[i].numel()
+                    grads[i].copy_(torch.arange(n, device="cuda", dtype=torch.float32).sin_().add_(step))
+                    ddp.mark_ready(i)
+                ddp.wait()
+                for g in grads:
+                    n = g.numel()
+                    expected = torch.arange(n, dtype=torch.float32).sin_().add_(step)
+                    assert torch.allclose(g.cpu(), expected), f"step {step}, {n} elements"

@@ -36,8 +36,17 @@
  * call that communicates return DT_ERR_ABORTED. Gradients are borrowed: their
  * memory must stay valid and in place until dt_ddp_destroy(); the DLTensor
  * structs themselves are only read during dt_ddp_create(). Gradients must be
- * floating point (f32, f64, f16, bf16) in host memory (kDLCPU, kDLCUDAHost);
- * CUDA gradients give DT_ERR_UNSUPPORTED in this version.
+ * floating point (f32, f64, f16, bf16), either all in host memory (kDLCPU,
+ * kDLCUDAHost) or all on the communicator's CUDA device (kDLCUDA).
+ *
+ * CUDA gradients: buckets live on the device. dt_ddp_mark_ready() queues the
+ * copy of gradient i after the work already queued on the trainer's stream
+ * (`stream` in the options), so call it once backward has queued the
+ * gradient's computation, not necessarily run it; it does not block. When
+ * dt_ddp_wait() returns, the averages are written, visible to work on any
+ * stream. f64 CUDA gradients travel only uncompressed (DT_ERR_UNSUPPORTED
+ * otherwise), and where libdtrain has no usable CUDA device, CUDA gradients
+ * give DT_ERR_UNSUPPORTED.
  *
  * Threads: dt_ddp_mark_ready() may be called from any thread, from several
  * at once (calls on one dt_ddp are serialised). While a step is in flight,
@@ -72,7 +81,8 @@ typedef enum dt_bucket_state {
   DT_BUCKET_FAILED = 3     /* its allreduce failed; dt_ddp_wait() reports why */
 } dt_bucket_state;
 
-/** Options for dt_ddp_create(); every rank must pass the same. Grows only at its end. */
+/** Options for dt_ddp_create(); every rank must pass the same, but for `stream`.
+ * Grows only at its end. */
 typedef struct dt_ddp_options {
   unsigned version;               /* DT_DDP_OPTIONS_VERSION */
   int64_t bucket_bytes;           /* bucket size on the wire (after compression), >= 1;
@@ -82,11 +92,15 @@ typedef struct dt_ddp_options {
                                      from this rank; 0 or DT_UNDEF: dt_ddp_wait() fails */
   int weighted;                   /* nonzero: weight ranks by dt_ddp_set_local_weight();
                                      0 or DT_UNDEF: uniform average */
+  /* Version 2. */
+  void *stream;                   /* CUDA gradients: the cudaStream_t backward writes them
+                                     on; NULL: the legacy default stream. Each rank its own;
+                                     ignored for host gradients */
 } dt_ddp_options;
 
-#define DT_DDP_OPTIONS_VERSION 1u
+#define DT_DDP_OPTIONS_VERSION 2u
 #define DT_DDP_OPTIONS_INIT \
-  { DT_DDP_OPTIONS_VERSION, DT_UNDEF, DT_DDP_COMPRESS_NONE, DT_UNDEF, DT_UNDEF }
+  { DT_DDP_OPTIONS_VERSION, DT_UNDEF, DT_DDP_COMPRESS_NONE, DT_UNDEF, DT_UNDEF, NULL }
 
 /**
  * Fills `opts` with the defaults of options version `version` (pass
@@ -164,7 +178,9 @@ DT_API dt_status dt_ddp_bucket_state(const dt_ddp *ddp, size_t bucket, dt_bucket
 /**
  * Makes replicas start identical: every rank's `params[0..n)` become those of
  * rank `root`. Collective over `comm` and blocking (the communicator's
- * deadline). Any supported dtype, integer buffers included. DT_ERR_MISMATCH
+ * deadline). Any supported dtype, integer buffers included, all in host
+ * memory or all on the communicator's CUDA device (ordered as a collective
+ * with a NULL stream is, see comm.h; in place on return). DT_ERR_MISMATCH
  * on every rank when ranks disagree about the count, dtypes, shapes or root;
  * DT_ERR_INVALID_ARGUMENT on a rank whose own tensors or root are bad (the
  * others then get DT_ERR_MISMATCH).

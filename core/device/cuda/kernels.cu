@@ -235,17 +235,23 @@ struct Unary16 {
   }
 };
 
+// Conversions scaled on the way, in f32; a plain cast has factor 1, which
+// changes no value.
 struct F32ToHalf {
-  __device__ std::uint16_t operator()(float a) const { return float_to_half(a); }
+  float factor;
+  __device__ std::uint16_t operator()(float a) const { return float_to_half(__fmul_rn(a, factor)); }
 };
 struct F32ToBf16 {
-  __device__ std::uint16_t operator()(float a) const { return float_to_bf16(a); }
+  float factor;
+  __device__ std::uint16_t operator()(float a) const { return float_to_bf16(__fmul_rn(a, factor)); }
 };
 struct HalfToF32 {
-  __device__ float operator()(std::uint16_t a) const { return half_to_float(a); }
+  float factor;
+  __device__ float operator()(std::uint16_t a) const { return __fmul_rn(half_to_float(a), factor); }
 };
 struct Bf16ToF32 {
-  __device__ float operator()(std::uint16_t a) const { return bf16_to_float(a); }
+  float factor;
+  __device__ float operator()(std::uint16_t a) const { return __fmul_rn(bf16_to_float(a), factor); }
 };
 
 // ---- dispatch -------------------------------------------------------------
@@ -346,8 +352,14 @@ void divide(DType dtype, void* dst, std::int64_t count, double divisor, cudaStre
 }
 
 void cast(DType to, void* dst, DType from, const void* src, std::int64_t count, cudaStream_t stream) {
+  scaled_cast(to, dst, from, src, count, 1.0, stream);
+}
+
+void scaled_cast(DType to, void* dst, DType from, const void* src, std::int64_t count, double factor,
+                 cudaStream_t stream) {
   require_pointers("cast", count, dst, dtype_size(to), src, dtype_size(from));
   if (to == from) {
+    if (factor != 1.0) return scale(to, dst, src, count, factor, stream);
     if (count > 0 && dst != src) {
       check(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * dtype_size(to), cudaMemcpyDeviceToDevice,
                             stream),
@@ -359,10 +371,11 @@ void cast(DType to, void* dst, DType from, const void* src, std::int64_t count, 
   const auto* in16 = static_cast<const std::uint16_t*>(src);
   auto* out32 = static_cast<float*>(dst);
   const auto* in32 = static_cast<const float*>(src);
-  if (from == DType::f32 && to == DType::f16) return map(out16, in32, count, F32ToHalf{}, stream, "cast");
-  if (from == DType::f32 && to == DType::bf16) return map(out16, in32, count, F32ToBf16{}, stream, "cast");
-  if (from == DType::f16 && to == DType::f32) return map(out32, in16, count, HalfToF32{}, stream, "cast");
-  if (from == DType::bf16 && to == DType::f32) return map(out32, in16, count, Bf16ToF32{}, stream, "cast");
+  const auto f = static_cast<float>(factor);
+  if (from == DType::f32 && to == DType::f16) return map(out16, in32, count, F32ToHalf{f}, stream, "cast");
+  if (from == DType::f32 && to == DType::bf16) return map(out16, in32, count, F32ToBf16{f}, stream, "cast");
+  if (from == DType::f16 && to == DType::f32) return map(out32, in16, count, HalfToF32{f}, stream, "cast");
+  if (from == DType::bf16 && to == DType::f32) return map(out32, in16, count, Bf16ToF32{f}, stream, "cast");
   raise(DT_ERR_UNSUPPORTED, std::string("cast: ") + dtype_name(from) + " to " + dtype_name(to) +
                                 " is not supported (f32 to and from f16 or bf16)");
 }

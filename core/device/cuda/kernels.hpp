@@ -36,6 +36,12 @@ void divide(DType dtype, void* dst, std::int64_t count, double divisor, cudaStre
 // or a copy when the dtypes are equal. Other pairs: DT_ERR_UNSUPPORTED.
 void cast(DType to, void* dst, DType from, const void* src, std::int64_t count, cudaStream_t stream);
 
+// dst[i] = src[i] * factor converted from `from` to `to` (the pairs cast()
+// takes), computed in f32 (f64 for f64) and rounded once, as
+// cpu::scaled_copy does. dst == src only when the dtypes are equal.
+void scaled_cast(DType to, void* dst, DType from, const void* src, std::int64_t count, double factor,
+                 cudaStream_t stream);
+
 // dst[i] = dst[i] op src[i], every dtype; dst and src equal or disjoint.
 void reduce(Reduction op, DType dtype, void* dst, const void* src, std::int64_t count, cudaStream_t stream);
 

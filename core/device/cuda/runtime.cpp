@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "base/error.hpp"
 #include "device/cuda/error.hpp"
 
 namespace dtrain::device::cuda {
@@ -140,6 +141,20 @@ PointerInfo pointer_info(const void* pointer) {
       break;
   }
   return info;
+}
+
+void check_device_memory(const void* data, std::size_t bytes, const std::string& name, int device) {
+  if (bytes == 0) return;
+  const PointerInfo info = pointer_info(data);
+  if (info.kind != PointerInfo::Kind::device && info.kind != PointerInfo::Kind::managed) {
+    raise(DT_ERR_INVALID_ARGUMENT, name +
+                                       ": the tensor says kDLCUDA but its data is not CUDA device memory "
+                                       "(use kDLCPU or kDLCUDAHost for host memory)");
+  }
+  if (info.kind == PointerInfo::Kind::device && info.device != device) {
+    raise(DT_ERR_INVALID_ARGUMENT, name + ": its data is memory of CUDA device " + std::to_string(info.device) +
+                                       ", not of device " + std::to_string(device));
+  }
 }
 
 }  // namespace dtrain::device::cuda

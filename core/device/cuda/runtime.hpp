@@ -118,4 +118,10 @@ struct PointerInfo {
 };
 PointerInfo pointer_info(const void* pointer);
 
+// Refuses, with DT_ERR_INVALID_ARGUMENT naming `name`, `bytes` at `data`
+// labelled kDLCUDA on `device` that are not that device's memory (or managed
+// memory): kernels would fault on them and end the trainer's CUDA context.
+// Nothing to check for 0 bytes.
+void check_device_memory(const void* data, std::size_t bytes, const std::string& name, int device);
+
 }  // namespace dtrain::device::cuda

@@ -60,30 +60,12 @@ fused::AdamwConstants constants_of(const AdamwStep& s) {
   return c;
 }
 
-// A kDLCUDA label on host memory, or on another device's memory, would make
-// the kernels fault and end the trainer's CUDA context: refused here as bad
-// input instead, naming the tensor.
-void check_device_memory(const TensorView& view, const std::string& name, int device) {
-  if (view.count == 0) return;
-  using Kind = cuda::PointerInfo::Kind;
-  const cuda::PointerInfo info = cuda::pointer_info(view.data);
-  if (info.kind != Kind::device && info.kind != Kind::managed) {
-    raise(DT_ERR_INVALID_ARGUMENT, name +
-                                       ": the tensor says kDLCUDA but its data is not CUDA device memory "
-                                       "(use kDLCPU or kDLCUDAHost for host memory)");
-  }
-  if (info.kind == Kind::device && info.device != device) {
-    raise(DT_ERR_INVALID_ARGUMENT, name + ": its data is memory of CUDA device " + std::to_string(info.device) +
-                                       ", not of device " + std::to_string(device));
-  }
-}
-
 class CudaKernels final : public DeviceKernels {
  public:
   CudaKernels(int device, std::vector<Slot>& slots, int buffers) : device_(device), stream_(device) {
     for (std::size_t i = 0; i < slots.size(); ++i) {
-      check_device_memory(slots[i].param, "params[" + std::to_string(i) + "]", device_);
-      check_device_memory(slots[i].grad, "grads[" + std::to_string(i) + "]", device_);
+      cuda::check_device_memory(slots[i].param.data, slots[i].param.bytes(), "params[" + std::to_string(i) + "]", device_);
+      cuda::check_device_memory(slots[i].grad.data, slots[i].grad.bytes(), "grads[" + std::to_string(i) + "]", device_);
     }
     cuda::DeviceGuard guard(device_);
     std::size_t floats = 0;

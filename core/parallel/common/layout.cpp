@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "base/error.hpp"
+#include "device/probe.hpp"
 
 namespace dtrain::parallel::common {
 
@@ -36,20 +37,38 @@ void refuse_overlaps(const std::vector<CheckedTensor>& tensors, const char* list
   }
 }
 
+// Device kernels work on one device, and one bucket cannot span two.
+void refuse_scattering(const std::vector<CheckedTensor>& tensors, const char* list) {
+  for (std::size_t i = 1; i < tensors.size(); ++i) {
+    if (!same_place(tensors[i].view, tensors[0].view)) {
+      raise(DT_ERR_INVALID_ARGUMENT, std::string(list) + "[" + std::to_string(i) + "] is " +
+                                         place_name(tensors[i].view) + ", but " + list + "[0] is " +
+                                         place_name(tensors[0].view) + "; all must be on one device");
+    }
+  }
+}
+
 }  // namespace
 
-std::vector<CheckedTensor> check_tensors(std::span<const DLTensor* const> tensors, const char* list) {
+std::vector<CheckedTensor> check_tensors(std::span<const DLTensor* const> tensors, const char* list,
+                                         Placement placement) {
   std::vector<CheckedTensor> checked;
   checked.reserve(tensors.size());
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const std::string name = std::string(list) + "[" + std::to_string(i) + "]";
     CheckedTensor tensor;
-    tensor.view = check_host_tensor(tensors[i], name.c_str());
+    if (placement == Placement::host) {
+      tensor.view = check_host_tensor(tensors[i], name.c_str());
+    } else {
+      tensor.view = device::check_tensor(tensors[i], name.c_str());
+      check_device_alignment(tensor.view, name.c_str());
+    }
     tensor.layout.dtype = tensor.view.dtype;
     tensor.layout.shape.assign(tensors[i]->shape, tensors[i]->shape + tensors[i]->ndim);
     checked.push_back(std::move(tensor));
   }
   refuse_overlaps(checked, list);
+  if (placement == Placement::one_device) refuse_scattering(checked, list);
   return checked;
 }
 

@@ -20,7 +20,7 @@ void broadcast_parameters(comm::Communicator& comm, std::span<const DLTensor* co
                                          " is not a rank of this communicator (size " +
                                          std::to_string(comm.size()) + ")");
     }
-    checked = common::check_tensors(parameters, "parameters");
+    checked = common::check_tensors(parameters, "parameters", common::Placement::one_device);
     for (const common::CheckedTensor& parameter : checked) layouts.push_back(parameter.layout);
   } catch (...) {
     failure = std::current_exception();

@@ -1,45 +1,40 @@
 #include "parallel/ddp/bucket.hpp"
 
-#include <cstring>
-
-#include "base/error.hpp"
 #include "base/flat_tensor.hpp"
 #include "comm/deadline.hpp"
-#include "device/cpu/convert.hpp"
 
 namespace dtrain::parallel::ddp {
 
-Bucket::Bucket(DType wire, const std::vector<std::size_t>& gradients, const std::vector<TensorView>& views)
-    : wire_(wire) {
+Bucket::Bucket(BucketDevice& device, DType wire, const std::vector<std::size_t>& gradients,
+               const std::vector<TensorView>& views)
+    : device_(&device), wire_(wire) {
   for (std::size_t gradient : gradients) {
     slots_.push_back(Slot{gradient, views[gradient], count_});
     count_ += views[gradient].count;
   }
-  const std::size_t bytes = static_cast<std::size_t>(count_) * dtype_size(wire_);
-  storage_.resize((bytes + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+  storage_ = device.allocate(static_cast<std::size_t>(count_) * dtype_size(wire_));
 }
 
-void* Bucket::at(std::int64_t offset) {
-  return reinterpret_cast<std::byte*>(storage_.data()) + offset * static_cast<std::int64_t>(dtype_size(wire_));
+void* Bucket::at(std::int64_t offset) const {
+  return static_cast<std::byte*>(storage_) + offset * static_cast<std::int64_t>(dtype_size(wire_));
 }
 
 void Bucket::fill(std::size_t s, double scale) {
   const Slot& slot = slots_[s];
-  device::cpu::scaled_copy(slot.view.dtype, slot.view.data, wire_, at(slot.offset), slot.view.count, scale);
+  device_->pack(slot.view, wire_, at(slot.offset), scale);
   ++filled_;
 }
 
 void Bucket::fill_zero(std::size_t s) {
   const Slot& slot = slots_[s];
-  // All-zero bits are +0.0 in every floating format.
-  std::memset(at(slot.offset), 0, static_cast<std::size_t>(slot.view.count) * dtype_size(wire_));
+  device_->zero(wire_, at(slot.offset), slot.view.count);
   ++filled_;
 }
 
 void Bucket::launch(comm::Communicator& comm) {
   if (count_ > 0) {
-    FlatTensor buffer(storage_.data(), count_, wire_);
-    request_ = comm.allreduce(buffer.get(), buffer.get(), DT_SUM);
+    FlatTensor buffer(storage_, count_, wire_, device_->device());
+    request_ = comm.allreduce(buffer.get(), buffer.get(), DT_SUM, device_->stream());
   }
   launched_ = true;
 }
@@ -53,9 +48,7 @@ BucketState Bucket::state() const {
 
 void Bucket::finish(comm::Communicator& comm, comm::Clock::time_point deadline, double scale) {
   if (request_) comm::wait_until(comm, request_, deadline);
-  for (const Slot& slot : slots_) {
-    device::cpu::scaled_copy(wire_, at(slot.offset), slot.view.dtype, slot.view.data, slot.view.count, scale);
-  }
+  for (const Slot& slot : slots_) device_->unpack(wire_, at(slot.offset), slot.view, scale);
 }
 
 void Bucket::drain(comm::Communicator& comm, comm::Clock::time_point deadline) noexcept {

@@ -1,7 +1,8 @@
 // One bucket: a flat buffer in the wire dtype that holds copies of its
 // gradients, and the allreduce that sums it in place. Gradients are copied
 // in as they are marked ready (spreading the copies over backward) and
-// copied back, scaled, once the allreduce is done.
+// copied back, scaled, once the allreduce is done. The buffer and the copies
+// are the BucketDevice's: host memory, or the gradients' CUDA device.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +11,7 @@
 
 #include "base/tensor.hpp"
 #include "comm/communicator.hpp"
+#include "parallel/ddp/bucket_device.hpp"
 
 namespace dtrain::parallel::ddp {
 
@@ -29,7 +31,10 @@ class Bucket {
     std::int64_t offset;   // first element in the bucket
   };
 
-  Bucket(DType wire, const std::vector<std::size_t>& gradients, const std::vector<TensorView>& views);
+  // A bucket of `gradients` (indices into `views`) in memory of `device`,
+  // which must outlive it.
+  Bucket(BucketDevice& device, DType wire, const std::vector<std::size_t>& gradients,
+         const std::vector<TensorView>& views);
   Bucket(Bucket&&) = default;
 
   DType wire() const { return wire_; }
@@ -48,8 +53,9 @@ class Bucket {
   void launch(comm::Communicator& comm);
   BucketState state() const;
 
-  // Waits for the allreduce until `deadline`, then copies the sums into the
-  // gradients multiplied by `scale`. Throws the allreduce's error.
+  // Waits for the allreduce until `deadline`, then queues the copies of the
+  // sums into the gradients, multiplied by `scale` (BucketDevice::finish()
+  // waits for them). Throws the allreduce's error.
   void finish(comm::Communicator& comm, comm::Clock::time_point deadline, double scale);
   // Waits for a launched allreduce however it ends, so that the buffer is
   // free again; used when a step is abandoned.
@@ -58,12 +64,13 @@ class Bucket {
   void reset();
 
  private:
-  void* at(std::int64_t offset);
+  void* at(std::int64_t offset) const;
 
+  BucketDevice* device_;
   DType wire_;
   std::vector<Slot> slots_;
   std::int64_t count_ = 0;
-  std::vector<std::uint64_t> storage_;  // the buffer, 8-byte aligned
+  void* storage_ = nullptr;  // the buffer, the device's
   std::size_t filled_ = 0;
   bool launched_ = false;
   comm::RequestPtr request_;  // null for a bucket of no elements, which sends nothing

@@ -15,13 +15,14 @@
 namespace dtrain::parallel::ddp {
 
 DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* const> gradients,
-                           const Options& options)
+                           const Options& options, void* stream)
     : comm_(comm), options_(options) {
   std::vector<common::TensorLayout> layouts;
   std::exception_ptr failure;
   try {
     check_options(options_);
-    for (const common::CheckedTensor& gradient : common::check_tensors(gradients, "gradients")) {
+    for (const common::CheckedTensor& gradient :
+         common::check_tensors(gradients, "gradients", common::Placement::one_device)) {
       if (!dtype_is_floating(gradient.view.dtype)) {
         raise(DT_ERR_INVALID_ARGUMENT, "gradients[" + std::to_string(gradients_.size()) + "] is " +
                                            dtype_name(gradient.view.dtype) +
@@ -30,6 +31,7 @@ DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* c
       gradients_.push_back(gradient.view);
       layouts.push_back(gradient.layout);
     }
+    device_ = make_bucket_device(gradients_, options_.compression, stream);
   } catch (...) {
     failure = std::current_exception();
   }
@@ -49,7 +51,7 @@ DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* c
   where_.resize(gradients_.size());
   for (const common::BucketPlan& plan : plan_buckets(dtypes, counts, options_)) {
     for (std::size_t s = 0; s < plan.members.size(); ++s) where_[plan.members[s]] = {buckets_.size(), s};
-    buckets_.emplace_back(plan.dtype, plan.members, gradients_);
+    buckets_.emplace_back(*device_, plan.dtype, plan.members, gradients_);
   }
   marked_.assign(gradients_.size(), false);
 }
@@ -160,6 +162,7 @@ void DataParallel::wait(int timeout_ms) {
       scale = comm_.size() / weight_sum_;
     }
     for (Bucket& bucket : buckets_) bucket.finish(comm_, deadline, scale);
+    device_->finish();
   } catch (...) {
     abandon_step(deadline);
     throw;

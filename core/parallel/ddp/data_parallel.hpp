@@ -22,6 +22,9 @@
 // the buckets pre-divided by the number of ranks (times their weight) and are
 // summed, so that 16-bit sums stay in range.
 //
+// Gradients live in host memory or all on one CUDA device; the buckets are
+// where they are (bucket_device.hpp says how CUDA work is ordered).
+//
 // Threads: calls are serialised internally; mark_ready may come from the
 // backward engine's threads. The communicator must outlive the DDP and must
 // not run other collectives while a step is in flight (they would interleave
@@ -29,6 +32,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <vector>
@@ -37,21 +41,26 @@
 
 #include "comm/communicator.hpp"
 #include "parallel/ddp/bucket.hpp"
+#include "parallel/ddp/bucket_device.hpp"
 #include "parallel/ddp/options.hpp"
 
 namespace dtrain::parallel::ddp {
 
 class DataParallel {
  public:
-  // Collective over `comm`. Checks the gradients (floating dtypes, host
-  // memory, no overlaps) and the options, then makes sure every rank
+  // Collective over `comm`. Checks the gradients (floating dtypes, all in
+  // host memory or all on one CUDA device, no overlaps) and the options,
+  // then makes sure every rank
   // registered the same layout and options: DT_ERR_MISMATCH on every rank
   // otherwise, naming the first gradient or option that differs and the
   // rank. A rank whose own arguments are bad throws DT_ERR_INVALID_ARGUMENT
   // and the others DT_ERR_MISMATCH; no rank is left waiting. Only the
   // DLTensor structs are read here; the gradients' memory is used until the
-  // DDP is destroyed and must stay where it is.
-  DataParallel(comm::Communicator& comm, std::span<const DLTensor* const> gradients, const Options& options);
+  // DDP is destroyed and must stay where it is. `stream` is the trainer's
+  // cudaStream_t for CUDA gradients (NULL: the legacy default stream), local
+  // to each rank; host gradients ignore it.
+  DataParallel(comm::Communicator& comm, std::span<const DLTensor* const> gradients, const Options& options,
+               void* stream = nullptr);
   // Waits for allreduces still in flight (within the communicator's
   // deadline), since they write into buffers owned here.
   ~DataParallel();
@@ -76,7 +85,8 @@ class DataParallel {
 
   // Finishes the step: starts the buckets not started yet, waits for all of
   // them (until `timeout_ms` from now; negative: the communicator's
-  // deadline) and leaves the averaged gradients in place. With sync off,
+  // deadline) and leaves the averaged gradients in place (on a CUDA device:
+  // written, for work on any stream). With sync off,
   // returns at once. Gradients never marked in this step fail the step with
   // DT_ERR_INVALID_USAGE naming them (the step is abandoned and every
   // gradient left as it was), or with Options::find_unused count as zero
@@ -108,6 +118,7 @@ class DataParallel {
   comm::Communicator& comm_;
   const Options options_;
   std::vector<TensorView> gradients_;
+  std::unique_ptr<BucketDevice> device_;  // before buckets_: their memory is its
   std::vector<Bucket> buckets_;
   // Gradient i is slot where_[i].second of bucket where_[i].first.
   std::vector<std::pair<std::size_t, std::size_t>> where_;

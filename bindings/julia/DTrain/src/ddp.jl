@@ -31,12 +31,12 @@ Where a [`DDP`](@ref) bucket is in the current step (`dt_bucket_state`):
 end
 
 # The version of dt_ddp_options mirrored here.
-const DT_DDP_OPTIONS_VERSION = Cuint(1)
+const DT_DDP_OPTIONS_VERSION = Cuint(2)
 
 """
     DTrain.DDPOptions
 
-`dt_ddp_options`, field for field (version 1). `DDPOptions()` gives the
+`dt_ddp_options`, field for field (version 2). `DDPOptions()` gives the
 library's defaults, written by `dt_ddp_options_init`; [`DDP`](@ref) fills one
 from its keyword arguments.
 """
@@ -46,6 +46,7 @@ struct DDPOptions
     compression::Cint
     find_unused::Cint
     weighted::Cint
+    stream::Ptr{Cvoid}
 end
 
 function DDPOptions()
@@ -66,7 +67,10 @@ gradient first) whose allreduces start while backward goes on. `wait(ddp)`
 finishes the step and leaves the averages in the arrays.
 
 `grads` are dense floating-point arrays (`Float32`, `Float64`, `Float16`),
-which the DDP keeps referenced and writes into until it is closed. Creation is
+which the DDP keeps referenced and writes into until it is closed: all host
+arrays, or all [`DeviceBuffer`](@ref)s on the communicator's CUDA device, whose
+`stream` (the first one's) is the stream backward writes them on (see
+`dtrain/ddp.h`). Creation is
 collective: every rank must pass arrays of the same element types and sizes
 and the same options, or every rank throws a `DT_ERR_MISMATCH` error.
 
@@ -146,13 +150,14 @@ _tensor_pointers(borrowed, tensors) =
 function DDP(comm::Comm, grads::AbstractVector; bucket_bytes::Union{Integer,Nothing}=nothing,
              compression=DT_DDP_COMPRESS_NONE, find_unused::Bool=false, weighted::Bool=false)
     refusal = _Refusal()
+    borrowed, tensors = _borrow_all(grads, refusal)
     d = DDPOptions()
     options = DDPOptions(d.version,
                          bucket_bytes === nothing ? d.bucket_bytes :
                              _take(() -> Int64(bucket_bytes), refusal, Int64(0)),
                          _take(() -> Cint(_compression(compression)), refusal, Cint(-1)),
-                         Cint(find_unused), Cint(weighted))
-    borrowed, tensors = _borrow_all(grads, refusal)
+                         Cint(find_unused), Cint(weighted),
+                         _stream(Borrowed[b for b in borrowed if b !== nothing]...))
     pointers = _tensor_pointers(borrowed, tensors)
     out = Ref{Ptr{Cvoid}}(C_NULL)
     code = GC.@preserve borrowed tensors pointers comm begin

@@ -6,7 +6,7 @@ pub const DT_VERSION_PATCH: u32 = 0;
 pub const DT_COMM_OPTIONS_VERSION: u32 = 1;
 pub const DT_OPTIMIZER_OPTIONS_VERSION: u32 = 1;
 pub const DT_OPTIMIZER_STEP_INFO_VERSION: u32 = 1;
-pub const DT_DDP_OPTIONS_VERSION: u32 = 1;
+pub const DT_DDP_OPTIONS_VERSION: u32 = 2;
 pub const DT_ZERO_OPTIONS_VERSION: u32 = 1;
 pub const DT_ZERO_MEMORY_VERSION: u32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
@@ -1246,7 +1246,8 @@ pub const DT_BUCKET_REDUCED: dt_bucket_state = 2;
 pub const DT_BUCKET_FAILED: dt_bucket_state = 3;
 #[doc = " Where a bucket is in the current step (see dt_ddp_bucket_state())."]
 pub type dt_bucket_state = ::std::os::raw::c_uint;
-#[doc = " Options for dt_ddp_create(); every rank must pass the same. Grows only at its end."]
+#[doc = " Options for dt_ddp_create(); every rank must pass the same, but for `stream`."]
+#[doc = " Grows only at its end."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_ddp_options {
@@ -1255,12 +1256,13 @@ pub struct dt_ddp_options {
     pub compression: dt_ddp_compression,
     pub find_unused: ::std::os::raw::c_int,
     pub weighted: ::std::os::raw::c_int,
+    pub stream: *mut ::std::os::raw::c_void,
 }
 #[test]
 fn bindgen_test_layout_dt_ddp_options() {
     assert_eq!(
         ::std::mem::size_of::<dt_ddp_options>(),
-        32usize,
+        40usize,
         concat!("Size of: ", stringify!(dt_ddp_options))
     );
     assert_eq!(
@@ -1353,6 +1355,23 @@ fn bindgen_test_layout_dt_ddp_options() {
         );
     }
     test_field_weighted();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_ddp_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_ddp_options),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
 }
 extern "C" {
     #[doc = " Fills `opts` with the defaults of options version `version` (pass"]
@@ -1438,7 +1457,9 @@ extern "C" {
 extern "C" {
     #[doc = " Makes replicas start identical: every rank's `params[0..n)` become those of"]
     #[doc = " rank `root`. Collective over `comm` and blocking (the communicator's"]
-    #[doc = " deadline). Any supported dtype, integer buffers included. DT_ERR_MISMATCH"]
+    #[doc = " deadline). Any supported dtype, integer buffers included, all in host"]
+    #[doc = " memory or all on the communicator's CUDA device (ordered as a collective"]
+    #[doc = " with a NULL stream is, see comm.h; in place on return). DT_ERR_MISMATCH"]
     #[doc = " on every rank when ranks disagree about the count, dtypes, shapes or root;"]
     #[doc = " DT_ERR_INVALID_ARGUMENT on a rank whose own tensors or root are bad (the"]
     #[doc = " others then get DT_ERR_MISMATCH)."]
