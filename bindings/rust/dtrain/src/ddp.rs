@@ -9,6 +9,7 @@ use std::ptr::{self, NonNull};
 use dtrain_sys as sys;
 
 use crate::comm::Comm;
+use crate::device::{CudaStream, DeviceTensor};
 use crate::element::Element;
 use crate::error::{check, Error, Result, Status};
 use crate::optimizer::{Borrowed, Optimizer};
@@ -83,7 +84,9 @@ pub struct DdpOptions {
 }
 
 impl DdpOptions {
-    fn to_raw(&self) -> Result<sys::dt_ddp_options> {
+    /// The C options for gradients written on `stream`; `None` for host
+    /// gradients, which have no stream (NULL is passed).
+    fn to_raw(&self, stream: Option<CudaStream>) -> Result<sys::dt_ddp_options> {
         let mut raw = MaybeUninit::<sys::dt_ddp_options>::zeroed();
         // SAFETY: dt_ddp_options_init fills every field of this version.
         check(unsafe { sys::dt_ddp_options_init(raw.as_mut_ptr(), sys::DT_DDP_OPTIONS_VERSION) })?;
@@ -95,6 +98,7 @@ impl DdpOptions {
         raw.compression = self.compression.to_raw();
         raw.find_unused = self.find_unused.into();
         raw.weighted = self.weighted.into();
+        raw.stream = stream.map_or(ptr::null_mut(), CudaStream::as_raw);
         Ok(raw)
     }
 }
@@ -102,6 +106,7 @@ impl DdpOptions {
 /// Data parallelism over gradient slices it borrows mutably for its whole
 /// life: every rank holds a replica of the model, and the DDP averages the
 /// gradients over the ranks of a communicator while backward still runs.
+/// [`Ddp::new_device`] makes one over gradients in CUDA memory instead.
 ///
 /// A step: as each gradient `i` becomes final, [`mark_ready(i)`](Ddp::mark_ready)
 /// (gradients are copied into buckets, filled last gradient first, whose
@@ -141,11 +146,12 @@ impl DdpOptions {
 /// # Ok(()) }
 /// ```
 ///
-/// `O` is what lends the gradients: `()` for slices given to [`Ddp::new`],
-/// an [`Optimizer`] for [`Ddp::with_optimizer`].
-pub struct Ddp<'a, T: Element, O = ()> {
+/// `O` is what the gradients come from (see [`GradientSource`]): `()` for
+/// slices given to [`Ddp::new`], an [`Optimizer`] for [`Ddp::with_optimizer`],
+/// [`DeviceTensor`] for [`Ddp::new_device`].
+pub struct Ddp<'a, T: Element, O: GradientSource<T> = ()> {
     raw: NonNull<sys::dt_ddp>,
-    grads: Vec<Borrowed<T>>,
+    grads: Vec<O::Grad>,
     sync: bool,
     owner: Option<&'a mut O>,
     _borrows: PhantomData<&'a mut [T]>,
@@ -161,7 +167,35 @@ impl<'a, T: Element> Ddp<'a, T> {
         options: &DdpOptions,
     ) -> Result<Ddp<'a, T>> {
         let grads = grads.into_iter().map(Borrowed::of).collect();
-        Ddp::create(comm, grads, options, None)
+        Ddp::create(comm, grads, None, options, None)
+    }
+}
+
+impl<'a, T: Element> Ddp<'a, T, DeviceTensor<T>> {
+    /// Creates a DDP over `grads` in CUDA memory of the communicator's device
+    /// (registration order, as for [`Ddp::new`]), which backward writes on
+    /// `stream`. Collective over `comm` like [`Ddp::new`], but the stream is
+    /// this rank's own and not compared. Here [`CudaStream::COMMUNICATOR`]
+    /// (NULL) means the legacy default stream, as in `dt_ddp_options`.
+    ///
+    /// Ordering: [`mark_ready(i)`](Ddp::mark_ready) queues the copy of
+    /// gradient `i` after the work queued on `stream` so far and does not
+    /// block, so it may be called as soon as backward has queued the
+    /// gradient's computation, before that runs. When [`wait`](Ddp::wait)
+    /// returns, the averages are written, visible to work on any stream.
+    ///
+    /// The DDP keeps the tensors and writes the averages into their memory,
+    /// so by the promise of [`DeviceTensor::from_device_ptr`] it must stay
+    /// allocated until the DDP is dropped. `f64` gradients travel only
+    /// uncompressed. Where libdtrain has no usable CUDA device this is
+    /// [`Status::Unsupported`].
+    pub fn new_device(
+        comm: &'a Comm<'_>,
+        grads: Vec<DeviceTensor<T>>,
+        stream: CudaStream,
+        options: &DdpOptions,
+    ) -> Result<Ddp<'a, T, DeviceTensor<T>>> {
+        Ddp::create(comm, grads, Some(stream), options, None)
     }
 }
 
@@ -196,7 +230,7 @@ impl<'a, 'o, T: Element> Ddp<'a, T, Optimizer<'o, T>> {
             .grad_parts()
             .map(|(data, len)| Borrowed { data, len })
             .collect();
-        Ddp::create(comm, grads, options, Some(optimizer))
+        Ddp::create(comm, grads, None, options, Some(optimizer))
     }
 
     /// The optimizer whose gradients this DDP averages, lent back between
@@ -208,18 +242,21 @@ impl<'a, 'o, T: Element> Ddp<'a, T, Optimizer<'o, T>> {
     }
 }
 
-impl<'a, T: Element, O> Ddp<'a, T, O> {
+impl<'a, T: Element, O: GradientSource<T>> Ddp<'a, T, O> {
+    /// The creation every source shares; `stream` as for
+    /// [`DdpOptions::to_raw`].
     fn create(
         comm: &'a Comm<'_>,
-        grads: Vec<Borrowed<T>>,
+        grads: Vec<O::Grad>,
+        stream: Option<CudaStream>,
         options: &DdpOptions,
         owner: Option<&'a mut O>,
-    ) -> Result<Ddp<'a, T, O>> {
-        let raw_options = options.to_raw()?;
-        let described: Vec<RawTensor> = grads
-            .iter()
-            .map(|b| RawTensor::from_raw_parts::<T>(b.data, b.len))
-            .collect();
+    ) -> Result<Ddp<'a, T, O>>
+    where
+        O::Grad: Describe,
+    {
+        let raw_options = options.to_raw(stream)?;
+        let described: Vec<RawTensor> = grads.iter().map(Describe::describe).collect();
         let pointers: Vec<*const sys::DLTensor> = described.iter().map(RawTensor::as_ptr).collect();
         let mut out = ptr::null_mut();
         // SAFETY: the descriptors (and their shapes) live through the call,
@@ -255,16 +292,18 @@ impl<'a, T: Element, O> Ddp<'a, T, O> {
     /// for an index out of range, [`Status::InvalidUsage`] for one already
     /// marked in this step.
     pub fn mark_ready(&self, index: usize) -> Result<()> {
-        // SAFETY: a live handle. Marking only reads the gradient, and no
-        // mutable borrow of a slice can be live while `self` is borrowed.
+        // SAFETY: a live handle. Marking only reads the gradient (a CUDA one
+        // on the device, after the trainer's stream), and no mutable borrow
+        // of a slice can be live while `self` is borrowed.
         check(unsafe { sys::dt_ddp_mark_ready(self.as_raw(), index) })
     }
 
     /// Finishes the step: starts what has not started, waits at most
     /// `timeout_ms` (negative: the communicator's deadline) and leaves the
-    /// averages in the slices. With sync off, returns at once. Gradients
-    /// never marked give [`Status::InvalidUsage`] (the slices stay as they
-    /// were) unless the DDP was made with `find_unused`.
+    /// averages in the gradients (CUDA ones: written, visible to work on any
+    /// stream). With sync off, returns at once. Gradients never marked give
+    /// [`Status::InvalidUsage`] (the gradients stay as they were) unless the
+    /// DDP was made with `find_unused`.
     pub fn wait(&mut self, timeout_ms: i32) -> Result<()> {
         // SAFETY: a live handle; `&mut self` means no slice is borrowed out
         // while the library writes the averages.
@@ -324,16 +363,19 @@ impl<'a, T: Element, O> Ddp<'a, T, O> {
         BucketState::from_raw(state)
     }
 
-    /// The number of gradient slices.
+    /// The number of gradients.
     pub fn len(&self) -> usize {
         self.grads.len()
     }
 
-    /// Whether there are no gradient slices.
+    /// Whether there are no gradients.
     pub fn is_empty(&self) -> bool {
         self.grads.is_empty()
     }
+}
 
+/// Slice access, only where the gradients are host slices.
+impl<T: Element, O: GradientSource<T, Grad = Borrowed<T>>> Ddp<'_, T, O> {
     /// Gradient slice `i`. Panics when `i` is out of range.
     pub fn grad(&self, i: usize) -> &[T] {
         // SAFETY: borrowed mutably for 'a; the library writes only inside
@@ -346,6 +388,61 @@ impl<'a, T: Element, O> Ddp<'a, T, O> {
     pub fn grad_mut(&mut self, i: usize) -> &mut [T] {
         // SAFETY: as for `grad`, and `&mut self` makes this the only borrow.
         unsafe { self.grads[i].slice_mut() }
+    }
+}
+
+/// What a [`Ddp`] takes its gradients from, its `O` parameter, and so how it
+/// keeps them: `()` (slices given to [`Ddp::new`]) and an [`Optimizer`]
+/// (its gradients, for [`Ddp::with_optimizer`]) give host slices, lent out
+/// by [`Ddp::grad`] and [`Ddp::grad_mut`]; [`DeviceTensor`] (for
+/// [`Ddp::new_device`]) gives CUDA memory, which Rust cannot read as slices,
+/// so such a DDP has neither. Implemented for these three only.
+///
+/// ```compile_fail,E0599
+/// fn first(ddp: &dtrain::Ddp<'_, f32, dtrain::DeviceTensor<f32>>) -> f32 {
+///     ddp.grad(0)[0] // CUDA memory: no slice to lend
+/// }
+/// ```
+pub trait GradientSource<T: Element>: sealed::Sealed {
+    /// How the DDP keeps each gradient.
+    type Grad;
+}
+
+mod sealed {
+    /// Closes [`GradientSource`](super::GradientSource) to other types: a
+    /// DDP can only be created over the gradient kinds this crate describes.
+    pub trait Sealed {}
+}
+
+impl sealed::Sealed for () {}
+impl<T: Element> GradientSource<T> for () {
+    type Grad = Borrowed<T>;
+}
+
+impl<T: Element> sealed::Sealed for Optimizer<'_, T> {}
+impl<T: Element> GradientSource<T> for Optimizer<'_, T> {
+    type Grad = Borrowed<T>;
+}
+
+impl<T: Element> sealed::Sealed for DeviceTensor<T> {}
+impl<T: Element> GradientSource<T> for DeviceTensor<T> {
+    type Grad = DeviceTensor<T>;
+}
+
+/// A kept gradient as the tensor libdtrain is given at creation.
+trait Describe {
+    fn describe(&self) -> RawTensor;
+}
+
+impl<T: Element> Describe for Borrowed<T> {
+    fn describe(&self) -> RawTensor {
+        RawTensor::from_raw_parts(self.data, self.len)
+    }
+}
+
+impl<T: Element> Describe for DeviceTensor<T> {
+    fn describe(&self) -> RawTensor {
+        self.descriptor()
     }
 }
 
@@ -364,7 +461,7 @@ pub(crate) fn with_sync_off<S, R>(
     Ok(result)
 }
 
-impl<T: Element, O> fmt::Debug for Ddp<'_, T, O> {
+impl<T: Element, O: GradientSource<T>> fmt::Debug for Ddp<'_, T, O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Ddp")
             .field("raw", &self.raw)
@@ -374,7 +471,7 @@ impl<T: Element, O> fmt::Debug for Ddp<'_, T, O> {
     }
 }
 
-impl<T: Element, O> Drop for Ddp<'_, T, O> {
+impl<T: Element, O: GradientSource<T>> Drop for Ddp<'_, T, O> {
     fn drop(&mut self) {
         // SAFETY: a live handle owned by this value. Destroying waits for
         // allreduces in flight (they write into the DDP's own buffers); a
@@ -409,4 +506,30 @@ pub fn broadcast_parameters<T: Element>(
     check(unsafe {
         sys::dt_ddp_broadcast_parameters(comm.as_raw(), pointers.as_ptr(), pointers.len(), root)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_options_carry_the_stream_of_device_gradients_only() {
+        let options = DdpOptions {
+            bucket_bytes: Some(64),
+            weighted: true,
+            ..DdpOptions::default()
+        };
+        let host = options.to_raw(None).unwrap();
+        assert_eq!(host.version, sys::DT_DDP_OPTIONS_VERSION);
+        assert_eq!((host.bucket_bytes, host.weighted), (64, 1));
+        assert!(host.stream.is_null());
+        // SAFETY: the handle is only copied into the options.
+        let side = unsafe { CudaStream::from_raw(ptr::without_provenance_mut(0x5000)) };
+        for stream in [side, CudaStream::LEGACY_DEFAULT, CudaStream::COMMUNICATOR] {
+            assert_eq!(
+                options.to_raw(Some(stream)).unwrap().stream,
+                stream.as_raw()
+            );
+        }
+    }
 }

@@ -110,7 +110,7 @@ impl<T: Element> DeviceTensor<T> {
         Ok(count)
     }
 
-    fn descriptor(&self) -> RawTensor {
+    pub(crate) fn descriptor(&self) -> RawTensor {
         RawTensor::cuda(self.data, self.len, self.device)
     }
 }

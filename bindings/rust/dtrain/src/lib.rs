@@ -12,7 +12,8 @@
 //! communicator until it is waited for or dropped; a communicator made by
 //! [`Comm::split`] borrows its parent; an [`Optimizer`] borrows its parameter
 //! and gradient slices mutably until it is dropped, and so does a [`Ddp`]
-//! (data parallelism) its gradient slices and its communicator. A [`Zero`]
+//! (data parallelism) its gradient slices and its communicator (over CUDA
+//! gradients, [`Ddp::new_device`], it keeps their [`DeviceTensor`]s). A [`Zero`]
 //! (ZeRO stages 0–3) owns its parameters and gradients, lends them out as
 //! slices borrowed from it, and borrows its communicator.
 //!
@@ -53,8 +54,8 @@ pub use dtrain_sys as sys;
 
 pub use abort::AbortHandle;
 pub use comm::Comm;
+pub use ddp::{broadcast_parameters, BucketState, Compression, Ddp, DdpOptions, GradientSource};
 pub use device::{CudaStream, DeviceTensor};
-pub use ddp::{broadcast_parameters, BucketState, Compression, Ddp, DdpOptions};
 pub use element::{DataType, Element};
 pub use error::{error_last, status_string, Error, Result, Status};
 pub use half::{Bf16, F16};

@@ -133,8 +133,10 @@ impl StepInfo {
 /// A slice an [`Optimizer`] or a [`Ddp`](crate::Ddp) borrows mutably for its
 /// whole life, kept as a raw pointer: libdtrain writes through it inside the
 /// owner's `&mut self` calls (an optimizer's steps, a DDP's averages in
-/// `wait`), so no reference may be held across one.
-pub(crate) struct Borrowed<T> {
+/// `wait`), so no reference may be held across one. Public but unnameable
+/// outside the crate: it is what [`GradientSource`](crate::GradientSource)
+/// names as the host gradients' type.
+pub struct Borrowed<T> {
     pub(crate) data: *mut T,
     pub(crate) len: usize,
 }

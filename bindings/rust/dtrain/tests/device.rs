@@ -1,5 +1,6 @@
 //! CUDA device memory on any machine: the descriptor a DeviceTensor hands to
-//! libdtrain, and the library's refusal of it where no CUDA device is usable.
+//! libdtrain, and the library's refusal of it (in collectives and a DDP's
+//! gradients) where no CUDA device is usable.
 //! The "device" memory here is host memory that claims to be on a device;
 //! libdtrain must refuse it before reading it.
 
@@ -8,7 +9,7 @@ mod common;
 use std::os::raw::c_void;
 
 use common::assert_error;
-use dtrain::{build_info, sys, CudaStream, DeviceTensor, ReduceOp, Status};
+use dtrain::{build_info, sys, CudaStream, Ddp, DdpOptions, DeviceTensor, ReduceOp, Status};
 
 fn no_device() -> bool {
     let info = build_info();
@@ -142,4 +143,35 @@ fn without_a_device_libdtrain_refuses_device_tensors() {
     assert_eq!(memory, vec![1f32; 4]);
     comm.barrier()
         .expect("a refusal leaves the communicator usable");
+}
+
+#[test]
+fn without_a_device_a_ddp_refuses_device_gradients() {
+    if !no_device() {
+        return;
+    }
+    let comm = common::world();
+    let (mut a, mut b) = (vec![1f32; 3], vec![2f32; 5]);
+    for stream in [CudaStream::COMMUNICATOR, CudaStream::PER_THREAD_DEFAULT] {
+        // SAFETY: libdtrain refuses these before reading them (asserted below).
+        let grads = unsafe {
+            vec![
+                DeviceTensor::from_device_ptr(a.as_mut_ptr(), a.len(), 0),
+                DeviceTensor::from_device_ptr(b.as_mut_ptr(), b.len(), 0),
+            ]
+        };
+        assert_error(
+            Ddp::new_device(&comm, grads, stream, &DdpOptions::default()),
+            Status::Unsupported,
+            "gradients[0]: CUDA tensors need a CUDA device",
+        );
+    }
+    assert_eq!((&a[..], &b[..]), (&[1f32; 3][..], &[2f32; 5][..]));
+    // The refusal leaves the communicator usable: a host DDP on it steps.
+    let mut ddp = Ddp::new(&comm, vec![&mut a[..], &mut b[..]], &DdpOptions::default()).unwrap();
+    ddp.grad_mut(1).fill(4.0);
+    ddp.mark_ready(1).unwrap();
+    ddp.mark_ready(0).unwrap();
+    ddp.wait(-1).unwrap();
+    assert_eq!((ddp.grad(0), ddp.grad(1)), (&[1f32; 3][..], &[4f32; 5][..]));
 }
