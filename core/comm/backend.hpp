@@ -43,6 +43,13 @@ class Backend {
     return request->wait_until(deadline);
   }
 
+  // Throws what an operation would for `view`'s memory (named `name` in the
+  // message): a CUDA device this backend does not use, say. For callers
+  // that check memory they will communicate later, while a refusal can
+  // still be reported to every rank. A backend of host memory alone accepts
+  // everything: without CUDA support, check_tensor refuses CUDA tensors.
+  virtual void check_placement(const TensorView& /*view*/, const char* /*name*/) const {}
+
   // The calling thread will wait for the next operation it starts at once. A
   // backend that hands operations nobody waits for to a background thread
   // can spare waking it for that one.

@@ -47,6 +47,11 @@ class Communicator {
   RequestPtr recv(const DLTensor* buf, int peer, int tag, void* stream = nullptr);
   RequestPtr barrier();
 
+  // Throws, naming `name`, what an operation would refuse about where
+  // `view`'s memory is (a CUDA tensor on a device this communicator does not
+  // use, or with no device at all); sends nothing.
+  void check_placement(const TensorView& view, const char* name) const { backend_->check_placement(view, name); }
+
   // Waits for `request` at most `timeout_ms` (negative: this communicator's
   // deadline). Throws the operation's error, or DT_ERR_TIMEOUT; either breaks
   // the communicator when the contract says so.

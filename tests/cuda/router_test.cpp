@@ -252,6 +252,31 @@ TEST(Router, RefusalsNameTheTensor) {
   EXPECT_NE(message.find("no CUDA device"), std::string::npos) << message;
 }
 
+// What a strategy checks at creation (a DDP's gradients): the refusals an
+// operation would give, with nothing sent and no device path set up.
+TEST(Router, PlacementIsCheckedWithoutCommunicating) {
+  Fixture f;
+  auto router = f.make(DevicePath::nccl);
+  std::vector<float> a(8, 1.0f);
+  auto other_device = view_of(a.data(), 8, DType::f32, Memory::cuda);
+  other_device.device_id = 1;
+  std::string message;
+  EXPECT_EQ(status_of([&] { router->check_placement(other_device, "gradients[2]"); }, &message),
+            DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("gradients[2] is on CUDA device 1"), std::string::npos) << message;
+  auto fine = view_of(a.data(), 8, DType::f32, Memory::cuda);
+  EXPECT_EQ(status_of([&] { router->check_placement(fine, "gradients[0]"); }), DT_OK);
+  EXPECT_EQ(status_of([&] { router->check_placement(view_of(a.data(), 8, DType::f32, Memory::host), "h"); }), DT_OK);
+  EXPECT_EQ(f.checked, std::vector<std::string>{"gradients[0]"});
+  EXPECT_EQ(f.nccl_creations, 0);
+  EXPECT_TRUE(f.journal->empty());
+
+  Fixture none;
+  auto cpu_only = none.make(DevicePath::none);
+  EXPECT_EQ(status_of([&] { cpu_only->check_placement(fine, "gradients[0]"); }, &message), DT_ERR_UNSUPPORTED);
+  EXPECT_NE(message.find("gradients[0]: this communicator has no CUDA device"), std::string::npos) << message;
+}
+
 TEST(Router, FailedNcclCreationIsRemembered) {
   Fixture f;
   f.nccl_failure = DT_ERR_TIMEOUT;

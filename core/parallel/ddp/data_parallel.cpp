@@ -28,6 +28,9 @@ DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* c
                                            dtype_name(gradient.view.dtype) +
                                            "; gradients are averaged, so they must be floating point");
       }
+      // A device the communicator cannot reduce on would otherwise fail
+      // only at the first mark, on this rank alone.
+      comm_.check_placement(gradient.view, ("gradients[" + std::to_string(gradients_.size()) + "]").c_str());
       gradients_.push_back(gradient.view);
       layouts.push_back(gradient.layout);
     }

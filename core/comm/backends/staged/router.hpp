@@ -71,6 +71,7 @@ class DeviceRouter final : public Backend {
   // backend serves every request.
   bool wait(const RequestPtr& request, Clock::time_point deadline) override;
   void expect_wait() override { host_->expect_wait(); }
+  void check_placement(const TensorView& view, const char* name) const override { route(name, {{&view, name}}); }
   std::string unresponsive_ranks(const Request& request) override;
 
   // Creates the NCCL communicator now (collective); for DT_BACKEND_NCCL.
