@@ -7,13 +7,18 @@
 //            fully exposed, so the wait is its whole time
 //   overlap  each gradient marked as backward makes it final (as train_mlp
 //            does): the wait is what backward did not hide
-// hidden share = 1 - wait(overlap) / wait(serial). The waits leave out what
+// hidden share = 1 - wait(overlap) / wait(serial). A wait also holds the
+// time a rank spends waiting for a slower rank to finish backward, which no
+// overlapping can hide; the share is therefore also given past the last
+// rank's backward: each wait less how much later than this rank the slowest
+// one ended backward (clocks compared on one host). The waits leave out what
 // communication costs elsewhere in the step: posting in mark_ready, and
 // backward slowed by progress taken from its core. So the share is also
 // given by step time: 1 - (overlap - compute) / (serial - compute), the part
 // of the serial step's communication cost that overlapping removes.
 #include "ddp.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -67,6 +72,8 @@ const char* const kModeNames[kModes] = {"compute", "serial", "overlap"};
 struct Sample {
   double step = 0;     // forward to the end of the optimizer step
   double wait = 0;     // in dt_ddp_wait
+  double backward_end = 0;  // when backward (and its marks) ended, on the steady clock
+  double past_last = 0;     // the part of the wait after the slowest rank's backward ended
   double mark = 0;     // in dt_ddp_mark_ready
   double reduced = 0;  // buckets already reduced when backward (and its marks) ended
 };
@@ -138,6 +145,7 @@ class Trainer {
     double tw = now_s();
     comm_.check("dt_ddp_wait", dt_ddp_wait(ddp_, -1));
     s.wait = now_s() - tw;
+    s.backward_end = tw;
     comm_.check("dt_optimizer_step", dt_optimizer_step(opt_, nullptr));
     s.step = now_s() - t0;
     s.mark = marking_;
@@ -171,21 +179,30 @@ class Trainer {
 // One mode's figures: medians (and means) over this rank's steps, in
 // milliseconds, then averaged over ranks.
 struct Figures {
-  double step = 0, step_mean = 0, wait = 0, wait_mean = 0, mark = 0, reduced = 0;
+  double step = 0, step_mean = 0, wait = 0, wait_mean = 0, mark = 0, reduced = 0, past_last = 0;
 };
 
 Figures summarise(Comm& comm, const std::vector<Sample>& samples) {
-  std::vector<double> step, wait, mark, reduced;
+  std::vector<double> step, wait, mark, reduced, past_last;
   for (const Sample& s : samples) {
     step.push_back(s.step * 1e3);
     wait.push_back(s.wait * 1e3);
     mark.push_back(s.mark * 1e3);
     reduced.push_back(s.reduced);
+    past_last.push_back(s.past_last * 1e3);
   }
-  double v[6] = {median(step), mean(step), median(wait), mean(wait), mean(mark), mean(reduced)};
-  comm.sum(v, 6);
+  double v[7] = {median(step), mean(step),    median(wait),     mean(wait),
+                 mean(mark),   mean(reduced), median(past_last)};
+  comm.sum(v, 7);
   for (double& x : v) x /= comm.size();
-  return {v[0], v[1], v[2], v[3], v[4], v[5]};
+  return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+}
+
+// The part of `s`'s wait after the slowest rank ended backward. A
+// collective outside the timed step.
+void measure_past_last(Comm& comm, Sample& s) {
+  const double last_end = comm.max(s.backward_end);
+  s.past_last = std::max(0.0, s.wait - (last_end - s.backward_end));
 }
 
 double hidden_share(double exposed, double whole) { return whole > 0 ? 1.0 - exposed / whole : 0.0; }
@@ -218,9 +235,14 @@ void write_json(const std::string& path, const Args& a, const Trainer& t, int wo
   }
   std::fprintf(out, "  },\n  \"allreduce_ms\": %.6g,\n  \"exposed_wait_ms\": %.6g,\n", f[kSerial].wait,
                f[kOverlap].wait);
-  std::fprintf(out, "  \"hidden_share\": %.4f,\n  \"hidden_share_mean\": %.4f,\n  \"hidden_share_by_step\": %.4f\n}\n",
+  std::fprintf(out, "  \"allreduce_past_last_backward_ms\": %.6g,\n  \"exposed_past_last_backward_ms\": %.6g,\n",
+               f[kSerial].past_last, f[kOverlap].past_last);
+  std::fprintf(out,
+               "  \"hidden_share\": %.4f,\n  \"hidden_share_mean\": %.4f,\n  \"hidden_share_past_last_backward\": "
+               "%.4f,\n  \"hidden_share_by_step\": %.4f\n}\n",
                hidden_share(f[kOverlap].wait, f[kSerial].wait),
-               hidden_share(f[kOverlap].wait_mean, f[kSerial].wait_mean), hidden_share_by_step(f));
+               hidden_share(f[kOverlap].wait_mean, f[kSerial].wait_mean),
+               hidden_share(f[kOverlap].past_last, f[kSerial].past_last), hidden_share_by_step(f));
   close_results(out, path);
 }
 
@@ -252,7 +274,9 @@ int run_ddp(int argc, char** argv) {
       for (int k = 0; k < kModes; ++k)
         for (int i = 0; i < a.steps; ++i) {
           comm.barrier();
-          samples[k].push_back(trainer.step(static_cast<Mode>(k)));
+          Sample sample = trainer.step(static_cast<Mode>(k));
+          measure_past_last(comm, sample);
+          samples[k].push_back(sample);
         }
     for (int k = 0; k < kModes; ++k) figures[k] = summarise(comm, samples[k]);
 
@@ -269,6 +293,11 @@ int run_ddp(int argc, char** argv) {
       std::printf("exposed wait (overlap)           %8.3f ms\n", o.wait);
       std::printf("hidden behind backward (wait)    %8.1f %%  1 - exposed wait / allreduce time\n",
                   100.0 * hidden_share(o.wait, s.wait));
+      std::printf("allreduce past last backward     %8.3f ms  (serial; wait less waiting for a slower rank)\n",
+                  s.past_last);
+      std::printf("exposed past last backward       %8.3f ms  (overlap)\n", o.past_last);
+      std::printf("hidden, past last backward       %8.1f %%  1 - exposed / allreduce, both past the last backward\n",
+                  100.0 * hidden_share(o.past_last, s.past_last));
       std::printf("hidden behind backward (step)    %8.1f %%  1 - DDP cost per step, overlap / serial\n",
                   100.0 * hidden_share_by_step(figures));
       std::printf("DDP cost per step: overlap %.3f ms, serial %.3f ms (step time above compute)\n", o.step - c.step,
