@@ -1,7 +1,8 @@
 // Every collective x dtype x reduction x size x in-place, on 1 to 4 ranks,
 // against references each rank computes locally. Each algorithm family is
 // forced in turn (through Tuning); pipelined ones get small chunks so even
-// modest sizes run many lanes.
+// modest sizes run many lanes. The third family forces halving-doubling for
+// allreduce and leaves the rest to the automatic choice.
 
 #include <gtest/gtest.h>
 
@@ -30,7 +31,7 @@ const std::vector<std::int64_t> kSizes = [] {
   return sizes;
 }();
 
-enum class Family { bandwidth, latency };
+enum class Family { bandwidth, latency, halving };
 
 Tuning tuning_for(Family family) {
   Tuning t;
@@ -41,6 +42,8 @@ Tuning tuning_for(Family family) {
     t.broadcast = Algorithm::pipeline;
     t.chunk_bytes = 8192;
     t.pipeline_depth = 3;
+  } else if (family == Family::halving) {
+    t.allreduce = Algorithm::halving_doubling;
   } else {
     t.allreduce = Algorithm::recursive_doubling;
     t.reduce_scatter = Algorithm::recursive_doubling;
@@ -321,13 +324,15 @@ TEST(UcxAlltoallv, CountsThatDisagreeAreReported) {
 }
 
 std::string name_of(const ::testing::TestParamInfo<std::tuple<int, Family>>& info) {
-  return std::to_string(std::get<0>(info.param)) + "ranks_" +
-         (std::get<1>(info.param) == Family::bandwidth ? "ring_pipeline" : "rd_bruck_tree");
+  const char* family = "rd_bruck_tree";
+  if (std::get<1>(info.param) == Family::bandwidth) family = "ring_pipeline";
+  if (std::get<1>(info.param) == Family::halving) family = "rhd_auto";
+  return std::to_string(std::get<0>(info.param)) + "ranks_" + family;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ucx, Collectives,
                          ::testing::Combine(::testing::Values(1, 2, 3, 4),
-                                            ::testing::Values(Family::bandwidth, Family::latency)),
+                                            ::testing::Values(Family::bandwidth, Family::latency, Family::halving)),
                          name_of);
 
 }  // namespace

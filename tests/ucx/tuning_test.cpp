@@ -23,6 +23,9 @@ class ScopedEnv {
 TEST(UcxTuning, ChoosesBySize) {
   const Tuning t;
   EXPECT_EQ(t.pick_allreduce(1024, 256, 4), Algorithm::recursive_doubling);
+  EXPECT_EQ(t.pick_allreduce(32768, 8192, 2), Algorithm::recursive_doubling);
+  EXPECT_EQ(t.pick_allreduce(32768, 8192, 4), Algorithm::halving_doubling);
+  EXPECT_EQ(t.pick_allreduce(65536, 16384, 2), Algorithm::ring);
   EXPECT_EQ(t.pick_allreduce(t.small_bytes + 4, (t.small_bytes + 4) / 4, 4), Algorithm::ring);
   // The ring needs an element per rank.
   EXPECT_EQ(t.pick_allreduce(1 << 20, 2, 4), Algorithm::recursive_doubling);
@@ -43,6 +46,7 @@ TEST(UcxTuning, EnvironmentOverrides) {
   ScopedEnv f("DTRAIN_UCX_CHUNK_BYTES", "4096");
   ScopedEnv g("DTRAIN_UCX_PIPELINE_DEPTH", "7");
   ScopedEnv h("DTRAIN_UCX_SPIN_US", "0");
+  ScopedEnv i("DTRAIN_UCX_HALVING_BYTES", "5000");
   const Tuning t = Tuning::from_env();
   EXPECT_EQ(t.pick_allreduce(8, 2, 4), Algorithm::ring);
   EXPECT_EQ(t.pick_reduce_scatter(1 << 30, 4), Algorithm::recursive_doubling);
@@ -52,6 +56,7 @@ TEST(UcxTuning, EnvironmentOverrides) {
   EXPECT_EQ(t.chunk_bytes, 4096u);
   EXPECT_EQ(t.pipeline_depth, 7);
   EXPECT_EQ(t.spin_us, 0);
+  EXPECT_EQ(t.halving_bytes, 5000u);
 }
 
 TEST(UcxTuning, BadValuesNameTheVariable) {

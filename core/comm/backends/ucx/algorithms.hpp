@@ -5,8 +5,10 @@
 //                               large messages: chunked lanes so sends,
 //                               receives and reductions overlap
 //   recursive (recursive.cpp)   recursive-doubling allreduce (and
-//                               reduce-scatter through it) with the usual
-//                               fix-up for non-powers of two; Bruck allgather
+//                               reduce-scatter through it) and
+//                               halving-doubling allreduce for mid sizes,
+//                               with the usual fix-up for non-powers of two
+//                               (fold.hpp); Bruck allgather
 //   broadcast.cpp               binomial tree (small), pipelined chain (large)
 //   alltoallv.cpp               pairwise exchange, a window of peers at a time
 //   barrier.cpp                 dissemination barrier; the start-up handshake
@@ -28,6 +30,7 @@ std::unique_ptr<Operation> ring_reduce_scatter(const TensorView& send, const Ten
 std::unique_ptr<Operation> ring_allgather(const TensorView& send, const TensorView& recv);
 
 std::unique_ptr<Operation> recursive_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
+std::unique_ptr<Operation> halving_doubling_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
 std::unique_ptr<Operation> recursive_reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op);
 std::unique_ptr<Operation> bruck_allgather(const TensorView& send, const TensorView& recv);
 

@@ -1,6 +1,6 @@
 // Latency-bound schedules: about log2(n) rounds whatever the world size.
 
-#include <bit>
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <vector>
@@ -8,29 +8,34 @@
 #include "comm/backends/ucx/algorithms.hpp"
 #include "comm/backends/ucx/chunks.hpp"
 #include "comm/backends/ucx/combine.hpp"
+#include "comm/backends/ucx/fold.hpp"
 
 namespace dtrain::comm::ucx {
 
 namespace {
 
-constexpr std::uint32_t kFoldStep = 0;
-constexpr std::uint32_t kUnfoldStep = kStepLimit - 1;
-
-// Recursive doubling over a buffer every rank ends up holding in full. For a
-// world that is not a power of two, the first 2 * rem ranks pair up
-// beforehand: each even one hands its data to its odd neighbour and sits out
-// the rounds, then receives the result (MPICH's fix-up). Every rank computes
-// its values as `mine op theirs` with commutative operators, so all ranks end
-// with bitwise identical results.
-class RecursiveDoubling final : public Operation {
+// Allreduce by pairwise exchanges over a buffer every rank ends up holding
+// in full, the ranks of a world that is not a power of two folded in first
+// (fold.hpp). Every rank computes its values as `mine op theirs` with
+// commutative operators, so all ranks end with bitwise identical results.
+//
+// Recursive doubling exchanges the whole buffer in each of log2(n) rounds.
+// Halving-doubling (Rabenseifner) is a reduce-scatter whose rounds halve
+// the part each rank exchanges and reduces, until each holds one reduced
+// block, then an allgather doubling it back: twice the rounds, but each rank
+// sends and reduces about the buffer once rather than log2(n) times.
+class Butterfly final : public Operation {
  public:
-  // reduce_scatter: `send` holds size x recv.count elements, and rank r keeps
-  // block r of the reduced whole.
-  RecursiveDoubling(const TensorView& send, const TensorView& recv, ReduceOp op, bool scatter)
+  enum class Rounds { doubling, halving_doubling };
+
+  // reduce_scatter (doubling only): `send` holds size x recv.count elements,
+  // and rank r keeps block r of the reduced whole.
+  Butterfly(const TensorView& send, const TensorView& recv, ReduceOp op, Rounds rounds, bool scatter)
       : Operation(scatter ? "reduce_scatter" : "allreduce", Kind::collective),
         send_(send),
         recv_(recv),
         combine_(op, recv.dtype),
+        rounds_(rounds),
         scatter_(scatter) {}
 
  protected:
@@ -63,10 +68,8 @@ class RecursiveDoubling final : public Operation {
   int lane_count() const override { return size() > 1 && count_ > 0 ? 1 : 0; }
 
   Task lane(int, int) override {
-    const int n = size();
+    const Fold fold(size());
     const int r = rank();
-    const int pof2 = static_cast<int>(std::bit_floor(static_cast<unsigned>(n)));
-    const int rem = n - pof2;
     const std::size_t bytes = static_cast<std::size_t>(count_) * element_;
     Transfer& out = transfer();
     Transfer& in = transfer();
@@ -74,40 +77,62 @@ class RecursiveDoubling final : public Operation {
     // the partial result in work_.
     const std::byte* mine = source_;
 
-    int vrank = r - rem;
-    if (r < 2 * rem) {
-      if (r % 2 == 0) {
-        send(out, r + 1, kFoldStep, mine, bytes);
-        co_await all_of(out);
-        vrank = -1;
-      } else {
-        recv(in, r - 1, kFoldStep, incoming_, bytes);
-        co_await all_of(in);
-        combine_.apply(work_, mine, incoming_, count_);
-        mine = work_;
-        vrank = r / 2;
-      }
+    if (fold.sits_out(r)) {
+      send(out, r + 1, kFoldStep, mine, bytes);
+      co_await all_of(out);
+      recv(in, r + 1, kUnfoldStep, work_, bytes);
+      co_await all_of(in);
+      co_return;
     }
-    if (vrank >= 0) {
-      std::uint32_t step = 1;
-      for (int mask = 1; mask < pof2; mask <<= 1, ++step) {
-        const int vpeer = vrank ^ mask;
-        const int peer = vpeer < rem ? vpeer * 2 + 1 : vpeer + rem;
+    if (fold.folded(r)) {
+      recv(in, r - 1, kFoldStep, incoming_, bytes);
+      co_await all_of(in);
+      combine_.apply(work_, mine, incoming_, count_);
+      mine = work_;
+    }
+    const int vrank = fold.vrank(r);
+    std::uint32_t step = 1;
+    if (rounds_ == Rounds::doubling) {
+      for (int mask = 1; mask < fold.pof2; mask <<= 1, ++step) {
+        const int peer = fold.rank(vrank ^ mask);
         send(out, peer, step, mine, bytes);
         recv(in, peer, step, incoming_, bytes);
         co_await all_of(out, in);
         combine_.apply(work_, mine, incoming_, count_);
         mine = work_;
       }
-    }
-    if (r < 2 * rem) {
-      if (r % 2 == 1) {
-        send(out, r - 1, kUnfoldStep, work_, bytes);
-        co_await all_of(out);
-      } else {
-        recv(in, r + 1, kUnfoldStep, work_, bytes);
-        co_await all_of(in);
+    } else {
+      // Blocks [lo, hi) of pof2 near-equal ones are this rank's to reduce;
+      // each round it keeps one half and hands the peer the other.
+      auto at = [&](int block) { return static_cast<std::size_t>(segment(count_, fold.pof2, block).first); };
+      int lo = 0;
+      int hi = fold.pof2;
+      for (int mask = fold.pof2 / 2; mask > 0; mask >>= 1, ++step) {
+        const int peer = fold.rank(vrank ^ mask);
+        const bool upper = (vrank & mask) != 0;
+        const int give = upper ? lo : lo + mask;
+        if (upper) lo += mask; else hi -= mask;
+        const std::size_t kept = at(hi) - at(lo);
+        send(out, peer, step, mine + at(give) * element_, (at(give + mask) - at(give)) * element_);
+        recv(in, peer, step, incoming_, kept * element_);
+        co_await all_of(out, in);
+        combine_.apply(work_ + at(lo) * element_, mine + at(lo) * element_, incoming_, static_cast<std::int64_t>(kept));
+        mine = work_;
       }
+      // The allgather: each round the peer holds the reduced blocks next to these.
+      for (int mask = 1; mask < fold.pof2; mask <<= 1, ++step) {
+        const int peer = fold.rank(vrank ^ mask);
+        const int theirs = (vrank & mask) != 0 ? lo - mask : hi;
+        send(out, peer, step, work_ + at(lo) * element_, (at(hi) - at(lo)) * element_);
+        recv(in, peer, step, work_ + at(theirs) * element_, (at(theirs + mask) - at(theirs)) * element_);
+        co_await all_of(out, in);
+        lo = std::min(lo, theirs);
+        hi = std::max(hi, theirs + mask);
+      }
+    }
+    if (fold.folded(r)) {
+      send(out, r - 1, kUnfoldStep, work_, bytes);
+      co_await all_of(out);
     }
   }
 
@@ -126,6 +151,7 @@ class RecursiveDoubling final : public Operation {
   const TensorView send_;
   const TensorView recv_;
   const Combine combine_;
+  const Rounds rounds_;
   const bool scatter_;
   std::size_t element_ = 1;
   std::byte* work_ = nullptr;           // where the result is made
@@ -190,11 +216,15 @@ class BruckAllgather final : public Operation {
 }  // namespace
 
 std::unique_ptr<Operation> recursive_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  return std::make_unique<RecursiveDoubling>(send, recv, op, false);
+  return std::make_unique<Butterfly>(send, recv, op, Butterfly::Rounds::doubling, false);
+}
+
+std::unique_ptr<Operation> halving_doubling_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
+  return std::make_unique<Butterfly>(send, recv, op, Butterfly::Rounds::halving_doubling, false);
 }
 
 std::unique_ptr<Operation> recursive_reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  return std::make_unique<RecursiveDoubling>(send, recv, op, true);
+  return std::make_unique<Butterfly>(send, recv, op, Butterfly::Rounds::doubling, true);
 }
 
 std::unique_ptr<Operation> bruck_allgather(const TensorView& send, const TensorView& recv) {

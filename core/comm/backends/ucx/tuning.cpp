@@ -34,6 +34,7 @@ const char* algorithm_name(Algorithm algorithm) {
     case Algorithm::automatic: return "auto";
     case Algorithm::ring: return "ring";
     case Algorithm::recursive_doubling: return "rd";
+    case Algorithm::halving_doubling: return "rhd";
     case Algorithm::bruck: return "bruck";
     case Algorithm::pipeline: return "pipeline";
     case Algorithm::tree: return "tree";
@@ -46,7 +47,8 @@ Tuning Tuning::from_env() {
   t.allreduce = read_algorithm("DTRAIN_ALLREDUCE_ALGO", t.allreduce,
                                {{"auto", Algorithm::automatic},
                                 {"ring", Algorithm::ring},
-                                {"rd", Algorithm::recursive_doubling}});
+                                {"rd", Algorithm::recursive_doubling},
+                                {"rhd", Algorithm::halving_doubling}});
   t.reduce_scatter = read_algorithm("DTRAIN_REDUCE_SCATTER_ALGO", t.reduce_scatter,
                                     {{"auto", Algorithm::automatic},
                                      {"ring", Algorithm::ring},
@@ -58,19 +60,25 @@ Tuning Tuning::from_env() {
                                 {"pipeline", Algorithm::pipeline},
                                 {"tree", Algorithm::tree}});
   if (auto v = env::get_int("DTRAIN_UCX_SMALL_BYTES", 0, INT_MAX)) t.small_bytes = static_cast<std::size_t>(*v);
+  if (auto v = env::get_int("DTRAIN_UCX_HALVING_BYTES", 0, INT_MAX)) t.halving_bytes = static_cast<std::size_t>(*v);
   if (auto v = env::get_int("DTRAIN_UCX_CHUNK_BYTES", 1024, INT_MAX)) t.chunk_bytes = static_cast<std::size_t>(*v);
   if (auto v = env::get_int("DTRAIN_UCX_PIPELINE_DEPTH", 1, 64)) t.pipeline_depth = *v;
   if (auto v = env::get_int("DTRAIN_UCX_SPIN_US", 0, 1000000)) t.spin_us = *v;
   return t;
 }
 
-// The ring moves 2(n-1)/n of the buffer per rank in 2(n-1) steps; recursive
-// doubling moves the whole buffer log2(n) times in about log2(n) steps. Below
-// small_bytes the step count dominates. The ring also needs at least one
-// element per rank.
+// The ring moves 2(n-1)/n of the buffer per rank in 2(n-1) steps and
+// halving-doubling as much in 2 log2(n) steps; recursive doubling moves the
+// whole buffer log2(n) times in about log2(n) steps. The fewest steps win
+// for small buffers, the more so the fewer ranks share the volume: on shared
+// memory recursive doubling led up to 32 KiB at 2 ranks but only to 8-16 KiB
+// at 4, where halving-doubling led up to 64 KiB and the ring's pipeline
+// beyond (at 2 ranks the ring leads from 64 KiB). The ring also needs at
+// least one element per rank.
 Algorithm Tuning::pick_allreduce(std::size_t bytes, std::int64_t count, int size) const {
   if (allreduce != Algorithm::automatic) return allreduce;
-  if (bytes <= small_bytes || count < size) return Algorithm::recursive_doubling;
+  if (count < size || bytes * static_cast<std::size_t>(size - 1) < small_bytes) return Algorithm::recursive_doubling;
+  if (size > 2 && bytes <= halving_bytes) return Algorithm::halving_doubling;
   return Algorithm::ring;
 }
 

@@ -2,14 +2,20 @@
 // Defaults choose by message size; every choice can be forced through the
 // environment (read once, when a communicator is created):
 //
-//   DTRAIN_ALLREDUCE_ALGO       auto | ring | rd     (rd: recursive doubling)
+//   DTRAIN_ALLREDUCE_ALGO       auto | ring | rd | rhd  (rd: recursive
+//                               doubling, rhd: recursive halving-doubling)
 //   DTRAIN_REDUCE_SCATTER_ALGO  auto | ring | rd     (rd: the whole vector
 //                               reduced by recursive doubling, each rank
 //                               keeping its block)
 //   DTRAIN_ALLGATHER_ALGO       auto | ring | bruck
 //   DTRAIN_BROADCAST_ALGO       auto | pipeline | tree  (tree: binomial)
 //   DTRAIN_UCX_SMALL_BYTES      size up to which "auto" picks the
-//                               latency-bound algorithm (default 65536)
+//                               latency-bound algorithm (default 65536);
+//                               allreduce: size times (ranks - 1) below which
+//                               it picks recursive doubling
+//   DTRAIN_UCX_HALVING_BYTES    allreduce on more than 2 ranks: size up to
+//                               which "auto" picks halving-doubling rather
+//                               than the ring (default 65536)
 //   DTRAIN_UCX_CHUNK_BYTES      pipeline chunk (default 131072)
 //   DTRAIN_UCX_PIPELINE_DEPTH   chunks in flight per operation (default 4)
 //   DTRAIN_UCX_SPIN_US          how long a waiting call polls the worker
@@ -23,7 +29,7 @@
 
 namespace dtrain::comm::ucx {
 
-enum class Algorithm { automatic, ring, recursive_doubling, bruck, pipeline, tree };
+enum class Algorithm { automatic, ring, recursive_doubling, halving_doubling, bruck, pipeline, tree };
 
 struct Tuning {
   Algorithm allreduce = Algorithm::automatic;
@@ -31,6 +37,7 @@ struct Tuning {
   Algorithm allgather = Algorithm::automatic;
   Algorithm broadcast = Algorithm::automatic;
   std::size_t small_bytes = 64 * 1024;
+  std::size_t halving_bytes = 64 * 1024;
   std::size_t chunk_bytes = 128 * 1024;
   int pipeline_depth = 4;
   int spin_us = 2000;

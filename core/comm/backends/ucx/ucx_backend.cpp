@@ -73,9 +73,11 @@ UcxBackend::UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint
       engine_(std::move(transport), rank, context, std::move(world_ranks), std::move(identities), tuning) {}
 
 RequestPtr UcxBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  const Algorithm algorithm = engine_.tuning().pick_allreduce(recv.bytes(), recv.count, engine_.size());
-  return engine_.submit(algorithm == Algorithm::ring ? ring_allreduce(send, recv, op)
-                                                     : recursive_allreduce(send, recv, op));
+  switch (engine_.tuning().pick_allreduce(recv.bytes(), recv.count, engine_.size())) {
+    case Algorithm::ring: return engine_.submit(ring_allreduce(send, recv, op));
+    case Algorithm::halving_doubling: return engine_.submit(halving_doubling_allreduce(send, recv, op));
+    default: return engine_.submit(recursive_allreduce(send, recv, op));
+  }
 }
 
 RequestPtr UcxBackend::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
