@@ -73,7 +73,9 @@ Engine::Engine(std::unique_ptr<Transport> transport, int rank, std::uint32_t con
       world_ranks_(std::move(world_ranks)),
       identities_(std::move(identities)),
       tuning_(tuning),
-      oversubscribed_(oversubscribed(identities_, rank)) {
+      oversubscribed_(oversubscribed(identities_, rank)),
+      completed_(std::make_shared<Request>("allreduce", 0)) {
+  completed_->complete(DT_OK);
   group_.transport = transport_.get();
   group_.rank = rank;
   group_.size = transport_->size();
@@ -94,9 +96,11 @@ Engine::~Engine() {
   thread_.join();
 
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!queue_.empty() || !independent_.empty()) fail_all(DT_ERR_ABORTED, "the communicator was destroyed");
+  if (!queue_.empty() || !independent_.empty() || small_running_.load(std::memory_order_relaxed)) {
+    fail_all(DT_ERR_ABORTED, "the communicator was destroyed");
+  }
   const auto settle_until = Clock::now() + kSettleTime;
-  while (!draining_.empty() && Clock::now() < settle_until) {
+  while ((!draining_.empty() || !small_.quiescent()) && Clock::now() < settle_until) {
     if (!tick()) std::this_thread::yield();
   }
   const auto flush_until = Clock::now() + kFlushTime;
@@ -122,9 +126,9 @@ void Engine::expect_wait() { t_waiting_for = this; }
 RequestPtr Engine::submit(std::unique_ptr<Operation> op) {
   const bool waited_for = std::exchange(t_waiting_for, nullptr) == this;
   // Before taking the lock, so that the progress thread, seeing the lease,
-  // lets go of it at its next round.
+  // lets go of it at its next round; a caller about to wait takes one itself.
   const bool unattended = callers_.load(std::memory_order_relaxed) == 0;
-  if (unattended) lease_until(Clock::now() + kSubmitLease);
+  if (unattended && !waited_for) lease_until(Clock::now() + kSubmitLease);
   std::unique_lock<std::mutex> lock(mutex_);
   const bool collective = op->kind() == Operation::Kind::collective;
   op->set_label(++operations_, collective ? collectives_++ : 0);
@@ -167,30 +171,86 @@ void Engine::break_with(dt_status status, const std::string& message) {
   fail_all(status, message);
 }
 
+RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv, ReduceOp op, int timeout_ms) {
+  if (t_waiting_for != this || !SmallAllreduce::fits(group_.size, recv.bytes())) return nullptr;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  SmallOutcome outcome;
+  std::uint64_t number = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Behind a queued collective it would have to wait its turn; a broken
+    // engine or a pending abort is submit()'s to report.
+    if (!queue_.empty() || broken_status_ != DT_OK || abort_requested_.load(std::memory_order_acquire) ||
+        small_running_.load(std::memory_order_relaxed) || !small_.quiescent()) {
+      return nullptr;
+    }
+    t_waiting_for = nullptr;
+    number = ++operations_;
+    small_number_ = number;
+    small_outcome_ = &outcome;
+    small_running_.store(true, std::memory_order_relaxed);
+    small_.start(group_, collectives_++, send, recv, op);
+    unsettled_ = true;  // its first round may have completed while posted
+    ++generation_;
+  }
+  if (!drive([this] { return !small_running_.load(std::memory_order_acquire); }, deadline)) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (small_running_.load(std::memory_order_relaxed)) {
+      // It goes on without its caller, holding up the queue like any
+      // collective that timed out.
+      small_outcome_ = nullptr;
+      const int silent = small_.waiting_on();
+      outcome.status = DT_ERR_TIMEOUT;
+      outcome.message = "rank " + std::to_string(group_.rank) + ": allreduce #" + std::to_string(number) +
+                        " did not complete within " + std::to_string(timeout_ms) + " ms" +
+                        (silent < 0 ? "" : "; no word from " + describe_rank(group_, silent));
+    }
+  }
+  if (outcome.status == DT_OK) return completed_;
+  auto request = std::make_shared<Request>("allreduce", number);
+  request->complete(outcome.status, outcome.message);
+  return request;
+}
+
+void Engine::end_small(dt_status status, const std::string& message) {
+  if (small_outcome_ != nullptr) *small_outcome_ = {status, message};
+  small_outcome_ = nullptr;
+  small_running_.store(false, std::memory_order_release);
+}
+
+std::string Engine::small_prefix() const {
+  return "rank " + std::to_string(group_.rank) + ": allreduce #" + std::to_string(small_number_);
+}
+
 bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
   if (request->done()) return true;
-  // The caller drives progress itself until the request is done: polling
-  // while something happened within spin_us, then sleeping on the
-  // worker's events. Handing over to the progress thread would cost a
-  // wake-up at each end; the thread keeps off the lock meanwhile (the lease).
+  return drive([&request] { return request->done(); }, deadline);
+}
+
+template <typename Done>
+bool Engine::drive(const Done& done, Clock::time_point deadline) {
+  // The caller drives progress itself until done: polling while something
+  // happened within spin_us, then sleeping on the worker's events. Handing
+  // over to the progress thread would cost a wake-up at each end; the
+  // thread keeps off the lock meanwhile (the lease).
   const auto spin = std::chrono::microseconds(tuning_.spin_us);
   callers_.fetch_add(1, std::memory_order_relaxed);
   std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
   auto last_event = Clock::now();
-  while (!request->done()) {
+  while (!done()) {
     const auto now = Clock::now();
     if (now >= deadline) break;
     lease_until(now + kWaitLease);
     watch_local_peers(now);
     lock.lock();
-    if (poll(*request)) {
+    if (poll(done)) {
       last_event = now;
       // Done: the lock is kept for handing over below.
-      if (request->done()) break;
+      if (done()) break;
       lock.unlock();
       continue;
     }
-    if (request->done()) break;
+    if (done()) break;
     if (now - last_event < spin) {
       lock.unlock();
       // A rank waiting for this core (ranks outnumbering cores, or two put
@@ -224,14 +284,15 @@ bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
       if (sleeping_) transport_->signal();
     }
   }
-  return request->done();
+  return done();
 }
 
-bool Engine::poll(const Request& request) {
+template <typename Done>
+bool Engine::poll(const Done& done) {
   // Rounds without an event are cheap (no clock, no lock): a few of them
   // catch the peer's answer sooner than a full pass of the caller's loop.
   const int rounds = oversubscribed_ ? 1 : kPollRounds;
-  for (int i = 0; i < rounds && !request.done(); ++i) {
+  for (int i = 0; i < rounds && !done(); ++i) {
     if (tick()) return true;
   }
   return false;
@@ -297,7 +358,10 @@ void Engine::run() {
   }
 }
 
-bool Engine::has_work() const { return !queue_.empty() || !independent_.empty() || !draining_.empty(); }
+bool Engine::has_work() const {
+  return !queue_.empty() || !independent_.empty() || !draining_.empty() ||
+         small_running_.load(std::memory_order_relaxed) || !small_.quiescent();
+}
 
 bool Engine::tick() {
   unsigned events = 0;
@@ -308,8 +372,8 @@ bool Engine::tick() {
     events += n;
   }
   bool moved = false;
-  for (int peer : transport_->take_departures()) {
-    fail_involving(peer);
+  if (transport_->has_departures()) {
+    for (int peer : transport_->take_departures()) fail_involving(peer);
     moved = true;
   }
   if (transport_->has_failures()) {
@@ -333,9 +397,20 @@ bool Engine::tick() {
 
 bool Engine::advance_operations() {
   bool moved = false;
+  if (small_running_.load(std::memory_order_relaxed) && small_.advance()) {
+    if (const Transfer* failed = small_.failure()) {
+      const auto [status, why] = transfer_error(group_, *failed);
+      end_small(status, small_prefix() + ": " + why);
+    } else {
+      end_small(DT_OK, {});
+    }
+    moved = true;
+  }
   while (!queue_.empty()) {
     Operation& head = *queue_.front();
     if (!head.started()) {
+      // A small allreduce still running was issued first.
+      if (small_running_.load(std::memory_order_relaxed)) break;
       head.start();
       moved = true;
     } else if (head.advance()) {
@@ -436,6 +511,10 @@ void Engine::fail_involving(int peer) {
   for (auto& op : independent_) {
     if (affected(op)) op->fail(DT_ERR_REMOTE, op->prefix() + ": " + reason);
   }
+  if (small_running_.load(std::memory_order_relaxed) && small_.involves(peer)) {
+    small_.cancel(*transport_);
+    end_small(DT_ERR_REMOTE, small_prefix() + ": " + reason);
+  }
   // advance_operations() retires them.
 }
 
@@ -456,6 +535,13 @@ void Engine::fail_all(dt_status status, const std::string& reason) {
   independent_.clear();
   for (auto& op : draining_) {
     for (int peer : op->sending_to()) sending.push_back(peer);
+  }
+  if (small_running_.load(std::memory_order_relaxed)) {
+    cut_short_ = true;
+    end_small(status, small_prefix() + ": " + reason);
+  }
+  if (!small_.quiescent()) {
+    if (const int peer = small_.cancel(*transport_); peer >= 0) sending.push_back(peer);
   }
   // Sends cannot be cancelled in UCP; closing their endpoint ends them, so
   // that no buffer of an aborted operation stays in use.

@@ -11,6 +11,10 @@
 // keeps off; it drives what nobody waits for (non-blocking operations),
 // polling briefly after each event and otherwise sleeping on the event fd.
 //
+// A small allreduce that its caller waits for at once runs without an
+// Operation (allreduce_now(), small_allreduce.hpp), in its place in the
+// order of collectives and failed the same ways.
+//
 // A failed peer (the endpoint's error callback) fails every pending operation
 // with DT_ERR_REMOTE naming it, cancelling the receives posted on the worker,
 // which UCP itself would leave pending forever. A peer that said goodbye
@@ -32,6 +36,7 @@
 
 #include "comm/backends/ucx/liveness.hpp"
 #include "comm/backends/ucx/operation.hpp"
+#include "comm/backends/ucx/small_allreduce.hpp"
 #include "comm/backends/ucx/transport.hpp"
 #include "comm/backends/ucx/tuning.hpp"
 
@@ -60,6 +65,11 @@ class Engine {
   // The next operation this thread submits will be waited for at once, so
   // the progress thread need not be woken for it.
   void expect_wait();
+  // An allreduce this thread said it waits for (expect_wait()) that fits
+  // SmallAllreduce, while no collective is queued: runs it here and now and
+  // returns its completed request, failed with DT_ERR_TIMEOUT naming the
+  // silent peer after `timeout_ms`. Otherwise nullptr: submit() it.
+  RequestPtr allreduce_now(const TensorView& send, const TensorView& recv, ReduceOp op, int timeout_ms);
 
   // Completes every pending request with DT_ERR_ABORTED and refuses new work.
   // Any thread; never blocks.
@@ -81,9 +91,17 @@ class Engine {
   // One round of progress; the caller holds mutex_. Returns whether
   // anything happened.
   bool tick();
-  // Ticks until something happens or `request` is done, a few rounds at
-  // most; the caller holds mutex_. Returns whether anything happened.
-  bool poll(const Request& request);
+  // Drives progress on the calling thread until done() or `deadline`;
+  // returns done().
+  template <typename Done>
+  bool drive(const Done& done, Clock::time_point deadline);
+  // Ticks until something happens or done(), a few rounds at most; the
+  // caller holds mutex_. Returns whether anything happened.
+  template <typename Done>
+  bool poll(const Done& done);
+  // Ends the running small allreduce, telling its caller if still there.
+  void end_small(dt_status status, const std::string& message);
+  std::string small_prefix() const;
   bool advance_operations();
   void handle_failures();
   // Whether another rank of this communicator is running or waiting to run
@@ -135,6 +153,18 @@ class Engine {
   std::atomic<std::int64_t> next_watch_{0};  // when local peers are next checked
   std::atomic<bool> shares_core_{false};       // rank_shares_core()'s last answer,
   std::atomic<std::int64_t> sharing_until_{0};  // and until when it holds
+
+  // The small allreduce a caller runs through allreduce_now(); it counts as
+  // the running collective (the queue waits for it).
+  SmallAllreduce small_;
+  std::atomic<bool> small_running_{false};
+  std::uint64_t small_number_ = 0;
+  struct SmallOutcome {
+    dt_status status = DT_OK;
+    std::string message;
+  };
+  SmallOutcome* small_outcome_ = nullptr;  // its caller's, until it gives up waiting
+  const RequestPtr completed_;  // what a small allreduce that succeeded returns
 
   bool abort_handled_ = false;
   bool cut_short_ = false;  // requests were failed wholesale: no goodbye at teardown

@@ -182,21 +182,22 @@ bool Operation::advance() {
   return moved;
 }
 
-void Operation::fail_from(const Transfer& t) {
-  const std::string who = describe_rank(group_, t.peer);
+std::pair<dt_status, std::string> transfer_error(const Group& group, const Transfer& t) {
+  const std::string who = describe_rank(group, t.peer);
   switch (t.status) {
     case UCS_ERR_MESSAGE_TRUNCATED:
-      fail(DT_ERR_MISMATCH, prefix() + ": the message from " + who + " does not have the " +
-                                std::to_string(t.bytes) +
-                                " bytes expected (do all ranks pass the same sizes, counts and roots?)");
-      return;
+      return {DT_ERR_MISMATCH, "the message from " + who + " does not have the " + std::to_string(t.bytes) +
+                                   " bytes expected (do all ranks pass the same sizes, counts and roots?)"};
     case UCS_ERR_NO_MEMORY:
-      fail(DT_ERR_OUT_OF_MEMORY, prefix() + ": UCX is out of memory");
-      return;
+      return {DT_ERR_OUT_OF_MEMORY, "UCX is out of memory"};
     default:
-      fail(DT_ERR_REMOTE, prefix() + ": " + who + " " + group_.transport->loss(t.peer, t.status));
-      return;
+      return {DT_ERR_REMOTE, who + " " + group.transport->loss(t.peer, t.status)};
   }
+}
+
+void Operation::fail_from(const Transfer& t) {
+  const auto [status, why] = transfer_error(group_, t);
+  fail(status, prefix() + ": " + why);
 }
 
 bool Operation::fail(dt_status status, const std::string& message) {

@@ -40,6 +40,10 @@ struct Group {
 // "rank 3" or, in a sub-communicator, "rank 3 (world rank 7)".
 std::string describe_rank(const Group& group, int rank);
 
+// What a transfer that completed with an error means for its operation:
+// the status to fail it with and why, for messages.
+std::pair<dt_status, std::string> transfer_error(const Group& group, const Transfer& transfer);
+
 // What a suspended lane waits for: a readiness test over an awaiter that
 // lives in the lane's frame while it is suspended.
 struct Awaiting {

@@ -90,13 +90,15 @@ class Butterfly final : public Operation {
       combine_.apply(work_, mine, incoming_, count_);
       mine = work_;
     }
+    // Each round posts its receive before its send, so that the peer's
+    // message finds it waiting rather than queueing as unexpected.
     const int vrank = fold.vrank(r);
     std::uint32_t step = 1;
     if (rounds_ == Rounds::doubling) {
       for (int mask = 1; mask < fold.pof2; mask <<= 1, ++step) {
         const int peer = fold.rank(vrank ^ mask);
-        send(out, peer, step, mine, bytes);
         recv(in, peer, step, incoming_, bytes);
+        send(out, peer, step, mine, bytes);
         co_await all_of(out, in);
         combine_.apply(work_, mine, incoming_, count_);
         mine = work_;
@@ -113,8 +115,8 @@ class Butterfly final : public Operation {
         const int give = upper ? lo : lo + mask;
         if (upper) lo += mask; else hi -= mask;
         const std::size_t kept = at(hi) - at(lo);
-        send(out, peer, step, mine + at(give) * element_, (at(give + mask) - at(give)) * element_);
         recv(in, peer, step, incoming_, kept * element_);
+        send(out, peer, step, mine + at(give) * element_, (at(give + mask) - at(give)) * element_);
         co_await all_of(out, in);
         combine_.apply(work_ + at(lo) * element_, mine + at(lo) * element_, incoming_, static_cast<std::int64_t>(kept));
         mine = work_;
@@ -123,8 +125,8 @@ class Butterfly final : public Operation {
       for (int mask = 1; mask < fold.pof2; mask <<= 1, ++step) {
         const int peer = fold.rank(vrank ^ mask);
         const int theirs = (vrank & mask) != 0 ? lo - mask : hi;
-        send(out, peer, step, work_ + at(lo) * element_, (at(hi) - at(lo)) * element_);
         recv(in, peer, step, work_ + at(theirs) * element_, (at(theirs + mask) - at(theirs)) * element_);
+        send(out, peer, step, work_ + at(lo) * element_, (at(hi) - at(lo)) * element_);
         co_await all_of(out, in);
         lo = std::min(lo, theirs);
         hi = std::max(hi, theirs + mask);

@@ -97,6 +97,7 @@ class Transport {
   bool has_failures() const { return has_failures_.load(std::memory_order_acquire); }
   // Peers that said goodbye since the last call.
   std::vector<int> take_departures();
+  bool has_departures() const { return !departures_.empty(); }
   bool departed(int peer) const { return peers_[peer]->departed; }
   // Why `peer` is of no more use, for messages: "has left (...)" or
   // "failed (...)"; `status` is what the transfer reported.

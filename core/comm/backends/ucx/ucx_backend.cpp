@@ -73,7 +73,11 @@ UcxBackend::UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint
       engine_(std::move(transport), rank, context, std::move(world_ranks), std::move(identities), tuning) {}
 
 RequestPtr UcxBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  switch (engine_.tuning().pick_allreduce(recv.bytes(), recv.count, engine_.size())) {
+  const Algorithm algorithm = engine_.tuning().pick_allreduce(recv.bytes(), recv.count, engine_.size());
+  if (algorithm == Algorithm::recursive_doubling) {
+    if (RequestPtr done = engine_.allreduce_now(send, recv, op, timeout_ms_)) return done;
+  }
+  switch (algorithm) {
     case Algorithm::ring: return engine_.submit(ring_allreduce(send, recv, op));
     case Algorithm::halving_doubling: return engine_.submit(halving_doubling_allreduce(send, recv, op));
     default: return engine_.submit(recursive_allreduce(send, recv, op));

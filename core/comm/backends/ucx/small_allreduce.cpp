@@ -1,0 +1,58 @@
+#include "comm/backends/ucx/small_allreduce.hpp"
+
+#include "comm/backends/ucx/tags.hpp"
+
+namespace dtrain::comm::ucx {
+
+void SmallAllreduce::start(const Group& group, std::uint64_t sequence, const TensorView& send, const TensorView& recv,
+                           ReduceOp op) {
+  group_ = group;
+  sequence_ = sequence;
+  combine_ = Combine(op, recv.dtype);
+  count_ = recv.count;
+  bytes_ = recv.bytes();
+  mine_ = static_cast<const std::byte*>(send.data);
+  work_ = static_cast<std::byte*>(recv.data);
+  mask_ = 1;
+  step_ = 1;  // as the doubling rounds of recursive.cpp: 0 is the fold's
+  failure_ = nullptr;
+  post();
+}
+
+void SmallAllreduce::post() {
+  const int peer = group_.rank ^ mask_;
+  // The receive first, as in recursive.cpp, so that the message finds it.
+  group_.transport->recv(in_, peer, collective_tag(group_.context, peer, sequence_, step_), incoming_, bytes_);
+  group_.transport->send(out_, peer, collective_tag(group_.context, group_.rank, sequence_, step_), mine_, bytes_);
+}
+
+bool SmallAllreduce::advance() {
+  while (quiescent()) {
+    if (!in_.ok() || !out_.ok()) {
+      failure_ = in_.ok() ? &out_ : &in_;
+      return true;
+    }
+    combine_.apply(work_, mine_, incoming_, count_);
+    mine_ = work_;
+    mask_ <<= 1;
+    ++step_;
+    if (mask_ >= group_.size) {
+      combine_.finish(work_, count_, group_.size);
+      return true;
+    }
+    post();
+  }
+  return false;
+}
+
+int SmallAllreduce::waiting_on() const {
+  if (in_.pending()) return in_.peer;
+  return out_.pending() ? out_.peer : -1;
+}
+
+int SmallAllreduce::cancel(Transport& transport) {
+  transport.cancel(in_);
+  return out_.pending() ? out_.peer : -1;
+}
+
+}  // namespace dtrain::comm::ucx

@@ -1,0 +1,67 @@
+// A small allreduce that a caller waits for at once, run by the engine
+// without an Operation: no allocation, no coroutine, no request of its own,
+// which at a few bytes cost as much as the messages. It is recursive
+// doubling on a power-of-two world (no fold needed), with the tags, steps
+// and message order of the doubling rounds in recursive.cpp, so ranks that
+// take this path and ranks that run the Operation still match.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/tensor.hpp"
+#include "comm/backends/ucx/combine.hpp"
+#include "comm/backends/ucx/operation.hpp"
+#include "comm/reduce_op.hpp"
+
+namespace dtrain::comm::ucx {
+
+class SmallAllreduce {
+ public:
+  // The largest buffer it takes: its peers' values arrive within it.
+  static constexpr std::size_t kMaxBytes = 4096;
+
+  // Whether an allreduce of `bytes` on `size` ranks fits.
+  static bool fits(int size, std::size_t bytes) {
+    return size > 1 && (size & (size - 1)) == 0 && bytes > 0 && bytes <= kMaxBytes;
+  }
+
+  // Posts the first round; the engine then calls advance() after each
+  // round of progress.
+  void start(const Group& group, std::uint64_t sequence, const TensorView& send, const TensorView& recv,
+             ReduceOp op);
+  // Reduces what arrived and posts the next round, as far as it can go
+  // without waiting. Returns whether it is over: done, or a transfer failed
+  // (failure() says which).
+  bool advance();
+
+  // The transfer that failed, or nullptr.
+  const Transfer* failure() const { return failure_; }
+  // No transfer in flight: it may start again.
+  bool quiescent() const { return !out_.pending() && !in_.pending(); }
+  bool involves(int peer) const { return (out_.pending() && out_.peer == peer) || (in_.pending() && in_.peer == peer); }
+  // The peer of the round in flight, receiving first; -1 when none.
+  int waiting_on() const;
+  // Cancels the pending receive; returns the peer of a send still in
+  // flight (only closing its endpoint ends it), or -1.
+  int cancel(Transport& transport);
+
+ private:
+  void post();
+
+  Group group_;
+  std::uint64_t sequence_ = 0;
+  Combine combine_{ReduceOp::sum, DType::f32};
+  std::int64_t count_ = 0;
+  std::size_t bytes_ = 0;
+  const std::byte* mine_ = nullptr;  // the send buffer, then the partial result
+  std::byte* work_ = nullptr;        // the receive buffer, where the result is made
+  int mask_ = 1;
+  std::uint32_t step_ = 1;
+  Transfer out_;
+  Transfer in_;
+  const Transfer* failure_ = nullptr;
+  alignas(64) std::byte incoming_[kMaxBytes];
+};
+
+}  // namespace dtrain::comm::ucx

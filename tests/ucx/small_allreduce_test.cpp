@@ -1,0 +1,139 @@
+// The engine's small allreduce (small_allreduce.hpp), taken by a caller that
+// said it waits at once (Communicator::expect_wait, as the C API's blocking
+// calls do): its results, its matching with ranks that run the scheduled
+// recursive doubling instead, and how it ends on an abort, a departure or a
+// silent peer.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <latch>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/error.hpp"
+#include "harness.hpp"
+
+namespace dtrain::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Blocking as the C API does it: the hint, then start and wait.
+void allreduce_now(comm::Communicator& comm, Tensor& send, Tensor& recv, int op) {
+  comm.expect_wait();
+  comm.wait(comm.allreduce(send.get(), recv.get(), op), -1);
+}
+
+std::string failure_of(comm::Communicator& comm, Tensor& t, dt_status status) {
+  try {
+    allreduce_now(comm, t, t, DT_SUM);
+    ADD_FAILURE() << "the allreduce succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), status) << e.what();
+    return e.what();
+  }
+  return {};
+}
+
+// Even ranks take the small path, odd ones the scheduled operation; other
+// collectives in between keep the sequence numbers moving.
+TEST(UcxSmallAllreduce, MatchesTheScheduledOne) {
+  for (int ranks : {2, 3, 4}) {
+    run_world(ranks, [](comm::Communicator& comm) {
+      const int n = comm.size();
+      const int me = comm.rank();
+      for (std::int64_t count : {1, 2, 7, 255, 1024}) {
+        for (int op : {DT_SUM, DT_MAX, DT_AVG}) {
+          for (bool in_place : {false, true}) {
+            std::vector<float> send(count), recv(count, -1.0f);
+            for (std::int64_t i = 0; i < count; ++i) send[i] = static_cast<float>(me * 1000 + i);
+            Tensor s(send.data(), count, DType::f32);
+            Tensor r(in_place ? send.data() : recv.data(), count, DType::f32);
+            if (me % 2 == 0) {
+              allreduce_now(comm, s, r, op);
+            } else {
+              wait(comm, comm.allreduce(s.get(), r.get(), op));
+            }
+            const std::vector<float>& out = in_place ? send : recv;
+            for (std::int64_t i = 0; i < count; ++i) {
+              double want = op == DT_MAX ? (n - 1) * 1000.0 + i : 0.0;
+              if (op != DT_MAX) {
+                for (int q = 0; q < n; ++q) want += q * 1000.0 + i;
+                if (op == DT_AVG) want /= n;
+              }
+              ASSERT_NEAR(out[i], want, 1e-3 * (1 + want)) << "count " << count << " op " << op << " [" << i << "]";
+            }
+            wait(comm, comm.barrier());
+          }
+        }
+      }
+    });
+  }
+}
+
+TEST(UcxSmallAllreduce, AbortFromAnotherThreadEndsIt) {
+  std::latch done(2);
+  run_world(2, [&](comm::Communicator& comm) {
+    if (comm.rank() == 0) {
+      float x = 1;
+      Tensor t(&x, 1, DType::f32);
+      Clock::time_point aborted;
+      std::thread aborter([&] {
+        std::this_thread::sleep_for(milliseconds(100));
+        aborted = Clock::now();
+        comm.abort();
+      });
+      const std::string message = failure_of(comm, t, DT_ERR_ABORTED);
+      const auto took = Clock::now() - aborted;
+      aborter.join();
+      EXPECT_LT(took, milliseconds(1000));
+      EXPECT_NE(message.find("abort"), std::string::npos) << message;
+    }
+    // Rank 1 never joins the allreduce, and stays until rank 0 is done.
+    done.arrive_and_wait();
+  });
+}
+
+TEST(UcxSmallAllreduce, PeerThatLeavesFailsIt) {
+  std::latch started(2);
+  run_world(2, [&](comm::Communicator& comm) {
+    if (comm.rank() == 1) {
+      started.arrive_and_wait();
+      return;  // destroys its communicator, saying goodbye
+    }
+    float x = 1;
+    Tensor t(&x, 1, DType::f32);
+    started.arrive_and_wait();
+    const std::string message = failure_of(comm, t, DT_ERR_REMOTE);
+    EXPECT_NE(message.find("rank 1 has left"), std::string::npos) << message;
+  });
+}
+
+TEST(UcxSmallAllreduce, TimeoutNamesTheSilentRank) {
+  std::latch done(2);
+  WorldOptions options;
+  options.timeout_ms = 300;
+  run_world(
+      2,
+      [&](comm::Communicator& comm) {
+        if (comm.rank() == 0) {
+          float x = 1;
+          Tensor t(&x, 1, DType::f32);
+          const auto start = Clock::now();
+          const std::string message = failure_of(comm, t, DT_ERR_TIMEOUT);
+          EXPECT_LT(Clock::now() - start, milliseconds(1300));
+          EXPECT_NE(message.find("did not complete within 300 ms"), std::string::npos) << message;
+          EXPECT_NE(message.find("no word from rank 1"), std::string::npos) << message;
+          // Broken from now on.
+          EXPECT_THROW(comm.barrier(), Error);
+        }
+        done.arrive_and_wait();
+      },
+      options);
+}
+
+}  // namespace
+}  // namespace dtrain::test
