@@ -15,13 +15,22 @@ template <typename Start>
 dt_status run(dt_comm* comm, dt_request** req, Start&& start) {
   return entry([&] {
     require(comm, "comm");
-    if (req == nullptr) comm->impl->expect_wait();
-    RequestPtr op = start(*comm->impl);
-    if (req == nullptr) {
-      comm->impl->wait(op, -1);
-    } else {
-      *req = new dt_request{comm->impl, std::move(op)};
+    if (req != nullptr) {
+      *req = new dt_request{comm->impl, start(*comm->impl)};
+      return;
     }
+    // The hint must not outlive the start, even one that throws: a later
+    // non-blocking call would be taken for a blocking one.
+    comm->impl->expect_wait(true);
+    RequestPtr op;
+    try {
+      op = start(*comm->impl);
+    } catch (...) {
+      comm->impl->expect_wait(false);
+      throw;
+    }
+    comm->impl->expect_wait(false);
+    comm->impl->wait(op, -1);
   });
 }
 

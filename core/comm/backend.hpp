@@ -50,10 +50,11 @@ class Backend {
   // everything: without CUDA support, check_tensor refuses CUDA tensors.
   virtual void check_placement(const TensorView& /*view*/, const char* /*name*/) const {}
 
-  // The calling thread will wait for the next operation it starts at once. A
-  // backend that hands operations nobody waits for to a background thread
-  // can spare waking it for that one.
-  virtual void expect_wait() {}
+  // Whether the calling thread will wait at once for the next operation it
+  // starts (a blocking call; turned off again once it has started). A
+  // backend may then spare the hand-off to a background thread, or run a
+  // small operation to completion then and there.
+  virtual void expect_wait(bool) {}
 
   // The ranks `request` is still waiting for ("rank 2, rank 5"), for timeout
   // messages; empty when the backend cannot tell.

@@ -56,10 +56,9 @@ class Communicator {
   // deadline). Throws the operation's error, or DT_ERR_TIMEOUT; either breaks
   // the communicator when the contract says so.
   void wait(const RequestPtr& request, int timeout_ms);
-  // The calling thread will wait for the next operation it starts at once
-  // (a blocking call): the backend may spare handing it to a background
-  // thread.
-  void expect_wait() { backend_->expect_wait(); }
+  // Whether the calling thread waits at once for the next operation it
+  // starts (see Backend::expect_wait).
+  void expect_wait(bool on) { backend_->expect_wait(on); }
   // DT_OK, DT_INPROGRESS, or throws the operation's error.
   dt_status test(const RequestPtr& request);
 

@@ -21,10 +21,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// Blocking as the C API does it: the hint, then start and wait.
+// Blocking as the C API does it: the hint around the start, then the wait.
 void allreduce_now(comm::Communicator& comm, Tensor& send, Tensor& recv, int op) {
-  comm.expect_wait();
-  comm.wait(comm.allreduce(send.get(), recv.get(), op), -1);
+  comm.expect_wait(true);
+  comm::RequestPtr request = comm.allreduce(send.get(), recv.get(), op);
+  comm.expect_wait(false);
+  comm.wait(request, -1);
 }
 
 std::string failure_of(comm::Communicator& comm, Tensor& t, dt_status status) {

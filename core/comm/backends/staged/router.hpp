@@ -70,7 +70,7 @@ class DeviceRouter final : public Backend {
   // device paths complete on their own threads, so waiting through the host
   // backend serves every request.
   bool wait(const RequestPtr& request, Clock::time_point deadline) override;
-  void expect_wait() override { host_->expect_wait(); }
+  void expect_wait(bool on) override { host_->expect_wait(on); }
   void check_placement(const TensorView& view, const char* name) const override { route(name, {{&view, name}}); }
   std::string unresponsive_ranks(const Request& request) override;
 

@@ -38,7 +38,7 @@ class UcxBackend final : public Backend {
   // Waits for `request` until `deadline`, first driving progress on this
   // thread; returns whether it completed.
   bool wait(const RequestPtr& request, Clock::time_point deadline) override;
-  void expect_wait() override { engine_.expect_wait(); }
+  void expect_wait(bool on) override { engine_.expect_wait(on); }
   // The ranks `request` is still waiting for, as "rank 2, rank 5".
   std::string unresponsive_ranks(const Request& request) override;
 

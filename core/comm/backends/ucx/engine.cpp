@@ -121,7 +121,13 @@ void Engine::lease_until(Clock::time_point until) {
   caller_lease_until_.store(until.time_since_epoch().count(), std::memory_order_relaxed);
 }
 
-void Engine::expect_wait() { t_waiting_for = this; }
+void Engine::expect_wait(bool on) {
+  if (on) {
+    t_waiting_for = this;
+  } else if (t_waiting_for == this) {
+    t_waiting_for = nullptr;
+  }
+}
 
 RequestPtr Engine::submit(std::unique_ptr<Operation> op) {
   const bool waited_for = std::exchange(t_waiting_for, nullptr) == this;

@@ -62,9 +62,10 @@ class Engine {
   // returns its request. Never throws for a broken engine: the request then
   // completes at once with the reason.
   RequestPtr submit(std::unique_ptr<Operation> op);
-  // The next operation this thread submits will be waited for at once, so
-  // the progress thread need not be woken for it.
-  void expect_wait();
+  // Whether the next operation this thread submits is waited for at once:
+  // the progress thread need not be woken for it, and a small allreduce may
+  // run here (allreduce_now()).
+  void expect_wait(bool on);
   // An allreduce this thread said it waits for (expect_wait()) that fits
   // SmallAllreduce, while no collective is queued: runs it here and now and
   // returns its completed request, failed with DT_ERR_TIMEOUT naming the
