@@ -47,7 +47,7 @@ TEST(UcxSmallAllreduce, MatchesTheScheduledOne) {
     run_world(ranks, [](comm::Communicator& comm) {
       const int n = comm.size();
       const int me = comm.rank();
-      for (std::int64_t count : {1, 2, 7, 255, 1024}) {
+      for (std::int64_t count : {1, 2, 7, 255, 1024, 8192}) {
         for (int op : {DT_SUM, DT_MAX, DT_AVG}) {
           for (bool in_place : {false, true}) {
             std::vector<float> send(count), recv(count, -1.0f);

@@ -19,7 +19,7 @@ namespace dtrain::comm::ucx {
 class SmallAllreduce {
  public:
   // The largest buffer it takes: its peers' values arrive within it.
-  static constexpr std::size_t kMaxBytes = 4096;
+  static constexpr std::size_t kMaxBytes = 32 * 1024;
 
   // Whether an allreduce of `bytes` on `size` ranks fits.
   static bool fits(int size, std::size_t bytes) {
