@@ -179,7 +179,8 @@ void Engine::break_with(dt_status status, const std::string& message) {
 
 RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv, ReduceOp op, int timeout_ms) {
   if (t_waiting_for != this || !SmallAllreduce::fits(group_.size, recv.bytes())) return nullptr;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::milliseconds(timeout_ms);
   SmallOutcome outcome;
   std::uint64_t number = 0;
   {
@@ -199,7 +200,7 @@ RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv,
     unsettled_ = true;  // its first round may have completed while posted
     ++generation_;
   }
-  if (!drive([this] { return !small_running_.load(std::memory_order_acquire); }, deadline)) {
+  if (!drive([this] { return !small_running_.load(std::memory_order_acquire); }, start, deadline)) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (small_running_.load(std::memory_order_relaxed)) {
       // It goes on without its caller, holding up the queue like any
@@ -230,11 +231,11 @@ std::string Engine::small_prefix() const {
 
 bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
   if (request->done()) return true;
-  return drive([&request] { return request->done(); }, deadline);
+  return drive([&request] { return request->done(); }, Clock::now(), deadline);
 }
 
 template <typename Done>
-bool Engine::drive(const Done& done, Clock::time_point deadline) {
+bool Engine::drive(const Done& done, Clock::time_point start, Clock::time_point deadline) {
   // The caller drives progress itself until done: polling while something
   // happened within spin_us, then sleeping on the worker's events. Handing
   // over to the progress thread would cost a wake-up at each end; the
@@ -242,9 +243,8 @@ bool Engine::drive(const Done& done, Clock::time_point deadline) {
   const auto spin = std::chrono::microseconds(tuning_.spin_us);
   callers_.fetch_add(1, std::memory_order_relaxed);
   std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-  auto last_event = Clock::now();
-  while (!done()) {
-    const auto now = Clock::now();
+  auto last_event = start;
+  for (auto now = start; !done(); now = Clock::now()) {
     if (now >= deadline) break;
     lease_until(now + kWaitLease);
     watch_local_peers(now);

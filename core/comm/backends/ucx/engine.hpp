@@ -93,9 +93,9 @@ class Engine {
   // anything happened.
   bool tick();
   // Drives progress on the calling thread until done() or `deadline`;
-  // returns done().
+  // returns done(). `start` is the time of the call, read by the caller.
   template <typename Done>
-  bool drive(const Done& done, Clock::time_point deadline);
+  bool drive(const Done& done, Clock::time_point start, Clock::time_point deadline);
   // Ticks until something happens or done(), a few rounds at most; the
   // caller holds mutex_. Returns whether anything happened.
   template <typename Done>
