@@ -132,9 +132,9 @@ void Engine::expect_wait(bool on) {
 RequestPtr Engine::submit(std::unique_ptr<Operation> op) {
   const bool waited_for = std::exchange(t_waiting_for, nullptr) == this;
   // Before taking the lock, so that the progress thread, seeing the lease,
-  // lets go of it at its next round; a caller about to wait takes one itself.
+  // lets go of it at its next round.
   const bool unattended = callers_.load(std::memory_order_relaxed) == 0;
-  if (unattended && !waited_for) lease_until(Clock::now() + kSubmitLease);
+  if (unattended) lease_until(Clock::now() + kSubmitLease);
   std::unique_lock<std::mutex> lock(mutex_);
   const bool collective = op->kind() == Operation::Kind::collective;
   op->set_label(++operations_, collective ? collectives_++ : 0);
@@ -154,7 +154,7 @@ RequestPtr Engine::submit(std::unique_ptr<Operation> op) {
     op->start();
     independent_.push_back(std::move(op));
   }
-  unsettled_ = advance_operations();
+  advance_operations();
   ++generation_;
   // The progress thread may be parked until the lease of a caller that has
   // left runs out (up to kWaitLease): an operation nobody is about to wait
@@ -197,7 +197,6 @@ RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv,
     small_outcome_ = &outcome;
     small_running_.store(true, std::memory_order_relaxed);
     small_.start(group_, collectives_++, send, recv, op);
-    unsettled_ = true;  // its first round may have completed while posted
     ++generation_;
   }
   if (!drive([this] { return !small_running_.load(std::memory_order_acquire); }, start, deadline)) {
@@ -391,13 +390,7 @@ bool Engine::tick() {
     fail_all(DT_ERR_ABORTED, "aborted");
     moved = true;
   }
-  // Transfers complete inside UCP's progress or while operations post
-  // them (which may complete another operation's transfer): without either
-  // there is nothing to advance.
-  if (events > 0 || moved || unsettled_) {
-    unsettled_ = advance_operations();
-    if (unsettled_) moved = true;
-  }
+  if (advance_operations()) moved = true;
   return events > 0 || moved;
 }
 
@@ -499,7 +492,6 @@ void Engine::watch_local_peers(Clock::time_point now) {
   }
   for (int peer : transport_->take_departures()) fail_involving(peer);
   std::vector<std::pair<int, ucs_status_t>> lost;
-  unsettled_ = true;  // fail_involving() leaves retiring to advance_operations()
   for (int peer : dead) {
     if (transport_->gone(peer)) continue;
     transport_->declare_failed(peer, "its process " + std::to_string(identities_[peer].pid) + " has exited");

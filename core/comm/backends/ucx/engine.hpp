@@ -136,9 +136,6 @@ class Engine {
   std::vector<std::unique_ptr<Operation>> draining_;     // over, with transfers still in flight
   dt_status broken_status_ = DT_OK;
   std::string broken_reason_;
-  // advance_operations() moved something, or operations failed outside it:
-  // the next round advances them even without an event from UCP.
-  bool unsettled_ = false;
   std::uint64_t generation_ = 0;  // bumped by submit(), so the thread never sleeps on new work
   bool sleeping_ = false;    // the progress thread is asleep on the event fd
   bool parked_ = false;      // the progress thread is asleep on lease_cv_
