@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "device/cpu/convert.hpp"
 #include "device/cpu/half.hpp"
 #include "device/cpu/reduce.hpp"
 #include "device/cuda/blas.hpp"
@@ -336,6 +337,34 @@ TEST_F(Kernels, CastsMatchTheCpu) {
     ADD_FAILURE() << "f32 -> i32 accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), DT_ERR_UNSUPPORTED);
+  }
+}
+
+// What DDP buckets are packed and unpacked with: scaled and converted with
+// one rounding, as cpu::scaled_copy does, bit for bit.
+TEST_F(Kernels, ScaledCastsMatchTheCpu) {
+  struct Pair {
+    DType from, to;
+  };
+  const Pair pairs[] = {{DType::f32, DType::f16},  {DType::f32, DType::bf16}, {DType::f16, DType::f32},
+                        {DType::bf16, DType::f32}, {DType::f32, DType::f32},  {DType::f64, DType::f64}};
+  std::uint32_t seed = 1700;
+  for (const Pair& p : pairs) {
+    for (double factor : {0.25, 1.0 / 3.0}) {
+      for (std::int64_t count : kCounts) {
+        const auto in = random_values(p.from, count, seed++);
+        Input src(in, 0);
+        Output out(static_cast<std::size_t>(count) * dtype_size(p.to), 0);
+        cuda::scaled_cast(p.to, out.data(), p.from, src.data(), count, factor, nullptr);
+        synchronize();
+        std::vector<unsigned char> want(static_cast<std::size_t>(count) * dtype_size(p.to) + 1);
+        cpu::scaled_copy(p.from, in.data(), p.to, want.data(), count, factor);
+        const std::string what = std::string("scaled_cast ") + dtype_name(p.from) + "->" + dtype_name(p.to) +
+                                 " x" + std::to_string(count) + " by " + std::to_string(factor);
+        expect_same(p.to, want, out.read(), count, what);
+        out.expect_guard(what);
+      }
+    }
   }
 }
 
