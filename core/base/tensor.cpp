@@ -82,14 +82,17 @@ TensorView check_tensor(const DLTensor* tensor, const char* arg, const CudaDevic
   if (tensor->ndim > kMaxDims) bad(arg, "ndim " + std::to_string(tensor->ndim) + " exceeds 64");
   if (tensor->ndim > 0 && tensor->shape == nullptr) bad(arg, "shape is NULL with ndim > 0");
 
-  const std::int64_t elem = static_cast<std::int64_t>(dtype_size(view.dtype));
-  const std::int64_t max_count = std::numeric_limits<std::int64_t>::max() / elem;
+  // Overflow checks without divisions: every operation checks its arguments
+  // on its way to a small message, where a few divisions would show.
   std::int64_t count = 1;
   for (int d = 0; d < tensor->ndim; ++d) {
-    std::int64_t extent = tensor->shape[d];
+    const std::int64_t extent = tensor->shape[d];
     if (extent < 0) bad(arg, "shape[" + std::to_string(d) + "] = " + std::to_string(extent) + " is negative");
-    if (extent != 0 && count > max_count / extent) bad(arg, "element count overflows");
-    count *= extent;
+    if (__builtin_mul_overflow(count, extent, &count)) bad(arg, "element count overflows");
+  }
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(count, static_cast<std::int64_t>(dtype_size(view.dtype)), &bytes)) {
+    bad(arg, "element count overflows");
   }
   view.count = count;
 
