@@ -126,7 +126,9 @@ TEST(UcxSmallAllreduce, TimeoutNamesTheSilentRank) {
           Tensor t(&x, 1, DType::f32);
           const auto start = Clock::now();
           const std::string message = failure_of(comm, t, DT_ERR_TIMEOUT);
-          EXPECT_LT(Clock::now() - start, milliseconds(1300));
+          // Near the 300 ms deadline, not the default one (minutes); the slack
+          // is for a loaded host, where this test once took 1.4 s longer.
+          EXPECT_LT(Clock::now() - start, milliseconds(2300));
           EXPECT_NE(message.find("did not complete within 300 ms"), std::string::npos) << message;
           EXPECT_NE(message.find("no word from rank 1"), std::string::npos) << message;
           // Broken from now on.
