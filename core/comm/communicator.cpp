@@ -203,8 +203,7 @@ void Communicator::wait(const RequestPtr& request, int timeout_ms) {
   // needs no deadline.
   if (!request->done() && !backend_->wait(request, Clock::now() + std::chrono::milliseconds(limit))) {
     std::string silent = backend_->unresponsive_ranks(*request);
-    fail(DT_ERR_TIMEOUT, rank_prefix() + request->what() + " did not complete within " + std::to_string(limit) +
-                             " ms" + (silent.empty() ? "" : "; no word from " + silent));
+    fail(DT_ERR_TIMEOUT, timeout_message(rank_prefix() + request->what(), limit, silent));
   }
   dt_status status = request->status();
   if (status != DT_OK) fail(status, request->message());

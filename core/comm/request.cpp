@@ -39,4 +39,9 @@ bool Request::wait_until(Clock::time_point deadline) const {
   return done_cv_.wait_until(lock, deadline, [this] { return done_; });
 }
 
+std::string timeout_message(const std::string& what, int limit_ms, const std::string& silent) {
+  return what + " did not complete within " + std::to_string(limit_ms) + " ms" +
+         (silent.empty() ? "" : "; no word from " + silent);
+}
+
 }  // namespace dtrain::comm

@@ -55,4 +55,8 @@ class Request {
 
 using RequestPtr = std::shared_ptr<Request>;
 
+// Why a wait gave up: "<what> did not complete within <limit_ms> ms", and
+// "; no word from <silent>" when the ranks not heard from are known.
+std::string timeout_message(const std::string& what, int limit_ms, const std::string& silent);
+
 }  // namespace dtrain::comm

@@ -6,9 +6,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include "base/error.hpp"
 #include "device/cuda/error.hpp"
 #include "device/cuda/kernels.hpp"
 #include "device/cuda/runtime.hpp"
+#include "parallel/ddp/bucket_plan.hpp"
 #include "parallel/ddp/cuda_buckets.hpp"
 
 namespace dtrain::parallel::ddp {
@@ -74,11 +76,16 @@ class CudaBuckets final : public BucketDevice {
 
 }  // namespace
 
-std::unique_ptr<BucketDevice> make_cuda_buckets(std::span<const TensorView> gradients, void* stream) {
+std::unique_ptr<BucketDevice> make_cuda_buckets(std::span<const TensorView> gradients, Compression compression,
+                                                void* stream) {
   const int device = gradients[0].device_id;
   for (std::size_t i = 0; i < gradients.size(); ++i) {
-    cuda::check_device_memory(gradients[i].data, gradients[i].bytes(), "gradients[" + std::to_string(i) + "]",
-                              device);
+    const std::string name = "gradients[" + std::to_string(i) + "]";
+    if (gradients[i].dtype == DType::f64 && wire_dtype(DType::f64, compression) != DType::f64) {
+      raise(DT_ERR_UNSUPPORTED, name + " is float64 on a CUDA device, which " + compression_name(compression) +
+                                    " compression does not support there (float32 gradients, or no compression)");
+    }
+    cuda::check_device_memory(gradients[i].data, gradients[i].bytes(), name, device);
   }
   return std::make_unique<CudaBuckets>(device, stream);
 }

@@ -1,12 +1,10 @@
 // Buckets in host memory: conversions by the CPU loops, at once.
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "base/error.hpp"
 #include "device/cpu/convert.hpp"
 #include "parallel/ddp/bucket_device.hpp"
-#include "parallel/ddp/bucket_plan.hpp"
 #include "parallel/ddp/cuda_buckets.hpp"
 
 namespace dtrain::parallel::ddp {
@@ -47,16 +45,10 @@ class HostBuckets final : public BucketDevice {
 std::unique_ptr<BucketDevice> make_bucket_device(std::span<const TensorView> gradients, Compression compression,
                                                  void* stream) {
   if (gradients.empty() || gradients[0].memory == Memory::host) return std::make_unique<HostBuckets>();
-  for (std::size_t i = 0; i < gradients.size(); ++i) {
-    if (gradients[i].dtype == DType::f64 && wire_dtype(DType::f64, compression) != DType::f64) {
-      raise(DT_ERR_UNSUPPORTED, "gradients[" + std::to_string(i) + "] is float64 on a CUDA device, which " +
-                                    compression_name(compression) +
-                                    " compression does not support there (float32 gradients, or no compression)");
-    }
-  }
 #ifdef DTRAIN_HAVE_CUDA
-  return make_cuda_buckets(gradients, stream);
+  return make_cuda_buckets(gradients, compression, stream);
 #else
+  (void)compression;
   (void)stream;
   raise(DT_ERR_UNSUPPORTED, "CUDA gradients need a libdtrain built with CUDA");
 #endif

@@ -207,9 +207,7 @@ RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv,
       small_outcome_ = nullptr;
       const int silent = small_.waiting_on();
       outcome.status = DT_ERR_TIMEOUT;
-      outcome.message = "rank " + std::to_string(group_.rank) + ": allreduce #" + std::to_string(number) +
-                        " did not complete within " + std::to_string(timeout_ms) + " ms" +
-                        (silent < 0 ? "" : "; no word from " + describe_rank(group_, silent));
+      outcome.message = timeout_message(small_prefix(), timeout_ms, silent < 0 ? "" : describe_rank(group_, silent));
     }
   }
   if (outcome.status == DT_OK) return completed_;

@@ -136,10 +136,8 @@ std::string UcxBackend::unresponsive_ranks(const Request& request) {
 void UcxBackend::run(std::unique_ptr<Operation> op, Clock::time_point deadline) {
   RequestPtr request = engine_.submit(std::move(op));
   if (!wait(request, deadline)) {
-    std::string message = "rank " + std::to_string(engine_.rank()) + ": " + request->what() +
-                          " did not complete within " + std::to_string(timeout_ms_) + " ms";
-    const std::string silent = unresponsive_ranks(*request);
-    if (!silent.empty()) message += "; no word from " + silent;
+    const std::string message = timeout_message("rank " + std::to_string(engine_.rank()) + ": " + request->what(),
+                                                timeout_ms_, unresponsive_ranks(*request));
     engine_.break_with(DT_ERR_TIMEOUT, "an earlier operation timed out (" + message + ")");
     raise(DT_ERR_TIMEOUT, message);
   }
