@@ -169,6 +169,11 @@ RequestPtr Engine::submit(std::unique_ptr<Operation> op) {
 
 void Engine::abort() {
   abort_requested_.store(true, std::memory_order_release);
+  {
+    // Under the lock, so that a progress thread about to park cannot miss it.
+    std::lock_guard<std::mutex> lock(mutex_);
+    lease_cv_.notify_one();
+  }
   transport_->signal();
 }
 
@@ -322,11 +327,15 @@ void Engine::run() {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       const Clock::time_point lease(Clock::duration(caller_lease_until_.load(std::memory_order_relaxed)));
-      if (Clock::now() < lease) {
-        // A caller drives progress; the last one out wakes this thread, and
-        // so does one that starts an operation nobody waits for.
+      const bool attended = callers_.load(std::memory_order_relaxed) > 0;
+      if (attended || Clock::now() < lease) {
+        // A caller drives progress; the last one out wakes this thread when
+        // it leaves work behind, and so does one that starts an operation
+        // nobody waits for, or an abort. While callers come and go (a loop
+        // of blocking calls), waking to look would only take their cores
+        // and arm the worker, which makes every peer's send a signal.
         parked_ = true;
-        lease_cv_.wait_until(lock, lease);
+        lease_cv_.wait_until(lock, attended ? Clock::now() + kSleepIdle : lease);
         parked_ = false;
         continue;
       }
