@@ -31,12 +31,18 @@ const char kUsage[] =
     "                     both with N ranks, and print them side by side\n"
     "                     (start it as a single process, not under dtrun)\n"
     "  -n, --nproc N      ranks for --vs-mpi (default 2)\n"
+    "  --rounds R         for --vs-mpi: alternate R libdtrain and R MPI sweeps\n"
+    "                     (dtrain, mpi, dtrain, mpi, ...) and report, for each\n"
+    "                     size and side, the round with the lowest time (default 1);\n"
+    "                     a shared machine's speed changes in phases of seconds,\n"
+    "                     and one sweep of each may fall in a fast and a slow one\n"
     "  -h, --help         show this help\n";
 
 struct Args {
   dtb_options options;
   bool vs_mpi = false;
   int nproc = 2;
+  int rounds = 1;
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -59,17 +65,20 @@ Args parse(int argc, char** argv) {
     } else if (arg == "--vs-mpi") {
       a.vs_mpi = true;
       ++i;
-    } else if ((arg == "-n" || arg == "--nproc") && i + 1 < argc) {
+    } else if ((arg == "-n" || arg == "--nproc" || arg == "--rounds") && i + 1 < argc) {
       char* end = nullptr;
       long n = std::strtol(argv[i + 1], &end, 10);
-      if (*argv[i + 1] == '\0' || *end != '\0' || n < 1 || n > 4096) usage_error(arg + ": bad value");
-      a.nproc = static_cast<int>(n);
+      if (*argv[i + 1] == '\0' || *end != '\0' || n < 1 || n > 4096) {
+        usage_error(arg + ": bad value '" + argv[i + 1] + "'");
+      }
+      (arg == "--rounds" ? a.rounds : a.nproc) = static_cast<int>(n);
       i += 2;
     } else {
       usage_error("unknown argument '" + arg + "'");
     }
   }
   if (dtb_options_check(&a.options) != 0) usage_error(a.options.error);
+  if (a.rounds > 1 && !a.vs_mpi) usage_error("--rounds is for --vs-mpi");
   return a;
 }
 
@@ -185,7 +194,7 @@ int run_collectives(int argc, char** argv) {
       }
       comm.exit(2);
     }
-    return orchestrate(o, args.nproc);
+    return orchestrate(o, args.nproc, args.rounds);
   }
 
   dtb_results results{};

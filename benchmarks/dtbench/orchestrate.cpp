@@ -1,6 +1,8 @@
 // The two runs of --vs-mpi are separate jobs started one after the other: a
 // rank of a dtrun job cannot host an mpirun job, and running them at once
-// would have each measure the other.
+// would have each measure the other. With --rounds R they alternate R times
+// (dtrain, mpi, dtrain, mpi, ...), so that both sides get turns in the fast and
+// slow phases of a shared machine, and the comparison takes each side's best.
 #include "orchestrate.hpp"
 
 #include <spawn.h>
@@ -88,7 +90,7 @@ int run(const std::vector<std::string>& command) {
 
 }  // namespace
 
-int orchestrate(const dtb_options& o, int nproc) {
+int orchestrate(const dtb_options& o, int nproc, int rounds) {
   if (kMpiPeer == nullptr) {
     std::fprintf(stderr, "dtbench: --vs-mpi needs the MPI peer, and this build found no MPI\n");
     return 2;
@@ -105,14 +107,11 @@ int orchestrate(const dtb_options& o, int nproc) {
     return 1;
   }
   const fs::path dir = pattern;
-  const std::string dtrain_json = dir / "dtrain.json";
-  const std::string mpi_json = dir / "mpi.json";
   const std::vector<std::string> args = sweep_args(o);
   const std::string n = std::to_string(nproc);
 
   std::vector<std::string> dtrain = {tool(kDtrun, "dtrun"), "-n", n, "--no-tag-output", self.string(), "collectives"};
   dtrain.insert(dtrain.end(), args.begin(), args.end());
-  dtrain.insert(dtrain.end(), {"--json", dtrain_json});
 
   // pml ucx with any transport and device: MPI over the same UCX that
   // libdtrain uses, so the comparison is between collective algorithms.
@@ -121,10 +120,21 @@ int orchestrate(const dtb_options& o, int nproc) {
   mpi.insert(mpi.end(), {"--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any", "--mca", "pml_ucx_devices", "any",
                          "--bind-to", "none", tool(kMpiPeer, "mpi_peer")});
   mpi.insert(mpi.end(), args.begin(), args.end());
-  mpi.insert(mpi.end(), {"--json", mpi_json});
 
-  int status = run(dtrain);
-  if (status == 0) status = run(mpi);
+  // Each round's runs write their own JSON: the commands plus "--json PATH".
+  std::vector<std::string> dtrain_json, mpi_json;
+  int status = 0;
+  for (int r = 1; r <= rounds && status == 0; ++r) {
+    const std::string suffix = rounds > 1 ? "-" + std::to_string(r) + ".json" : ".json";
+    dtrain_json.push_back(dir / ("dtrain" + suffix));
+    mpi_json.push_back(dir / ("mpi" + suffix));
+    if (rounds > 1) std::printf("#\n# round %d of %d\n", r, rounds);
+    std::vector<std::string> d = dtrain, m = mpi;
+    d.insert(d.end(), {"--json", dtrain_json.back()});
+    m.insert(m.end(), {"--json", mpi_json.back()});
+    status = run(d);
+    if (status == 0) status = run(m);
+  }
   if (status == 0) status = compare_files(dtrain_json, mpi_json, o.json_path);
   fs::remove_all(dir, error);
   return status;
