@@ -52,19 +52,6 @@ int poll_timeout(Clock::time_point now, Clock::time_point until) {
   return static_cast<int>(std::min<std::int64_t>(ms, kSleepIdle.count()));
 }
 
-// Whether the ranks on this host outnumber the cores this process may use:
-// then a rank waiting for a peer may be keeping it off its core.
-bool oversubscribed(const std::vector<ProcessIdentity>& identities, int rank) {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) return false;
-  const ProcessIdentity& me = identities[rank];
-  const auto local = std::count_if(identities.begin(), identities.end(), [&](const ProcessIdentity& other) {
-    return !me.boot_id.empty() && other.boot_id == me.boot_id;
-  });
-  return local > CPU_COUNT(&cpus);
-}
-
 }  // namespace
 
 Engine::Engine(std::unique_ptr<Transport> transport, int rank, std::uint32_t context, std::vector<int> world_ranks,
@@ -73,7 +60,7 @@ Engine::Engine(std::unique_ptr<Transport> transport, int rank, std::uint32_t con
       world_ranks_(std::move(world_ranks)),
       identities_(std::move(identities)),
       tuning_(tuning),
-      oversubscribed_(oversubscribed(identities_, rank)),
+      oversubscribed_(outnumber_their_cores(identities_, identities_[rank])),
       completed_(std::make_shared<Request>("allreduce", 0)) {
   completed_->complete(DT_OK);
   group_.transport = transport_.get();

@@ -1,5 +1,6 @@
 #include "comm/backends/ucx/liveness.hpp"
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -93,6 +94,23 @@ bool ProcessIdentity::can_watch(const ProcessIdentity& other) const {
 bool runnable_on(const ProcessIdentity& process, int cpu) {
   const Stat now = read_stat(process.pid);
   return now.exists && now.state == 'R' && now.processor == cpu;
+}
+
+bool outnumber_their_cores(const std::vector<ProcessIdentity>& identities, const ProcessIdentity& me) {
+  cpu_set_t usable;
+  CPU_ZERO(&usable);
+  if (me.boot_id.empty() || sched_getaffinity(0, sizeof usable, &usable) != 0) return false;
+  int local = 0;
+  for (const ProcessIdentity& other : identities) {
+    if (other.boot_id != me.boot_id) continue;
+    ++local;
+    cpu_set_t theirs;
+    CPU_ZERO(&theirs);
+    if (me.can_watch(other) && sched_getaffinity(static_cast<pid_t>(other.pid), sizeof theirs, &theirs) == 0) {
+      CPU_OR(&usable, &usable, &theirs);
+    }
+  }
+  return local > CPU_COUNT(&usable);
 }
 
 bool process_gone(const ProcessIdentity& process) {

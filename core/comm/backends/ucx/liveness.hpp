@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dtrain::comm::ucx {
 
@@ -32,6 +33,13 @@ struct ProcessIdentity {
 // Whether the process (its main thread) is running or waiting to run on
 // `cpu`: then it competes with the caller for that core.
 bool runnable_on(const ProcessIdentity& process, int cpu);
+
+// Whether the processes of `identities` on `me`'s host outnumber the cores
+// they may use between them: then one waiting for another may be keeping it
+// off its core. Processes bound to a core each (mpirun's --bind-to core) do
+// not, though each may use only one. The cores of processes whose affinity
+// cannot be read (in another pid namespace) are not counted.
+bool outnumber_their_cores(const std::vector<ProcessIdentity>& identities, const ProcessIdentity& me);
 
 // Whether the process is gone: exited (a zombie counts) or replaced by
 // another with the same pid. A stopped process is not gone.
