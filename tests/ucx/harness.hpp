@@ -14,8 +14,10 @@
 #include <vector>
 
 #include <dlpack/dlpack.h>
+#include <gtest/gtest.h>
 
 #include "base/dtype.hpp"
+#include "base/error.hpp"
 #include "base/flat_tensor.hpp"
 #include "bootstrap/rendezvous.hpp"
 #include "comm/backends/ucx/tuning.hpp"
@@ -68,5 +70,19 @@ using Tensor = FlatTensor;
 
 // Waits for a request through the communicator (its own deadline).
 void wait(comm::Communicator& comm, const comm::RequestPtr& request);
+
+// Runs `call`, expecting it to throw an Error with `status`; returns its
+// message (empty, with a test failure, when it does not throw).
+template <typename Call>
+std::string expect_error(dt_status status, Call&& call) {
+  try {
+    call();
+    ADD_FAILURE() << "it succeeded; expected status " << status;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), status) << e.what();
+    return e.what();
+  }
+  return {};
+}
 
 }  // namespace dtrain::test
