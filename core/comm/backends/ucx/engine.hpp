@@ -8,8 +8,10 @@
 // and, after `spin_us` without an event, sleeps on the worker's event fd
 // (ucp_worker_arm), so no message needs a hand-off between threads and ranks
 // sharing a core do not starve each other. Meanwhile the progress thread
-// keeps off; it drives what nobody waits for (non-blocking operations),
-// polling briefly after each event and otherwise sleeping on the event fd.
+// stays parked, off the lock and the worker, until the last waiting caller
+// leaves work behind or an operation nobody waits for is started; it drives
+// what nobody waits for (non-blocking operations), polling briefly after
+// each event and otherwise sleeping on the event fd.
 //
 // A small allreduce that its caller waits for at once runs without an
 // Operation (allreduce_now(), small_allreduce.hpp), in its place in the
@@ -19,9 +21,9 @@
 // with DT_ERR_REMOTE naming it, cancelling the receives posted on the worker,
 // which UCP itself would leave pending forever. A peer that said goodbye
 // (see Transport) fails only the operations still waiting on it. Peers on
-// this host are also watched directly (see liveness.hpp) while there is work. abort() only raises a flag
-// and wakes the progress thread, which completes everything with
-// DT_ERR_ABORTED.
+// this host are also watched directly (see liveness.hpp) while there is
+// work. abort() only raises a flag and wakes whoever drives progress, which
+// completes everything with DT_ERR_ABORTED.
 #pragma once
 
 #include <atomic>
