@@ -6,23 +6,8 @@
 
 using dtrain::capi::entry;
 using dtrain::capi::require;
-using dtrain::comm::RequestPtr;
 
 namespace {
-
-// Tells the communicator that the operation started in this scope is waited
-// for at once. The hint must not outlive the start, even one that throws: a
-// later non-blocking call would be taken for a blocking one.
-class WaitHint {
- public:
-  explicit WaitHint(dtrain::comm::Communicator& comm) : comm_(comm) { comm_.expect_wait(true); }
-  ~WaitHint() { comm_.expect_wait(false); }
-  WaitHint(const WaitHint&) = delete;
-  WaitHint& operator=(const WaitHint&) = delete;
-
- private:
-  dtrain::comm::Communicator& comm_;
-};
 
 // Starts an operation on `comm` and completes it the way the caller asked.
 template <typename Start>
@@ -33,12 +18,7 @@ dt_status run(dt_comm* comm, dt_request** req, Start&& start) {
       *req = new dt_request{comm->impl, start(*comm->impl)};
       return;
     }
-    RequestPtr op;
-    {
-      WaitHint hint(*comm->impl);
-      op = start(*comm->impl);
-    }
-    comm->impl->wait(op, -1);
+    dtrain::comm::start_and_wait(*comm->impl, [&] { return start(*comm->impl); });
   });
 }
 

@@ -22,13 +22,7 @@ namespace {
 // The communicator is held, not borrowed, so that an optimizer outliving its
 // dt_comm fails its steps with DT_ERR_ABORTED instead of touching freed memory.
 dtrain::optim::Optimizer::NormReducer sum_over(std::shared_ptr<dtrain::comm::Communicator> comm) {
-  return [comm = std::move(comm)](double local) {
-    double value = local;
-    std::int64_t shape[1] = {1};
-    DLTensor tensor{&value, {kDLCPU, 0}, 1, {kDLFloat, 64, 1}, shape, nullptr, 0};
-    comm->wait(comm->allreduce(&tensor, &tensor, DT_SUM), -1);
-    return value;
-  };
+  return [comm = std::move(comm)](double local) { return dtrain::comm::sum_over_ranks(*comm, local); };
 }
 
 }  // namespace

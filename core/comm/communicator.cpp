@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/flat_tensor.hpp"
 #include "base/log.hpp"
 #include "device/probe.hpp"
 
@@ -231,5 +232,12 @@ std::shared_ptr<Communicator> Communicator::split(int color, int key) {
 void Communicator::abort() { mark_broken("aborted by dt_comm_abort"); }
 
 void Communicator::close() { mark_broken("the communicator was destroyed"); }
+
+double sum_over_ranks(Communicator& comm, double local) {
+  double value = local;
+  FlatTensor tensor(&value, 1, DType::f64);
+  start_and_wait(comm, [&] { return comm.allreduce(tensor.get(), tensor.get(), DT_SUM); });
+  return value;
+}
 
 }  // namespace dtrain::comm

@@ -88,4 +88,34 @@ class Communicator {
   std::string broken_reason_;
 };
 
+// Tells `comm` that the operation started in this scope is waited for at
+// once (Communicator::expect_wait). The hint must not outlive the start, even
+// one that throws: a later non-blocking call would be taken for a blocking one.
+class WaitHint {
+ public:
+  explicit WaitHint(Communicator& comm) : comm_(comm) { comm_.expect_wait(true); }
+  ~WaitHint() { comm_.expect_wait(false); }
+  WaitHint(const WaitHint&) = delete;
+  WaitHint& operator=(const WaitHint&) = delete;
+
+ private:
+  Communicator& comm_;
+};
+
+// A blocking operation: starts it (`start()` returns its request) with the
+// hint, so that the backend may spare the hand-off or run it then and there,
+// and waits for it with the communicator's deadline.
+template <typename Start>
+void start_and_wait(Communicator& comm, Start&& start) {
+  RequestPtr request;
+  {
+    WaitHint hint(comm);
+    request = start();
+  }
+  comm.wait(request, -1);
+}
+
+// The sum of `local` over the ranks of `comm` (a blocking f64 allreduce).
+double sum_over_ranks(Communicator& comm, double local);
+
 }  // namespace dtrain::comm

@@ -157,7 +157,7 @@ std::unique_ptr<Backend> attach_devices(std::unique_ptr<Backend> host, const dt_
     return std::make_unique<staged::CudaCopier>(device);
   };
   devices.check = [device](const TensorView& view, const char* name) {
-    staged::check_cuda_pointer(view, name, device);
+    device::cuda::check_device_memory(view.data, view.bytes(), name, device);
   };
   auto router = std::make_unique<staged::DeviceRouter>(std::move(host), std::move(devices));
   if (enum_value(opts.backend) == DT_BACKEND_NCCL) router->connect_devices();

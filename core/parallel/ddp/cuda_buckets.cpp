@@ -85,7 +85,6 @@ std::unique_ptr<BucketDevice> make_cuda_buckets(std::span<const TensorView> grad
       raise(DT_ERR_UNSUPPORTED, name + " is float64 on a CUDA device, which " + compression_name(compression) +
                                     " compression does not support there (float32 gradients, or no compression)");
     }
-    cuda::check_device_memory(gradients[i].data, gradients[i].bytes(), name, device);
   }
   return std::make_unique<CudaBuckets>(device, stream);
 }

@@ -9,10 +9,11 @@
 namespace dtrain::parallel::ddp {
 
 // Buckets in the memory of the CUDA device `gradients` are on, ordered after
-// the trainer's `stream` (NULL: the legacy default stream). Refuses, naming
-// it, a gradient labelled kDLCUDA whose data is not that device's memory
-// (DT_ERR_INVALID_ARGUMENT), and f64 gradients that `compression` would
-// have the kernels narrow, which they cannot (DT_ERR_UNSUPPORTED).
+// the trainer's `stream` (NULL: the legacy default stream). The gradients'
+// memory has been checked against that device already (the communicator's
+// check_placement()). Refuses, naming it, an f64 gradient that
+// `compression` would have the kernels narrow, which they cannot
+// (DT_ERR_UNSUPPORTED).
 std::unique_ptr<BucketDevice> make_cuda_buckets(std::span<const TensorView> gradients, Compression compression,
                                                 void* stream);
 

@@ -23,14 +23,14 @@ DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* c
     check_options(options_);
     for (const common::CheckedTensor& gradient :
          common::check_tensors(gradients, "gradients", common::Placement::one_device)) {
+      const std::string name = "gradients[" + std::to_string(gradients_.size()) + "]";
       if (!dtype_is_floating(gradient.view.dtype)) {
-        raise(DT_ERR_INVALID_ARGUMENT, "gradients[" + std::to_string(gradients_.size()) + "] is " +
-                                           dtype_name(gradient.view.dtype) +
+        raise(DT_ERR_INVALID_ARGUMENT, name + " is " + dtype_name(gradient.view.dtype) +
                                            "; gradients are averaged, so they must be floating point");
       }
       // A device the communicator cannot reduce on would otherwise fail
       // only at the first mark, on this rank alone.
-      comm_.check_placement(gradient.view, ("gradients[" + std::to_string(gradients_.size()) + "]").c_str());
+      comm_.check_placement(gradient.view, name.c_str());
       gradients_.push_back(gradient.view);
       layouts.push_back(gradient.layout);
     }

@@ -48,12 +48,7 @@ std::vector<DLTensor> flat_tensors(const std::vector<TensorView>& views, std::ve
 // Sums this rank's squared gradient norm over the ranks holding the other
 // shards.
 optim::Optimizer::NormReducer sum_over(comm::Communicator& comm) {
-  return [&comm](double local) {
-    double value = local;
-    FlatTensor tensor(&value, 1, DType::f64);
-    comm.wait(comm.allreduce(tensor.get(), tensor.get(), DT_SUM), -1);
-    return value;
-  };
+  return [&comm](double local) { return comm::sum_over_ranks(comm, local); };
 }
 
 }  // namespace

@@ -85,18 +85,4 @@ void CudaCopier::give_back(std::unique_ptr<device::cuda::Event> event) {
   spare_.push_back(std::move(event));
 }
 
-void check_cuda_pointer(const TensorView& view, const char* name, int device) {
-  const device::cuda::PointerInfo info = device::cuda::pointer_info(view.data);
-  using Kind = device::cuda::PointerInfo::Kind;
-  if (info.kind != Kind::device && info.kind != Kind::managed) {
-    raise(DT_ERR_INVALID_ARGUMENT, std::string(name) +
-                                       ": the tensor says kDLCUDA but its data is not CUDA device memory "
-                                       "(use kDLCPU or kDLCUDAHost for host memory)");
-  }
-  if (info.kind == Kind::device && info.device != device) {
-    raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + ": its data is memory of CUDA device " +
-                                       std::to_string(info.device) + ", not of device " + std::to_string(device));
-  }
-}
-
 }  // namespace dtrain::comm::staged

@@ -40,8 +40,4 @@ class CudaCopier final : public Copier {
   std::vector<std::unique_ptr<device::cuda::Event>> spare_;
 };
 
-// Throws DT_ERR_INVALID_ARGUMENT naming `name` unless `view`'s data is device
-// (or managed) memory of CUDA device `device`.
-void check_cuda_pointer(const TensorView& view, const char* name, int device);
-
 }  // namespace dtrain::comm::staged
