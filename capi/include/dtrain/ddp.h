@@ -114,9 +114,13 @@ DT_API dt_status dt_ddp_options_init(dt_ddp_options *opts, unsigned version);
  * Creates a DDP over the `n` gradients `grads[0..n)` (registration order:
  * forward order, first layer first). Collective over `comm`. `opts` NULL:
  * defaults. DT_ERR_INVALID_ARGUMENT for a NULL, non-floating, non-compact or
- * overlapping gradient or a bad option (the other ranks then get
- * DT_ERR_MISMATCH saying which rank refused); DT_ERR_MISMATCH when ranks
- * disagree about the gradients or options. The result belongs to the caller.
+ * overlapping gradient, gradients that mix host and device memory, device
+ * gradients on a device other than the communicator's or misaligned for it,
+ * or a bad option; DT_ERR_UNSUPPORTED for CUDA gradients on a communicator
+ * without a CUDA device, or float64 CUDA gradients with compression (the
+ * other ranks then get DT_ERR_MISMATCH saying which rank refused);
+ * DT_ERR_MISMATCH when ranks disagree about the gradients or options. The
+ * result belongs to the caller.
  */
 DT_API dt_status dt_ddp_create(dt_ddp **out, dt_comm *comm, const DLTensor *const *grads, size_t n,
                                const dt_ddp_options *opts);

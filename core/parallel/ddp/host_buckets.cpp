@@ -48,9 +48,10 @@ std::unique_ptr<BucketDevice> make_bucket_device(std::span<const TensorView> gra
 #ifdef DTRAIN_HAVE_CUDA
   return make_cuda_buckets(gradients, compression, stream);
 #else
+  // device::check_tensor refuses CUDA tensors in a build without CUDA.
   (void)compression;
   (void)stream;
-  raise(DT_ERR_UNSUPPORTED, "CUDA gradients need a libdtrain built with CUDA");
+  raise(DT_ERR_INTERNAL, "CUDA gradients reached a libdtrain built without CUDA");
 #endif
 }
 

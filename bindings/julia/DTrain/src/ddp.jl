@@ -69,8 +69,9 @@ finishes the step and leaves the averages in the arrays.
 `grads` are dense floating-point arrays (`Float32`, `Float64`, `Float16`),
 which the DDP keeps referenced and writes into until it is closed: all host
 arrays, or all [`DeviceBuffer`](@ref)s on the communicator's CUDA device, whose
-`stream` (the first one's) is the stream backward writes them on (see
-`dtrain/ddp.h`). Creation is
+`stream` (the first one's) is the stream backward writes them on (`C_NULL`
+here: the legacy default stream, not the communicator's; see `dtrain/ddp.h`).
+Creation is
 collective: every rank must pass arrays of the same element types and sizes
 and the same options, or every rank throws a `DT_ERR_MISMATCH` error.
 

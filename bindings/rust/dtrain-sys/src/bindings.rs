@@ -1387,9 +1387,13 @@ extern "C" {
     #[doc = " Creates a DDP over the `n` gradients `grads[0..n)` (registration order:"]
     #[doc = " forward order, first layer first). Collective over `comm`. `opts` NULL:"]
     #[doc = " defaults. DT_ERR_INVALID_ARGUMENT for a NULL, non-floating, non-compact or"]
-    #[doc = " overlapping gradient or a bad option (the other ranks then get"]
-    #[doc = " DT_ERR_MISMATCH saying which rank refused); DT_ERR_MISMATCH when ranks"]
-    #[doc = " disagree about the gradients or options. The result belongs to the caller."]
+    #[doc = " overlapping gradient, gradients that mix host and device memory, device"]
+    #[doc = " gradients on a device other than the communicator's or misaligned for it,"]
+    #[doc = " or a bad option; DT_ERR_UNSUPPORTED for CUDA gradients on a communicator"]
+    #[doc = " without a CUDA device, or float64 CUDA gradients with compression (the"]
+    #[doc = " other ranks then get DT_ERR_MISMATCH saying which rank refused);"]
+    #[doc = " DT_ERR_MISMATCH when ranks disagree about the gradients or options. The"]
+    #[doc = " result belongs to the caller."]
     pub fn dt_ddp_create(
         out: *mut *mut dt_ddp,
         comm: *mut dt_comm,
