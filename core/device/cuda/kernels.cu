@@ -351,6 +351,11 @@ void divide(DType dtype, void* dst, std::int64_t count, double divisor, cudaStre
   unary_float<DivBy>(dtype, dst, dst, count, divisor, stream, "divide");
 }
 
+bool can_cast(DType from, DType to) {
+  const auto half = [](DType d) { return d == DType::f16 || d == DType::bf16; };
+  return from == to || (from == DType::f32 && half(to)) || (half(from) && to == DType::f32);
+}
+
 void cast(DType to, void* dst, DType from, const void* src, std::int64_t count, cudaStream_t stream) {
   scaled_cast(to, dst, from, src, count, 1.0, stream);
 }
@@ -358,6 +363,10 @@ void cast(DType to, void* dst, DType from, const void* src, std::int64_t count, 
 void scaled_cast(DType to, void* dst, DType from, const void* src, std::int64_t count, double factor,
                  cudaStream_t stream) {
   require_pointers("cast", count, dst, dtype_size(to), src, dtype_size(from));
+  if (!can_cast(from, to)) {
+    raise(DT_ERR_UNSUPPORTED, std::string("cast: ") + dtype_name(from) + " to " + dtype_name(to) +
+                                  " is not supported (f32 to and from f16 or bf16)");
+  }
   if (to == from) {
     if (factor != 1.0) return scale(to, dst, src, count, factor, stream);
     if (count > 0 && dst != src) {
@@ -374,10 +383,8 @@ void scaled_cast(DType to, void* dst, DType from, const void* src, std::int64_t 
   const auto f = static_cast<float>(factor);
   if (from == DType::f32 && to == DType::f16) return map(out16, in32, count, F32ToHalf{f}, stream, "cast");
   if (from == DType::f32 && to == DType::bf16) return map(out16, in32, count, F32ToBf16{f}, stream, "cast");
-  if (from == DType::f16 && to == DType::f32) return map(out32, in16, count, HalfToF32{f}, stream, "cast");
-  if (from == DType::bf16 && to == DType::f32) return map(out32, in16, count, Bf16ToF32{f}, stream, "cast");
-  raise(DT_ERR_UNSUPPORTED, std::string("cast: ") + dtype_name(from) + " to " + dtype_name(to) +
-                                " is not supported (f32 to and from f16 or bf16)");
+  if (from == DType::f16) return map(out32, in16, count, HalfToF32{f}, stream, "cast");
+  return map(out32, in16, count, Bf16ToF32{f}, stream, "cast");
 }
 
 void reduce(Reduction op, DType dtype, void* dst, const void* src, std::int64_t count, cudaStream_t stream) {

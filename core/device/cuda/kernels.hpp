@@ -32,6 +32,10 @@ void scale(DType dtype, void* dst, const void* src, std::int64_t count, double f
 // sum, exactly as cpu::divide.
 void divide(DType dtype, void* dst, std::int64_t count, double divisor, cudaStream_t stream);
 
+// Whether cast() and scaled_cast() take `from` to `to`: f32 to and from
+// f16 or bf16, and any dtype to itself.
+bool can_cast(DType from, DType to);
+
 // dst[i] = src[i] converted from `from` to `to`: f32 -> f16/bf16 and back,
 // or a copy when the dtypes are equal. Other pairs: DT_ERR_UNSUPPORTED.
 void cast(DType to, void* dst, DType from, const void* src, std::int64_t count, cudaStream_t stream);

@@ -81,7 +81,8 @@ std::unique_ptr<BucketDevice> make_cuda_buckets(std::span<const TensorView> grad
   const int device = gradients[0].device_id;
   for (std::size_t i = 0; i < gradients.size(); ++i) {
     const std::string name = "gradients[" + std::to_string(i) + "]";
-    if (gradients[i].dtype == DType::f64 && wire_dtype(DType::f64, compression) != DType::f64) {
+    // Only float64 compresses to a pair the kernels lack.
+    if (!cuda::can_cast(gradients[i].dtype, wire_dtype(gradients[i].dtype, compression))) {
       raise(DT_ERR_UNSUPPORTED, name + " is float64 on a CUDA device, which " + compression_name(compression) +
                                     " compression does not support there (float32 gradients, or no compression)");
     }
