@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda_device.hpp"
 #include "dtrain.h"
 
 namespace {
@@ -178,10 +179,9 @@ TEST_F(DdpCapi, BadGradients) {
     // Without a device CUDA tensors are unsupported; with one, a CUDA
     // gradient among host ones is refused as scattered.
     grads.tensors[1].device = {kDLCUDA, 0};
-    const std::string build = dt_build_info();
-    const bool device = build.find("cuda: compiled, no device") == std::string::npos &&
-                        build.find("cuda: compiled") != std::string::npos;
-    expect_refused(grads, nullptr, device ? DT_ERR_INVALID_ARGUMENT : DT_ERR_UNSUPPORTED, "gradients[1]");
+    expect_refused(grads, nullptr,
+                   dtrain::testing::cuda_device_present() ? DT_ERR_INVALID_ARGUMENT : DT_ERR_UNSUPPORTED,
+                   "gradients[1]");
   }
   {
     Grads grads;
