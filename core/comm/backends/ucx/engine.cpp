@@ -171,8 +171,7 @@ void Engine::break_with(dt_status status, const std::string& message) {
 
 RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv, ReduceOp op, int timeout_ms) {
   if (t_waiting_for != this || !SmallAllreduce::fits(group_.size, recv.bytes())) return nullptr;
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::milliseconds(timeout_ms);
+  const auto done = [this] { return !small_running_.load(std::memory_order_acquire); };
   SmallOutcome outcome;
   std::uint64_t number = 0;
   {
@@ -190,16 +189,25 @@ RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv,
     small_running_.store(true, std::memory_order_relaxed);
     small_.start(group_, collectives_++, send, recv, op);
     ++generation_;
+    // A first few rounds of progress before letting go of the lock or
+    // reading the clock: with ranks in step, the peers' answers are often
+    // there by then, and at a few bytes the second lock and the clock
+    // would cost a good part of the operation.
+    poll(done);
   }
-  if (!drive([this] { return !small_running_.load(std::memory_order_acquire); }, start, deadline)) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (small_running_.load(std::memory_order_relaxed)) {
-      // It goes on without its caller, holding up the queue like any
-      // collective that timed out.
-      small_outcome_ = nullptr;
-      const int silent = small_.waiting_on();
-      outcome.status = DT_ERR_TIMEOUT;
-      outcome.message = timeout_message(small_prefix(), timeout_ms, silent < 0 ? "" : describe_rank(group_, silent));
+  if (!done()) {
+    const auto start = Clock::now();
+    if (!drive(done, start, start + std::chrono::milliseconds(timeout_ms))) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (small_running_.load(std::memory_order_relaxed)) {
+        // It goes on without its caller, holding up the queue like any
+        // collective that timed out.
+        small_outcome_ = nullptr;
+        const int silent = small_.waiting_on();
+        outcome.status = DT_ERR_TIMEOUT;
+        outcome.message =
+            timeout_message(small_prefix(), timeout_ms, silent < 0 ? "" : describe_rank(group_, silent));
+      }
     }
   }
   if (outcome.status == DT_OK) return completed_;
