@@ -508,6 +508,27 @@ pub fn broadcast_parameters<T: Element>(
     })
 }
 
+/// [`broadcast_parameters`] for parameters in CUDA memory, all on the
+/// communicator's device. Ordered as a collective with
+/// [`CudaStream::COMMUNICATOR`] is (see `dtrain/comm.h`), and in place on
+/// return. Without a usable CUDA device libdtrain refuses them with
+/// [`Status::Unsupported`](crate::Status::Unsupported).
+pub fn broadcast_parameters_device<T: Element>(
+    comm: &Comm<'_>,
+    params: &mut [&mut DeviceTensor<T>],
+    root: i32,
+) -> Result<()> {
+    let mut described: Vec<RawTensor> = params.iter().map(|p| p.descriptor()).collect();
+    let pointers: Vec<*mut sys::DLTensor> =
+        described.iter_mut().map(RawTensor::as_mut_ptr).collect();
+    // SAFETY: the descriptors describe device memory that the tensors'
+    // creators vouched for (DeviceTensor::from_device_ptr), borrowed mutably
+    // for the call, which blocks until the library is done with it.
+    check(unsafe {
+        sys::dt_ddp_broadcast_parameters(comm.as_raw(), pointers.as_ptr(), pointers.len(), root)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,7 +54,10 @@ pub use dtrain_sys as sys;
 
 pub use abort::AbortHandle;
 pub use comm::Comm;
-pub use ddp::{broadcast_parameters, BucketState, Compression, Ddp, DdpOptions, GradientSource};
+pub use ddp::{
+    broadcast_parameters, broadcast_parameters_device, BucketState, Compression, Ddp, DdpOptions,
+    GradientSource,
+};
 pub use device::{CudaStream, DeviceTensor};
 pub use element::{DataType, Element};
 pub use error::{error_last, status_string, Error, Result, Status};

@@ -9,7 +9,10 @@ mod common;
 use std::os::raw::c_void;
 
 use common::assert_error;
-use dtrain::{build_info, sys, CudaStream, Ddp, DdpOptions, DeviceTensor, ReduceOp, Status};
+use dtrain::{
+    broadcast_parameters_device, build_info, sys, CudaStream, Ddp, DdpOptions, DeviceTensor,
+    ReduceOp, Status,
+};
 
 fn no_device() -> bool {
     let info = build_info();
@@ -138,6 +141,11 @@ fn without_a_device_libdtrain_refuses_device_tensors() {
         comm.recv_device(&mut recv, 0, 1, stream),
         Status::Unsupported,
         "buf: ",
+    );
+    assert_error(
+        broadcast_parameters_device(&comm, &mut [&mut send, &mut recv], 0),
+        Status::Unsupported,
+        needle,
     );
     assert_eq!(out, vec![0f32; 4], "a refused operation changes nothing");
     assert_eq!(memory, vec![1f32; 4]);

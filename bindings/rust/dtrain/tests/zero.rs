@@ -120,7 +120,13 @@ fn refusals_name_their_status() {
         ..stage(1)
     };
     assert_error(
-        Zero::new(&comm, &[&w[..2], &w[2..]], &sgd(0.1), &units_short_of_the_parameters).map(|_| ()),
+        Zero::new(
+            &comm,
+            &[&w[..2], &w[2..]],
+            &sgd(0.1),
+            &units_short_of_the_parameters,
+        )
+        .map(|_| ()),
         Status::InvalidArgument,
         "add up",
     );
