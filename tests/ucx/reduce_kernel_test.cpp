@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "device/cpu/half.hpp"
 #include "device/cpu/reduce.hpp"
+#include "device/cpu/reduce_loops.hpp"
 
 namespace dtrain::device::cpu {
 namespace {
@@ -194,6 +196,64 @@ TEST(ReduceKernel, SameBufferTwice) {
   reduce(Reduction::max, DType::f32, a.data(), a.data(), 3);
   EXPECT_EQ(a, (std::vector<float>{2.0f, -4.0f, 6.0f}));
 }
+
+// Random bits of `bytes` bytes: every float class (NaN, infinity,
+// subnormal) turns up for the 16- and 32-bit types.
+std::vector<unsigned char> random_bytes(std::size_t bytes, std::uint32_t seed) {
+  std::vector<unsigned char> out(bytes);
+  for (auto& byte : out) {
+    seed = seed * 1664525u + 1013904223u;
+    byte = static_cast<unsigned char>(seed >> 24);
+  }
+  return out;
+}
+
+constexpr DType kAllTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16,
+                               DType::i32, DType::i64, DType::i8,  DType::u8};
+constexpr Reduction kAllReductions[] = {Reduction::sum, Reduction::prod, Reduction::max, Reduction::min};
+
+TEST(ReduceKernel, ThreeOperandsMatchCopyThenReduce) {
+  for (DType dtype : kAllTypes) {
+    for (Reduction op : kAllReductions) {
+      for (std::int64_t n : {0, 1, 31, 1027}) {
+        const std::size_t bytes = static_cast<std::size_t>(n) * dtype_size(dtype);
+        const auto a = random_bytes(bytes, 7);
+        const auto b = random_bytes(bytes, 11);
+        auto want = a;
+        reduce(op, dtype, want.data(), b.data(), n);
+        std::vector<unsigned char> apart(bytes), into_a = a, into_b = b;
+        reduce(op, dtype, apart.data(), a.data(), b.data(), n);
+        reduce(op, dtype, into_a.data(), into_a.data(), b.data(), n);
+        reduce(op, dtype, into_b.data(), a.data(), into_b.data(), n);
+        const std::string what = std::string(dtype_name(dtype)) + " op " + std::to_string(static_cast<int>(op)) +
+                                 ", " + std::to_string(n) + " elements";
+        EXPECT_EQ(apart, want) << what;
+        EXPECT_EQ(into_a, want) << what << ", into a";
+        EXPECT_EQ(into_b, want) << what << ", into b";
+      }
+    }
+  }
+}
+
+#ifdef DTRAIN_REDUCE_AVX2
+TEST(ReduceKernel, AvxLoopsGiveTheBaselinesBits) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2: only the baseline loops run";
+  // Lengths around the vector widths, so that every remainder path runs.
+  for (DType dtype : kAllTypes) {
+    for (Reduction op : kAllReductions) {
+      for (std::int64_t n : {1, 3, 8, 15, 16, 17, 33, 64, 65, 4099}) {
+        const std::size_t bytes = static_cast<std::size_t>(n) * dtype_size(dtype);
+        const auto a = random_bytes(bytes, 3);
+        const auto b = random_bytes(bytes, 5);
+        std::vector<unsigned char> baseline(bytes), avx(bytes);
+        combine_generic(op, dtype, baseline.data(), a.data(), b.data(), n);
+        combine_avx2(op, dtype, avx.data(), a.data(), b.data(), n);
+        ASSERT_EQ(avx, baseline) << dtype_name(dtype) << " op " << static_cast<int>(op) << ", " << n << " elements";
+      }
+    }
+  }
+}
+#endif
 
 TEST(DivideKernel, AveragesRoundOnce) {
   std::vector<float> f{3.0f, 1.0f};

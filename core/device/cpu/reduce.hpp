@@ -17,6 +17,11 @@ enum class Reduction { sum, prod, max, min };
 // overlap unless they are equal.
 void reduce(Reduction op, DType dtype, void* dst, const void* src, std::int64_t count);
 
+// dst[i] = a[i] op b[i] for i in [0, count). dst may be a or b; otherwise
+// no two of them may overlap. The same bits as copying a to dst and then
+// reducing b into it, in one pass.
+void reduce(Reduction op, DType dtype, void* dst, const void* a, const void* b, std::int64_t count);
+
 // dst[i] = dst[i] / divisor for a floating dtype (f16/bf16 computed in f32).
 void divide(DType dtype, void* dst, std::int64_t count, double divisor);
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #include "base/dtype.hpp"
 #include "comm/reduce_op.hpp"
@@ -30,12 +29,9 @@ struct Combine {
   void apply(void* dst, const void* src, std::int64_t count) const {
     device::cpu::reduce(op, dtype, dst, src, count);
   }
-  // dst = a op b, `count` elements; dst may be a. Done a chunk at a time, the
-  // copy leaves dst in cache for the reduction, so it costs about what a
-  // three-operand kernel would.
+  // dst = a op b, `count` elements; dst may be a.
   void apply(void* dst, const void* a, const void* b, std::int64_t count) const {
-    if (dst != a) std::memcpy(dst, a, static_cast<std::size_t>(count) * dtype_size(dtype));
-    device::cpu::reduce(op, dtype, dst, b, count);
+    device::cpu::reduce(op, dtype, dst, a, b, count);
   }
   // Turns fully reduced values into averages over `ranks`.
   void finish(void* dst, std::int64_t count, int ranks) const {
