@@ -46,8 +46,8 @@ fn sgd_with_momentum_updates_in_place() {
 
 #[test]
 fn adamw_first_step_moves_by_lr() {
-    let mut w = vec![1.0f32, -1.0, 0.5];
-    let mut g = vec![0.25f32, -4.0, 1.0];
+    let mut w = [1.0f32, -1.0, 0.5];
+    let mut g = [0.25f32, -4.0, 1.0];
     let mut opt = Optimizer::new(
         vec![&mut w[..]],
         vec![&mut g[..]],
@@ -71,8 +71,8 @@ fn adamw_first_step_moves_by_lr() {
 
 #[test]
 fn clipping_scales_the_gradients() {
-    let mut w = vec![0.0f32; 2];
-    let mut g = vec![3.0f32, 4.0];
+    let mut w = [0.0f32; 2];
+    let mut g = [3.0f32, 4.0];
     let options = OptimizerOptions {
         max_grad_norm: Some(1.0),
         ..sgd(1.0)
@@ -85,8 +85,8 @@ fn clipping_scales_the_gradients() {
 
 #[test]
 fn half_precision_with_a_dynamic_loss_scale() {
-    let mut w = vec![F16::from_f32(1.0); 4];
-    let mut g = vec![F16::from_f32(0.0); 4];
+    let mut w = [F16::from_f32(1.0); 4];
+    let mut g = [F16::from_f32(0.0); 4];
     let options = OptimizerOptions {
         loss_scale: Some(256.0),
         dynamic_loss_scale: true,
@@ -111,8 +111,8 @@ fn half_precision_with_a_dynamic_loss_scale() {
 
 #[test]
 fn bfloat16_parameters() {
-    let mut w = vec![Bf16::from_f32(2.0); 3];
-    let mut g = vec![Bf16::from_f32(1.0); 3];
+    let mut w = [Bf16::from_f32(2.0); 3];
+    let mut g = [Bf16::from_f32(1.0); 3];
     let mut opt = Optimizer::new(vec![&mut w[..]], vec![&mut g[..]], &sgd(0.5)).unwrap();
     opt.step().unwrap();
     assert_eq!(opt.param(0), &[Bf16::from_f32(1.5); 3]);
@@ -121,16 +121,16 @@ fn bfloat16_parameters() {
 #[test]
 fn sharded_over_a_world_of_one() {
     let comm = common::world();
-    let mut w = vec![1.0f32; 4];
-    let mut g = vec![1.0f32; 4];
+    let mut w = [1.0f32; 4];
+    let mut g = [1.0f32; 4];
     let mut opt = Optimizer::sharded(vec![&mut w[..]], vec![&mut g[..]], &sgd(0.1), &comm).unwrap();
     assert_eq!(opt.step().unwrap().grad_norm, 2.0);
 }
 
 #[test]
 fn refused_input() {
-    let mut w = vec![1.0f32; 4];
-    let mut g = vec![0.0f32; 3];
+    let mut w = [1.0f32; 4];
+    let mut g = [0.0f32; 3];
     common::assert_error(
         Optimizer::new(vec![&mut w[..]], vec![&mut g[..]], &sgd(0.1)),
         Status::InvalidArgument,
@@ -155,14 +155,14 @@ fn refused_input() {
         nesterov: true,
         ..sgd(0.1)
     };
-    let mut g4 = vec![0.0f32; 4];
+    let mut g4 = [0.0f32; 4];
     common::assert_error(
         Optimizer::new(vec![&mut w[..]], vec![&mut g4[..]], &options),
         Status::InvalidArgument,
         "nesterov = 1 needs momentum > 0",
     );
-    let mut iw = vec![1i32; 2];
-    let mut ig = vec![0i32; 2];
+    let mut iw = [1i32; 2];
+    let mut ig = [0i32; 2];
     common::assert_error(
         Optimizer::new(vec![&mut iw[..]], vec![&mut ig[..]], &sgd(0.1)),
         Status::InvalidArgument,
