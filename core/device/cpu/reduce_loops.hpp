@@ -18,6 +18,16 @@
 #include "device/cpu/half.hpp"
 #include "device/cpu/reduce.hpp"
 
+// reduce_avx2.cpp asks for AVX2 here, after the includes and not for its
+// whole file: an inline function of those headers that GCC emits out of
+// line (the f16/bf16 conversions, std::bit_cast) is one symbol that every
+// object shares, and the linker keeps whichever copy it meets first.
+// Compiled without AVX2, every copy runs on any x86-64 CPU; the loops below
+// may still inline them.
+#ifdef DTRAIN_REDUCE_LOOPS_WITH_AVX2
+#pragma GCC target("avx2")
+#endif
+
 namespace dtrain::device::cpu {
 
 // dst[i] = a[i] op b[i]; dst is a or b, or overlaps neither.

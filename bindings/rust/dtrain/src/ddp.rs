@@ -498,14 +498,9 @@ pub fn broadcast_parameters<T: Element>(
     params: &mut [&mut [T]],
     root: i32,
 ) -> Result<()> {
-    let mut described: Vec<RawTensor> = params.iter_mut().map(|p| RawTensor::of_mut(p)).collect();
-    let pointers: Vec<*mut sys::DLTensor> =
-        described.iter_mut().map(RawTensor::as_mut_ptr).collect();
-    // SAFETY: the descriptors describe slices borrowed mutably for the call,
-    // which blocks until the library is done with them.
-    check(unsafe {
-        sys::dt_ddp_broadcast_parameters(comm.as_raw(), pointers.as_ptr(), pointers.len(), root)
-    })
+    let described = params.iter_mut().map(|p| RawTensor::of_mut(p)).collect();
+    // SAFETY: the descriptors describe slices borrowed mutably for the call.
+    unsafe { broadcast_described(comm, described, root) }
 }
 
 /// [`broadcast_parameters`] for parameters in CUDA memory, all on the
@@ -518,15 +513,32 @@ pub fn broadcast_parameters_device<T: Element>(
     params: &mut [&mut DeviceTensor<T>],
     root: i32,
 ) -> Result<()> {
-    let mut described: Vec<RawTensor> = params.iter().map(|p| p.descriptor()).collect();
-    let pointers: Vec<*mut sys::DLTensor> =
-        described.iter_mut().map(RawTensor::as_mut_ptr).collect();
+    let described = params.iter().map(|p| p.descriptor()).collect();
     // SAFETY: the descriptors describe device memory that the tensors'
     // creators vouched for (DeviceTensor::from_device_ptr), borrowed mutably
-    // for the call, which blocks until the library is done with it.
-    check(unsafe {
-        sys::dt_ddp_broadcast_parameters(comm.as_raw(), pointers.as_ptr(), pointers.len(), root)
-    })
+    // for the call.
+    unsafe { broadcast_described(comm, described, root) }
+}
+
+/// `dt_ddp_broadcast_parameters` over `described`, from `root`.
+///
+/// # Safety
+///
+/// Each descriptor must describe memory that nothing else reads or writes
+/// until this returns (the call blocks until the library is done with it).
+unsafe fn broadcast_described(
+    comm: &Comm<'_>,
+    mut described: Vec<RawTensor>,
+    root: i32,
+) -> Result<()> {
+    let pointers: Vec<*mut sys::DLTensor> =
+        described.iter_mut().map(RawTensor::as_mut_ptr).collect();
+    check(sys::dt_ddp_broadcast_parameters(
+        comm.as_raw(),
+        pointers.as_ptr(),
+        pointers.len(),
+        root,
+    ))
 }
 
 #[cfg(test)]
