@@ -3,9 +3,8 @@
 // reduce_avx2.cpp with AVX2, which reduce.cpp picks when the CPU has it.
 // They are plain loops that GCC vectorises at -O3 (see CMakeLists.txt).
 // Every variant computes each element alone, in the same order of
-// operations, so all give the same bits. Integer sums and products go
-// through the unsigned type of the same width: wrapping is then defined
-// behaviour and vectorises the same.
+// operations, so all give the same bits. Integer sums and products wrap
+// (device/wide.hpp).
 //
 // Everything but the entry points is in an anonymous namespace, so that the
 // copies compiled with different flags stay apart.
@@ -17,6 +16,7 @@
 #include "base/dtype.hpp"
 #include "device/cpu/half.hpp"
 #include "device/cpu/reduce.hpp"
+#include "device/wide.hpp"
 
 // reduce_avx2.cpp asks for AVX2 here, after the includes and not for its
 // whole file: an inline function of those headers that GCC emits out of
@@ -38,17 +38,6 @@ void combine_avx2(Reduction op, DType dtype, void* dst, const void* a, const voi
 #endif
 
 namespace {
-
-template <typename T, bool = std::is_integral_v<T>>
-struct WideOf {
-  using type = T;
-};
-template <typename T>
-struct WideOf<T, true> {
-  using type = std::make_unsigned_t<T>;
-};
-template <typename T>
-using Wide = typename WideOf<T>::type;
 
 template <typename T>
 struct Sum {

@@ -12,6 +12,7 @@
 #include "base/error.hpp"
 #include "device/cuda/error.hpp"
 #include "device/cuda/half.cuh"
+#include "device/wide.hpp"
 
 namespace dtrain::device::cuda {
 
@@ -140,19 +141,8 @@ void fill_typed(T* dst, std::int64_t count, T value, cudaStream_t stream) {
 
 // ---- element operations ---------------------------------------------------
 
-// Integer sums and products wrap: computed in the unsigned type of the same
-// width (and at least unsigned int for products), as on the CPU.
-template <typename T, bool = std::is_integral_v<T>>
-struct WideOf {
-  using type = T;
-};
-template <typename T>
-struct WideOf<T, true> {
-  using type = std::make_unsigned_t<T>;
-};
-template <typename T>
-using Wide = typename WideOf<T>::type;
-
+// Integer sums and products wrap as on the CPU (device/wide.hpp), products
+// in at least unsigned int.
 template <typename T>
 struct Sum {
   __device__ T operator()(T a, T b) const {
