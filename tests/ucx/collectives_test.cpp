@@ -2,7 +2,9 @@
 // against references each rank computes locally. Each algorithm family is
 // forced in turn (through Tuning); pipelined ones get small chunks so even
 // modest sizes run many lanes. The third family forces halving-doubling for
-// allreduce and leaves the rest to the automatic choice.
+// allreduce and leaves the rest to the automatic choice; the fourth leaves
+// everything to it, so small allreduces go through shared memory
+// (local_allreduce.hpp).
 
 #include <gtest/gtest.h>
 
@@ -31,7 +33,7 @@ const std::vector<std::int64_t> kSizes = [] {
   return sizes;
 }();
 
-enum class Family { bandwidth, latency, halving };
+enum class Family { bandwidth, latency, halving, automatic };
 
 Tuning tuning_for(Family family) {
   Tuning t;
@@ -44,7 +46,7 @@ Tuning tuning_for(Family family) {
     t.pipeline_depth = 3;
   } else if (family == Family::halving) {
     t.allreduce = Algorithm::halving_doubling;
-  } else {
+  } else if (family == Family::latency) {
     t.allreduce = Algorithm::recursive_doubling;
     t.reduce_scatter = Algorithm::recursive_doubling;
     t.allgather = Algorithm::bruck;
@@ -327,12 +329,14 @@ std::string name_of(const ::testing::TestParamInfo<std::tuple<int, Family>>& inf
   const char* family = "rd_bruck_tree";
   if (std::get<1>(info.param) == Family::bandwidth) family = "ring_pipeline";
   if (std::get<1>(info.param) == Family::halving) family = "rhd_auto";
+  if (std::get<1>(info.param) == Family::automatic) family = "auto";
   return std::to_string(std::get<0>(info.param)) + "ranks_" + family;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ucx, Collectives,
                          ::testing::Combine(::testing::Values(1, 2, 3, 4),
-                                            ::testing::Values(Family::bandwidth, Family::latency, Family::halving)),
+                                            ::testing::Values(Family::bandwidth, Family::latency, Family::halving,
+                                                              Family::automatic)),
                          name_of);
 
 }  // namespace

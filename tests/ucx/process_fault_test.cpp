@@ -1,5 +1,6 @@
 // Faults that need real processes: a rank killed (SIGKILL) or stopped
-// (SIGSTOP) in the middle of a collective. The test runs this executable
+// (SIGSTOP) in the middle of a collective: a large allreduce over UCX, or
+// a stream of small ones through shared memory (local_allreduce.hpp). The test runs this executable
 // again as each rank (main() hands over to run_rank_process() when the
 // scenario is in the environment), with a directory of files as the
 // rendezvous.
@@ -103,6 +104,7 @@ int run_rank_process() {
   const int rank = env_int("DTRAIN_UCX_TEST_RANK");
   const int timeout_ms = env_int("DTRAIN_UCX_TEST_TIMEOUT_MS");
   const bool kill = scenario == "kill";
+  const bool small = std::getenv("DTRAIN_UCX_TEST_SMALL") != nullptr;
   int failures = 0;
   auto expect = [&](bool condition, const std::string& what) {
     if (!condition) {
@@ -117,6 +119,35 @@ int run_rank_process() {
     auto* ucx = dynamic_cast<comm::ucx::UcxBackend*>(backend.get());
     comm::Communicator comm(rank, kRanks, timeout_ms, std::move(backend));
     wait(comm, comm.barrier());
+    if (small) {
+      // Every rank allreduces one value after another, as the C API's
+      // blocking calls do, until the victim stops answering.
+      const auto until = Clock::now() + milliseconds(200);
+      std::int64_t rounds = 0;
+      try {
+        for (;; ++rounds) {
+          if (rank == kVictim && Clock::now() > until) ::raise(kill ? SIGKILL : SIGSTOP);
+          float x = 1;
+          Tensor t(&x, 1, DType::f32);
+          comm.expect_wait(true);
+          auto request = comm.allreduce(t.get(), t.get(), DT_SUM);
+          comm.expect_wait(false);
+          comm.wait(request, -1);
+          if (x != static_cast<float>(kRanks)) {
+            expect(false, "round " + std::to_string(rounds) + ": " + std::to_string(x));
+            break;
+          }
+        }
+      } catch (const Error& e) {
+        std::fprintf(stderr, "rank %d: after %lld rounds: %s\n", rank, static_cast<long long>(rounds), e.what());
+        const std::string message = e.what();
+        expect(rounds > 0, "no round completed");
+        expect(message.find("rank 2") != std::string::npos, "the message does not name rank 2");
+        expect(e.status() == (kill ? DT_ERR_REMOTE : DT_ERR_TIMEOUT), "status " + std::to_string(e.status()));
+      }
+      leave_together(std::getenv("DTRAIN_UCX_TEST_DIR"), rank);
+      return failures == 0 ? 0 : 1;
+    }
     if (rank == kVictim) {
       // Late enough that the others are inside the allreduce.
       std::this_thread::sleep_for(milliseconds(200));
@@ -162,9 +193,12 @@ namespace {
 struct Scenario {
   const char* name;        // kill or stop
   const char* transports;  // "shm" or "tcp"
+  bool small = false;      // small allreduces (shared memory) rather than a large one
 };
 
-void PrintTo(const Scenario& scenario, std::ostream* out) { *out << scenario.name << " over " << scenario.transports; }
+void PrintTo(const Scenario& scenario, std::ostream* out) {
+  *out << scenario.name << (scenario.small ? " during small allreduces" : "") << " over " << scenario.transports;
+}
 
 class UcxProcesses : public ::testing::TestWithParam<Scenario> {};
 
@@ -185,6 +219,7 @@ TEST_P(UcxProcesses, OthersFailWithinTheDeadline) {
     env.push_back("DTRAIN_UCX_TEST_TIMEOUT_MS=" + std::to_string(timeout_ms));
     // Without error handling on shared memory UCX sends everything over TCP.
     if (std::string(scenario.transports) == "tcp") env.push_back("UCX_MM_ERROR_HANDLING=n");
+    if (scenario.small) env.push_back("DTRAIN_UCX_TEST_SMALL=1");
     std::vector<char*> envp;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -219,9 +254,11 @@ TEST_P(UcxProcesses, OthersFailWithinTheDeadline) {
 
 INSTANTIATE_TEST_SUITE_P(Ucx, UcxProcesses,
                          ::testing::Values(Scenario{"kill", "shm"}, Scenario{"kill", "tcp"}, Scenario{"stop", "shm"},
-                                           Scenario{"stop", "tcp"}),
+                                           Scenario{"stop", "tcp"}, Scenario{"kill", "shm", true},
+                                           Scenario{"stop", "shm", true}),
                          [](const auto& param_info) {
-                           return std::string(param_info.param.name) + "_over_" + param_info.param.transports;
+                           return std::string(param_info.param.name) + (param_info.param.small ? "_small" : "") +
+                                  "_over_" + param_info.param.transports;
                          });
 
 }  // namespace

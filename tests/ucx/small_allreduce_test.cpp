@@ -1,8 +1,9 @@
-// The engine's small allreduce (small_allreduce.hpp), taken by a caller that
-// said it waits at once (Communicator::expect_wait, as the C API's blocking
-// calls do): its results, its matching with ranks that run the scheduled
-// recursive doubling instead, and how it ends on an abort, a departure or a
-// silent peer.
+// The engine's immediate allreduces (immediate_allreduce.hpp), taken by a
+// caller that said it waits at once (Communicator::expect_wait, as the C
+// API's blocking calls do), over UCX messages (small_allreduce.hpp) and
+// through shared memory (local_allreduce.hpp): their results, their matching
+// with ranks that run the scheduled form instead, and how they end on an
+// abort, a departure or a silent peer.
 
 #include <gtest/gtest.h>
 
@@ -33,9 +34,21 @@ std::string failure_of(comm::Communicator& comm, Tensor& t, dt_status status) {
   return expect_error(status, [&] { allreduce_now(comm, t, t, DT_SUM); });
 }
 
-// Even ranks take the small path, odd ones the scheduled operation; other
-// collectives in between keep the sequence numbers moving.
-TEST(UcxSmallAllreduce, MatchesTheScheduledOne) {
+// Shared memory (the default for ranks of one process), or UCX messages.
+class UcxSmallAllreduce : public ::testing::TestWithParam<bool> {
+ protected:
+  WorldOptions options(int timeout_ms = 30000) const {
+    WorldOptions o;
+    o.timeout_ms = timeout_ms;
+    if (!GetParam()) o.tuning.local_bytes = 0;
+    return o;
+  }
+};
+
+// Even ranks take the immediate path, odd ones the scheduled operation;
+// other collectives in between keep the sequence numbers moving. At 4 ranks
+// the largest size goes over UCX even where the others share memory.
+TEST_P(UcxSmallAllreduce, MatchesTheScheduledOne) {
   for (int ranks : {2, 3, 4}) {
     run_world(ranks, [](comm::Communicator& comm) {
       const int n = comm.size();
@@ -65,11 +78,11 @@ TEST(UcxSmallAllreduce, MatchesTheScheduledOne) {
           }
         }
       }
-    });
+    }, options());
   }
 }
 
-TEST(UcxSmallAllreduce, AbortFromAnotherThreadEndsIt) {
+TEST_P(UcxSmallAllreduce, AbortFromAnotherThreadEndsIt) {
   std::latch done(2);
   run_world(2, [&](comm::Communicator& comm) {
     if (comm.rank() == 0) {
@@ -89,10 +102,10 @@ TEST(UcxSmallAllreduce, AbortFromAnotherThreadEndsIt) {
     }
     // Rank 1 never joins the allreduce, and stays until rank 0 is done.
     done.arrive_and_wait();
-  });
+  }, options());
 }
 
-TEST(UcxSmallAllreduce, PeerThatLeavesFailsIt) {
+TEST_P(UcxSmallAllreduce, PeerThatLeavesFailsIt) {
   std::latch started(2);
   run_world(2, [&](comm::Communicator& comm) {
     if (comm.rank() == 1) {
@@ -104,13 +117,28 @@ TEST(UcxSmallAllreduce, PeerThatLeavesFailsIt) {
     started.arrive_and_wait();
     const std::string message = failure_of(comm, t, DT_ERR_REMOTE);
     EXPECT_NE(message.find("rank 1 has left"), std::string::npos) << message;
-  });
+  }, options());
 }
 
-TEST(UcxSmallAllreduce, TimeoutNamesTheSilentRank) {
+// The same when the goodbye was taken in before the allreduce started.
+TEST_P(UcxSmallAllreduce, PeerThatHasLeftFailsIt) {
+  std::latch started(2);
+  run_world(2, [&](comm::Communicator& comm) {
+    if (comm.rank() == 1) {
+      started.arrive_and_wait();
+      return;
+    }
+    float x = 1;
+    Tensor t(&x, 1, DType::f32);
+    started.arrive_and_wait();
+    std::this_thread::sleep_for(milliseconds(200));
+    const std::string message = failure_of(comm, t, DT_ERR_REMOTE);
+    EXPECT_NE(message.find("rank 1 has left"), std::string::npos) << message;
+  }, options());
+}
+
+TEST_P(UcxSmallAllreduce, TimeoutNamesTheSilentRank) {
   std::latch done(2);
-  WorldOptions options;
-  options.timeout_ms = 300;
   run_world(
       2,
       [&](comm::Communicator& comm) {
@@ -129,8 +157,11 @@ TEST(UcxSmallAllreduce, TimeoutNamesTheSilentRank) {
         }
         done.arrive_and_wait();
       },
-      options);
+      options(300));
 }
+
+INSTANTIATE_TEST_SUITE_P(Ucx, UcxSmallAllreduce, ::testing::Bool(),
+                         [](const auto& p) { return p.param ? "shared_memory" : "messages"; });
 
 }  // namespace
 }  // namespace dtrain::test

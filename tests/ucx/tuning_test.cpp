@@ -47,6 +47,7 @@ TEST(UcxTuning, EnvironmentOverrides) {
   ScopedEnv g("DTRAIN_UCX_PIPELINE_DEPTH", "7");
   ScopedEnv h("DTRAIN_UCX_SPIN_US", "0");
   ScopedEnv i("DTRAIN_UCX_HALVING_BYTES", "5000");
+  ScopedEnv j("DTRAIN_UCX_LOCAL_BYTES", "0");
   const Tuning t = Tuning::from_env();
   EXPECT_EQ(t.pick_allreduce(8, 2, 4), Algorithm::ring);
   EXPECT_EQ(t.pick_reduce_scatter(1 << 30, 4), Algorithm::recursive_doubling);
@@ -57,6 +58,7 @@ TEST(UcxTuning, EnvironmentOverrides) {
   EXPECT_EQ(t.pipeline_depth, 7);
   EXPECT_EQ(t.spin_us, 0);
   EXPECT_EQ(t.halving_bytes, 5000u);
+  EXPECT_EQ(t.local_bytes, 0u);
 }
 
 TEST(UcxTuning, BadValuesNameTheVariable) {

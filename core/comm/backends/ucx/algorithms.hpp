@@ -9,6 +9,8 @@
 //                               halving-doubling allreduce for mid sizes,
 //                               with the usual fix-up for non-powers of two
 //                               (fold.hpp); Bruck allgather
+//   local_allreduce.cpp         small allreduce through shared memory, for
+//                               ranks that all run on one host
 //   broadcast.cpp               binomial tree (small), pipelined chain (large)
 //   alltoallv.cpp               pairwise exchange, a window of peers at a time
 //   barrier.cpp                 dissemination barrier; the start-up handshake
@@ -25,6 +27,15 @@
 
 namespace dtrain::comm::ucx {
 
+// `bytes` bytes at `data`, for internal exchanges.
+inline TensorView bytes_view(void* data, std::size_t bytes) {
+  TensorView view;
+  view.data = data;
+  view.count = static_cast<std::int64_t>(bytes);
+  view.dtype = DType::u8;
+  return view;
+}
+
 std::unique_ptr<Operation> ring_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
 std::unique_ptr<Operation> ring_reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op);
 std::unique_ptr<Operation> ring_allgather(const TensorView& send, const TensorView& recv);
@@ -33,6 +44,8 @@ std::unique_ptr<Operation> recursive_allreduce(const TensorView& send, const Ten
 std::unique_ptr<Operation> halving_doubling_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
 std::unique_ptr<Operation> recursive_reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op);
 std::unique_ptr<Operation> bruck_allgather(const TensorView& send, const TensorView& recv);
+
+std::unique_ptr<Operation> local_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
 
 std::unique_ptr<Operation> tree_broadcast(const TensorView& buf, int root);
 std::unique_ptr<Operation> pipeline_broadcast(const TensorView& buf, int root);

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "comm/backend.hpp"
+#include "comm/backends/ucx/algorithms.hpp"
 #include "comm/backends/ucx/engine.hpp"
 
 namespace dtrain::comm::ucx {
@@ -42,11 +44,28 @@ class UcxBackend final : public Backend {
   // The ranks `request` is still waiting for, as "rank 2, rank 5".
   std::string unresponsive_ranks(const Request& request) override;
 
-  // Exchanges an empty message with every rank; throws on failure, and
-  // DT_ERR_TIMEOUT naming the silent ranks once `deadline` passes.
+  // Exchanges an empty message with every rank, then sets up shared memory
+  // for small allreduces where every rank runs on this host
+  // (share_memory.cpp). Throws on failure, and DT_ERR_TIMEOUT naming the
+  // silent ranks once `deadline` passes.
   void handshake(Clock::time_point deadline);
 
  private:
+  void share_memory(Clock::time_point deadline);
+  // Every rank's `mine`, in rank order, through an internal allgather.
+  template <typename T>
+    requires std::is_trivially_copyable_v<T>
+  std::vector<T> gather(const T& mine, Clock::time_point deadline) {
+    // Owned by the operation too: it may outlive a wait that timed out.
+    auto in = std::make_shared<T>(mine);
+    auto out = std::make_shared<std::vector<T>>(static_cast<std::size_t>(engine_.size()));
+    auto op = bruck_allgather(bytes_view(in.get(), sizeof(T)), bytes_view(out->data(), out->size() * sizeof(T)));
+    op->keep_alive(in);
+    op->keep_alive(out);
+    run(std::move(op), deadline);
+    return *out;
+  }
+
   // Runs an internal operation to completion; throws its error, or
   // DT_ERR_TIMEOUT (breaking the backend) at the deadline.
   void run(std::unique_ptr<Operation> op, Clock::time_point deadline);

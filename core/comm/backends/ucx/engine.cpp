@@ -15,7 +15,7 @@ namespace {
 // How long a thread sleeps on the worker's events at most, with and without
 // work: progress still needs the odd round, for UCP's keepalive and to watch
 // local peers (with work). A worker that cannot be armed is polled every
-// millisecond.
+// millisecond, and so is work that completes through shared memory.
 constexpr auto kSleepWithWork = std::chrono::milliseconds(50);
 constexpr auto kSleepIdle = std::chrono::milliseconds(500);
 constexpr auto kSleepUnarmed = std::chrono::milliseconds(1);
@@ -169,8 +169,16 @@ void Engine::break_with(dt_status status, const std::string& message) {
   fail_all(status, message);
 }
 
-RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv, ReduceOp op, int timeout_ms) {
-  if (t_waiting_for != this || !SmallAllreduce::fits(group_.size, recv.bytes())) return nullptr;
+void Engine::share_memory(std::unique_ptr<Mailboxes> mailboxes, std::size_t max_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  mailboxes_ = std::move(mailboxes);
+  group_.mailboxes = mailboxes_.get();
+  local_bytes_ = max_bytes;
+}
+
+RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv, ReduceOp op, int timeout_ms,
+                                 bool local) {
+  if (t_waiting_for != this || (!local && !SmallAllreduce::fits(group_.size, recv.bytes()))) return nullptr;
   const auto done = [this] { return !small_running_.load(std::memory_order_acquire); };
   SmallOutcome outcome;
   std::uint64_t number = 0;
@@ -187,7 +195,8 @@ RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv,
     small_number_ = number;
     small_outcome_ = &outcome;
     small_running_.store(true, std::memory_order_relaxed);
-    small_.start(group_, collectives_++, send, recv, op);
+    now_ = local ? static_cast<ImmediateAllreduce*>(&local_) : &small_;
+    now_->start(group_, collectives_++, send, recv, op);
     ++generation_;
     // A first few rounds of progress before letting go of the lock or
     // reading the clock: with ranks in step, the peers' answers are often
@@ -203,7 +212,7 @@ RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv,
         // It goes on without its caller, holding up the queue like any
         // collective that timed out.
         small_outcome_ = nullptr;
-        const int silent = small_.waiting_on();
+        const int silent = now_->waiting_on();
         outcome.status = DT_ERR_TIMEOUT;
         outcome.message =
             timeout_message(small_prefix(), timeout_ms, silent < 0 ? "" : describe_rank(group_, silent));
@@ -269,13 +278,15 @@ bool Engine::drive(const Done& done, Clock::time_point start, Clock::time_point 
       lock.unlock();
       continue;
     }
+    const bool polled = polled_work();
     lock.unlock();
-    const auto wake_by =
-        std::min(deadline, now + (armed == Transport::Arm::unavailable ? kSleepUnarmed : kSleepWithWork));
+    const auto wake_by = std::min(
+        deadline, now + (armed == Transport::Arm::unavailable || polled ? kSleepUnarmed : kSleepWithWork));
     lease_until(wake_by + kWaitLease);
     pollfd event{transport_->event_fd(), POLLIN, 0};
-    ::poll(&event, 1, poll_timeout(now, wake_by));
-    last_event = Clock::now();
+    // Polled work sleeps again at once unless the worker had an event: its
+    // peer is late, and spinning again would only take the core.
+    if (::poll(&event, 1, poll_timeout(now, wake_by)) > 0 || !polled) last_event = Clock::now();
   }
   if (callers_.fetch_sub(1, std::memory_order_relaxed) == 1) {
     // The last caller out hands what is left to the progress thread at once.
@@ -318,6 +329,7 @@ void Engine::run() {
     std::uint64_t seen = 0;
     bool busy = false;
     bool work = false;
+    bool polled = false;
     Transport::Arm armed = Transport::Arm::busy;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -355,8 +367,11 @@ void Engine::run() {
       if (armed == Transport::Arm::busy) continue;
       sleeping_ = true;
       work = has_work();
+      polled = polled_work();
     }
-    const auto sleep = armed == Transport::Arm::unavailable ? kSleepUnarmed : work ? kSleepWithWork : kSleepIdle;
+    const auto sleep = armed == Transport::Arm::unavailable || polled ? kSleepUnarmed
+                       : work                                         ? kSleepWithWork
+                                                                      : kSleepIdle;
     pollfd event{transport_->event_fd(), POLLIN, 0};
     ::poll(&event, 1, static_cast<int>(sleep.count()));
     std::lock_guard<std::mutex> lock(mutex_);
@@ -368,6 +383,11 @@ void Engine::run() {
 bool Engine::has_work() const {
   return !queue_.empty() || !independent_.empty() || !draining_.empty() ||
          small_running_.load(std::memory_order_relaxed) || !small_.quiescent();
+}
+
+bool Engine::polled_work() const {
+  if (small_running_.load(std::memory_order_relaxed)) return now_->polled();
+  return !queue_.empty() && queue_.front()->started() && queue_.front()->polled();
 }
 
 bool Engine::tick() {
@@ -398,13 +418,9 @@ bool Engine::tick() {
 
 bool Engine::advance_operations() {
   bool moved = false;
-  if (small_running_.load(std::memory_order_relaxed) && small_.advance()) {
-    if (const Transfer* failed = small_.failure()) {
-      const auto [status, why] = transfer_error(group_, *failed);
-      end_small(status, small_prefix() + ": " + why);
-    } else {
-      end_small(DT_OK, {});
-    }
+  if (small_running_.load(std::memory_order_relaxed) && now_->advance()) {
+    const ImmediateAllreduce::Outcome outcome = now_->outcome();
+    end_small(outcome.status, outcome.status == DT_OK ? std::string() : small_prefix() + ": " + outcome.why);
     moved = true;
   }
   while (!queue_.empty()) {
@@ -511,8 +527,8 @@ void Engine::fail_involving(int peer) {
   for (auto& op : independent_) {
     if (affected(op)) op->fail(DT_ERR_REMOTE, op->prefix() + ": " + reason);
   }
-  if (small_running_.load(std::memory_order_relaxed) && small_.involves(peer)) {
-    small_.cancel(*transport_);
+  if (small_running_.load(std::memory_order_relaxed) && now_->involves(peer)) {
+    now_->cancel(*transport_);
     end_small(DT_ERR_REMOTE, small_prefix() + ": " + reason);
   }
   // advance_operations() retires them.

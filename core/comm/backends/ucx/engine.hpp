@@ -14,8 +14,11 @@
 // each event and otherwise sleeping on the event fd.
 //
 // A small allreduce that its caller waits for at once runs without an
-// Operation (allreduce_now(), small_allreduce.hpp), in its place in the
-// order of collectives and failed the same ways.
+// Operation (allreduce_now(), immediate_allreduce.hpp), in its place in the
+// order of collectives and failed the same ways. Where every rank runs on
+// this host, small allreduces go through shared memory instead of UCX
+// (local_allreduce.hpp); nothing signals their progress, so whoever waits
+// on one polls, sleeping a millisecond at a time once the spin is over.
 //
 // A failed peer (the endpoint's error callback) fails every pending operation
 // with DT_ERR_REMOTE naming it, cancelling the receives posted on the worker,
@@ -37,6 +40,8 @@
 #include <vector>
 
 #include "comm/backends/ucx/liveness.hpp"
+#include "comm/backends/ucx/local_allreduce.hpp"
+#include "comm/backends/ucx/mailboxes.hpp"
 #include "comm/backends/ucx/operation.hpp"
 #include "comm/backends/ucx/small_allreduce.hpp"
 #include "comm/backends/ucx/transport.hpp"
@@ -68,11 +73,20 @@ class Engine {
   // the progress thread need not be woken for it, and a small allreduce may
   // run here (allreduce_now()).
   void expect_wait(bool on);
-  // An allreduce this thread said it waits for (expect_wait()) that fits
-  // SmallAllreduce, while no collective is queued: runs it here and now and
-  // returns its completed request, failed with DT_ERR_TIMEOUT naming the
-  // silent peer after `timeout_ms`. Otherwise nullptr: submit() it.
-  RequestPtr allreduce_now(const TensorView& send, const TensorView& recv, ReduceOp op, int timeout_ms);
+  // Hands small allreduces of up to `max_bytes` to shared memory. Every rank
+  // must do the same, before the first operation.
+  void share_memory(std::unique_ptr<Mailboxes> mailboxes, std::size_t max_bytes);
+  // Whether an allreduce of `bytes` goes through shared memory.
+  bool shares_memory_for(std::size_t bytes) const {
+    return group_.mailboxes != nullptr && bytes > 0 && bytes <= local_bytes_;
+  }
+  // An allreduce this thread said it waits for (expect_wait()) that goes
+  // through shared memory (`local`) or fits SmallAllreduce, while no
+  // collective is queued: runs it here and now and returns its completed
+  // request, failed with DT_ERR_TIMEOUT naming the silent peer after
+  // `timeout_ms`. Otherwise nullptr: submit() it.
+  RequestPtr allreduce_now(const TensorView& send, const TensorView& recv, ReduceOp op, int timeout_ms,
+                           bool local);
 
   // Completes every pending request with DT_ERR_ABORTED and refuses new work.
   // Any thread; never blocks.
@@ -123,6 +137,8 @@ class Engine {
   void fail_involving(int peer);
   void retire(std::unique_ptr<Operation> op);
   bool has_work() const;
+  // What runs completes without events from the worker (polled()).
+  bool polled_work() const;
 
   std::unique_ptr<Transport> transport_;
   const std::vector<int> world_ranks_;
@@ -154,9 +170,15 @@ class Engine {
   std::atomic<bool> shares_core_{false};       // rank_shares_core()'s last answer,
   std::atomic<std::int64_t> sharing_until_{0};  // and until when it holds
 
-  // The small allreduce a caller runs through allreduce_now(); it counts as
-  // the running collective (the queue waits for it).
+  // Set by share_memory(): group_.mailboxes, and the largest allreduce sent
+  // through them.
+  std::unique_ptr<Mailboxes> mailboxes_;
+  std::size_t local_bytes_ = 0;
+  // The allreduce a caller runs through allreduce_now(), one of the two;
+  // it counts as the running collective (the queue waits for it).
   SmallAllreduce small_;
+  LocalAllreduce local_;
+  ImmediateAllreduce* now_ = &small_;
   std::atomic<bool> small_running_{false};
   std::uint64_t small_number_ = 0;
   struct SmallOutcome {

@@ -26,6 +26,7 @@
 namespace dtrain::comm::ucx {
 
 struct Tuning;
+class Mailboxes;
 
 // What an operation needs to know about its communicator.
 struct Group {
@@ -35,6 +36,9 @@ struct Group {
   std::uint32_t context = 0;
   const std::vector<int>* world_ranks = nullptr;  // world rank of each rank, for messages
   const Tuning* tuning = nullptr;
+  // Shared memory with the peers, where every rank runs on this host and
+  // could map it; otherwise nullptr.
+  Mailboxes* mailboxes = nullptr;
 };
 
 // "rank 3" or, in a sub-communicator, "rank 3 (world rank 7)".
@@ -186,9 +190,12 @@ class Operation : public Transfer::Owner {
   // No transfer of it is in flight: it may be destroyed.
   bool quiescent() const;
   // Peers whose messages it still waits for, then peers it is still sending to.
-  std::vector<int> waiting_on() const;
+  virtual std::vector<int> waiting_on() const;
   // Whether a transfer with `peer` is in flight.
-  bool involves(int peer) const;
+  virtual bool involves(int peer) const;
+  // It completes without any event from the worker (through shared memory):
+  // whoever drives it must poll rather than sleep on the worker's events.
+  virtual bool polled() const { return false; }
   // Peers with sends in flight (to be force-closed when aborting).
   std::vector<int> sending_to() const;
 

@@ -1,5 +1,7 @@
 #include "comm/backends/ucx/small_allreduce.hpp"
 
+#include <utility>
+
 #include "comm/backends/ucx/tags.hpp"
 
 namespace dtrain::comm::ucx {
@@ -47,6 +49,12 @@ bool SmallAllreduce::advance() {
     post();
   }
   return false;
+}
+
+ImmediateAllreduce::Outcome SmallAllreduce::outcome() const {
+  if (failure_ == nullptr) return {};
+  auto [status, why] = transfer_error(group_, *failure_);
+  return {status, std::move(why)};
 }
 
 int SmallAllreduce::waiting_on() const {

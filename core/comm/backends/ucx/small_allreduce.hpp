@@ -1,9 +1,8 @@
-// A small allreduce that a caller waits for at once, run by the engine
-// without an Operation: no allocation, no coroutine, no request of its own,
-// which at a few bytes cost as much as the messages. It is recursive
-// doubling on a power-of-two world (no fold needed), with the tags, steps
-// and message order of the doubling rounds in recursive.cpp, so ranks that
-// take this path and ranks that run the Operation still match.
+// A small allreduce over UCX messages that a caller waits for at once
+// (immediate_allreduce.hpp). It is recursive doubling on a power-of-two
+// world (no fold needed), with the tags, steps and message order of the
+// doubling rounds in recursive.cpp, so ranks that take this path and ranks
+// that run the Operation still match.
 #pragma once
 
 #include <cstddef>
@@ -11,12 +10,13 @@
 
 #include "base/tensor.hpp"
 #include "comm/backends/ucx/combine.hpp"
+#include "comm/backends/ucx/immediate_allreduce.hpp"
 #include "comm/backends/ucx/operation.hpp"
 #include "comm/reduce_op.hpp"
 
 namespace dtrain::comm::ucx {
 
-class SmallAllreduce {
+class SmallAllreduce final : public ImmediateAllreduce {
  public:
   // The largest buffer it takes: its peers' values arrive within it.
   static constexpr std::size_t kMaxBytes = 32 * 1024;
@@ -26,25 +26,22 @@ class SmallAllreduce {
     return size > 1 && (size & (size - 1)) == 0 && bytes > 0 && bytes <= kMaxBytes;
   }
 
-  // Posts the first round; the engine then calls advance() after each
-  // round of progress.
+  // Posts the first round.
   void start(const Group& group, std::uint64_t sequence, const TensorView& send, const TensorView& recv,
-             ReduceOp op);
-  // Reduces what arrived and posts the next round, as far as it can go
-  // without waiting. Returns whether it is over: done, or a transfer failed
-  // (failure() says which).
-  bool advance();
-
-  // The transfer that failed, or nullptr.
-  const Transfer* failure() const { return failure_; }
-  // No transfer in flight: it may start again.
-  bool quiescent() const { return !out_.pending() && !in_.pending(); }
-  bool involves(int peer) const { return (out_.pending() && out_.peer == peer) || (in_.pending() && in_.peer == peer); }
-  // The peer of the round in flight, receiving first; -1 when none.
-  int waiting_on() const;
-  // Cancels the pending receive; returns the peer of a send still in
-  // flight (only closing its endpoint ends it), or -1.
-  int cancel(Transport& transport);
+             ReduceOp op) override;
+  // Reduces what arrived and posts the next round. Over once done, or once
+  // a transfer failed.
+  bool advance() override;
+  Outcome outcome() const override;
+  bool quiescent() const override { return !out_.pending() && !in_.pending(); }
+  bool involves(int peer) const override {
+    return (out_.pending() && out_.peer == peer) || (in_.pending() && in_.peer == peer);
+  }
+  // The peer of the round in flight, receiving first.
+  int waiting_on() const override;
+  // Cancels the pending receive.
+  int cancel(Transport& transport) override;
+  bool polled() const override { return false; }
 
  private:
   void post();

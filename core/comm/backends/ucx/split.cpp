@@ -23,14 +23,6 @@ struct Entry {
   std::int32_t ready;  // 0: this rank could not create its worker
 };
 
-TensorView bytes_view(void* data, std::size_t bytes) {
-  TensorView view;
-  view.data = data;
-  view.count = static_cast<std::int64_t>(bytes);
-  view.dtype = DType::u8;
-  return view;
-}
-
 }  // namespace
 
 std::unique_ptr<Backend> UcxBackend::split(int color, int key, int* new_rank, int* new_size) {
@@ -53,19 +45,13 @@ std::unique_ptr<Backend> UcxBackend::split(int color, int key, int* new_rank, in
     }
   }
 
-  auto mine = std::make_shared<Entry>(Entry{member ? color : -1, key,
-                                            transport ? static_cast<std::uint32_t>(transport->address().size()) : 0,
-                                            member && !transport ? 0 : 1});
-  auto entries = std::make_shared<std::vector<Entry>>(static_cast<std::size_t>(n));
-  {
-    auto op = bruck_allgather(bytes_view(mine.get(), sizeof(Entry)), bytes_view(entries->data(), n * sizeof(Entry)));
-    op->keep_alive(mine);
-    op->keep_alive(entries);
-    run(std::move(op), deadline);
-  }
+  const std::vector<Entry> entries =
+      gather(Entry{member ? color : -1, key, transport ? static_cast<std::uint32_t>(transport->address().size()) : 0,
+                   member && !transport ? 0 : 1},
+             deadline);
 
   std::uint32_t longest = 0;
-  for (const Entry& e : *entries) longest = std::max(longest, e.address_bytes);
+  for (const Entry& e : entries) longest = std::max(longest, e.address_bytes);
   auto padded = std::make_shared<std::vector<char>>(longest, '\0');
   auto all = std::make_shared<std::vector<char>>(static_cast<std::size_t>(n) * longest);
   if (longest > 0) {
@@ -79,12 +65,12 @@ std::unique_ptr<Backend> UcxBackend::split(int color, int key, int* new_rank, in
 
   std::vector<int> members;
   for (int r = 0; r < n; ++r) {
-    if ((*entries)[r].color == color) members.push_back(r);
+    if (entries[r].color == color) members.push_back(r);
   }
   std::stable_sort(members.begin(), members.end(),
-                   [&](int a, int b) { return (*entries)[a].key < (*entries)[b].key; });
+                   [&](int a, int b) { return entries[a].key < entries[b].key; });
   for (int r : members) {
-    if ((*entries)[r].ready == 0) {
+    if (entries[r].ready == 0) {
       raise(DT_ERR_TRANSPORT, "rank " + std::to_string(me) + ": dt_comm_split: " +
                                   (r == me ? trouble : "rank " + std::to_string(r) + " could not create its UCX worker"));
     }
@@ -94,7 +80,7 @@ std::unique_ptr<Backend> UcxBackend::split(int color, int key, int* new_rank, in
   std::vector<int> world;
   std::vector<ProcessIdentity> identities;
   for (int r : members) {
-    addresses.emplace_back(all->data() + static_cast<std::size_t>(r) * longest, (*entries)[r].address_bytes);
+    addresses.emplace_back(all->data() + static_cast<std::size_t>(r) * longest, entries[r].address_bytes);
     world.push_back(world_ranks_[r]);
     identities.push_back(identities_[r]);
   }

@@ -73,9 +73,13 @@ UcxBackend::UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint
       engine_(std::move(transport), rank, context, std::move(world_ranks), std::move(identities), tuning) {}
 
 RequestPtr UcxBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
+  if (engine_.tuning().allreduce == Algorithm::automatic && engine_.shares_memory_for(recv.bytes())) {
+    if (RequestPtr done = engine_.allreduce_now(send, recv, op, timeout_ms_, true)) return done;
+    return engine_.submit(local_allreduce(send, recv, op));
+  }
   const Algorithm algorithm = engine_.tuning().pick_allreduce(recv.bytes(), recv.count, engine_.size());
   if (algorithm == Algorithm::recursive_doubling) {
-    if (RequestPtr done = engine_.allreduce_now(send, recv, op, timeout_ms_)) return done;
+    if (RequestPtr done = engine_.allreduce_now(send, recv, op, timeout_ms_, false)) return done;
   }
   switch (algorithm) {
     case Algorithm::ring: return engine_.submit(ring_allreduce(send, recv, op));
@@ -144,6 +148,9 @@ void UcxBackend::run(std::unique_ptr<Operation> op, Clock::time_point deadline) 
   if (request->status() != DT_OK) raise(request->status(), request->message());
 }
 
-void UcxBackend::handshake(Clock::time_point deadline) { run(ucx::handshake(), deadline); }
+void UcxBackend::handshake(Clock::time_point deadline) {
+  run(ucx::handshake(), deadline);
+  share_memory(deadline);
+}
 
 }  // namespace dtrain::comm::ucx

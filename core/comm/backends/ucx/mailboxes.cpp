@@ -1,0 +1,95 @@
+#include "comm/backends/ucx/mailboxes.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "base/error.hpp"
+
+namespace dtrain::comm::ucx {
+
+namespace {
+
+constexpr std::size_t kLine = 64;
+
+std::size_t stride_for(std::size_t capacity) {
+  return (sizeof(Mailboxes::Header) + capacity + kLine - 1) / kLine * kLine;
+}
+
+[[noreturn]] void fail(const std::string& what) { raise(DT_ERR_UNSUPPORTED, what + ": " + std::strerror(errno)); }
+
+}  // namespace
+
+Mailboxes::Mailboxes(int rank, int size, std::size_t capacity)
+    : rank_(rank), capacity_(capacity), mappings_(static_cast<std::size_t>(size)) {
+  fd_ = ::memfd_create("dtrain-mailbox", MFD_CLOEXEC);
+  if (fd_ < 0) fail("memfd_create");
+  Mapping own;
+  try {
+    own = map(fd_, capacity, true);
+  } catch (...) {
+    close_file();
+    throw;
+  }
+  mappings_[static_cast<std::size_t>(rank)] = own;
+  // Stamps start at zero; the first operation is 1.
+  for (int slot = 0; slot < 2; ++slot) new (own.base + slot * own.stride) Header{{0}, 0, 0};
+}
+
+Mailboxes::~Mailboxes() {
+  for (const Mapping& m : mappings_) {
+    if (m.base != nullptr) ::munmap(m.base, m.length);
+  }
+  close_file();
+}
+
+Mailboxes::Mapping Mailboxes::map(int fd, std::size_t capacity, bool writable) {
+  Mapping m;
+  m.stride = stride_for(capacity);
+  m.length = 2 * m.stride;
+  if (writable && ::ftruncate(fd, static_cast<off_t>(m.length)) != 0) fail("sizing the mailbox");
+  void* base = ::mmap(nullptr, m.length, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) fail("mapping a mailbox");
+  m.base = static_cast<std::byte*>(base);
+  return m;
+}
+
+void Mailboxes::attach(int peer, std::int64_t pid, int fd, std::size_t capacity) {
+  if (peer == rank_) return;
+  const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
+  const int file = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file < 0) fail("opening rank " + std::to_string(peer) + "'s mailbox " + path);
+  Mapping m;
+  try {
+    m = map(file, capacity, false);
+  } catch (...) {
+    ::close(file);
+    throw;
+  }
+  ::close(file);
+  mappings_[static_cast<std::size_t>(peer)] = m;
+}
+
+void Mailboxes::close_file() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+std::uint64_t Mailboxes::publish(const void* data, std::uint32_t bytes, std::uint32_t kind) {
+  const std::uint64_t stamp = ++published_;
+  const Mapping& own = mappings_[static_cast<std::size_t>(rank_)];
+  std::byte* slot = own.base + (stamp & 1) * own.stride;
+  auto* header = reinterpret_cast<Header*>(slot);
+  std::memcpy(slot + sizeof(Header), data, bytes);
+  header->bytes = bytes;
+  header->kind = kind;
+  header->stamp.store(stamp, std::memory_order_release);
+  return stamp;
+}
+
+}  // namespace dtrain::comm::ucx

@@ -1,0 +1,83 @@
+// Shared memory through which the ranks of a communicator that all run on
+// one host hand each other the contributions of small allreduces, without a
+// message: each rank writes only its own mailbox and reads its peers'.
+//
+// A mailbox is a memfd of its rank's, so nothing of it outlives the
+// processes. Peers map it read-only through /proc/<pid>/fd/<fd> (which needs
+// only what watching the peer's /proc needs: the same user). It holds two
+// slots, used in turn by the communicator's local operations. Rewriting a
+// slot is safe: a rank writes operation k + 2 only after it has seen every
+// peer's contribution to k + 1, and each peer wrote that after it had
+// finished reading k.
+//
+// A slot is a header (the stamp, written last, and what was written) and the
+// data, in the same cache line up to 48 bytes, so a small contribution
+// reaches its reader in one transfer of a line.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace dtrain::comm::ucx {
+
+class Mailboxes {
+ public:
+  // What a rank wrote, besides its data: enough for a reader to tell that
+  // the ranks disagree about the operation.
+  struct Header {
+    std::atomic<std::uint64_t> stamp;  // the operation's number, once the data is there
+    std::uint32_t bytes;
+    std::uint32_t kind;  // the caller's code for the dtype and reduction
+  };
+  static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "stamps are shared between processes");
+
+  // Creates this rank's mailbox, for contributions of up to `capacity`
+  // bytes. Throws Error(DT_ERR_UNSUPPORTED) where shared memory cannot be
+  // created.
+  Mailboxes(int rank, int size, std::size_t capacity);
+  ~Mailboxes();
+  Mailboxes(const Mailboxes&) = delete;
+  Mailboxes& operator=(const Mailboxes&) = delete;
+
+  // The file descriptor peers open, until close_file().
+  int fd() const { return fd_; }
+  std::size_t capacity() const { return capacity_; }
+  // Maps the mailbox of rank `peer`, file `fd` of process `pid`, made for
+  // `capacity` bytes. Throws Error(DT_ERR_UNSUPPORTED) if it cannot.
+  void attach(int peer, std::int64_t pid, int fd, std::size_t capacity);
+  // Once every peer has attached: the mapping is all that is needed.
+  void close_file();
+
+  // Writes this rank's contribution to the next operation; returns the
+  // operation's stamp. `bytes` is at most every peer's capacity.
+  std::uint64_t publish(const void* data, std::uint32_t bytes, std::uint32_t kind);
+  // Rank `peer`'s slot for the operation `stamp`, or nullptr while its
+  // contribution has not arrived.
+  const Header* arrived(int peer, std::uint64_t stamp) const {
+    const Header* slot = slot_of(peer, stamp);
+    return slot->stamp.load(std::memory_order_acquire) == stamp ? slot : nullptr;
+  }
+  static const void* data(const Header* slot) { return slot + 1; }
+
+ private:
+  struct Mapping {
+    std::byte* base = nullptr;
+    std::size_t stride = 0;  // bytes per slot
+    std::size_t length = 0;
+  };
+  const Header* slot_of(int peer, std::uint64_t stamp) const {
+    const Mapping& m = mappings_[static_cast<std::size_t>(peer)];
+    return reinterpret_cast<const Header*>(m.base + (stamp & 1) * m.stride);
+  }
+  static Mapping map(int fd, std::size_t capacity, bool writable);
+
+  const int rank_;
+  const std::size_t capacity_;
+  int fd_ = -1;
+  std::uint64_t published_ = 0;
+  std::vector<Mapping> mappings_;  // by rank; this rank's is its own, writable
+};
+
+}  // namespace dtrain::comm::ucx
