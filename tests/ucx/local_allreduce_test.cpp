@@ -1,5 +1,5 @@
-// Small allreduces through shared memory (local_allreduce.hpp), which ranks
-// on one host take by default: ranks that disagree about the operation,
+// Allreduces through shared memory (local_allreduce.hpp), which ranks on
+// one host take by default up to DTRAIN_UCX_LOCAL_BYTES: ranks that disagree about the operation,
 // many outstanding at once with ranks at different speeds (each mailbox
 // has only two slots), late peers, and sub-communicators with mailboxes of
 // their own. Results of every dtype and reduction are checked by
@@ -75,35 +75,39 @@ TEST(UcxLocalAllreduce, RanksThatDisagreeGetMismatch) {
 
 // Sixteen at once, then blocking ones, with a rank that keeps falling
 // behind: a slot is rewritten two operations later, so a rank that ran
-// ahead must not overwrite what a slow one has yet to read.
+// ahead must not overwrite what a slow one has yet to read. Small buffers,
+// and buffers whose reduction the ranks split.
 TEST(UcxLocalAllreduce, ManyOutstandingCompleteInOrder) {
   for (int ranks : {2, 3, 4}) {
     run_world(ranks, [](comm::Communicator& comm) {
       const int n = comm.size();
       const int me = comm.rank();
-      constexpr int kOps = 16;
-      constexpr std::int64_t kCount = 33;
-      std::vector<std::vector<double>> data(kOps, std::vector<double>(kCount));
-      std::vector<comm::RequestPtr> requests;
-      for (int k = 0; k < kOps; ++k) {
-        for (std::int64_t i = 0; i < kCount; ++i) data[k][i] = me * 1000.0 + k * 10.0 + static_cast<double>(i);
-        Tensor t(data[k].data(), kCount, DType::f64);
-        requests.push_back(comm.allreduce(t.get(), t.get(), DT_SUM));
-        if (me == n - 1 && k % 4 == 0) std::this_thread::sleep_for(milliseconds(3));
-      }
-      for (int k = 0; k < kOps; ++k) {
-        wait(comm, requests[k]);
-        for (std::int64_t i = 0; i < kCount; ++i) {
-          const double want = 1000.0 * n * (n - 1) / 2 + n * (k * 10.0 + static_cast<double>(i));
-          ASSERT_EQ(data[k][i], want) << "operation " << k << " [" << i << "]";
+      for (std::int64_t count : {std::int64_t{33}, std::int64_t{5000}}) {
+        constexpr int kOps = 16;
+        std::vector<std::vector<double>> data(kOps, std::vector<double>(count));
+        std::vector<comm::RequestPtr> requests;
+        for (int k = 0; k < kOps; ++k) {
+          for (std::int64_t i = 0; i < count; ++i) data[k][i] = me * 1000.0 + k * 10.0 + static_cast<double>(i);
+          Tensor t(data[k].data(), count, DType::f64);
+          requests.push_back(comm.allreduce(t.get(), t.get(), DT_SUM));
+          if (me == n - 1 && k % 4 == 0) std::this_thread::sleep_for(milliseconds(3));
         }
-      }
-      for (int k = 0; k < 50; ++k) {
-        std::int64_t v = me + k;
-        Tensor t(&v, 1, DType::i64);
-        if (me == 0 && k % 10 == 0) std::this_thread::sleep_for(milliseconds(2));
-        allreduce_either_way(comm, t, t, DT_MAX);
-        ASSERT_EQ(v, n - 1 + k) << "blocking operation " << k;
+        for (int k = 0; k < kOps; ++k) {
+          wait(comm, requests[k]);
+          for (std::int64_t i = 0; i < count; ++i) {
+            const double want = 1000.0 * n * (n - 1) / 2 + n * (k * 10.0 + static_cast<double>(i));
+            ASSERT_EQ(data[k][i], want) << count << " elements, operation " << k << " [" << i << "]";
+          }
+        }
+        for (int k = 0; k < 50; ++k) {
+          std::vector<std::int64_t> v(static_cast<std::size_t>(count), me + k);
+          Tensor t(v.data(), count, DType::i64);
+          if (me == 0 && k % 10 == 0) std::this_thread::sleep_for(milliseconds(2));
+          allreduce_either_way(comm, t, t, DT_MAX);
+          for (std::int64_t i = 0; i < count; ++i) {
+            ASSERT_EQ(v[i], n - 1 + k) << count << " elements, blocking operation " << k << " [" << i << "]";
+          }
+        }
       }
     });
   }

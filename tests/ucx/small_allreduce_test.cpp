@@ -46,8 +46,8 @@ class UcxSmallAllreduce : public ::testing::TestWithParam<bool> {
 };
 
 // Even ranks take the immediate path, odd ones the scheduled operation;
-// other collectives in between keep the sequence numbers moving. At 4 ranks
-// the largest size goes over UCX even where the others share memory.
+// other collectives in between keep the sequence numbers moving. Through
+// shared memory the larger sizes split the reduction among the ranks.
 TEST_P(UcxSmallAllreduce, MatchesTheScheduledOne) {
   for (int ranks : {2, 3, 4}) {
     run_world(ranks, [](comm::Communicator& comm) {

@@ -39,6 +39,9 @@ constexpr auto kBackgroundSpin = std::chrono::microseconds(20);
 constexpr auto kWatchPeriod = std::chrono::milliseconds(250);
 // Rounds of progress a waiting caller makes between two looks at the clock.
 constexpr int kPollRounds = 16;
+// Looks at the peers' stamps a caller of a shared-memory allreduce takes
+// before the first round of progress (about a microsecond).
+constexpr int kFirstLooks = 32;
 
 // The engine whose next operation started on this thread is waited for at
 // once (expect_wait()).
@@ -198,6 +201,12 @@ RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv,
     now_ = local ? static_cast<ImmediateAllreduce*>(&local_) : &small_;
     now_->start(group_, collectives_++, send, recv, op);
     ++generation_;
+    // Through shared memory, a few looks at the peers' stamps first: with
+    // ranks in step that is all it takes, and the worker has nothing to do
+    // for it. Not while a rank waits for this core.
+    for (int i = 0; local && !oversubscribed_ && i < kFirstLooks && !advance_immediate(); ++i) {
+      __builtin_ia32_pause();
+    }
     // A first few rounds of progress before letting go of the lock or
     // reading the clock: with ranks in step, the peers' answers are often
     // there by then, and at a few bytes the second lock and the clock
@@ -416,13 +425,16 @@ bool Engine::tick() {
   return events > 0 || moved;
 }
 
+bool Engine::advance_immediate() {
+  if (!small_running_.load(std::memory_order_relaxed) || !now_->advance()) return false;
+  const ImmediateAllreduce::Outcome outcome = now_->outcome();
+  end_small(outcome.status, outcome.status == DT_OK ? std::string() : small_prefix() + ": " + outcome.why);
+  return true;
+}
+
 bool Engine::advance_operations() {
   bool moved = false;
-  if (small_running_.load(std::memory_order_relaxed) && now_->advance()) {
-    const ImmediateAllreduce::Outcome outcome = now_->outcome();
-    end_small(outcome.status, outcome.status == DT_OK ? std::string() : small_prefix() + ": " + outcome.why);
-    moved = true;
-  }
+  if (advance_immediate()) moved = true;
   while (!queue_.empty()) {
     Operation& head = *queue_.front();
     if (!head.started()) {

@@ -120,6 +120,9 @@ class Engine {
   void end_small(dt_status status, const std::string& message);
   std::string small_prefix() const;
   bool advance_operations();
+  // Advances the immediate allreduce, ending it when over; returns whether
+  // it ended.
+  bool advance_immediate();
   void handle_failures();
   // Whether another rank of this communicator is running or waiting to run
   // on this thread's core (looked up in /proc at most once a period).

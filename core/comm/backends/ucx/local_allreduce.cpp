@@ -1,10 +1,12 @@
 #include "comm/backends/ucx/local_allreduce.hpp"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
 #include "comm/backends/ucx/algorithms.hpp"
+#include "comm/backends/ucx/chunks.hpp"
 
 namespace dtrain::comm::ucx {
 
@@ -31,6 +33,8 @@ void LocalAllreduce::start(const Group& group, std::uint64_t, const TensorView& 
   count_ = recv.count;
   bytes_ = static_cast<std::uint32_t>(recv.bytes());
   out_ = static_cast<std::byte*>(recv.data);
+  split_ = bytes_ >= kSplitBytes && count_ >= group_.size;
+  gathering_ = false;
   next_ = 0;
   over_ = false;
   outcome_ = {};
@@ -39,17 +43,26 @@ void LocalAllreduce::start(const Group& group, std::uint64_t, const TensorView& 
 
 bool LocalAllreduce::arrived() const {
   for (; next_ < group_.size; ++next_) {
-    if (mailboxes().arrived(next_, stamp_) == nullptr) return false;
+    if (mailboxes().arrived(next_, stamp_, part()) == nullptr) return false;
   }
   return true;
 }
 
-void LocalAllreduce::finish() {
-  over_ = true;
-  if (!arrived()) {
-    outcome_ = {DT_ERR_REMOTE, describe_rank(group_, next_) + " " + group_.transport->loss(next_, UCS_OK)};
-    return;
+bool LocalAllreduce::advance() {
+  while (!over_ && ready()) {
+    if (!arrived()) {
+      outcome_ = {DT_ERR_REMOTE, describe_rank(group_, next_) + " " + group_.transport->loss(next_, UCS_OK)};
+      over_ = true;
+    } else if (gathering_) {
+      gather();
+    } else {
+      reduce();
+    }
   }
+  return over_;
+}
+
+void LocalAllreduce::reduce() {
   const std::uint32_t kind = kind_of(dtype_, op_);
   for (int r = 0; r < group_.size; ++r) {
     const Mailboxes::Header* slot = mailboxes().arrived(r, stamp_);
@@ -57,26 +70,45 @@ void LocalAllreduce::finish() {
       outcome_ = {DT_ERR_MISMATCH, describe_rank(group_, r) + " contributed " + describe(slot->bytes, slot->kind) +
                                        ", this rank " + describe(bytes_, kind) +
                                        " (do all ranks pass the same counts, dtypes and reductions?)"};
+      over_ = true;
       return;
     }
   }
-  // This rank's own contribution is read from its mailbox too: the receive
+  // Contributions are read from the mailboxes, this rank's too: the receive
   // buffer may be the send buffer.
-  const auto data = [this](int r) { return Mailboxes::data(mailboxes().arrived(r, stamp_)); };
-  combine_.apply(out_, data(0), data(1), count_);
-  for (int r = 2; r < group_.size; ++r) combine_.apply(out_, data(r), count_);
-  combine_.finish(out_, count_, group_.size);
+  const std::size_t element = dtype_size(dtype_);
+  const Range whole{0, count_};
+  const Range mine = split_ ? segment(count_, group_.size, group_.rank) : whole;
+  const std::size_t offset = static_cast<std::size_t>(mine.first) * element;
+  const auto from = [&](int r) { return Mailboxes::data(mailboxes().arrived(r, stamp_)) + offset; };
+  std::byte* into = out_ + offset;
+  combine_.apply(into, from(0), from(1), mine.count);
+  for (int r = 2; r < group_.size; ++r) combine_.apply(into, from(r), mine.count);
+  combine_.finish(into, mine.count, group_.size);
+  if (!split_) {
+    over_ = true;
+    return;
+  }
+  std::memcpy(group_.mailboxes->result_area(stamp_), into, static_cast<std::size_t>(mine.count) * element);
+  group_.mailboxes->publish_result(stamp_);
+  gathering_ = true;
+  next_ = 0;
 }
 
-bool LocalAllreduce::advance() {
-  if (over_) return true;
-  if (!settled()) return false;
-  finish();
-  return true;
+void LocalAllreduce::gather() {
+  const std::size_t element = dtype_size(dtype_);
+  for (int r = 0; r < group_.size; ++r) {
+    if (r == group_.rank) continue;
+    const Range theirs = segment(count_, group_.size, r);
+    std::memcpy(out_ + static_cast<std::size_t>(theirs.first) * element,
+                Mailboxes::data(mailboxes().arrived(r, stamp_, Mailboxes::Part::result)),
+                static_cast<std::size_t>(theirs.count) * element);
+  }
+  over_ = true;
 }
 
 bool LocalAllreduce::involves(int peer) const {
-  return !over_ && peer != group_.rank && mailboxes().arrived(peer, stamp_) == nullptr;
+  return !over_ && peer != group_.rank && mailboxes().arrived(peer, stamp_, part()) == nullptr;
 }
 
 int LocalAllreduce::waiting_on() const {
@@ -94,14 +126,14 @@ std::vector<int> LocalAllreduce::missing() const {
 
 namespace {
 
-// Resumes a lane once the allreduce is settled.
-struct Arrival {
+// Resumes a lane once the allreduce can take a step.
+struct Ready {
   const LocalAllreduce* allreduce;
 
-  static bool ready(const void* self) { return static_cast<const Arrival*>(self)->allreduce->settled(); }
-  bool await_ready() const noexcept { return allreduce->settled(); }
+  static bool ready(const void* self) { return static_cast<const Ready*>(self)->allreduce->ready(); }
+  bool await_ready() const noexcept { return allreduce->ready(); }
   void await_suspend(std::coroutine_handle<Task::promise_type> handle) noexcept {
-    handle.promise().awaiting = {&Arrival::ready, this};
+    handle.promise().awaiting = {&Ready::ready, this};
   }
   void await_resume() const noexcept {}
 };
@@ -118,8 +150,9 @@ class ScheduledLocalAllreduce final : public Operation {
  protected:
   void prepare() override { allreduce_.start(group(), 0, send_, recv_, op_); }
   Task lane(int, int) override {
-    co_await Arrival{&allreduce_};
-    allreduce_.finish();
+    do {
+      co_await Ready{&allreduce_};
+    } while (!allreduce_.advance());
     const ImmediateAllreduce::Outcome outcome = allreduce_.outcome();
     if (outcome.status != DT_OK) raise(outcome.status, outcome.why);
   }

@@ -1,9 +1,14 @@
 // An allreduce through the ranks' mailboxes (mailboxes.hpp), for
-// communicators whose ranks all run on one host: each rank writes its
-// contribution to its own mailbox and, once every peer's is there, reduces
-// them all in rank order, so every rank computes the same bits. One step and
-// no message, where recursive doubling takes log2(n) rounds of messages
-// through UCX's queues.
+// communicators whose ranks all run on one host. Each rank writes its
+// contribution to its own mailbox; once every peer's is there:
+//  - small buffers: each rank reduces all of them, in rank order;
+//  - larger ones (kSplitBytes): each rank reduces one segment (segment(),
+//    chunks.hpp) into the result part of its mailbox, and once every
+//    segment is there, copies them out. Each rank reads about twice the
+//    buffer instead of reducing all of it; one more step.
+// Either way every rank computes the same bits. No message, where the
+// schedules over UCX take log2(n) rounds or more, each a copy in and out of
+// UCX's queues.
 //
 // The engine runs it for callers that wait at once (immediate_allreduce.hpp);
 // local_allreduce() in algorithms.hpp schedules it as an Operation for the
@@ -26,37 +31,43 @@ namespace dtrain::comm::ucx {
 
 class LocalAllreduce final : public ImmediateAllreduce {
  public:
+  // From this size on, the ranks split the reduction.
+  static constexpr std::size_t kSplitBytes = 16 * 1024;
+
   // Publishes this rank's contribution (`sequence` is not needed: the
   // mailboxes number their own operations).
   void start(const Group& group, std::uint64_t sequence, const TensorView& send, const TensorView& recv,
              ReduceOp op) override;
-  // Reduces once every contribution is there.
+  // Takes every step whose parts are there.
   bool advance() override;
   Outcome outcome() const override { return outcome_; }
   // Nothing is ever in flight: a rank only writes its own mailbox.
   bool quiescent() const override { return true; }
-  // Whether `peer`'s contribution is still awaited.
+  // Whether `peer`'s part for the current step is still awaited.
   bool involves(int peer) const override;
-  // The first rank whose contribution has not arrived.
+  // The first rank whose part has not arrived.
   int waiting_on() const override;
-  // Every rank whose contribution has not arrived.
-  std::vector<int> missing() const;
   int cancel(Transport&) override { return -1; }
   bool polled() const override { return true; }
 
-  // Whether every contribution is there. Remembers how far it got, so each
-  // peer's stamp is looked at until it is seen.
-  bool arrived() const;
-  // Whether it can end: every contribution is there, or the first one
-  // missing is from a peer that is gone (a contribution it made before
-  // going still counts, as a message it sent would).
-  bool settled() const { return arrived() || group_.transport->gone(next_); }
-  // Once settled: checks that the ranks agree and reduces into the receive
-  // buffer, or fails naming the peer that is gone.
-  void finish();
+  // Every rank whose part has not arrived.
+  std::vector<int> missing() const;
+  // Whether advance() can take a step: every part of the current one is
+  // there, or the first one missing is from a peer that is gone (what it
+  // wrote before going still counts, as a message it sent would).
+  bool ready() const { return arrived() || group_.transport->gone(next_); }
 
  private:
   const Mailboxes& mailboxes() const { return *group_.mailboxes; }
+  Mailboxes::Part part() const {
+    return gathering_ ? Mailboxes::Part::result : Mailboxes::Part::contribution;
+  }
+  // Whether every part of the current step is there. Remembers how far it
+  // got, so each peer's stamp is looked at until it is seen.
+  bool arrived() const;
+  // The steps, once every part is there.
+  void reduce();
+  void gather();
 
   Group group_;
   Combine combine_{ReduceOp::sum, DType::f32};
@@ -66,7 +77,9 @@ class LocalAllreduce final : public ImmediateAllreduce {
   std::uint32_t bytes_ = 0;
   std::byte* out_ = nullptr;
   std::uint64_t stamp_ = 0;
-  mutable int next_ = 0;  // ranks below it have contributed
+  bool split_ = false;      // each rank reduces one segment
+  bool gathering_ = false;  // the segments are reduced: waiting for them
+  mutable int next_ = 0;    // ranks below it have written the current part
   bool over_ = false;
   Outcome outcome_;
 };

@@ -38,7 +38,7 @@ Mailboxes::Mailboxes(int rank, int size, std::size_t capacity)
   }
   mappings_[static_cast<std::size_t>(rank)] = own;
   // Stamps start at zero; the first operation is 1.
-  for (int slot = 0; slot < 2; ++slot) new (own.base + slot * own.stride) Header{{0}, 0, 0};
+  for (int part = 0; part < 4; ++part) new (own.base + part * own.stride) Header{{0}, 0, 0};
 }
 
 Mailboxes::~Mailboxes() {
@@ -51,7 +51,7 @@ Mailboxes::~Mailboxes() {
 Mailboxes::Mapping Mailboxes::map(int fd, std::size_t capacity, bool writable) {
   Mapping m;
   m.stride = stride_for(capacity);
-  m.length = 2 * m.stride;
+  m.length = 4 * m.stride;  // two slots of two parts
   if (writable && ::ftruncate(fd, static_cast<off_t>(m.length)) != 0) fail("sizing the mailbox");
   void* base = ::mmap(nullptr, m.length, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) fail("mapping a mailbox");
@@ -80,16 +80,18 @@ void Mailboxes::close_file() {
   fd_ = -1;
 }
 
-std::uint64_t Mailboxes::publish(const void* data, std::uint32_t bytes, std::uint32_t kind) {
+std::uint64_t Mailboxes::publish(const void* values, std::uint32_t bytes, std::uint32_t kind) {
   const std::uint64_t stamp = ++published_;
-  const Mapping& own = mappings_[static_cast<std::size_t>(rank_)];
-  std::byte* slot = own.base + (stamp & 1) * own.stride;
-  auto* header = reinterpret_cast<Header*>(slot);
-  std::memcpy(slot + sizeof(Header), data, bytes);
+  auto* header = const_cast<Header*>(part_of(rank_, stamp, Part::contribution));
+  std::memcpy(const_cast<std::byte*>(data(header)), values, bytes);
   header->bytes = bytes;
   header->kind = kind;
   header->stamp.store(stamp, std::memory_order_release);
   return stamp;
+}
+
+void Mailboxes::publish_result(std::uint64_t stamp) {
+  const_cast<Header*>(part_of(rank_, stamp, Part::result))->stamp.store(stamp, std::memory_order_release);
 }
 
 }  // namespace dtrain::comm::ucx

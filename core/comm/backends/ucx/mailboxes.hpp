@@ -5,12 +5,13 @@
 // A mailbox is a memfd of its rank's, so nothing of it outlives the
 // processes. Peers map it read-only through /proc/<pid>/fd/<fd> (which needs
 // only what watching the peer's /proc needs: the same user). It holds two
-// slots, used in turn by the communicator's local operations. Rewriting a
-// slot is safe: a rank writes operation k + 2 only after it has seen every
-// peer's contribution to k + 1, and each peer wrote that after it had
-// finished reading k.
+// slots, used in turn by the communicator's local operations, each with two
+// parts: the rank's contribution and, for operations split among the ranks,
+// its share of the result. Rewriting a slot is safe: a rank writes operation
+// k + 2 only after it has seen every peer's contribution to k + 1, and each
+// peer wrote that after it had finished operation k.
 //
-// A slot is a header (the stamp, written last, and what was written) and the
+// A part is a header (the stamp, written last, and what was written) and the
 // data, in the same cache line up to 48 bytes, so a small contribution
 // reaches its reader in one transfer of a line.
 #pragma once
@@ -52,24 +53,32 @@ class Mailboxes {
 
   // Writes this rank's contribution to the next operation; returns the
   // operation's stamp. `bytes` is at most every peer's capacity.
-  std::uint64_t publish(const void* data, std::uint32_t bytes, std::uint32_t kind);
-  // Rank `peer`'s slot for the operation `stamp`, or nullptr while its
-  // contribution has not arrived.
-  const Header* arrived(int peer, std::uint64_t stamp) const {
-    const Header* slot = slot_of(peer, stamp);
+  std::uint64_t publish(const void* values, std::uint32_t bytes, std::uint32_t kind);
+  enum class Part { contribution, result };
+  // Rank `peer`'s part for the operation `stamp`, or nullptr while it has
+  // not arrived.
+  const Header* arrived(int peer, std::uint64_t stamp, Part part = Part::contribution) const {
+    const Header* slot = part_of(peer, stamp, part);
     return slot->stamp.load(std::memory_order_acquire) == stamp ? slot : nullptr;
   }
-  static const void* data(const Header* slot) { return slot + 1; }
+  static const std::byte* data(const Header* slot) { return reinterpret_cast<const std::byte*>(slot + 1); }
+  // Where this rank writes its share of the result of operation `stamp`,
+  // then announced by publish_result().
+  std::byte* result_area(std::uint64_t stamp) {
+    return const_cast<std::byte*>(data(part_of(rank_, stamp, Part::result)));
+  }
+  void publish_result(std::uint64_t stamp);
 
  private:
   struct Mapping {
     std::byte* base = nullptr;
-    std::size_t stride = 0;  // bytes per slot
+    std::size_t stride = 0;  // bytes per part
     std::size_t length = 0;
   };
-  const Header* slot_of(int peer, std::uint64_t stamp) const {
+  const Header* part_of(int peer, std::uint64_t stamp, Part part) const {
     const Mapping& m = mappings_[static_cast<std::size_t>(peer)];
-    return reinterpret_cast<const Header*>(m.base + (stamp & 1) * m.stride);
+    const std::size_t index = (stamp & 1) * 2 + (part == Part::result ? 1 : 0);
+    return reinterpret_cast<const Header*>(m.base + index * m.stride);
   }
   static Mapping map(int fd, std::size_t capacity, bool writable);
 

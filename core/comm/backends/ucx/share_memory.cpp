@@ -32,8 +32,7 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
   for (const ProcessIdentity& process : identities_) one_host = one_host && identities_[0].can_watch(process);
   if (!one_host) return;
 
-  // Each rank reads every peer's contribution: the limit is on their sum.
-  const std::size_t wanted = engine_.tuning().local_bytes / static_cast<std::size_t>(n - 1);
+  const std::size_t wanted = engine_.tuning().local_bytes;
   std::unique_ptr<Mailboxes> mailboxes;
   if (wanted > 0) {
     try {

@@ -13,11 +13,11 @@
 //                               latency-bound algorithm (default 65536);
 //                               allreduce: size times (ranks - 1) below which
 //                               it picks recursive doubling
-//   DTRAIN_UCX_LOCAL_BYTES      where every rank runs on one host: size times
-//                               (ranks - 1) up to which "auto" allreduces
-//                               through shared memory rather than UCX
-//                               (default 49152; 0: never). Ranks agree on
-//                               the smallest.
+//   DTRAIN_UCX_LOCAL_BYTES      where every rank runs on one host: size up
+//                               to which "auto" allreduces through shared
+//                               memory rather than UCX (default 1048576; 0:
+//                               never). Each rank's mailbox takes four
+//                               times as much. Ranks agree on the smallest.
 //   DTRAIN_UCX_HALVING_BYTES    allreduce on more than 2 ranks: size up to
 //                               which "auto" picks halving-doubling rather
 //                               than the ring (default 65536)
@@ -42,7 +42,7 @@ struct Tuning {
   Algorithm allgather = Algorithm::automatic;
   Algorithm broadcast = Algorithm::automatic;
   std::size_t small_bytes = 64 * 1024;
-  std::size_t local_bytes = 48 * 1024;
+  std::size_t local_bytes = 1024 * 1024;
   std::size_t halving_bytes = 64 * 1024;
   std::size_t chunk_bytes = 128 * 1024;
   int pipeline_depth = 4;
