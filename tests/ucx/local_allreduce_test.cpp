@@ -1,9 +1,9 @@
 // Allreduces through shared memory (local_allreduce.hpp), which ranks on
-// one host take by default up to DTRAIN_UCX_LOCAL_BYTES: ranks that disagree about the operation,
-// many outstanding at once with ranks at different speeds (each mailbox
-// has only two slots), late peers, and sub-communicators with mailboxes of
-// their own. Results of every dtype and reduction are checked by
-// collectives_test.cpp (its "auto" family).
+// one host take by default: ranks that disagree about the operation, many
+// outstanding at once with ranks at different speeds (each mailbox has only
+// two slots), buffers larger than the mailboxes, late peers, and
+// sub-communicators with mailboxes of their own. Results of every dtype and
+// reduction are checked by collectives_test.cpp (its "auto" family).
 
 #include <gtest/gtest.h>
 
@@ -110,6 +110,41 @@ TEST(UcxLocalAllreduce, ManyOutstandingCompleteInOrder) {
         }
       }
     });
+  }
+}
+
+// Mailboxes of 4 KiB: buffers go through in pieces, in place or not, and a
+// rank with more pieces than the others is told at the first one.
+TEST(UcxLocalAllreduce, BuffersLargerThanTheMailboxes) {
+  WorldOptions options;
+  options.tuning.local_bytes = 4096;
+  for (int ranks : {2, 3, 4}) {
+    run_world(
+        ranks,
+        [](comm::Communicator& comm) {
+          const int n = comm.size();
+          const int me = comm.rank();
+          for (std::int64_t count : {1000, 1024, 5000, 70001}) {
+            for (bool in_place : {false, true}) {
+              std::vector<float> send(count), recv(count, -1.0f);
+              for (std::int64_t i = 0; i < count; ++i) send[i] = static_cast<float>(me * 100 + i % 1000);
+              Tensor s(send.data(), count, DType::f32);
+              Tensor r(in_place ? send.data() : recv.data(), count, DType::f32);
+              allreduce_either_way(comm, s, r, DT_SUM);
+              const std::vector<float>& out = in_place ? send : recv;
+              for (std::int64_t i = 0; i < count; ++i) {
+                const float want = static_cast<float>(100 * n * (n - 1) / 2 + n * (i % 1000));
+                ASSERT_EQ(out[i], want) << count << " elements" << (in_place ? " in place" : "") << " [" << i << "]";
+              }
+            }
+          }
+          std::vector<float> values(3072, 1.0f);
+          Tensor longer(values.data(), me == 0 ? 2048 : 3072, DType::f32);
+          const std::string message =
+              expect_error(DT_ERR_MISMATCH, [&] { allreduce_either_way(comm, longer, longer, DT_SUM); });
+          EXPECT_NE(message.find("contributed"), std::string::npos) << message;
+        },
+        options);
   }
 }
 

@@ -219,7 +219,8 @@ TEST_P(UcxProcesses, OthersFailWithinTheDeadline) {
     env.push_back("DTRAIN_UCX_TEST_TIMEOUT_MS=" + std::to_string(timeout_ms));
     // Without error handling on shared memory UCX sends everything over TCP.
     if (std::string(scenario.transports) == "tcp") env.push_back("UCX_MM_ERROR_HANDLING=n");
-    if (scenario.small) env.push_back("DTRAIN_UCX_TEST_SMALL=1");
+    // The large allreduce over UCX messages, not shared memory.
+    env.push_back(scenario.small ? "DTRAIN_UCX_TEST_SMALL=1" : "DTRAIN_UCX_LOCAL_BYTES=0");
     std::vector<char*> envp;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);

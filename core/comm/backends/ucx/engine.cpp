@@ -172,11 +172,10 @@ void Engine::break_with(dt_status status, const std::string& message) {
   fail_all(status, message);
 }
 
-void Engine::share_memory(std::unique_ptr<Mailboxes> mailboxes, std::size_t max_bytes) {
+void Engine::share_memory(std::unique_ptr<Mailboxes> mailboxes) {
   std::lock_guard<std::mutex> lock(mutex_);
   mailboxes_ = std::move(mailboxes);
   group_.mailboxes = mailboxes_.get();
-  local_bytes_ = max_bytes;
 }
 
 RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv, ReduceOp op, int timeout_ms,
@@ -204,7 +203,9 @@ RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv,
     // Through shared memory, a few looks at the peers' stamps first: with
     // ranks in step that is all it takes, and the worker has nothing to do
     // for it. Not while a rank waits for this core.
-    for (int i = 0; local && !oversubscribed_ && i < kFirstLooks && !advance_immediate(); ++i) {
+    for (int i = 0; local && !oversubscribed_ && i < kFirstLooks &&
+                    advance_immediate() != ImmediateAllreduce::Progress::over;
+         ++i) {
       __builtin_ia32_pause();
     }
     // A first few rounds of progress before letting go of the lock or
@@ -425,16 +426,21 @@ bool Engine::tick() {
   return events > 0 || moved;
 }
 
-bool Engine::advance_immediate() {
-  if (!small_running_.load(std::memory_order_relaxed) || !now_->advance()) return false;
-  const ImmediateAllreduce::Outcome outcome = now_->outcome();
-  end_small(outcome.status, outcome.status == DT_OK ? std::string() : small_prefix() + ": " + outcome.why);
-  return true;
+ImmediateAllreduce::Progress Engine::advance_immediate() {
+  if (!small_running_.load(std::memory_order_relaxed)) return ImmediateAllreduce::Progress::none;
+  const ImmediateAllreduce::Progress progress = now_->advance();
+  if (progress == ImmediateAllreduce::Progress::over) {
+    const ImmediateAllreduce::Outcome outcome = now_->outcome();
+    end_small(outcome.status, outcome.status == DT_OK ? std::string() : small_prefix() + ": " + outcome.why);
+  }
+  return progress;
 }
 
 bool Engine::advance_operations() {
   bool moved = false;
-  if (advance_immediate()) moved = true;
+  // A step of a long one counts, or its caller would go to sleep between
+  // its pieces.
+  if (advance_immediate() != ImmediateAllreduce::Progress::none) moved = true;
   while (!queue_.empty()) {
     Operation& head = *queue_.front();
     if (!head.started()) {

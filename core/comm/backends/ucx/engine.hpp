@@ -73,12 +73,12 @@ class Engine {
   // the progress thread need not be woken for it, and a small allreduce may
   // run here (allreduce_now()).
   void expect_wait(bool on);
-  // Hands small allreduces of up to `max_bytes` to shared memory. Every rank
-  // must do the same, before the first operation.
-  void share_memory(std::unique_ptr<Mailboxes> mailboxes, std::size_t max_bytes);
+  // Hands allreduces to shared memory. Every rank must do the same, before
+  // the first operation.
+  void share_memory(std::unique_ptr<Mailboxes> mailboxes);
   // Whether an allreduce of `bytes` goes through shared memory.
   bool shares_memory_for(std::size_t bytes) const {
-    return group_.mailboxes != nullptr && bytes > 0 && bytes <= local_bytes_;
+    return group_.mailboxes != nullptr && bytes > 0 && bytes <= LocalAllreduce::kMaxBytes;
   }
   // An allreduce this thread said it waits for (expect_wait()) that goes
   // through shared memory (`local`) or fits SmallAllreduce, while no
@@ -120,9 +120,8 @@ class Engine {
   void end_small(dt_status status, const std::string& message);
   std::string small_prefix() const;
   bool advance_operations();
-  // Advances the immediate allreduce, ending it when over; returns whether
-  // it ended.
-  bool advance_immediate();
+  // Advances the immediate allreduce, ending it when over.
+  ImmediateAllreduce::Progress advance_immediate();
   void handle_failures();
   // Whether another rank of this communicator is running or waiting to run
   // on this thread's core (looked up in /proc at most once a period).
@@ -173,10 +172,8 @@ class Engine {
   std::atomic<bool> shares_core_{false};       // rank_shares_core()'s last answer,
   std::atomic<std::int64_t> sharing_until_{0};  // and until when it holds
 
-  // Set by share_memory(): group_.mailboxes, and the largest allreduce sent
-  // through them.
+  // Set by share_memory(): group_.mailboxes.
   std::unique_ptr<Mailboxes> mailboxes_;
-  std::size_t local_bytes_ = 0;
   // The allreduce a caller runs through allreduce_now(), one of the two;
   // it counts as the running collective (the queue waits for it).
   SmallAllreduce small_;

@@ -29,8 +29,9 @@ class ImmediateAllreduce {
   // then calls advance() after each round of progress.
   virtual void start(const Group& group, std::uint64_t sequence, const TensorView& send, const TensorView& recv,
                      ReduceOp op) = 0;
-  // Goes as far as it can without waiting. Returns whether it is over.
-  virtual bool advance() = 0;
+  enum class Progress { none, some, over };
+  // Goes as far as it can without waiting.
+  virtual Progress advance() = 0;
   // Once advance() has returned true: how it ended.
   virtual Outcome outcome() const = 0;
   // No transfer in flight: it may start again.

@@ -1,5 +1,6 @@
 #include "comm/backends/ucx/local_allreduce.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -30,15 +31,36 @@ void LocalAllreduce::start(const Group& group, std::uint64_t, const TensorView& 
   combine_ = Combine(op, recv.dtype);
   op_ = op;
   dtype_ = recv.dtype;
-  count_ = recv.count;
-  bytes_ = static_cast<std::uint32_t>(recv.bytes());
-  out_ = static_cast<std::byte*>(recv.data);
-  split_ = bytes_ >= kSplitBytes && count_ >= group_.size;
-  gathering_ = false;
-  next_ = 0;
+  size_ = static_cast<std::uint32_t>(recv.bytes());
+  send_ = static_cast<const std::byte*>(send.data);
+  recv_ = static_cast<std::byte*>(recv.data);
+  total_ = recv.count;
+  piece_limit_ = static_cast<std::int64_t>(group_.mailboxes->shared_capacity() / dtype_size(dtype_));
   over_ = false;
   outcome_ = {};
-  stamp_ = group_.mailboxes->publish(send.data, bytes_, kind_of(dtype_, op_));
+  begin_piece(0);
+}
+
+void LocalAllreduce::begin_piece(std::int64_t first) {
+  const std::size_t element = dtype_size(dtype_);
+  first_ = first;
+  count_ = std::min(piece_limit_, total_ - first);
+  out_ = recv_ + static_cast<std::size_t>(first) * element;
+  split_ = static_cast<std::size_t>(count_) * element >= kSplitBytes && count_ >= group_.size;
+  gathering_ = false;
+  next_ = 0;
+  // In place, the pieces before this one have written only their own part
+  // of the buffer.
+  stamp_ = group_.mailboxes->publish(send_ + static_cast<std::size_t>(first) * element,
+                                     static_cast<std::size_t>(count_) * element, size_, kind_of(dtype_, op_));
+}
+
+void LocalAllreduce::end_piece() {
+  if (first_ + count_ < total_) {
+    begin_piece(first_ + count_);
+  } else {
+    over_ = true;
+  }
 }
 
 bool LocalAllreduce::arrived() const {
@@ -48,8 +70,9 @@ bool LocalAllreduce::arrived() const {
   return true;
 }
 
-bool LocalAllreduce::advance() {
-  while (!over_ && ready()) {
+ImmediateAllreduce::Progress LocalAllreduce::advance() {
+  Progress progress = Progress::none;
+  for (; !over_ && ready(); progress = Progress::some) {
     if (!arrived()) {
       outcome_ = {DT_ERR_REMOTE, describe_rank(group_, next_) + " " + group_.transport->loss(next_, UCS_OK)};
       over_ = true;
@@ -59,16 +82,16 @@ bool LocalAllreduce::advance() {
       reduce();
     }
   }
-  return over_;
+  return over_ ? Progress::over : progress;
 }
 
 void LocalAllreduce::reduce() {
   const std::uint32_t kind = kind_of(dtype_, op_);
   for (int r = 0; r < group_.size; ++r) {
     const Mailboxes::Header* slot = mailboxes().arrived(r, stamp_);
-    if (slot->bytes != bytes_ || slot->kind != kind) {
-      outcome_ = {DT_ERR_MISMATCH, describe_rank(group_, r) + " contributed " + describe(slot->bytes, slot->kind) +
-                                       ", this rank " + describe(bytes_, kind) +
+    if (slot->size != size_ || slot->kind != kind) {
+      outcome_ = {DT_ERR_MISMATCH, describe_rank(group_, r) + " contributed " + describe(slot->size, slot->kind) +
+                                       ", this rank " + describe(size_, kind) +
                                        " (do all ranks pass the same counts, dtypes and reductions?)"};
       over_ = true;
       return;
@@ -86,7 +109,7 @@ void LocalAllreduce::reduce() {
   for (int r = 2; r < group_.size; ++r) combine_.apply(into, from(r), mine.count);
   combine_.finish(into, mine.count, group_.size);
   if (!split_) {
-    over_ = true;
+    end_piece();
     return;
   }
   std::memcpy(group_.mailboxes->result_area(stamp_), into, static_cast<std::size_t>(mine.count) * element);
@@ -104,7 +127,7 @@ void LocalAllreduce::gather() {
                 Mailboxes::data(mailboxes().arrived(r, stamp_, Mailboxes::Part::result)),
                 static_cast<std::size_t>(theirs.count) * element);
   }
-  over_ = true;
+  end_piece();
 }
 
 bool LocalAllreduce::involves(int peer) const {
@@ -152,7 +175,7 @@ class ScheduledLocalAllreduce final : public Operation {
   Task lane(int, int) override {
     do {
       co_await Ready{&allreduce_};
-    } while (!allreduce_.advance());
+    } while (allreduce_.advance() != ImmediateAllreduce::Progress::over);
     const ImmediateAllreduce::Outcome outcome = allreduce_.outcome();
     if (outcome.status != DT_OK) raise(outcome.status, outcome.why);
   }

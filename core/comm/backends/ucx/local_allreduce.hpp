@@ -1,6 +1,7 @@
 // An allreduce through the ranks' mailboxes (mailboxes.hpp), for
 // communicators whose ranks all run on one host. Each rank writes its
-// contribution to its own mailbox; once every peer's is there:
+// contribution to its own mailbox (a buffer larger than the mailboxes in
+// pieces, one operation each); once every peer's is there:
 //  - small buffers: each rank reduces all of them, in rank order;
 //  - larger ones (kSplitBytes): each rank reduces one segment (segment(),
 //    chunks.hpp) into the result part of its mailbox, and once every
@@ -33,13 +34,15 @@ class LocalAllreduce final : public ImmediateAllreduce {
  public:
   // From this size on, the ranks split the reduction.
   static constexpr std::size_t kSplitBytes = 16 * 1024;
+  // The largest buffer it takes (the header records its size in 32 bits).
+  static constexpr std::size_t kMaxBytes = UINT32_MAX;
 
   // Publishes this rank's contribution (`sequence` is not needed: the
   // mailboxes number their own operations).
   void start(const Group& group, std::uint64_t sequence, const TensorView& send, const TensorView& recv,
              ReduceOp op) override;
   // Takes every step whose parts are there.
-  bool advance() override;
+  Progress advance() override;
   Outcome outcome() const override { return outcome_; }
   // Nothing is ever in flight: a rank only writes its own mailbox.
   bool quiescent() const override { return true; }
@@ -59,23 +62,30 @@ class LocalAllreduce final : public ImmediateAllreduce {
 
  private:
   const Mailboxes& mailboxes() const { return *group_.mailboxes; }
-  Mailboxes::Part part() const {
-    return gathering_ ? Mailboxes::Part::result : Mailboxes::Part::contribution;
-  }
+  Mailboxes::Part part() const { return gathering_ ? Mailboxes::Part::result : Mailboxes::Part::contribution; }
   // Whether every part of the current step is there. Remembers how far it
   // got, so each peer's stamp is looked at until it is seen.
   bool arrived() const;
+  // Publishes the piece that starts at element `first`.
+  void begin_piece(std::int64_t first);
   // The steps, once every part is there.
   void reduce();
   void gather();
+  // The piece is done: begins the next one, if any.
+  void end_piece();
 
   Group group_;
   Combine combine_{ReduceOp::sum, DType::f32};
   ReduceOp op_ = ReduceOp::sum;
   DType dtype_ = DType::f32;
-  std::int64_t count_ = 0;
-  std::uint32_t bytes_ = 0;
-  std::byte* out_ = nullptr;
+  std::uint32_t size_ = 0;  // bytes of the whole buffer
+  const std::byte* send_ = nullptr;
+  std::byte* recv_ = nullptr;
+  std::int64_t total_ = 0;        // elements of the whole buffer
+  std::int64_t piece_limit_ = 0;  // elements a piece holds at most
+  std::int64_t first_ = 0;        // the current piece: its first element,
+  std::int64_t count_ = 0;        // its length,
+  std::byte* out_ = nullptr;      // and where its result goes
   std::uint64_t stamp_ = 0;
   bool split_ = false;      // each rank reduces one segment
   bool gathering_ = false;  // the segments are reduced: waiting for them

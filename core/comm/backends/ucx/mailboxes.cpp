@@ -26,14 +26,14 @@ std::size_t stride_for(std::size_t capacity) {
 }  // namespace
 
 Mailboxes::Mailboxes(int rank, int size, std::size_t capacity)
-    : rank_(rank), capacity_(capacity), mappings_(static_cast<std::size_t>(size)) {
+    : rank_(rank), capacity_(capacity), shared_capacity_(capacity), mappings_(static_cast<std::size_t>(size)) {
   fd_ = ::memfd_create("dtrain-mailbox", MFD_CLOEXEC);
   if (fd_ < 0) fail("memfd_create");
   Mapping own;
   try {
     own = map(fd_, capacity, true);
   } catch (...) {
-    close_file();
+    ::close(fd_);
     throw;
   }
   mappings_[static_cast<std::size_t>(rank)] = own;
@@ -45,7 +45,7 @@ Mailboxes::~Mailboxes() {
   for (const Mapping& m : mappings_) {
     if (m.base != nullptr) ::munmap(m.base, m.length);
   }
-  close_file();
+  if (fd_ >= 0) ::close(fd_);
 }
 
 Mailboxes::Mapping Mailboxes::map(int fd, std::size_t capacity, bool writable) {
@@ -75,16 +75,17 @@ void Mailboxes::attach(int peer, std::int64_t pid, int fd, std::size_t capacity)
   mappings_[static_cast<std::size_t>(peer)] = m;
 }
 
-void Mailboxes::close_file() {
+void Mailboxes::close_file(std::size_t shared_capacity) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  shared_capacity_ = shared_capacity;
 }
 
-std::uint64_t Mailboxes::publish(const void* values, std::uint32_t bytes, std::uint32_t kind) {
+std::uint64_t Mailboxes::publish(const void* values, std::size_t bytes, std::uint32_t size, std::uint32_t kind) {
   const std::uint64_t stamp = ++published_;
   auto* header = const_cast<Header*>(part_of(rank_, stamp, Part::contribution));
   std::memcpy(const_cast<std::byte*>(data(header)), values, bytes);
-  header->bytes = bytes;
+  header->size = size;
   header->kind = kind;
   header->stamp.store(stamp, std::memory_order_release);
   return stamp;

@@ -29,8 +29,8 @@ class Mailboxes {
   // the ranks disagree about the operation.
   struct Header {
     std::atomic<std::uint64_t> stamp;  // the operation's number, once the data is there
-    std::uint32_t bytes;
-    std::uint32_t kind;  // the caller's code for the dtype and reduction
+    std::uint32_t size;                // the caller's: bytes of the whole buffer, of which the data may be a piece
+    std::uint32_t kind;                // the caller's code for the dtype and reduction
   };
   static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "stamps are shared between processes");
 
@@ -48,12 +48,14 @@ class Mailboxes {
   // Maps the mailbox of rank `peer`, file `fd` of process `pid`, made for
   // `capacity` bytes. Throws Error(DT_ERR_UNSUPPORTED) if it cannot.
   void attach(int peer, std::int64_t pid, int fd, std::size_t capacity);
-  // Once every peer has attached: the mapping is all that is needed.
-  void close_file();
+  // Once every peer has attached: the mapping is all that is needed. Parts
+  // hold `shared_capacity` bytes from now on, the least of every mailbox's.
+  void close_file(std::size_t shared_capacity);
+  std::size_t shared_capacity() const { return shared_capacity_; }
 
-  // Writes this rank's contribution to the next operation; returns the
-  // operation's stamp. `bytes` is at most every peer's capacity.
-  std::uint64_t publish(const void* values, std::uint32_t bytes, std::uint32_t kind);
+  // Writes this rank's contribution to the next operation, `bytes` bytes at
+  // most shared_capacity(); returns the operation's stamp.
+  std::uint64_t publish(const void* values, std::size_t bytes, std::uint32_t size, std::uint32_t kind);
   enum class Part { contribution, result };
   // Rank `peer`'s part for the operation `stamp`, or nullptr while it has
   // not arrived.
@@ -84,6 +86,7 @@ class Mailboxes {
 
   const int rank_;
   const std::size_t capacity_;
+  std::size_t shared_capacity_;
   int fd_ = -1;
   std::uint64_t published_ = 0;
   std::vector<Mapping> mappings_;  // by rank; this rank's is its own, writable

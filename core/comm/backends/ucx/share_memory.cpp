@@ -18,6 +18,8 @@ namespace dtrain::comm::ucx {
 
 namespace {
 
+constexpr std::size_t kLine = 64;
+
 struct Offer {
   std::int32_t fd;  // -1: this rank has no mailbox
   std::uint32_t capacity;
@@ -58,10 +60,11 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
     }
   }
   const std::vector<std::int32_t> verdicts = gather(std::int32_t{mapped ? 1 : 0}, deadline);
-  if (std::find(verdicts.begin(), verdicts.end(), 0) != verdicts.end()) return;
+  // A piece must hold a few elements of any dtype.
+  if (std::find(verdicts.begin(), verdicts.end(), 0) != verdicts.end() || agreed < kLine) return;
   // Every peer has mapped it: the descriptor is no longer needed.
-  mailboxes->close_file();
-  engine_.share_memory(std::move(mailboxes), agreed);
+  mailboxes->close_file(agreed);
+  engine_.share_memory(std::move(mailboxes));
 }
 
 }  // namespace dtrain::comm::ucx

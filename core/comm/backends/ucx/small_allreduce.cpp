@@ -32,11 +32,12 @@ void SmallAllreduce::post() {
   group_.transport->recv(in_, peer, collective_tag(group_.context, peer, sequence_, step_), incoming_, bytes_);
 }
 
-bool SmallAllreduce::advance() {
+ImmediateAllreduce::Progress SmallAllreduce::advance() {
+  Progress progress = Progress::none;
   while (quiescent()) {
     if (!in_.ok() || !out_.ok()) {
       failure_ = in_.ok() ? &out_ : &in_;
-      return true;
+      return Progress::over;
     }
     combine_.apply(work_, mine_, incoming_, count_);
     mine_ = work_;
@@ -44,11 +45,12 @@ bool SmallAllreduce::advance() {
     ++step_;
     if (mask_ >= group_.size) {
       combine_.finish(work_, count_, group_.size);
-      return true;
+      return Progress::over;
     }
     post();
+    progress = Progress::some;
   }
-  return false;
+  return progress;
 }
 
 ImmediateAllreduce::Outcome SmallAllreduce::outcome() const {

@@ -31,7 +31,7 @@ class SmallAllreduce final : public ImmediateAllreduce {
              ReduceOp op) override;
   // Reduces what arrived and posts the next round. Over once done, or once
   // a transfer failed.
-  bool advance() override;
+  Progress advance() override;
   Outcome outcome() const override;
   bool quiescent() const override { return !out_.pending() && !in_.pending(); }
   bool involves(int peer) const override {
