@@ -21,14 +21,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// The blocking form, as the C API calls it.
-void allreduce_now(comm::Communicator& comm, Tensor& send, Tensor& recv, int op) {
-  comm.expect_wait(true);
-  comm::RequestPtr request = comm.allreduce(send.get(), recv.get(), op);
-  comm.expect_wait(false);
-  comm.wait(request, -1);
-}
-
 // Runs one allreduce, blocking on even ranks and scheduled on odd ones.
 void allreduce_either_way(comm::Communicator& comm, Tensor& send, Tensor& recv, int op) {
   if (comm.rank() % 2 == 0) {

@@ -120,8 +120,8 @@ int run_rank_process() {
     comm::Communicator comm(rank, kRanks, timeout_ms, std::move(backend));
     wait(comm, comm.barrier());
     if (small) {
-      // Every rank allreduces one value after another, as the C API's
-      // blocking calls do, until the victim stops answering.
+      // Every rank allreduces one value after another, blocking, until the
+      // victim stops answering.
       const auto until = Clock::now() + milliseconds(200);
       std::int64_t rounds = 0;
       try {
@@ -129,10 +129,7 @@ int run_rank_process() {
           if (rank == kVictim && Clock::now() > until) ::raise(kill ? SIGKILL : SIGSTOP);
           float x = 1;
           Tensor t(&x, 1, DType::f32);
-          comm.expect_wait(true);
-          auto request = comm.allreduce(t.get(), t.get(), DT_SUM);
-          comm.expect_wait(false);
-          comm.wait(request, -1);
+          allreduce_now(comm, t, t, DT_SUM);
           if (x != static_cast<float>(kRanks)) {
             expect(false, "round " + std::to_string(rounds) + ": " + std::to_string(x));
             break;
