@@ -88,10 +88,7 @@ void run_world(int n, const std::function<void(comm::Communicator&)>& body, cons
 void wait(comm::Communicator& comm, const comm::RequestPtr& request) { comm.wait(request, -1); }
 
 void allreduce_now(comm::Communicator& comm, Tensor& send, Tensor& recv, int op) {
-  comm.expect_wait(true);
-  comm::RequestPtr request = comm.allreduce(send.get(), recv.get(), op);
-  comm.expect_wait(false);
-  comm.wait(request, -1);
+  comm::start_and_wait(comm, [&] { return comm.allreduce(send.get(), recv.get(), op); });
 }
 
 }  // namespace dtrain::test

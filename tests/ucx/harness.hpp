@@ -71,8 +71,8 @@ using Tensor = FlatTensor;
 // Waits for a request through the communicator (its own deadline).
 void wait(comm::Communicator& comm, const comm::RequestPtr& request);
 
-// A blocking allreduce as the C API makes it: said to be waited for at once
-// (Communicator::expect_wait), which lets the engine run it immediately.
+// A blocking allreduce as the C API makes it (comm::start_and_wait): said
+// to be waited for at once, which lets the engine run it immediately.
 void allreduce_now(comm::Communicator& comm, Tensor& send, Tensor& recv, int op);
 
 // Runs `call`, expecting it to throw an Error with `status`; returns its

@@ -56,6 +56,11 @@ TEST(UcxLocalAllreduce, RanksThatDisagreeGetMismatch) {
                 std::string::npos)
           << message;
 
+      // Rank 0 passes nothing at all.
+      Tensor none(values.data(), me == 0 ? 0 : 8, DType::f32);
+      message = expect_error(DT_ERR_MISMATCH, [&] { allreduce_either_way(comm, none, none, DT_SUM); });
+      EXPECT_NE(message.find("contributed"), std::string::npos) << message;
+
       // Every rank failed the same operations: the next one works.
       float x = static_cast<float>(me + 1);
       Tensor one(&x, 1, DType::f32);

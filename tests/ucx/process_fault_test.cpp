@@ -1,6 +1,7 @@
 // Faults that need real processes: a rank killed (SIGKILL) or stopped
-// (SIGSTOP) in the middle of a collective: a large allreduce over UCX, or
-// a stream of small ones through shared memory (local_allreduce.hpp). The test runs this executable
+// (SIGSTOP) in the middle of a collective: a large allreduce over UCX
+// messages or through shared memory (local_allreduce.hpp, in pieces), or a
+// stream of small ones through shared memory. The test runs this executable
 // again as each rank (main() hands over to run_rank_process() when the
 // scenario is in the environment), with a directory of files as the
 // rendezvous.
@@ -156,8 +157,9 @@ int run_rank_process() {
     const auto start = Clock::now();
     auto request = comm.allreduce(t.get(), t.get(), DT_SUM);
     if (!kill && rank == 0) {
-      // What the communicator's timeout message could say: rank 0's left
-      // neighbour in the ring is the stopped rank.
+      // What the communicator's timeout message could say: the stopped rank
+      // (over UCX, rank 0's left neighbour in the ring; through shared
+      // memory, the one rank whose part is missing).
       expect(!ucx->wait(request, Clock::now() + milliseconds(timeout_ms / 2)), "the allreduce completed");
       const std::string silent = ucx->unresponsive_ranks(*request);
       expect(silent.find("rank 2") != std::string::npos, "unresponsive ranks: '" + silent + "'");
@@ -190,11 +192,11 @@ namespace {
 struct Scenario {
   const char* name;        // kill or stop
   const char* transports;  // "shm" or "tcp"
-  bool small = false;      // small allreduces (shared memory) rather than a large one
+  const char* allreduce;   // "large" over UCX messages, "large_shared" or "small" (shared memory)
 };
 
 void PrintTo(const Scenario& scenario, std::ostream* out) {
-  *out << scenario.name << (scenario.small ? " during small allreduces" : "") << " over " << scenario.transports;
+  *out << scenario.name << " during a " << scenario.allreduce << " allreduce over " << scenario.transports;
 }
 
 class UcxProcesses : public ::testing::TestWithParam<Scenario> {};
@@ -216,8 +218,10 @@ TEST_P(UcxProcesses, OthersFailWithinTheDeadline) {
     env.push_back("DTRAIN_UCX_TEST_TIMEOUT_MS=" + std::to_string(timeout_ms));
     // Without error handling on shared memory UCX sends everything over TCP.
     if (std::string(scenario.transports) == "tcp") env.push_back("UCX_MM_ERROR_HANDLING=n");
-    // The large allreduce over UCX messages, not shared memory.
-    env.push_back(scenario.small ? "DTRAIN_UCX_TEST_SMALL=1" : "DTRAIN_UCX_LOCAL_BYTES=0");
+    const std::string allreduce = scenario.allreduce;
+    if (allreduce == "small") env.push_back("DTRAIN_UCX_TEST_SMALL=1");
+    // Over UCX messages, not shared memory.
+    if (allreduce == "large") env.push_back("DTRAIN_UCX_LOCAL_BYTES=0");
     std::vector<char*> envp;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -251,12 +255,14 @@ TEST_P(UcxProcesses, OthersFailWithinTheDeadline) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ucx, UcxProcesses,
-                         ::testing::Values(Scenario{"kill", "shm"}, Scenario{"kill", "tcp"}, Scenario{"stop", "shm"},
-                                           Scenario{"stop", "tcp"}, Scenario{"kill", "shm", true},
-                                           Scenario{"stop", "shm", true}),
+                         ::testing::Values(Scenario{"kill", "shm", "large"}, Scenario{"kill", "tcp", "large"},
+                                           Scenario{"stop", "shm", "large"}, Scenario{"stop", "tcp", "large"},
+                                           Scenario{"kill", "shm", "large_shared"},
+                                           Scenario{"stop", "shm", "large_shared"}, Scenario{"kill", "shm", "small"},
+                                           Scenario{"stop", "shm", "small"}),
                          [](const auto& param_info) {
-                           return std::string(param_info.param.name) + (param_info.param.small ? "_small" : "") +
-                                  "_over_" + param_info.param.transports;
+                           return std::string(param_info.param.name) + "_" + param_info.param.allreduce + "_over_" +
+                                  param_info.param.transports;
                          });
 
 }  // namespace

@@ -43,6 +43,15 @@ constexpr int kPollRounds = 16;
 // before the first round of progress (about a microsecond).
 constexpr int kFirstLooks = 32;
 
+// A spin-wait hint to the core.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 // The engine whose next operation started on this thread is waited for at
 // once (expect_wait()).
 thread_local const Engine* t_waiting_for = nullptr;
@@ -202,11 +211,10 @@ RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv,
     ++generation_;
     // Through shared memory, a few looks at the peers' stamps first: with
     // ranks in step that is all it takes, and the worker has nothing to do
-    // for it. Not while a rank waits for this core.
-    for (int i = 0; local && !oversubscribed_ && i < kFirstLooks &&
-                    advance_immediate() != ImmediateAllreduce::Progress::over;
-         ++i) {
-      __builtin_ia32_pause();
+    // for it. Not when ranks outnumber cores: the peer may need this one.
+    for (int i = 0; local && !oversubscribed_ && i < kFirstLooks; ++i) {
+      if (advance_immediate() != ImmediateAllreduce::Progress::none) break;
+      cpu_relax();
     }
     // A first few rounds of progress before letting go of the lock or
     // reading the clock: with ranks in step, the peers' answers are often

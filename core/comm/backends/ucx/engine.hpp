@@ -13,10 +13,10 @@
 // what nobody waits for (non-blocking operations), polling briefly after
 // each event and otherwise sleeping on the event fd.
 //
-// A small allreduce that its caller waits for at once runs without an
-// Operation (allreduce_now(), immediate_allreduce.hpp), in its place in the
+// An allreduce that its caller waits for at once (small, over UCX; any
+// size, through shared memory) runs without an Operation (allreduce_now(), immediate_allreduce.hpp), in its place in the
 // order of collectives and failed the same ways. Where every rank runs on
-// this host, small allreduces go through shared memory instead of UCX
+// this host, allreduces go through shared memory instead of UCX
 // (local_allreduce.hpp); nothing signals their progress, so whoever waits
 // on one polls, sleeping a millisecond at a time once the spin is over.
 //
@@ -70,15 +70,17 @@ class Engine {
   // completes at once with the reason.
   RequestPtr submit(std::unique_ptr<Operation> op);
   // Whether the next operation this thread submits is waited for at once:
-  // the progress thread need not be woken for it, and a small allreduce may
+  // the progress thread need not be woken for it, and an allreduce may
   // run here (allreduce_now()).
   void expect_wait(bool on);
   // Hands allreduces to shared memory. Every rank must do the same, before
   // the first operation.
   void share_memory(std::unique_ptr<Mailboxes> mailboxes);
-  // Whether an allreduce of `bytes` goes through shared memory.
+  // Whether an allreduce of `bytes` goes through shared memory: any that
+  // its header can describe, empty ones too, so that ranks that disagree
+  // about the size still meet there and are told.
   bool shares_memory_for(std::size_t bytes) const {
-    return group_.mailboxes != nullptr && bytes > 0 && bytes <= LocalAllreduce::kMaxBytes;
+    return group_.mailboxes != nullptr && bytes <= LocalAllreduce::kMaxBytes;
   }
   // An allreduce this thread said it waits for (expect_wait()) that goes
   // through shared memory (`local`) or fits SmallAllreduce, while no

@@ -32,7 +32,7 @@ class ImmediateAllreduce {
   enum class Progress { none, some, over };
   // Goes as far as it can without waiting.
   virtual Progress advance() = 0;
-  // Once advance() has returned true: how it ended.
+  // Once advance() has returned Progress::over: how it ended.
   virtual Outcome outcome() const = 0;
   // No transfer in flight: it may start again.
   virtual bool quiescent() const = 0;

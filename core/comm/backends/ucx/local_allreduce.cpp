@@ -35,6 +35,7 @@ void LocalAllreduce::start(const Group& group, std::uint64_t, const TensorView& 
   send_ = static_cast<const std::byte*>(send.data);
   recv_ = static_cast<std::byte*>(recv.data);
   total_ = recv.count;
+  // At least one element: share_memory() makes sure of it (Mailboxes::kLeastCapacity).
   piece_limit_ = static_cast<std::int64_t>(group_.mailboxes->shared_capacity() / dtype_size(dtype_));
   over_ = false;
   outcome_ = {};
@@ -51,7 +52,7 @@ void LocalAllreduce::begin_piece(std::int64_t first) {
   next_ = 0;
   // In place, the pieces before this one have written only their own part
   // of the buffer.
-  stamp_ = group_.mailboxes->publish(send_ + static_cast<std::size_t>(first) * element,
+  stamp_ = group_.mailboxes->publish(count_ > 0 ? send_ + static_cast<std::size_t>(first) * element : nullptr,
                                      static_cast<std::size_t>(count_) * element, size_, kind_of(dtype_, op_));
 }
 
@@ -72,7 +73,9 @@ bool LocalAllreduce::arrived() const {
 
 ImmediateAllreduce::Progress LocalAllreduce::advance() {
   Progress progress = Progress::none;
-  for (; !over_ && ready(); progress = Progress::some) {
+  // One piece at most: the engine's lock is held meanwhile, and its caller
+  // checks the deadline, aborts and peers between calls.
+  for (const std::int64_t piece = first_; !over_ && first_ == piece && ready(); progress = Progress::some) {
     if (!arrived()) {
       outcome_ = {DT_ERR_REMOTE, describe_rank(group_, next_) + " " + group_.transport->loss(next_, UCS_OK)};
       over_ = true;
@@ -105,9 +108,11 @@ void LocalAllreduce::reduce() {
   const std::size_t offset = static_cast<std::size_t>(mine.first) * element;
   const auto from = [&](int r) { return Mailboxes::data(mailboxes().arrived(r, stamp_)) + offset; };
   std::byte* into = out_ + offset;
-  combine_.apply(into, from(0), from(1), mine.count);
-  for (int r = 2; r < group_.size; ++r) combine_.apply(into, from(r), mine.count);
-  combine_.finish(into, mine.count, group_.size);
+  if (mine.count > 0) {
+    combine_.apply(into, from(0), from(1), mine.count);
+    for (int r = 2; r < group_.size; ++r) combine_.apply(into, from(r), mine.count);
+    combine_.finish(into, mine.count, group_.size);
+  }
   if (!split_) {
     end_piece();
     return;

@@ -15,9 +15,8 @@ namespace dtrain::comm::ucx {
 
 namespace {
 
-constexpr std::size_t kLine = 64;
-
 std::size_t stride_for(std::size_t capacity) {
+  constexpr std::size_t kLine = 64;
   return (sizeof(Mailboxes::Header) + capacity + kLine - 1) / kLine * kLine;
 }
 
@@ -26,7 +25,7 @@ std::size_t stride_for(std::size_t capacity) {
 }  // namespace
 
 Mailboxes::Mailboxes(int rank, int size, std::size_t capacity)
-    : rank_(rank), capacity_(capacity), shared_capacity_(capacity), mappings_(static_cast<std::size_t>(size)) {
+    : rank_(rank), shared_capacity_(capacity), mappings_(static_cast<std::size_t>(size)) {
   fd_ = ::memfd_create("dtrain-mailbox", MFD_CLOEXEC);
   if (fd_ < 0) fail("memfd_create");
   Mapping own;
@@ -52,7 +51,10 @@ Mailboxes::Mapping Mailboxes::map(int fd, std::size_t capacity, bool writable) {
   Mapping m;
   m.stride = stride_for(capacity);
   m.length = 4 * m.stride;  // two slots of two parts
+  // Allocated now, so that a machine short of memory is told here (and the
+  // ranks fall back to UCX) rather than in the middle of an allreduce.
   if (writable && ::ftruncate(fd, static_cast<off_t>(m.length)) != 0) fail("sizing the mailbox");
+  if (writable && (errno = ::posix_fallocate(fd, 0, static_cast<off_t>(m.length))) != 0) fail("allocating the mailbox");
   void* base = ::mmap(nullptr, m.length, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) fail("mapping a mailbox");
   m.base = static_cast<std::byte*>(base);
@@ -84,7 +86,7 @@ void Mailboxes::close_file(std::size_t shared_capacity) {
 std::uint64_t Mailboxes::publish(const void* values, std::size_t bytes, std::uint32_t size, std::uint32_t kind) {
   const std::uint64_t stamp = ++published_;
   auto* header = const_cast<Header*>(part_of(rank_, stamp, Part::contribution));
-  std::memcpy(const_cast<std::byte*>(data(header)), values, bytes);
+  if (bytes > 0) std::memcpy(const_cast<std::byte*>(data(header)), values, bytes);
   header->size = size;
   header->kind = kind;
   header->stamp.store(stamp, std::memory_order_release);

@@ -1,5 +1,5 @@
 // Shared memory through which the ranks of a communicator that all run on
-// one host hand each other the contributions of small allreduces, without a
+// one host hand each other the contributions of allreduces, without a
 // message: each rank writes only its own mailbox and reads its peers'.
 //
 // A mailbox is a memfd of its rank's, so nothing of it outlives the
@@ -36,7 +36,7 @@ class Mailboxes {
 
   // Creates this rank's mailbox, for contributions of up to `capacity`
   // bytes. Throws Error(DT_ERR_UNSUPPORTED) where shared memory cannot be
-  // created.
+  // created or allocated.
   Mailboxes(int rank, int size, std::size_t capacity);
   ~Mailboxes();
   Mailboxes(const Mailboxes&) = delete;
@@ -44,7 +44,8 @@ class Mailboxes {
 
   // The file descriptor peers open, until close_file().
   int fd() const { return fd_; }
-  std::size_t capacity() const { return capacity_; }
+  // The least capacity worth sharing: a few elements of any dtype.
+  static constexpr std::size_t kLeastCapacity = 64;
   // Maps the mailbox of rank `peer`, file `fd` of process `pid`, made for
   // `capacity` bytes. Throws Error(DT_ERR_UNSUPPORTED) if it cannot.
   void attach(int peer, std::int64_t pid, int fd, std::size_t capacity);
@@ -85,7 +86,6 @@ class Mailboxes {
   static Mapping map(int fd, std::size_t capacity, bool writable);
 
   const int rank_;
-  const std::size_t capacity_;
   std::size_t shared_capacity_;
   int fd_ = -1;
   std::uint64_t published_ = 0;

@@ -191,7 +191,7 @@ class Operation : public Transfer::Owner {
   bool quiescent() const;
   // Peers whose messages it still waits for, then peers it is still sending to.
   virtual std::vector<int> waiting_on() const;
-  // Whether a transfer with `peer` is in flight.
+  // Whether it still waits on `peer`: a transfer with it in flight.
   virtual bool involves(int peer) const;
   // It completes without any event from the worker (through shared memory):
   // whoever drives it must poll rather than sleep on the worker's events.

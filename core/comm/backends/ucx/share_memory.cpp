@@ -1,4 +1,4 @@
-// Setting up the shared memory of small allreduces (local_allreduce.hpp),
+// Setting up the shared memory of allreduces (local_allreduce.hpp),
 // part of a new communicator's handshake. Where every rank runs on this host
 // (which each rank tells from the identities alone, so all agree), two
 // allgathers: each rank's mailbox (its file descriptor, and the bytes it
@@ -17,8 +17,6 @@
 namespace dtrain::comm::ucx {
 
 namespace {
-
-constexpr std::size_t kLine = 64;
 
 struct Offer {
   std::int32_t fd;  // -1: this rank has no mailbox
@@ -39,8 +37,8 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
   if (wanted > 0) {
     try {
       mailboxes = std::make_unique<Mailboxes>(me, n, wanted);
-    } catch (const Error& e) {
-      DT_LOG(debug) << "rank " << me << ": small allreduces go over UCX: " << e.what();
+    } catch (const std::exception& e) {
+      DT_LOG(debug) << "rank " << me << ": allreduces go over UCX: " << e.what();
     }
   }
   const std::vector<Offer> offers =
@@ -54,14 +52,14 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
     try {
       if (offer.fd < 0) raise(DT_ERR_UNSUPPORTED, "rank " + std::to_string(r) + " has no mailbox");
       mailboxes->attach(r, identities_[static_cast<std::size_t>(r)].pid, offer.fd, offer.capacity);
-    } catch (const Error& e) {
-      DT_LOG(debug) << "rank " << me << ": small allreduces go over UCX: " << e.what();
+    } catch (const std::exception& e) {
+      // Any failure: this rank must still take part in the verdicts.
+      DT_LOG(debug) << "rank " << me << ": allreduces go over UCX: " << e.what();
       mapped = false;
     }
   }
   const std::vector<std::int32_t> verdicts = gather(std::int32_t{mapped ? 1 : 0}, deadline);
-  // A piece must hold a few elements of any dtype.
-  if (std::find(verdicts.begin(), verdicts.end(), 0) != verdicts.end() || agreed < kLine) return;
+  if (std::find(verdicts.begin(), verdicts.end(), 0) != verdicts.end() || agreed < Mailboxes::kLeastCapacity) return;
   // Every peer has mapped it: the descriptor is no longer needed.
   mailboxes->close_file(agreed);
   engine_.share_memory(std::move(mailboxes));
