@@ -45,16 +45,6 @@ AddrInfoPtr resolve(const std::string& host, int port, bool passive, std::string
 
 }  // namespace
 
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) reset(other.release());
-  return *this;
-}
-
-void Fd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
 std::string describe(const sockaddr* address, socklen_t length) {
   char host[NI_MAXHOST];
   char service[NI_MAXSERV];

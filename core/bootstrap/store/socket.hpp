@@ -1,38 +1,17 @@
-// Small POSIX socket helpers for the store: an owning descriptor, address
-// formatting, listening and connecting with a deadline.
+// Small POSIX socket helpers for the store: address formatting, listening
+// and connecting with a deadline (descriptors are owned by base/fd.hpp's Fd).
 #pragma once
 
 #include <sys/socket.h>
 
 #include <string>
 
+#include "base/fd.hpp"
 #include "bootstrap/deadline.hpp"
 
 namespace dtrain::bootstrap::net {
 
-// Owns a file descriptor; closes it on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
+using dtrain::Fd;
 
 // "1.2.3.4:5" or "[::1]:5".
 std::string describe(const sockaddr* address, socklen_t length);

@@ -14,8 +14,9 @@
 // each event and otherwise sleeping on the event fd.
 //
 // An allreduce that its caller waits for at once (small, over UCX; any
-// size, through shared memory) runs without an Operation (allreduce_now(), immediate_allreduce.hpp), in its place in the
-// order of collectives and failed the same ways. Where every rank runs on
+// size, through shared memory) runs without an Operation (allreduce_now(),
+// immediate_allreduce.hpp), in its place in the order of collectives and
+// failed the same ways. Where every rank runs on
 // this host, allreduces go through shared memory instead of UCX
 // (local_allreduce.hpp); nothing signals their progress, so whoever waits
 // on one polls, sleeping a millisecond at a time once the spin is over.

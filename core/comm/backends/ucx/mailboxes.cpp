@@ -26,15 +26,9 @@ std::size_t stride_for(std::size_t capacity) {
 
 Mailboxes::Mailboxes(int rank, int size, std::size_t capacity)
     : rank_(rank), shared_capacity_(capacity), mappings_(static_cast<std::size_t>(size)) {
-  fd_ = ::memfd_create("dtrain-mailbox", MFD_CLOEXEC);
-  if (fd_ < 0) fail("memfd_create");
-  Mapping own;
-  try {
-    own = map(fd_, capacity, true);
-  } catch (...) {
-    ::close(fd_);
-    throw;
-  }
+  file_.reset(::memfd_create("dtrain-mailbox", MFD_CLOEXEC));
+  if (!file_.valid()) fail("memfd_create");
+  const Mapping own = map(file_.get(), capacity, true);
   mappings_[static_cast<std::size_t>(rank)] = own;
   // Stamps start at zero; the first operation is 1.
   for (int part = 0; part < 4; ++part) new (own.base + part * own.stride) Header{{0}, 0, 0};
@@ -44,7 +38,6 @@ Mailboxes::~Mailboxes() {
   for (const Mapping& m : mappings_) {
     if (m.base != nullptr) ::munmap(m.base, m.length);
   }
-  if (fd_ >= 0) ::close(fd_);
 }
 
 Mailboxes::Mapping Mailboxes::map(int fd, std::size_t capacity, bool writable) {
@@ -64,22 +57,13 @@ Mailboxes::Mapping Mailboxes::map(int fd, std::size_t capacity, bool writable) {
 void Mailboxes::attach(int peer, std::int64_t pid, int fd, std::size_t capacity) {
   if (peer == rank_) return;
   const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
-  const int file = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file < 0) fail("opening rank " + std::to_string(peer) + "'s mailbox " + path);
-  Mapping m;
-  try {
-    m = map(file, capacity, false);
-  } catch (...) {
-    ::close(file);
-    throw;
-  }
-  ::close(file);
-  mappings_[static_cast<std::size_t>(peer)] = m;
+  const Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file.valid()) fail("opening rank " + std::to_string(peer) + "'s mailbox " + path);
+  mappings_[static_cast<std::size_t>(peer)] = map(file.get(), capacity, false);
 }
 
 void Mailboxes::close_file(std::size_t shared_capacity) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  file_.reset();
   shared_capacity_ = shared_capacity;
 }
 

@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/fd.hpp"
+
 namespace dtrain::comm::ucx {
 
 class Mailboxes {
@@ -43,7 +45,7 @@ class Mailboxes {
   Mailboxes& operator=(const Mailboxes&) = delete;
 
   // The file descriptor peers open, until close_file().
-  int fd() const { return fd_; }
+  int fd() const { return file_.get(); }
   // The least capacity worth sharing: a few elements of any dtype.
   static constexpr std::size_t kLeastCapacity = 64;
   // Maps the mailbox of rank `peer`, file `fd` of process `pid`, made for
@@ -87,7 +89,7 @@ class Mailboxes {
 
   const int rank_;
   std::size_t shared_capacity_;
-  int fd_ = -1;
+  Fd file_;  // this rank's mailbox, until close_file()
   std::uint64_t published_ = 0;
   std::vector<Mapping> mappings_;  // by rank; this rank's is its own, writable
 };

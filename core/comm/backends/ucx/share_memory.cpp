@@ -32,7 +32,8 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
   for (const ProcessIdentity& process : identities_) one_host = one_host && identities_[0].can_watch(process);
   if (!one_host) return;
 
-  const std::size_t wanted = engine_.tuning().local_bytes;
+  // A forced allreduce algorithm is a UCX one: no mailboxes then.
+  const std::size_t wanted = engine_.tuning().allreduce == Algorithm::automatic ? engine_.tuning().local_bytes : 0;
   std::unique_ptr<Mailboxes> mailboxes;
   if (wanted > 0) {
     try {

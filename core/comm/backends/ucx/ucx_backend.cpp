@@ -73,7 +73,7 @@ UcxBackend::UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint
       engine_(std::move(transport), rank, context, std::move(world_ranks), std::move(identities), tuning) {}
 
 RequestPtr UcxBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  if (engine_.tuning().allreduce == Algorithm::automatic && engine_.shares_memory_for(recv.bytes())) {
+  if (engine_.shares_memory_for(recv.bytes())) {
     if (RequestPtr done = engine_.allreduce_now(send, recv, op, timeout_ms_, true)) return done;
     return engine_.submit(local_allreduce(send, recv, op));
   }
