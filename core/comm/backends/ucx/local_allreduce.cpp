@@ -50,10 +50,18 @@ void LocalAllreduce::begin_piece(std::int64_t first) {
   split_ = static_cast<std::size_t>(count_) * element >= kSplitBytes && count_ >= group_.size;
   gathering_ = false;
   next_ = 0;
-  // In place, the pieces before this one have written only their own part
-  // of the buffer.
-  stamp_ = group_.mailboxes->publish(count_ > 0 ? send_ + static_cast<std::size_t>(first) * element : nullptr,
-                                     static_cast<std::size_t>(count_) * element, size_, kind_of(dtype_, op_));
+  // Peers read all of the contribution but, where the ranks split the
+  // reduction, this rank's own segment: it reduces that from the send buffer
+  // itself. In place, the pieces before this one have written only their own
+  // part of the buffer.
+  const Range own = split_ ? segment(count_, group_.size, group_.rank) : Range{count_, 0};
+  const std::byte* values = send_ + static_cast<std::size_t>(first) * element;
+  std::byte* area = group_.mailboxes->contribution_area();
+  if (own.first > 0) std::memcpy(area, values, static_cast<std::size_t>(own.first) * element);
+  const std::size_t after = static_cast<std::size_t>(own.first + own.count) * element;
+  const std::size_t bytes = static_cast<std::size_t>(count_) * element;
+  if (bytes > after) std::memcpy(area + after, values + after, bytes - after);
+  stamp_ = group_.mailboxes->publish(size_, kind_of(dtype_, op_));
 }
 
 void LocalAllreduce::end_piece() {
@@ -100,19 +108,30 @@ void LocalAllreduce::reduce() {
       return;
     }
   }
-  // Contributions are read from the mailboxes, this rank's too: the receive
-  // buffer may be the send buffer.
   const std::size_t element = dtype_size(dtype_);
   const Range whole{0, count_};
   const Range mine = split_ ? segment(count_, group_.size, group_.rank) : whole;
   const std::size_t offset = static_cast<std::size_t>(mine.first) * element;
   const auto from = [&](int r) { return Mailboxes::data(mailboxes().arrived(r, stamp_)) + offset; };
   std::byte* into = out_ + offset;
-  if (mine.count > 0) {
+  if (mine.count > 0 && split_) {
+    // This rank alone computes its segment, beginning with its own values
+    // from the send buffer (which may be the receive buffer: apply() takes
+    // dst == a), then its peers' in rank order.
+    const std::byte* own = send_ + static_cast<std::size_t>(first_) * element + offset;
+    const int first_peer = group_.rank == 0 ? 1 : 0;
+    combine_.apply(into, own, from(first_peer), mine.count);
+    for (int r = first_peer + 1; r < group_.size; ++r) {
+      if (r != group_.rank) combine_.apply(into, from(r), mine.count);
+    }
+  } else if (mine.count > 0) {
+    // Every rank computes every element, so all add in rank order to get the
+    // same bits, reading their own values from their mailbox too: the receive
+    // buffer may be the send buffer.
     combine_.apply(into, from(0), from(1), mine.count);
     for (int r = 2; r < group_.size; ++r) combine_.apply(into, from(r), mine.count);
-    combine_.finish(into, mine.count, group_.size);
   }
+  if (mine.count > 0) combine_.finish(into, mine.count, group_.size);
   if (!split_) {
     end_piece();
     return;

@@ -6,7 +6,8 @@
 //  - larger ones (kSplitBytes): each rank reduces one segment (segment(),
 //    chunks.hpp) into the result part of its mailbox, and once every
 //    segment is there, copies them out. Each rank reads about twice the
-//    buffer instead of reducing all of it; one more step.
+//    buffer instead of reducing all of it; one more step. Its own segment it
+//    takes from the send buffer, so the contribution leaves it out.
 // Either way every rank computes the same bits. No message, where the
 // schedules over UCX take log2(n) rounds or more, each a copy in and out of
 // UCX's queues.

@@ -67,10 +67,9 @@ void Mailboxes::close_file(std::size_t shared_capacity) {
   shared_capacity_ = shared_capacity;
 }
 
-std::uint64_t Mailboxes::publish(const void* values, std::size_t bytes, std::uint32_t size, std::uint32_t kind) {
+std::uint64_t Mailboxes::publish(std::uint32_t size, std::uint32_t kind) {
   const std::uint64_t stamp = ++published_;
   auto* header = const_cast<Header*>(part_of(rank_, stamp, Part::contribution));
-  if (bytes > 0) std::memcpy(const_cast<std::byte*>(data(header)), values, bytes);
   header->size = size;
   header->kind = kind;
   header->stamp.store(stamp, std::memory_order_release);

@@ -56,9 +56,11 @@ class Mailboxes {
   void close_file(std::size_t shared_capacity);
   std::size_t shared_capacity() const { return shared_capacity_; }
 
-  // Writes this rank's contribution to the next operation, `bytes` bytes at
-  // most shared_capacity(); returns the operation's stamp.
-  std::uint64_t publish(const void* values, std::size_t bytes, std::uint32_t size, std::uint32_t kind);
+  // Where this rank writes its contribution to the next operation, up to
+  // shared_capacity() bytes, then announced by publish(), which returns the
+  // operation's stamp.
+  std::byte* contribution_area() { return writable(published_ + 1, Part::contribution); }
+  std::uint64_t publish(std::uint32_t size, std::uint32_t kind);
   enum class Part { contribution, result };
   // Rank `peer`'s part for the operation `stamp`, or nullptr while it has
   // not arrived.
@@ -69,9 +71,7 @@ class Mailboxes {
   static const std::byte* data(const Header* slot) { return reinterpret_cast<const std::byte*>(slot + 1); }
   // Where this rank writes its share of the result of operation `stamp`,
   // then announced by publish_result().
-  std::byte* result_area(std::uint64_t stamp) {
-    return const_cast<std::byte*>(data(part_of(rank_, stamp, Part::result)));
-  }
+  std::byte* result_area(std::uint64_t stamp) { return writable(stamp, Part::result); }
   void publish_result(std::uint64_t stamp);
 
  private:
@@ -84,6 +84,9 @@ class Mailboxes {
     const Mapping& m = mappings_[static_cast<std::size_t>(peer)];
     const std::size_t index = (stamp & 1) * 2 + (part == Part::result ? 1 : 0);
     return reinterpret_cast<const Header*>(m.base + index * m.stride);
+  }
+  std::byte* writable(std::uint64_t stamp, Part part) {
+    return const_cast<std::byte*>(data(part_of(rank_, stamp, part)));
   }
   static Mapping map(int fd, std::size_t capacity, bool writable);
 
