@@ -8,6 +8,7 @@
 #include "base/error.hpp"
 #include "comm/backends/ucx/algorithms.hpp"
 #include "comm/backends/ucx/chunks.hpp"
+#include "device/cpu/stream_copy.hpp"
 
 namespace dtrain::comm::ucx {
 
@@ -21,6 +22,26 @@ std::uint32_t kind_of(DType dtype, ReduceOp op) {
 std::string describe(std::uint32_t bytes, std::uint32_t kind) {
   return std::to_string(bytes) + " bytes of " + dtype_name(static_cast<DType>(kind >> 16)) + " " +
          reduce_op_name(static_cast<ReduceOp>(kind & 0xffff));
+}
+
+// Copies `bytes` of a piece of `piece` bytes into this rank's mailbox, which
+// peers read next. Where they read it from other cores, mid-sized pieces are
+// streamed (stream_copy.hpp): rewriting lines that a peer read the time
+// before costs more than the peer's reads from memory, and where the host
+// has put the two cores far apart (it moves virtual CPUs) several times
+// more. Small pieces are better cached: the reader takes the lines straight
+// from the writer's cache. So are large ones: by their next use the peer's
+// copies have mostly left its cache, and streaming would send the reads of a
+// piece held in cache to memory. So are all where ranks share cores, and
+// with them caches.
+void share(const Mailboxes& mailboxes, std::byte* dst, const std::byte* src, std::size_t bytes, std::size_t piece) {
+  constexpr std::size_t kStreamFrom = 32 * 1024;
+  constexpr std::size_t kStreamBelow = 256 * 1024;
+  if (mailboxes.cores_apart() && piece >= kStreamFrom && piece < kStreamBelow) {
+    device::cpu::stream_copy(dst, src, bytes);
+  } else {
+    std::memcpy(dst, src, bytes);
+  }
 }
 
 }  // namespace
@@ -57,10 +78,10 @@ void LocalAllreduce::begin_piece(std::int64_t first) {
   const Range own = split_ ? segment(count_, group_.size, group_.rank) : Range{count_, 0};
   const std::byte* values = send_ + static_cast<std::size_t>(first) * element;
   std::byte* area = group_.mailboxes->contribution_area();
-  if (own.first > 0) std::memcpy(area, values, static_cast<std::size_t>(own.first) * element);
   const std::size_t after = static_cast<std::size_t>(own.first + own.count) * element;
   const std::size_t bytes = static_cast<std::size_t>(count_) * element;
-  if (bytes > after) std::memcpy(area + after, values + after, bytes - after);
+  if (own.first > 0) share(mailboxes(), area, values, static_cast<std::size_t>(own.first) * element, bytes);
+  if (bytes > after) share(mailboxes(), area + after, values + after, bytes - after, bytes);
   stamp_ = group_.mailboxes->publish(size_, kind_of(dtype_, op_));
 }
 
@@ -136,7 +157,8 @@ void LocalAllreduce::reduce() {
     end_piece();
     return;
   }
-  std::memcpy(group_.mailboxes->result_area(stamp_), into, static_cast<std::size_t>(mine.count) * element);
+  share(mailboxes(), group_.mailboxes->result_area(stamp_), into, static_cast<std::size_t>(mine.count) * element,
+        static_cast<std::size_t>(count_) * element);
   group_.mailboxes->publish_result(stamp_);
   gathering_ = true;
   next_ = 0;

@@ -12,6 +12,7 @@
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "comm/backends/ucx/backend.hpp"
+#include "comm/backends/ucx/liveness.hpp"
 #include "comm/backends/ucx/mailboxes.hpp"
 
 namespace dtrain::comm::ucx {
@@ -37,7 +38,7 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
   std::unique_ptr<Mailboxes> mailboxes;
   if (wanted > 0) {
     try {
-      mailboxes = std::make_unique<Mailboxes>(me, n, wanted);
+      mailboxes = std::make_unique<Mailboxes>(me, n, wanted, !outnumber_their_cores(identities_, identities_[me]));
     } catch (const std::exception& e) {
       DT_LOG(debug) << "rank " << me << ": allreduces go over UCX: " << e.what();
     }
