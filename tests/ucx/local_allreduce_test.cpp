@@ -145,6 +145,37 @@ TEST(UcxLocalAllreduce, BuffersLargerThanTheMailboxes) {
   }
 }
 
+// From 16 MiB the ranks stream their results (local_allreduce.cpp); in
+// mailboxes of 64 KiB the pieces are split among the ranks, and streamed
+// into the mailboxes or not (handoff.hpp), with a short last piece that is
+// not split.
+TEST(UcxLocalAllreduce, LargeBuffersInSplitPieces) {
+  WorldOptions options;
+  options.tuning.local_bytes = 64 * 1024;
+  for (int ranks : {2, 3, 4}) {
+    run_world(
+        ranks,
+        [](comm::Communicator& comm) {
+          const int n = comm.size();
+          const int me = comm.rank();
+          const std::int64_t count = (16 << 20) / 4 + 5;
+          for (bool in_place : {false, true}) {
+            std::vector<float> send(count), recv(count, -1.0f);
+            for (std::int64_t i = 0; i < count; ++i) send[i] = static_cast<float>(me * 100 + i % 1000);
+            Tensor s(send.data(), count, DType::f32);
+            Tensor r(in_place ? send.data() : recv.data(), count, DType::f32);
+            allreduce_either_way(comm, s, r, DT_SUM);
+            const std::vector<float>& out = in_place ? send : recv;
+            for (std::int64_t i = 0; i < count; ++i) {
+              const float want = static_cast<float>(100 * n * (n - 1) / 2 + n * (i % 1000));
+              ASSERT_EQ(out[i], want) << (in_place ? "in place " : "") << "[" << i << "]";
+            }
+          }
+        },
+        options);
+  }
+}
+
 // A peer that arrives long after the spin is over (the waiting rank sleeps
 // a millisecond at a time: nothing signals a contribution).
 TEST(UcxLocalAllreduce, LatePeer) {

@@ -1,5 +1,6 @@
-// A copy whose stores go around this core's caches, for data that another
-// core reads next.
+// A copy whose stores go around this core's caches: for data that another
+// core reads next, and for data that would leave the caches before it is
+// read anyway (an ordinary store first reads in the line it writes).
 //
 // When a core rewrites a line that another core has read, every store must
 // first take the line back from that core's cache. Where the cores share no
@@ -16,7 +17,8 @@ namespace dtrain::device::cpu {
 
 // memcpy(dst, src, bytes), with non-temporal stores where the CPU has them.
 // The buffers must not overlap. The stores are ordered before any store
-// after the call (a fence ends it), so a flag released next covers them.
+// after the call (a fence ends the streaming ones), so a flag released next
+// covers them.
 void stream_copy(void* dst, const void* src, std::size_t bytes);
 
 }  // namespace dtrain::device::cpu

@@ -8,6 +8,7 @@
 #include "base/error.hpp"
 #include "comm/backends/ucx/algorithms.hpp"
 #include "comm/backends/ucx/chunks.hpp"
+#include "comm/backends/ucx/handoff.hpp"
 #include "device/cpu/stream_copy.hpp"
 
 namespace dtrain::comm::ucx {
@@ -27,31 +28,11 @@ std::string describe(std::uint32_t bytes, std::uint32_t kind) {
 // A result this large leaves the caches before anyone reads it (the ranks'
 // buffers together outgrow the last level): streaming it into the receive
 // buffer spares reading in each line only to overwrite it: 0.82-0.89 of
-// the time from 16 MiB in paired runs at 2 ranks, but more at 8 MiB, where
-// the buffers still fit.
+// the time from 16 MiB in paired runs at 2 ranks, but slower at 8 MiB,
+// where the buffers still fit.
 constexpr std::size_t kStreamResultsFrom = 16 << 20;
 
 void copy_cached(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
-
-// Copies `bytes` of a piece of `piece` bytes into this rank's mailbox, which
-// peers read next. Where they read it from other cores, mid-sized pieces are
-// streamed (stream_copy.hpp): rewriting lines that a peer read the time
-// before costs more than the peer's reads from memory, and where the host
-// has put the two cores far apart (it moves virtual CPUs) several times
-// more. Small pieces are better cached: the reader takes the lines straight
-// from the writer's cache. So are large ones: by their next use the peer's
-// copies have mostly left its cache, and streaming would send the reads of a
-// piece held in cache to memory. So are all where ranks share cores, and
-// with them caches.
-void share(const Mailboxes& mailboxes, std::byte* dst, const std::byte* src, std::size_t bytes, std::size_t piece) {
-  constexpr std::size_t kStreamFrom = 32 * 1024;
-  constexpr std::size_t kStreamBelow = 256 * 1024;
-  if (mailboxes.cores_apart() && piece >= kStreamFrom && piece < kStreamBelow) {
-    device::cpu::stream_copy(dst, src, bytes);
-  } else {
-    std::memcpy(dst, src, bytes);
-  }
-}
 
 }  // namespace
 
@@ -89,8 +70,9 @@ void LocalAllreduce::begin_piece(std::int64_t first) {
   std::byte* area = group_.mailboxes->contribution_area();
   const std::size_t after = static_cast<std::size_t>(own.first + own.count) * element;
   const std::size_t bytes = static_cast<std::size_t>(count_) * element;
-  if (own.first > 0) share(mailboxes(), area, values, static_cast<std::size_t>(own.first) * element, bytes);
-  if (bytes > after) share(mailboxes(), area + after, values + after, bytes - after, bytes);
+  Handoff& handoff = group_.mailboxes->handoff();
+  if (own.first > 0) handoff.copy(area, values, static_cast<std::size_t>(own.first) * element, bytes);
+  if (bytes > after) handoff.copy(area + after, values + after, bytes - after, bytes);
   stamp_ = group_.mailboxes->publish(size_, kind_of(dtype_, op_));
 }
 
@@ -144,8 +126,11 @@ void LocalAllreduce::reduce() {
   const std::size_t offset = static_cast<std::size_t>(mine.first) * element;
   const auto from = [&](int r) { return Mailboxes::data(mailboxes().arrived(r, stamp_)) + offset; };
   // Results streamed out (kStreamResultsFrom) are reduced into the mailbox
-  // and copied from there.
-  const bool stream_out = split_ && size_ >= kStreamResultsFrom;
+  // and copied from there; not when the peers' cores are far, where writing
+  // the mailbox through the cache costs more than reading the receive buffer
+  // in.
+  Handoff& handoff = group_.mailboxes->handoff();
+  const bool stream_out = split_ && size_ >= kStreamResultsFrom && !handoff.far();
   std::byte* result = split_ ? group_.mailboxes->result_area(stamp_) : nullptr;
   std::byte* into = stream_out ? result : out_ + offset;
   if (mine.count > 0 && split_) {
@@ -159,9 +144,9 @@ void LocalAllreduce::reduce() {
       if (r != group_.rank) combine_.apply(into, from(r), mine.count);
     }
   } else if (mine.count > 0) {
-    // Every rank computes every element, so all add in rank order to get the
-    // same bits, reading their own values from their mailbox too: the receive
-    // buffer may be the send buffer.
+    // Every rank computes every element, so all reduce in rank order to get
+    // the same bits, reading their own values from their mailbox too: the
+    // receive buffer may be the send buffer.
     combine_.apply(into, from(0), from(1), mine.count);
     for (int r = 2; r < group_.size; ++r) combine_.apply(into, from(r), mine.count);
   }
@@ -174,7 +159,7 @@ void LocalAllreduce::reduce() {
   if (stream_out) {
     device::cpu::stream_copy(out_ + offset, result, bytes);
   } else {
-    share(mailboxes(), result, into, bytes, static_cast<std::size_t>(count_) * element);
+    handoff.copy(result, into, bytes, static_cast<std::size_t>(count_) * element);
   }
   group_.mailboxes->publish_result(stamp_);
   gathering_ = true;

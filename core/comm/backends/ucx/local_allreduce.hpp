@@ -4,11 +4,14 @@
 // pieces, one operation each); once every peer's is there:
 //  - small buffers: each rank reduces all of them, in rank order;
 //  - larger ones (kSplitBytes): each rank reduces one segment (segment(),
-//    chunks.hpp) into the result part of its mailbox, and once every
-//    segment is there, copies them out. Each rank reads about twice the
-//    buffer instead of reducing all of it; one more step. Its own segment it
-//    takes from the send buffer, so the contribution leaves it out.
-// Either way every rank computes the same bits. No message, where the
+//    chunks.hpp), its own values first, then its peers' in rank order, and
+//    puts it in the result part of its mailbox; once every segment is
+//    there, it copies them out. Each rank reads about twice the buffer
+//    instead of reducing all of it; one more step. Its own segment it takes
+//    from the send buffer, so the contribution leaves it out.
+// Either way every rank gets the same bits, which depend only on the size,
+// the ranks and the mailboxes' capacity. How a rank writes its mailbox is
+// its own choice (handoff.hpp). No message, where the
 // schedules over UCX take log2(n) rounds or more, each a copy in and out of
 // UCX's queues.
 //

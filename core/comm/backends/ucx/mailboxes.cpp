@@ -25,7 +25,7 @@ std::size_t stride_for(std::size_t capacity) {
 }  // namespace
 
 Mailboxes::Mailboxes(int rank, int size, std::size_t capacity, bool cores_apart)
-    : rank_(rank), cores_apart_(cores_apart), shared_capacity_(capacity), mappings_(static_cast<std::size_t>(size)) {
+    : rank_(rank), handoff_(cores_apart), shared_capacity_(capacity), mappings_(static_cast<std::size_t>(size)) {
   file_.reset(::memfd_create("dtrain-mailbox", MFD_CLOEXEC));
   if (!file_.valid()) fail("memfd_create");
   const Mapping own = map(file_.get(), capacity, true);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/fd.hpp"
+#include "comm/backends/ucx/handoff.hpp"
 
 namespace dtrain::comm::ucx {
 
@@ -37,9 +38,10 @@ class Mailboxes {
   static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "stamps are shared between processes");
 
   // Creates this rank's mailbox, for contributions of up to `capacity`
-  // bytes; `cores_apart`: every rank has a core of its own. Throws
-  // Error(DT_ERR_UNSUPPORTED) where shared memory cannot be created or
-  // allocated.
+  // bytes; `cores_apart`: the ranks on this host do not outnumber the CPUs
+  // they may run on (handoff.hpp).
+  // Throws Error(DT_ERR_UNSUPPORTED) where shared memory cannot be created
+  // or allocated.
   Mailboxes(int rank, int size, std::size_t capacity, bool cores_apart);
   ~Mailboxes();
   Mailboxes(const Mailboxes&) = delete;
@@ -56,9 +58,8 @@ class Mailboxes {
   // hold `shared_capacity` bytes from now on, the least of every mailbox's.
   void close_file(std::size_t shared_capacity);
   std::size_t shared_capacity() const { return shared_capacity_; }
-  // Whether peers read what this rank writes from other cores than its own,
-  // which decides how it is best written (local_allreduce.cpp).
-  bool cores_apart() const { return cores_apart_; }
+  // How this rank writes what its peers read next.
+  Handoff& handoff() { return handoff_; }
 
   // Where this rank writes its contribution to the next operation, up to
   // shared_capacity() bytes, then announced by publish(), which returns the
@@ -95,7 +96,7 @@ class Mailboxes {
   static Mapping map(int fd, std::size_t capacity, bool writable);
 
   const int rank_;
-  const bool cores_apart_;
+  Handoff handoff_;
   std::size_t shared_capacity_;
   Fd file_;  // this rank's mailbox, until close_file()
   std::uint64_t published_ = 0;
