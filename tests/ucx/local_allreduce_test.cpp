@@ -1,8 +1,8 @@
 // Allreduces through shared memory (local_allreduce.hpp), which ranks on
 // one host take by default: ranks that disagree about the operation, many
 // outstanding at once with ranks at different speeds (each mailbox has only
-// two slots), buffers larger than the mailboxes, late peers, and
-// sub-communicators with mailboxes of their own. Results of every dtype and
+// two slots), buffers larger than the mailboxes (from 16 MiB, streamed out),
+// late peers, and sub-communicators with mailboxes of their own. Results of every dtype and
 // reduction are checked by collectives_test.cpp (its "auto" family).
 
 #include <gtest/gtest.h>
@@ -27,6 +27,23 @@ void allreduce_either_way(comm::Communicator& comm, Tensor& send, Tensor& recv, 
     allreduce_now(comm, send, recv, op);
   } else {
     wait(comm, comm.allreduce(send.get(), recv.get(), op));
+  }
+}
+
+// Sums `count` floats, in place or not, and checks every element: small
+// integers, so any order of the additions gives the same exact sum.
+void expect_sum(comm::Communicator& comm, std::int64_t count, bool in_place) {
+  const int n = comm.size();
+  const int me = comm.rank();
+  std::vector<float> send(count), recv(count, -1.0f);
+  for (std::int64_t i = 0; i < count; ++i) send[i] = static_cast<float>(me * 100 + i % 1000);
+  Tensor s(send.data(), count, DType::f32);
+  Tensor r(in_place ? send.data() : recv.data(), count, DType::f32);
+  allreduce_either_way(comm, s, r, DT_SUM);
+  const std::vector<float>& out = in_place ? send : recv;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float want = static_cast<float>(100 * n * (n - 1) / 2 + n * (i % 1000));
+    ASSERT_EQ(out[i], want) << count << " elements" << (in_place ? " in place" : "") << " [" << i << "]";
   }
 }
 
@@ -119,24 +136,11 @@ TEST(UcxLocalAllreduce, BuffersLargerThanTheMailboxes) {
     run_world(
         ranks,
         [](comm::Communicator& comm) {
-          const int n = comm.size();
-          const int me = comm.rank();
           for (std::int64_t count : {1000, 1024, 5000, 70001}) {
-            for (bool in_place : {false, true}) {
-              std::vector<float> send(count), recv(count, -1.0f);
-              for (std::int64_t i = 0; i < count; ++i) send[i] = static_cast<float>(me * 100 + i % 1000);
-              Tensor s(send.data(), count, DType::f32);
-              Tensor r(in_place ? send.data() : recv.data(), count, DType::f32);
-              allreduce_either_way(comm, s, r, DT_SUM);
-              const std::vector<float>& out = in_place ? send : recv;
-              for (std::int64_t i = 0; i < count; ++i) {
-                const float want = static_cast<float>(100 * n * (n - 1) / 2 + n * (i % 1000));
-                ASSERT_EQ(out[i], want) << count << " elements" << (in_place ? " in place" : "") << " [" << i << "]";
-              }
-            }
+            for (bool in_place : {false, true}) expect_sum(comm, count, in_place);
           }
           std::vector<float> values(3072, 1.0f);
-          Tensor longer(values.data(), me == 0 ? 2048 : 3072, DType::f32);
+          Tensor longer(values.data(), comm.rank() == 0 ? 2048 : 3072, DType::f32);
           const std::string message =
               expect_error(DT_ERR_MISMATCH, [&] { allreduce_either_way(comm, longer, longer, DT_SUM); });
           EXPECT_NE(message.find("contributed"), std::string::npos) << message;
@@ -156,21 +160,7 @@ TEST(UcxLocalAllreduce, LargeBuffersInSplitPieces) {
     run_world(
         ranks,
         [](comm::Communicator& comm) {
-          const int n = comm.size();
-          const int me = comm.rank();
-          const std::int64_t count = (16 << 20) / 4 + 5;
-          for (bool in_place : {false, true}) {
-            std::vector<float> send(count), recv(count, -1.0f);
-            for (std::int64_t i = 0; i < count; ++i) send[i] = static_cast<float>(me * 100 + i % 1000);
-            Tensor s(send.data(), count, DType::f32);
-            Tensor r(in_place ? send.data() : recv.data(), count, DType::f32);
-            allreduce_either_way(comm, s, r, DT_SUM);
-            const std::vector<float>& out = in_place ? send : recv;
-            for (std::int64_t i = 0; i < count; ++i) {
-              const float want = static_cast<float>(100 * n * (n - 1) / 2 + n * (i % 1000));
-              ASSERT_EQ(out[i], want) << (in_place ? "in place " : "") << "[" << i << "]";
-            }
-          }
+          for (bool in_place : {false, true}) expect_sum(comm, (16 << 20) / 4 + 5, in_place);
         },
         options);
   }
