@@ -5,6 +5,7 @@
 #include "collectives.hpp"
 #include "compare.hpp"
 #include "ddp.hpp"
+#include "handoff.hpp"
 #include "kernels.hpp"
 #include "zero.hpp"
 
@@ -19,6 +20,8 @@ const char kUsage[] =
     "  compare       print two results files side by side with their ratios\n"
     "  ddp           time training steps of the example MLP with DDP and the share of\n"
     "                the allreduce hidden behind backward (dtrun -n N dtbench ddp)\n"
+    "  handoff       handing bytes between two CPUs through shared memory, through the\n"
+    "                cache or streamed around it (one process)\n"
     "  kernels       the bandwidth of libdtrain's CUDA kernels against a device-to-device\n"
     "                copy (one process; skipped without a CUDA device)\n"
     "  zero          time training steps of the example MLP with ZeRO stages 0-3 and\n"
@@ -33,6 +36,7 @@ int main(int argc, char** argv) {
   }
   if (std::strcmp(argv[1], "collectives") == 0) return dtbench::run_collectives(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "compare") == 0) return dtbench::run_compare(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "handoff") == 0) return dtbench::run_handoff(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "kernels") == 0) return dtbench::run_kernels(argc - 1, argv + 1);
   bool ddp = std::strcmp(argv[1], "ddp") == 0;
   if (ddp || std::strcmp(argv[1], "zero") == 0) {

@@ -6,7 +6,8 @@
 // runs the cores. On this project's 2-core virtual machines, rewriting
 // 64 KiB that the peer has read takes about 7 us in phases where the two
 // cores are close and 28 us where the host has put them far apart; streaming
-// takes 2 us either way, and the peer then reads from memory. So:
+// takes 2 us either way, and the peer then reads from memory (`dtbench
+// handoff` measures both ways on a machine). So:
 //  - small pieces (below kStreamFrom) are cached: the reader takes the lines
 //    straight from the writer's cache, and the round trip is short anyway;
 //  - mid-sized pieces are streamed where every rank has a CPU of its own;
