@@ -17,11 +17,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -29,6 +27,7 @@
 
 #include "bench.h"
 #include "device/cpu/stream_copy.hpp"
+#include "usage.hpp"
 
 namespace dtbench {
 
@@ -109,12 +108,11 @@ std::pair<double, double> time_turns(bool streamed, std::size_t bytes, long iter
   return {writing / static_cast<double>(iters), total / static_cast<double>(iters)};
 }
 
+const Usage kCli{"handoff", kUsage};
+
 int write_json(const Args& a, const std::vector<Row>& rows) {
-  FILE* out = std::fopen(a.json.c_str(), "w");
-  if (out == nullptr) {
-    std::fprintf(stderr, "dtbench handoff: cannot write %s: %s\n", a.json.c_str(), std::strerror(errno));
-    return 1;
-  }
+  FILE* out = open_results(kCli, a.json);
+  if (out == nullptr) return 1;
   std::fprintf(out, "{\n  \"benchmark\": \"handoff\",\n  \"iters\": %ld,\n  \"results\": [", a.iters);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -125,49 +123,42 @@ int write_json(const Args& a, const std::vector<Row>& rows) {
                  r.streamed_turn_us);
   }
   std::fputs("\n  ]\n}\n", out);
-  std::fclose(out);
-  std::printf("# results written to %s\n", a.json.c_str());
+  close_results(out, a.json);
   return 0;
+}
+
+// The size in `value`, else a usage error for `arg`.
+std::int64_t bytes_option(const std::string& arg, const char* value) {
+  std::int64_t bytes = 0;
+  if (dtb_parse_bytes(value, &bytes) != 0) kCli.error(arg + ": bad value");
+  return bytes;
 }
 
 }  // namespace
 
 int run_handoff(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "dtbench handoff: %s needs a value\n\n%s", arg.c_str(), kUsage);
-      return 2;
-    }
-    const char* value = argv[++i];
-    bool ok = true;
+    if (i + 1 >= argc) kCli.error(arg + " needs a value");
+    const char* value = argv[i + 1];
     if (arg == "--min-bytes") {
-      ok = dtb_parse_bytes(value, &a.min_bytes) == 0 && a.min_bytes > 0;
+      a.min_bytes = bytes_option(arg, value);
     } else if (arg == "--max-bytes") {
-      ok = dtb_parse_bytes(value, &a.max_bytes) == 0 && a.max_bytes > 0;
+      a.max_bytes = bytes_option(arg, value);
     } else if (arg == "--iters") {
-      char* end = nullptr;
-      a.iters = std::strtol(value, &end, 10);
-      ok = end != value && *end == '\0' && a.iters > 0;
+      a.iters = kCli.integer(arg, value, 1, 1L << 30);
     } else if (arg == "--json") {
       a.json = value;
     } else {
-      ok = false;
-    }
-    if (!ok) {
-      std::fprintf(stderr, "dtbench handoff: bad option %s %s\n\n%s", arg.c_str(), value, kUsage);
-      return 2;
+      kCli.error("unknown argument '" + arg + "'");
     }
   }
-  if (a.min_bytes > a.max_bytes) {
-    std::fprintf(stderr, "dtbench handoff: --min-bytes is above --max-bytes\n");
-    return 2;
-  }
+  if (a.min_bytes > a.max_bytes) kCli.error("--min-bytes is above --max-bytes");
   cpu_set_t allowed;
   std::vector<int> cpus;
   if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {

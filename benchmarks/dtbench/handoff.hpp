@@ -6,7 +6,7 @@ namespace dtbench {
 
 // argv[0] is "handoff". Returns the process exit status: 0 also where fewer
 // than two CPUs are available (it prints a "skipped: ..." line saying why),
-// 2 for bad options, 1 when the results cannot be written.
+// 1 when the results cannot be written; bad options exit with 2.
 int run_handoff(int argc, char** argv);
 
 }  // namespace dtbench

@@ -1,10 +1,8 @@
 #include "training.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 
 namespace dtbench {
@@ -16,18 +14,6 @@ constexpr int kInputs = 64;
 constexpr int kClasses = 10;
 
 }  // namespace
-
-void Usage::error(const std::string& message) const {
-  std::fprintf(stderr, "dtbench %s: %s\n\n%s", command, message.c_str(), text);
-  std::exit(2);
-}
-
-int Usage::integer(const std::string& arg, const char* value, long lowest, long highest) const {
-  char* end = nullptr;
-  long v = std::strtol(value, &end, 10);
-  if (*value == '\0' || *end != '\0' || v < lowest || v > highest) error(arg + ": bad value");
-  return static_cast<int>(v);
-}
 
 void parse_training(const Usage& usage, int argc, char** argv, TrainingOptions& a, const ExtraOption& extra) {
   for (int i = 1; i < argc; i += 2) {
@@ -56,18 +42,6 @@ void parse_training(const Usage& usage, int argc, char** argv, TrainingOptions& 
     if (!extra(arg, value)) usage.error("unknown argument '" + arg + "'");
   }
   if (a.layers + 1 > MLP_MAX_LINEAR) usage.error("--layers: at most " + std::to_string(MLP_MAX_LINEAR - 1));
-}
-
-FILE* open_results(const Usage& usage, const std::string& path) {
-  FILE* out = std::fopen(path.c_str(), "w");
-  if (out == nullptr)
-    std::fprintf(stderr, "dtbench %s: cannot write %s: %s\n", usage.command, path.c_str(), std::strerror(errno));
-  return out;
-}
-
-void close_results(FILE* out, const std::string& path) {
-  std::fclose(out);
-  std::printf("# results written to %s\n", path.c_str());
 }
 
 double now_s() {

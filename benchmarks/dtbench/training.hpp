@@ -12,18 +12,9 @@
 #include "comm.hpp"
 #include "mlp/mlp.h"
 #include "mlp/synthetic.h"
+#include "usage.hpp"
 
 namespace dtbench {
-
-// A subcommand's name and help text, for --help and for usage errors.
-struct Usage {
-  const char* command;  // "ddp", "zero"
-  const char* text;
-
-  [[noreturn]] void error(const std::string& message) const;
-  // `value` as an integer in [lowest, highest], else a usage error for `arg`.
-  int integer(const std::string& arg, const char* value, long lowest, long highest) const;
-};
 
 struct TrainingOptions {
   int steps = 30, rounds = 5, warmup = 10, batch = 256, hidden = 256, layers = 2;
@@ -36,11 +27,6 @@ using ExtraOption = std::function<bool(const std::string& arg, const char* value
 
 // Reads `argv` (options in pairs, after the subcommand) into `options`.
 void parse_training(const Usage& usage, int argc, char** argv, TrainingOptions& options, const ExtraOption& extra);
-
-// The JSON results file opened for writing, or null after saying why not.
-FILE* open_results(const Usage& usage, const std::string& path);
-// Closes it and says where the results are.
-void close_results(FILE* out, const std::string& path);
 
 double now_s();
 double median(std::vector<double> v);

@@ -45,8 +45,9 @@ class UcxBackend final : public Backend {
   std::string unresponsive_ranks(const Request& request) override;
 
   // Exchanges an empty message with every rank, then sets up shared memory
-  // for allreduces where every rank runs on this host (share_memory.cpp). Throws on failure, and DT_ERR_TIMEOUT naming the
-  // silent ranks once `deadline` passes.
+  // for allreduces where every rank runs on this host (share_memory.cpp).
+  // Throws on failure, and DT_ERR_TIMEOUT naming the silent ranks once
+  // `deadline` passes.
   void handshake(Clock::time_point deadline);
 
  private:

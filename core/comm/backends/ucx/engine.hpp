@@ -16,10 +16,10 @@
 // An allreduce that its caller waits for at once (small, over UCX; any
 // size, through shared memory) runs without an Operation (allreduce_now(),
 // immediate_allreduce.hpp), in its place in the order of collectives and
-// failed the same ways. Where every rank runs on
-// this host, allreduces go through shared memory instead of UCX
-// (local_allreduce.hpp); nothing signals their progress, so whoever waits
-// on one polls, sleeping a millisecond at a time once the spin is over.
+// failed the same ways. Where every rank runs on this host, allreduces go
+// through shared memory instead of UCX (local_allreduce.hpp); nothing
+// signals their progress, so whoever waits on one polls, sleeping a
+// millisecond at a time once the spin is over.
 //
 // A failed peer (the endpoint's error callback) fails every pending operation
 // with DT_ERR_REMOTE naming it, cancelling the receives posted on the worker,

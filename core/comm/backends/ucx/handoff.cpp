@@ -9,6 +9,7 @@
 namespace dtrain::comm::ucx {
 
 bool Handoff::streams(std::size_t piece) const {
+  // Fixed ways: small pieces cached, mid-sized ones (CPUs apart) streamed.
   if (!adaptive(piece)) return piece >= kStreamFrom;
   // Streaming is measured first of all, then now and then the way not taken.
   const bool probe = streamed_ns_per_byte_ == 0 || adaptive_copies_ % kProbeEvery == kProbeEvery - 1;

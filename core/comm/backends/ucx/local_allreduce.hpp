@@ -11,9 +11,8 @@
 //    from the send buffer, so the contribution leaves it out.
 // Either way every rank gets the same bits, which depend only on the size,
 // the ranks and the mailboxes' capacity. How a rank writes its mailbox is
-// its own choice (handoff.hpp). No message, where the
-// schedules over UCX take log2(n) rounds or more, each a copy in and out of
-// UCX's queues.
+// its own choice (handoff.hpp). No message, where the schedules over UCX
+// take log2(n) rounds or more, each a copy in and out of UCX's queues.
 //
 // The engine runs it for callers that wait at once (immediate_allreduce.hpp);
 // local_allreduce() in algorithms.hpp schedules it as an Operation for the
