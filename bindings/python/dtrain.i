@@ -59,6 +59,10 @@
 %thread dt_zero_release;
 %thread dt_zero_save;
 %thread dt_zero_load;
+%thread dt_mesh_create;
+%thread dt_mesh_comm;
+%thread dt_mesh_destroy;
+%thread dt_mesh::~dt_mesh;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"
@@ -66,6 +70,7 @@
 %include "swig/optim.i"
 %include "swig/ddp.i"
 %include "swig/zero.i"
+%include "swig/mesh.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -78,3 +83,4 @@
 %include "dtrain/optim.h"
 %include "dtrain/ddp.h"
 %include "dtrain/zero.h"
+%include "dtrain/mesh.h"

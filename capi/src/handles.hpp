@@ -4,7 +4,9 @@
 #include <memory>
 
 #include "comm/communicator.hpp"
+#include "parallel/mesh/mesh.hpp"
 #include "dtrain/comm.h"
+#include "dtrain/mesh.h"
 
 struct dt_comm {
   std::shared_ptr<dtrain::comm::Communicator> impl;
@@ -15,4 +17,8 @@ struct dt_comm {
 struct dt_request {
   std::shared_ptr<dtrain::comm::Communicator> comm;
   dtrain::comm::RequestPtr op;
+};
+
+struct dt_mesh {
+  std::unique_ptr<dtrain::parallel::mesh::Mesh> impl;
 };

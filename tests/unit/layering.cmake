@@ -2,8 +2,9 @@
 # comm/optim -> device -> base; bootstrap under comm): a file of one folder
 # may include headers of its own folder and of the folders listed for it,
 # plus the public C headers (dtrain/...). Inside parallel/, a strategy's
-# folder may include only its own headers and parallel/common/ (what the
-# strategies share), so that strategies stay independent of one another.
+# folder may include only its own headers, parallel/common/ (what the
+# strategies share) and parallel/mesh/ (the device mesh that gives them their
+# communicators), so that strategies stay independent of one another.
 # Fails naming every include that reaches up or across.
 #
 #   cmake -DCORE=<source>/core -P layering.cmake
@@ -35,9 +36,9 @@ foreach(_layer IN LISTS _layers)
       if(_target STREQUAL "parallel" AND _layer STREQUAL "parallel")
         string(REGEX REPLACE "^parallel/([a-z_]+)/.*" "\\1" _own "${_name}")
         string(REGEX REPLACE "^#include \"parallel/([a-z_]+)/.*" "\\1" _used "${_line}")
-        if(NOT _used STREQUAL _own AND NOT _used STREQUAL "common")
+        if(NOT _used STREQUAL _own AND NOT _used STREQUAL "common" AND NOT _used STREQUAL "mesh")
           string(APPEND _violations
-                 "\n  core/${_name}: ${_line} (parallel/${_own} may use only itself and parallel/common)")
+                 "\n  core/${_name}: ${_line} (parallel/${_own} may use only itself, parallel/common and parallel/mesh)")
         endif()
         continue()
       endif()

@@ -1,4 +1,4 @@
-"""dtrain: distributed training collectives, data parallelism, ZeRO and optimizers over libdtrain.
+"""dtrain: distributed training collectives, data parallelism, ZeRO, the device mesh and optimizers over libdtrain.
 
     import numpy as np
     import dtrain
@@ -22,6 +22,7 @@ from ._request import Request
 from ._optim import Optimizer, StepInfo
 from ._ddp import DDP, broadcast_parameters
 from ._zero import Zero, ZeroMemory
+from ._mesh import Mesh
 
 # The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
 globals().update({member.name: member for member in Status})
@@ -35,7 +36,7 @@ __version__ = "%d.%d.%d" % version()
 
 __all__ = [
     "Comm", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
-    "Zero", "ZeroMemory",
+    "Zero", "ZeroMemory", "Mesh",
     "build_info", "status_string", "error_last", "tensor_check",
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",

@@ -6,7 +6,7 @@ Julia binding of libdtrain, distributed training as an embeddable library.
 Arrays are handed to the library as borrowed DLPack tensors: dense host arrays of
 `Float32`, `Float64`, `Float16`, `Int32`, `Int64`, `Int8` or `UInt8`, or CUDA
 device memory described by a [`DeviceBuffer`](@ref). Handles
-(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`) are freed by `close` or, failing that, by their
+(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`, `Mesh`) are freed by `close` or, failing that, by their
 finalizers, which only release local resources and never communicate.
 
 The library is `ENV["LIBDTRAIN"]` when set, otherwise `libdtrain.so.0` from the
@@ -35,6 +35,8 @@ export DDP, Compression, DT_DDP_COMPRESS_NONE, DT_DDP_COMPRESS_F16, DT_DDP_COMPR
        bucket_state, broadcast_parameters!
 export Zero, ZeroMemory, parameter, gradient, gather!, gather_wait, release!, with_unit, unit_count,
        memory_usage, save_checkpoint, load_checkpoint!
+export Mesh, mesh_ndims, mesh_size, mesh_rank, mesh_dim_name, mesh_dim_index, mesh_dim_size, mesh_coord,
+       mesh_coords_of, mesh_rank_at, mesh_group_ranks, mesh_comm
 
 include("library.jl")
 include("status.jl")
@@ -50,5 +52,6 @@ include("p2p.jl")
 include("optimizer.jl")
 include("ddp.jl")
 include("zero.jl")
+include("mesh.jl")
 
 end # module

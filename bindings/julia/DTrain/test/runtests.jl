@@ -589,4 +589,31 @@ end
     end
 end
 
+@testset "mesh" begin
+    Comm() do comm
+        Mesh(comm; tp=1) do mesh
+            @test [mesh_dim_name(mesh, d) for d in 0:4] == ["tp", "cp", "ep", "dp", "pp"]
+            @test (mesh_ndims(mesh), mesh_size(mesh), mesh_rank(mesh)) == (5, 1, 0)
+            @test mesh_dim_index(mesh, "dp") == 3
+            @test mesh_dim_size(mesh, "dp") == 1
+            @test mesh_coord(mesh, "pp") == 0
+            @test mesh_coords_of(mesh, 0) == zeros(Int, 5)
+            @test mesh_rank_at(mesh, zeros(Int, 5)) == 0
+            @test mesh_group_ranks(mesh, "dp,cp") == [0]
+        end
+        mesh = Mesh(comm, ["tp" => 1, "dp" => nothing])
+        dp = mesh_comm(mesh, "dp")
+        close(mesh)
+        data = Float32[1, 2, 3]
+        allreduce!(dp, data)
+        @test data == Float32[1, 2, 3]
+        close(dp)
+        @test occursin("has 2 ranks", message_of(() -> Mesh(comm, ["tp" => 2]), DT_ERR_INVALID_ARGUMENT))
+        Mesh(comm, ["dp" => 1]) do m
+            @test occursin("no dimension", message_of(() -> mesh_comm(m, "pp"), DT_ERR_INVALID_ARGUMENT))
+            @test message_of(() -> mesh_rank_at(m, [1]), DT_ERR_INVALID_ARGUMENT) != ""
+        end
+    end
+end
+
 end # @testset "DTrain"

@@ -459,6 +459,34 @@ def check_ddp(comm, check):
     check.equal("allreduce after the refused DDPs", buf, reference("sum", size, np.float64, SMALL))
 
 
+def check_mesh(comm, check):
+    """dtrain.Mesh: coordinates, groups proven by an allgather over them, and a shape the ranks disagree on."""
+    me, size = comm.rank, comm.size
+    with dtrain.Mesh(comm, [("tp", 1), ("dp", size)]) as mesh:
+        check.equal("mesh shape", mesh.shape, [("tp", 1), ("dp", size)])
+        check.equal("mesh coords", [mesh.coord("tp"), mesh.coord("dp")], [0, me])
+        check.equal("mesh coords_of", mesh.coords_of(size - 1), [0, size - 1])
+        check.equal("mesh rank_at", mesh.rank_at([0, size - 1]), size - 1)
+        check.equal("mesh group_ranks dp", mesh.group_ranks("dp"), list(range(size)))
+        check.equal("mesh group_ranks tp", mesh.group_ranks("tp"), [me])
+        with mesh.comm("dp", "tp") as dp:
+            got = np.zeros(size, np.int64)
+            dp.allgather(np.array([me], np.int64), got)
+            check.equal("allgather over the mesh's dp,tp", got, np.arange(size, dtype=np.int64))
+        with mesh.comm("tp") as tp:
+            check.equal("tp group size", tp.size, 1)
+    with dtrain.Mesh(comm, tp=1) as customary:
+        check.equal("customary names", customary.names, ["tp", "cp", "ep", "dp", "pp"])
+        check.equal("inferred dp", customary.dim_size("dp"), size)
+    if size > 1:
+        try:
+            dtrain.Mesh(comm, [("tp", size if me == 0 else 1), ("dp", 1 if me == 0 else size)])
+        except dtrain.MismatchError as error:
+            check.equal("mesh mismatch names rank 1", "on rank 1" in str(error), True)
+        else:
+            raise CheckFailed("ranks that disagree about the mesh were not refused")
+
+
 def main():
     expected_size = int(sys.argv[1]) if len(sys.argv) > 1 else None
     with dtrain.Comm() as comm:
@@ -477,6 +505,7 @@ def main():
             ("split", lambda: check_split(comm, check)),
             ("bad arguments", lambda: check_bad_arguments(comm, check)),
             ("data parallel", lambda: check_ddp(comm, check)),
+            ("mesh", lambda: check_mesh(comm, check)),
             ("barrier", comm.barrier),
         ]
         for name, step in steps:

@@ -9,6 +9,8 @@ pub const DT_OPTIMIZER_STEP_INFO_VERSION: u32 = 1;
 pub const DT_DDP_OPTIONS_VERSION: u32 = 2;
 pub const DT_ZERO_OPTIONS_VERSION: u32 = 1;
 pub const DT_ZERO_MEMORY_VERSION: u32 = 1;
+pub const DT_MESH_MAX_DIMS: u32 = 8;
+pub const DT_MESH_MAX_NAME: u32 = 15;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int64_t = ::std::os::raw::c_long;
@@ -1903,4 +1905,139 @@ extern "C" {
     #[doc = " (count, dtype, shapes) or another optimizer kind; dt_error_last() says"]
     #[doc = " which file and why. Either every rank loads everything or nothing changes."]
     pub fn dt_zero_load(z: *mut dt_zero, dir: *const ::std::os::raw::c_char) -> dt_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_mesh {
+    _unused: [u8; 0],
+}
+extern "C" {
+    #[doc = " Lays the ranks of `comm` out as a mesh. `names[i]` and `sizes[i]` describe"]
+    #[doc = " dimension i, innermost first (see above). `names` NULL means the customary"]
+    #[doc = " five, {\"tp\", \"cp\", \"ep\", \"dp\", \"pp\"}, and then `ndims` must be 5. At most one"]
+    #[doc = " size may be DT_UNDEF: it becomes the world size divided by the product of"]
+    #[doc = " the others (as Megatron infers data parallelism), which must divide evenly."]
+    #[doc = " Collective over `comm`."]
+    #[doc = ""]
+    #[doc = " DT_ERR_INVALID_ARGUMENT (nothing created, on this rank; DT_ERR_MISMATCH on"]
+    #[doc = " the others): `out` or `comm` NULL; `ndims` outside 1..DT_MESH_MAX_DIMS or"]
+    #[doc = " not 5 with `names` NULL; `sizes` NULL; a size below 1 other than one"]
+    #[doc = " DT_UNDEF; a name NULL, empty, too long, with other characters, or repeated;"]
+    #[doc = " a product of sizes other than the size of `comm` (the message gives the"]
+    #[doc = " shape and both numbers). DT_ERR_MISMATCH: ranks disagree about the names or"]
+    #[doc = " sizes. Errors of `comm` (DT_ERR_ABORTED, DT_ERR_TIMEOUT, ...) as for any"]
+    #[doc = " collective."]
+    pub fn dt_mesh_create(
+        out: *mut *mut dt_mesh,
+        comm: *mut dt_comm,
+        ndims: ::std::os::raw::c_int,
+        names: *const *const ::std::os::raw::c_char,
+        sizes: *const ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Destroys `mesh` (NULL: no-op). Communicators from dt_mesh_comm() live on."]
+    pub fn dt_mesh_destroy(mesh: *mut dt_mesh) -> dt_status;
+}
+extern "C" {
+    #[doc = " The number of dimensions."]
+    pub fn dt_mesh_ndims(mesh: *const dt_mesh, out: *mut ::std::os::raw::c_int) -> dt_status;
+}
+extern "C" {
+    #[doc = " The number of ranks (the product of the sizes)."]
+    pub fn dt_mesh_size(mesh: *const dt_mesh, out: *mut ::std::os::raw::c_int) -> dt_status;
+}
+extern "C" {
+    #[doc = " This rank's rank in the mesh (its rank in the communicator it was created from)."]
+    pub fn dt_mesh_rank(mesh: *const dt_mesh, out: *mut ::std::os::raw::c_int) -> dt_status;
+}
+extern "C" {
+    #[doc = " The name of dimension `dim` (0 is innermost), borrowed from the mesh."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT when `dim` is outside 0..ndims-1."]
+    pub fn dt_mesh_dim_name(
+        mesh: *const dt_mesh,
+        dim: ::std::os::raw::c_int,
+        out: *mut *const ::std::os::raw::c_char,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The index of the dimension called `name` (0 is innermost)."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT, naming the mesh's dimensions, when there is none."]
+    pub fn dt_mesh_dim_index(
+        mesh: *const dt_mesh,
+        name: *const ::std::os::raw::c_char,
+        out: *mut ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The size of the dimension called `name`; DT_ERR_INVALID_ARGUMENT when there is none."]
+    pub fn dt_mesh_dim_size(
+        mesh: *const dt_mesh,
+        name: *const ::std::os::raw::c_char,
+        out: *mut ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " This rank's coordinate (0..size-1) in the dimension called `name`;"]
+    #[doc = " DT_ERR_INVALID_ARGUMENT when there is none."]
+    pub fn dt_mesh_coord(
+        mesh: *const dt_mesh,
+        name: *const ::std::os::raw::c_char,
+        out: *mut ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The coordinates of mesh rank `rank`, one per dimension in mesh order, into"]
+    #[doc = " `coords[0..ndims-1]`. `ncoords` is the length of `coords` and must equal"]
+    #[doc = " ndims. DT_ERR_INVALID_ARGUMENT for a rank outside 0..size-1 or a wrong"]
+    #[doc = " `ncoords` (nothing written)."]
+    pub fn dt_mesh_coords_of(
+        mesh: *const dt_mesh,
+        rank: ::std::os::raw::c_int,
+        coords: *mut ::std::os::raw::c_int,
+        ncoords: ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The mesh rank at coordinates `coords[0..ndims-1]` (mesh order). `ncoords`"]
+    #[doc = " must equal ndims. DT_ERR_INVALID_ARGUMENT for a wrong `ncoords` or a"]
+    #[doc = " coordinate outside its dimension (the message names it)."]
+    pub fn dt_mesh_rank_at(
+        mesh: *const dt_mesh,
+        coords: *const ::std::os::raw::c_int,
+        ncoords: ::std::os::raw::c_int,
+        out: *mut ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The mesh ranks of this rank's group over the dimensions listed in `names`"]
+    #[doc = " (one name, or several separated by commas: \"dp,cp\"), in the order of the"]
+    #[doc = " group's communicator ranks (see above): the members of what dt_mesh_comm()"]
+    #[doc = " with the same `names` returns. Writes the group's size to `*count` and, when"]
+    #[doc = " `capacity` is at least that size, the ranks to `ranks` (which may be NULL"]
+    #[doc = " when `capacity` is 0, to ask for the size). Local: communicates nothing."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT for an unknown or repeated name, an empty list, or"]
+    #[doc = " a `capacity` that is positive but too small (nothing written to `ranks`)."]
+    pub fn dt_mesh_group_ranks(
+        mesh: *const dt_mesh,
+        names: *const ::std::os::raw::c_char,
+        ranks: *mut ::std::os::raw::c_int,
+        capacity: ::std::os::raw::c_int,
+        count: *mut ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " A new communicator over this rank's group in the dimensions listed in"]
+    #[doc = " `names` (as for dt_mesh_group_ranks()). Never NULL: every rank belongs to"]
+    #[doc = " exactly one group. Collective over the whole mesh, every rank naming the"]
+    #[doc = " same dimensions (in any order). The communicator belongs to the caller"]
+    #[doc = " (dt_comm_destroy()) and has the timeout of the communicator the mesh was"]
+    #[doc = " created from. DT_ERR_INVALID_ARGUMENT (this rank) / DT_ERR_MISMATCH (the"]
+    #[doc = " others) for an unknown, repeated or empty name list; DT_ERR_MISMATCH when"]
+    #[doc = " ranks name different sets of dimensions."]
+    pub fn dt_mesh_comm(
+        mesh: *mut dt_mesh,
+        names: *const ::std::os::raw::c_char,
+        out: *mut *mut dt_comm,
+    ) -> dt_status;
 }

@@ -78,7 +78,7 @@ impl<'p> Comm<'p> {
         Ok(Comm::from_raw(out).expect("dt_comm_create succeeded without a communicator"))
     }
 
-    fn from_raw(raw: *mut sys::dt_comm) -> Option<Comm<'p>> {
+    pub(crate) fn from_raw(raw: *mut sys::dt_comm) -> Option<Comm<'p>> {
         NonNull::new(raw).map(|raw| Comm {
             raw,
             _parent: PhantomData,
