@@ -2,7 +2,8 @@
 // included): every element of a poisoned output must hold exactly what the
 // CPU computes, and nothing past the end may change. Sizes cover the tail
 // and unaligned paths as well as the 16-byte vector path. Also the runtime
-// wrappers and cuBLAS. Skipped, with a message, without a CUDA device.
+// wrappers (cuBLAS GEMM is tested with the device layer, tests/device).
+// Skipped, with a message, without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,7 +19,6 @@
 #include "device/cpu/convert.hpp"
 #include "device/cpu/half.hpp"
 #include "device/cpu/reduce.hpp"
-#include "device/cuda/blas.hpp"
 #include "device/cuda/kernels.hpp"
 #include "gpu.hpp"
 
@@ -480,53 +480,6 @@ TEST(CudaRuntime, ErrorsBecomeStatuses) {
   cuda::DeviceBuffer small(0, 64);
   cuda::fill(DType::i32, small.data(), 16, 1.0, nullptr);
   synchronize();
-}
-
-TEST(CudaBlas, GemmMatchesTheCpu) {
-  DT_REQUIRE_GPUS(1);
-  std::string why;
-  if (!cuda::blas_available(&why)) GTEST_SKIP() << "cuBLAS is not loadable: " << why;
-  const int m = 37, n = 29, k = 53;
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
-  for (bool ta : {false, true}) {
-    for (bool tb : {false, true}) {
-      std::vector<float> a(m * k), b(k * n), c(m * n, 0.5f);
-      for (auto& x : a) x = real(rng);
-      for (auto& x : b) x = real(rng);
-      auto da = to_device(a), db = to_device(b), dc = to_device(c);
-      cuda::BlasHandles handles;
-      cuda::Gemm g;
-      g.transpose_a = ta;
-      g.transpose_b = tb;
-      g.m = m;
-      g.n = n;
-      g.k = k;
-      g.a = da.data();
-      g.lda = ta ? m : k;
-      g.b = db.data();
-      g.ldb = tb ? k : n;
-      g.c = dc.data();
-      g.ldc = n;
-      g.alpha = 2.0;
-      g.beta = 1.0;
-      cuda::gemm(handles, 0, nullptr, g);
-      synchronize();
-      const auto got = to_host<float>(dc.data(), m * n);
-      for (int i = 0; i < m; ++i) {
-        for (int j = 0; j < n; ++j) {
-          double want = 0.5;
-          for (int p = 0; p < k; ++p) {
-            const float av = ta ? a[p * m + i] : a[i * k + p];
-            const float bv = tb ? b[j * k + p] : b[p * n + j];
-            want += 2.0 * av * bv;
-          }
-          ASSERT_NEAR(got[i * n + j], want, 1e-3) << "C[" << i << "][" << j << "] ta " << ta << " tb " << tb;
-        }
-      }
-      EXPECT_EQ(handles.size(), 1u);
-    }
-  }
 }
 
 }  // namespace

@@ -2,8 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
-#include <climits>
 #include <string>
 
 #include <cublas_api.h>
@@ -26,6 +24,10 @@ struct BlasApi {
   cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
                             const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
                             cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
+  cublasStatus_t (*gemm_strided_batched_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                            const void*, const void*, cudaDataType, int, long long, const void*,
+                                            cudaDataType, int, long long, const void*, void*, cudaDataType, int,
+                                            long long, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
 };
 
 template <typename F>
@@ -52,6 +54,7 @@ const BlasApi& api() {
     resolve(library, "cublasGetStatusName", a.status_name, a.error);
     resolve(library, "cublasGetStatusString", a.status_string, a.error);
     resolve(library, "cublasGemmEx", a.gemm_ex, a.error);
+    resolve(library, "cublasGemmStridedBatchedEx", a.gemm_strided_batched_ex, a.error);
     return a;
   }();
   return loaded;
@@ -75,12 +78,14 @@ void check_blas(cublasStatus_t status, const std::string& what) {
   raise(code, what + ": " + a.status_name(status) + " (" + a.status_string(status) + ")");
 }
 
-int to_int(std::int64_t value, const char* name) {
-  if (value < 0 || value > INT_MAX) {
-    raise(DT_ERR_INVALID_ARGUMENT, std::string("gemm: ") + name + " = " + std::to_string(value) +
-                                       " is outside 0.." + std::to_string(INT_MAX));
+cudaDataType cuda_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return CUDA_R_32F;
+    case DType::f64: return CUDA_R_64F;
+    case DType::f16: return CUDA_R_16F;
+    case DType::bf16: return CUDA_R_16BF;
+    default: raise(DT_ERR_UNSUPPORTED, std::string("gemm: ") + dtype_name(dtype) + " is not supported on CUDA");
   }
-  return static_cast<int>(value);
 }
 
 }  // namespace
@@ -125,45 +130,42 @@ std::size_t BlasHandles::size() const {
   return handles_.size();
 }
 
-void gemm(BlasHandles& handles, int device, cudaStream_t stream, const Gemm& g) {
-  cudaDataType type;
-  cublasComputeType_t compute;
-  switch (g.dtype) {
-    case DType::f32: type = CUDA_R_32F; compute = CUBLAS_COMPUTE_32F; break;
-    case DType::f64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; break;
-    case DType::f16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; break;
-    case DType::bf16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; break;
-    default:
-      raise(DT_ERR_UNSUPPORTED, std::string("gemm: ") + dtype_name(g.dtype) + " is not supported (f32, f64, f16, bf16)");
-  }
-  const int m = to_int(g.m, "m");
-  const int n = to_int(g.n, "n");
-  const int k = to_int(g.k, "k");
-  // Row-major op(A) is m x k: stored k x m when transposed.
-  const int a_cols = g.transpose_a ? m : k;
-  const int b_cols = g.transpose_b ? k : n;
-  const int lda = to_int(g.lda, "lda");
-  const int ldb = to_int(g.ldb, "ldb");
-  const int ldc = to_int(g.ldc, "ldc");
-  if (lda < std::max(1, a_cols) || ldb < std::max(1, b_cols) || ldc < std::max(1, n)) {
-    raise(DT_ERR_INVALID_ARGUMENT, "gemm: a row stride is shorter than its row (lda " + std::to_string(lda) +
-                                       ", ldb " + std::to_string(ldb) + ", ldc " + std::to_string(ldc) + ")");
-  }
-  if (m == 0 || n == 0) return;
+BlasHandles& shared_blas_handles() {
+  static BlasHandles* const handles = new BlasHandles;
+  return *handles;
+}
+
+void gemm(BlasHandles& handles, int device, cudaStream_t stream, const GemmCall& call) {
+  const GemmShape& s = call.shape;
+  if (s.m == 0 || s.n == 0 || s.batch == 0) return;
+  const bool f64 = call.input == DType::f64;
+  const cudaDataType in = cuda_type(call.input);
+  const cudaDataType out = cuda_type(call.output);
+  const cublasComputeType_t compute = f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
   const BlasApi& a = require_api();
   cublasHandle_t handle = handles.get(device, stream);
   DeviceGuard guard(device);
   // A row-major matrix is its column-major transpose: C^T = op(B)^T op(A)^T,
-  // so cuBLAS gets B first and the dimensions n, m.
-  const cublasOperation_t op_a = g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_b = g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const float alpha32 = static_cast<float>(g.alpha);
-  const float beta32 = static_cast<float>(g.beta);
-  const void* alpha = g.dtype == DType::f64 ? static_cast<const void*>(&g.alpha) : &alpha32;
-  const void* beta = g.dtype == DType::f64 ? static_cast<const void*>(&g.beta) : &beta32;
-  check_blas(a.gemm_ex(handle, op_b, op_a, n, m, k, alpha, g.b, type, ldb, g.a, type, lda, beta, g.c, type, ldc,
-                       compute, CUBLAS_GEMM_DEFAULT),
-             "cublasGemmEx");
+  // so cuBLAS gets B first and the dimensions n, m. Dimensions and strides
+  // fit in int (device/gemm.cpp checked them).
+  const cublasOperation_t op_a = s.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = s.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const float alpha32 = static_cast<float>(s.alpha);
+  const float beta32 = static_cast<float>(s.beta);
+  const void* alpha = f64 ? static_cast<const void*>(&s.alpha) : &alpha32;
+  const void* beta = f64 ? static_cast<const void*>(&s.beta) : &beta32;
+  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  const int lda = static_cast<int>(s.lda), ldb = static_cast<int>(s.ldb), ldc = static_cast<int>(s.ldc);
+  if (s.batch == 1) {
+    check_blas(a.gemm_ex(handle, op_b, op_a, n, m, k, alpha, call.b, in, ldb, call.a, in, lda, beta, call.c, out, ldc,
+                         compute, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
+    return;
+  }
+  check_blas(a.gemm_strided_batched_ex(handle, op_b, op_a, n, m, k, alpha, call.b, in, ldb, s.stride_b, call.a, in,
+                                       lda, s.stride_a, beta, call.c, out, ldc, s.stride_c, static_cast<int>(s.batch),
+                                       compute, CUBLAS_GEMM_DEFAULT),
+             "cublasGemmStridedBatchedEx");
 }
 
 }  // namespace dtrain::device::cuda

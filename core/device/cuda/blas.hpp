@@ -3,7 +3,6 @@
 // handles kept per device and stream.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <map>
 #include <mutex>
@@ -11,7 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "base/dtype.hpp"
+#include "device/gemm_call.hpp"
 
 struct cublasContext;
 
@@ -40,24 +39,13 @@ class BlasHandles {
   std::map<std::pair<int, cudaStream_t>, cublasContext*> handles_;
 };
 
-// Row-major C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C on
-// `stream` of `device`, where op transposes when asked. lda, ldb and ldc are
-// row strides in elements. f32 and f64 compute in their own type; f16 and
-// bf16 store 16-bit values and accumulate in f32.
-struct Gemm {
-  bool transpose_a = false;
-  bool transpose_b = false;
-  std::int64_t m = 0, n = 0, k = 0;
-  DType dtype = DType::f32;
-  const void* a = nullptr;
-  std::int64_t lda = 0;
-  const void* b = nullptr;
-  std::int64_t ldb = 0;
-  void* c = nullptr;
-  std::int64_t ldc = 0;
-  double alpha = 1.0;
-  double beta = 0.0;
-};
-void gemm(BlasHandles& handles, int device, cudaStream_t stream, const Gemm& g);
+// The handles every GEMM of the process uses (device/gemm.cpp). Never
+// destroyed: at exit the CUDA runtime may be gone before any destructor runs.
+BlasHandles& shared_blas_handles();
+
+// `call` (checked by device/gemm.cpp, CUDA pointers on `device`) on `stream`:
+// cublasGemmEx for one product, cublasGemmStridedBatchedEx for a batch,
+// CUBLAS_COMPUTE_32F for f32, f16 and bf16 (f32 accumulation), 64F for f64.
+void gemm(BlasHandles& handles, int device, cudaStream_t stream, const GemmCall& call);
 
 }  // namespace dtrain::device::cuda

@@ -1,0 +1,24 @@
+// The layer kernels on the CPU (what each computes: device/kernel_args.hpp).
+// Each runs on the calling thread, a row or an element at a time with f32
+// math: a rank is one process per core, and the rows are what the
+// compiler's vectoriser works through. Arguments are checked by
+// device/kernels.cpp; host pointers.
+#pragma once
+
+#include "device/kernel_args.hpp"
+
+namespace dtrain::device::cpu {
+
+void softmax(const SoftmaxArgs& args);
+void softmax_backward(const SoftmaxBackwardArgs& args);
+void top_k(const TopKArgs& args);
+void activation_forward(const ActivationArgs& args);
+void activation_backward(const ActivationArgs& args);
+void norm_forward(const NormArgs& args);
+void norm_backward(const NormBackwardArgs& args);
+// Throws DT_ERR_INVALID_ARGUMENT, before writing anything, for an index
+// outside [0, table_rows).
+void gather_rows(const IndexedRowsArgs& args);
+void scatter_add_rows(const IndexedRowsArgs& args);
+
+}  // namespace dtrain::device::cpu
