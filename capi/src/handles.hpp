@@ -7,6 +7,7 @@
 #include "parallel/mesh/mesh.hpp"
 #include "dtrain/comm.h"
 #include "dtrain/mesh.h"
+#include "dtrain/tp.h"
 
 struct dt_comm {
   std::shared_ptr<dtrain::comm::Communicator> impl;

@@ -1,0 +1,157 @@
+#include "parallel/tp/linear.hpp"
+
+#include <optional>
+
+#include "base/error.hpp"
+#include "parallel/tp/local_math.hpp"
+
+namespace dtrain::parallel::tp {
+
+namespace {
+
+// The rows of the whole sequence, given a rows-split tensor's local rows.
+std::int64_t full_rows(const Group& group, std::int64_t rows, bool sequence_parallel) {
+  return sequence_parallel ? rows * group.size() : rows;
+}
+
+void check_dtypes(const Matrix& a, const Matrix& w, const TensorView* bias, const Matrix& out) {
+  expect_dtype(w.view, "weight", a.view.dtype);
+  expect_dtype(out.view, "output", a.view.dtype);
+  if (bias) expect_dtype(*bias, "bias", a.view.dtype);
+  if (a.view.dtype != DType::f32 && a.view.dtype != DType::f16 && a.view.dtype != DType::bf16) {
+    raise(DT_ERR_INVALID_ARGUMENT,
+          std::string("linear layers take f32, f16 or bf16, not ") + dtype_name(a.view.dtype));
+  }
+}
+
+// `x` as the whole sequence: itself, or gathered from every rank's rows.
+class WholeSequence {
+ public:
+  WholeSequence(Group& group, const Matrix& x, bool sequence_parallel) {
+    if (!sequence_parallel) {
+      matrix_ = x;
+      return;
+    }
+    gathered_.emplace(x.view.dtype, x.rows * group.size(), x.cols);
+    matrix_ = gathered_->matrix();
+    group.allgather_rows(x, matrix_);
+  }
+  const Matrix& matrix() const { return matrix_; }
+
+ private:
+  std::optional<Scratch> gathered_;
+  Matrix matrix_;
+};
+
+}  // namespace
+
+void column_forward(Group& group, const Matrix& x, const Matrix& w, const TensorView* bias, const Matrix& y,
+                    LinearFlags flags) {
+  check_dtypes(x, w, bias, y);
+  const std::int64_t rows = full_rows(group, x.rows, flags.sequence_parallel);
+  expect_shape(w, "weight", w.rows, x.cols);
+  if (bias) expect_count(*bias, "bias", w.rows);
+  expect_shape(y, "y", rows, flags.gather_output ? w.rows * group.size() : w.rows);
+
+  const WholeSequence input(group, x, flags.sequence_parallel);
+  std::optional<Scratch> local;
+  if (flags.gather_output) local.emplace(y.view.dtype, rows, w.rows);
+  const Matrix& out = local ? local->matrix() : y;
+  x_times_wt(input.matrix(), w, out, 0.0);
+  if (bias) add_bias(out, *bias);
+  if (local) group.allgather_columns(out, y);
+}
+
+void column_backward(Group& group, const Matrix& x, const Matrix& w, const Matrix& dy, const Matrix* dx,
+                     const Matrix& dw, const TensorView* db, LinearFlags flags) {
+  check_dtypes(x, w, db, dy);
+  expect_dtype(dw.view, "dweight", x.view.dtype);
+  expect_shape(w, "weight", w.rows, x.cols);
+  const std::int64_t rows = dy.rows;
+  expect_shape(dy, "dy", rows, flags.gather_output ? w.rows * group.size() : w.rows);
+  // With sequence parallelism x is this rank's rows (gathered again here) or
+  // the whole sequence the forward gathered, kept by the caller.
+  const bool gather_x = flags.sequence_parallel && x.rows != rows;
+  if (gather_x) {
+    expect_divisible(rows, "the rows of dy", group.size());
+    expect_shape(x, "x", rows / group.size(), x.cols);
+  }
+  if (!flags.sequence_parallel) expect_shape(x, "x", rows, x.cols);
+  expect_shape(dw, "dweight", w.rows, w.cols);
+  if (dx) {
+    expect_dtype(dx->view, "dx", x.view.dtype);
+    expect_divisible(rows, "the rows of dy", flags.sequence_parallel ? group.size() : 1);
+    expect_shape(*dx, "dx", flags.sequence_parallel ? rows / group.size() : rows, x.cols);
+  }
+  if (db) expect_count(*db, "dbias", w.rows);
+
+  std::optional<Scratch> own_columns;
+  if (flags.gather_output) {
+    own_columns.emplace(dy.view.dtype, rows, w.rows);
+    copy_columns(dy, group.rank() * w.rows, own_columns->matrix());
+  }
+  const Matrix& grad = own_columns ? own_columns->matrix() : dy;
+  const WholeSequence input(group, x, gather_x);
+
+  // The input gradient first, so that its reduction runs during the weight's GEMMs.
+  comm::RequestPtr reduction;
+  std::optional<Scratch> partial;
+  if (dx) {
+    if (flags.sequence_parallel) {
+      partial.emplace(x.view.dtype, rows, x.cols);
+      dy_times_w(grad, w, partial->matrix(), 0.0);
+      reduction = group.start_reduce_scatter_rows(partial->matrix(), *dx);
+    } else {
+      dy_times_w(grad, w, *dx, 0.0);
+      reduction = group.start_allreduce_sum(dx->view);
+    }
+  }
+  const double beta = flags.accumulate ? 1.0 : 0.0;
+  dyt_times_x(grad, input.matrix(), dw, beta);
+  if (db) sum_rows(grad, *db, beta);
+  if (reduction) group.wait(reduction);
+}
+
+void row_forward(Group& group, const Matrix& x, const Matrix& w, const TensorView* bias, const Matrix& y,
+                 LinearFlags flags) {
+  check_dtypes(x, w, bias, y);
+  if (flags.gather_output) raise(DT_ERR_INVALID_ARGUMENT, "DT_TP_GATHER_OUTPUT is for column-parallel layers");
+  expect_shape(w, "weight", w.rows, x.cols);
+  if (bias) expect_count(*bias, "bias", w.rows);
+  if (flags.sequence_parallel) {
+    expect_divisible(x.rows, "the rows of x", group.size());
+    expect_shape(y, "y", x.rows / group.size(), w.rows);
+    Scratch partial(x.view.dtype, x.rows, w.rows);
+    x_times_wt(x, w, partial.matrix(), 0.0);
+    group.wait(group.start_reduce_scatter_rows(partial.matrix(), y));
+  } else {
+    expect_shape(y, "y", x.rows, w.rows);
+    x_times_wt(x, w, y, 0.0);
+    group.allreduce_sum(y.view, y.view);
+  }
+  if (bias) add_bias(y, *bias);
+}
+
+void row_backward(Group& group, const Matrix& x, const Matrix& w, const Matrix& dy, const Matrix* dx,
+                  const Matrix& dw, const TensorView* db, LinearFlags flags) {
+  check_dtypes(x, w, db, dy);
+  expect_dtype(dw.view, "dweight", x.view.dtype);
+  if (flags.gather_output) raise(DT_ERR_INVALID_ARGUMENT, "DT_TP_GATHER_OUTPUT is for column-parallel layers");
+  expect_shape(w, "weight", w.rows, x.cols);
+  if (flags.sequence_parallel) expect_divisible(x.rows, "the rows of x", group.size());
+  expect_shape(dy, "dy", flags.sequence_parallel ? x.rows / group.size() : x.rows, w.rows);
+  expect_shape(dw, "dweight", w.rows, w.cols);
+  if (dx) {
+    expect_dtype(dx->view, "dx", x.view.dtype);
+    expect_shape(*dx, "dx", x.rows, x.cols);
+  }
+  if (db) expect_count(*db, "dbias", w.rows);
+
+  const WholeSequence grad(group, dy, flags.sequence_parallel);
+  const double beta = flags.accumulate ? 1.0 : 0.0;
+  if (dx) dy_times_w(grad.matrix(), w, *dx, 0.0);
+  dyt_times_x(grad.matrix(), x, dw, beta);
+  if (db) sum_rows(grad.matrix(), *db, beta);
+}
+
+}  // namespace dtrain::parallel::tp
