@@ -63,6 +63,17 @@
 %thread dt_mesh_comm;
 %thread dt_mesh_destroy;
 %thread dt_mesh::~dt_mesh;
+%thread dt_tp_region_forward;
+%thread dt_tp_region_backward;
+%thread dt_tp_column_linear_forward;
+%thread dt_tp_column_linear_backward;
+%thread dt_tp_row_linear_forward;
+%thread dt_tp_row_linear_backward;
+%thread dt_tp_embedding_forward;
+%thread dt_tp_embedding_backward;
+%thread dt_tp_cross_entropy_forward;
+%thread dt_tp_cross_entropy_backward;
+%thread dt_tp_unshard;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"
@@ -71,6 +82,7 @@
 %include "swig/ddp.i"
 %include "swig/zero.i"
 %include "swig/mesh.i"
+%include "swig/tp.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -84,3 +96,4 @@
 %include "dtrain/ddp.h"
 %include "dtrain/zero.h"
 %include "dtrain/mesh.h"
+%include "dtrain/tp.h"

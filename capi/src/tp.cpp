@@ -78,10 +78,11 @@ const T* pointer_or_null(const std::optional<T>& value) {
 
 extern "C" {
 
-DT_API dt_status dt_tp_region_forward(dt_comm* comm, dt_tp_region region, const DLTensor* in, DLTensor* out) {
+DT_API dt_status dt_tp_region_forward(dt_comm* comm, dt_tp_region region, const DLTensor* input,
+                                      DLTensor* output) {
   return entry([&] {
     tp::Group group = group_of(comm);
-    tp::region_forward(group, region_of(region), matrix_of(in, "in"), matrix_of(out, "out"));
+    tp::region_forward(group, region_of(region), matrix_of(input, "input"), matrix_of(output, "output"));
   });
 }
 
@@ -139,13 +140,13 @@ DT_API dt_status dt_tp_row_linear_backward(dt_comm* comm, const DLTensor* x, con
   });
 }
 
-DT_API dt_status dt_tp_embedding_forward(dt_comm* comm, const DLTensor* table, const DLTensor* ids, DLTensor* out,
-                                         unsigned flags) {
+DT_API dt_status dt_tp_embedding_forward(dt_comm* comm, const DLTensor* table, const DLTensor* ids,
+                                         DLTensor* output, unsigned flags) {
   return entry([&] {
     tp::Group group = group_of(comm);
     const tp::LinearFlags f = linear_flags(flags);
     if (f.gather_output || f.accumulate) invalid("the embedding's forward takes only DT_TP_SEQUENCE_PARALLEL");
-    tp::embedding_forward(group, matrix_of(table, "table"), view_of(ids, "ids"), matrix_of(out, "out"),
+    tp::embedding_forward(group, matrix_of(table, "table"), view_of(ids, "ids"), matrix_of(output, "output"),
                           f.sequence_parallel);
   });
 }

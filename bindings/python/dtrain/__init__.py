@@ -23,6 +23,7 @@ from ._optim import Optimizer, StepInfo
 from ._ddp import DDP, broadcast_parameters
 from ._zero import Zero, ZeroMemory
 from ._mesh import Mesh
+from . import _tp as tp
 
 # The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
 globals().update({member.name: member for member in Status})
@@ -36,7 +37,7 @@ __version__ = "%d.%d.%d" % version()
 
 __all__ = [
     "Comm", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
-    "Zero", "ZeroMemory", "Mesh",
+    "Zero", "ZeroMemory", "Mesh", "tp",
     "build_info", "status_string", "error_last", "tensor_check",
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",

@@ -70,16 +70,18 @@ typedef enum dt_tp_region {
 } dt_tp_region;
 
 /**
- * The forward half of `region`: `in` -> `out` (shapes above; both of one
- * dtype). DT_TP_COPY and DT_TP_REDUCE may run in place (same data pointer).
+ * The forward half of `region`: `input` -> `output` ("in" and "out" above;
+ * both of one dtype). DT_TP_COPY and DT_TP_REDUCE may run in place (same
+ * data pointer).
  * DT_TP_COPY, DT_TP_SCATTER communicate nothing; the others are collective.
  */
-DT_API dt_status dt_tp_region_forward(dt_comm *tp, dt_tp_region region, const DLTensor *in, DLTensor *out);
+DT_API dt_status dt_tp_region_forward(dt_comm *tp, dt_tp_region region, const DLTensor *input,
+                                      DLTensor *output);
 
 /**
  * The backward half of `region`: the gradient of its forward's output,
  * `grad_out`, -> the gradient of its input, `grad_in`. Shapes are those of
- * the forward's `out` and `in`. DT_TP_COPY and DT_TP_REDUCE may run in place.
+ * the forward's `output` and `input`. DT_TP_COPY and DT_TP_REDUCE may run in place.
  * DT_TP_REDUCE, DT_TP_GATHER communicate nothing; the others are collective.
  */
 DT_API dt_status dt_tp_region_backward(dt_comm *tp, dt_tp_region region, const DLTensor *grad_out,
@@ -157,14 +159,14 @@ DT_API dt_status dt_tp_row_linear_backward(dt_comm *tp, const DLTensor *x, const
  * the [V, H] table as `table` [V/tp, H] (f32). `ids` (i32 or i64, T of them,
  * the same on every rank, each in [0, V)) select rows; each rank contributes
  * the rows it holds (zeros elsewhere) and the contributions are summed:
- * `out` is [T, H] (an allreduce) or, with DT_TP_SEQUENCE_PARALLEL, this
+ * `output` is [T, H] (an allreduce) or, with DT_TP_SEQUENCE_PARALLEL, this
  * rank's [T/tp, H] (a reduce-scatter). An id outside [0, V) is refused.
  */
-DT_API dt_status dt_tp_embedding_forward(dt_comm *tp, const DLTensor *table, const DLTensor *ids, DLTensor *out,
-                                         unsigned flags);
+DT_API dt_status dt_tp_embedding_forward(dt_comm *tp, const DLTensor *table, const DLTensor *ids,
+                                         DLTensor *output, unsigned flags);
 
 /**
- * Backward of dt_tp_embedding_forward(): `dout` has the shape of its `out`
+ * Backward of dt_tp_embedding_forward(): `dout` has the shape of its `output`
  * (all-gathered first with sequence parallelism); `dtable` [V/tp, H] gets,
  * for each id this rank holds, the sum of the rows of dout with that id
  * (overwritten, or added to with DT_TP_ACCUMULATE).

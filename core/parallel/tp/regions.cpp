@@ -69,7 +69,7 @@ void move(Group& group, Move how, const Matrix& in, const Matrix& out, const cha
 }  // namespace
 
 void region_forward(Group& group, Region region, const Matrix& in, const Matrix& out) {
-  move(group, forward_move(region), in, out, "in", "out");
+  move(group, forward_move(region), in, out, "input", "output");
 }
 
 void region_backward(Group& group, Region region, const Matrix& grad_out, const Matrix& grad_in) {

@@ -49,15 +49,15 @@ void check_ids(const Ids& ids, const char* name, std::int64_t vocab, std::option
 void embedding_forward(Group& group, const Matrix& table, const TensorView& ids, const Matrix& out,
                        bool sequence_parallel) {
   expect_dtype(table.view, "table", DType::f32);
-  expect_dtype(out.view, "out", DType::f32);
+  expect_dtype(out.view, "output", DType::f32);
   const Ids tokens(ids, "ids");
   const std::int64_t vocab = table.rows * group.size();
   const std::int64_t rows = tokens.count();
   if (sequence_parallel) {
     expect_divisible(rows, "the number of ids", group.size());
-    expect_shape(out, "out", rows / group.size(), table.cols);
+    expect_shape(out, "output", rows / group.size(), table.cols);
   } else {
-    expect_shape(out, "out", rows, table.cols);
+    expect_shape(out, "output", rows, table.cols);
   }
   check_ids(tokens, "ids", vocab);
 

@@ -53,5 +53,6 @@ include("optimizer.jl")
 include("ddp.jl")
 include("zero.jl")
 include("mesh.jl")
+include("tp.jl")
 
 end # module

@@ -616,4 +616,44 @@ end
     end
 end
 
+@testset "tensor parallel" begin
+    Comm() do comm
+        # Julia's (cols, rows) is the C API's rows x cols: x is 3 features x 2 tokens.
+        x = Float32[1 4; 2 5; 3 6]
+        w = Float32[1 0.5; 0 0.5; -1 0.5]      # 2 outputs x 3 inputs in C's order
+        y = zeros(Float32, 2, 2)
+        tp_column_linear_forward!(comm, x, w, nothing, y)
+        @test y ≈ Float32[-2 -2; 3 7.5]
+        yr = zeros(Float32, 2, 2)
+        tp_row_linear_forward!(comm, x, w, Float32[1, 1], yr)
+        @test yr ≈ y .+ 1
+        dx, dw = zeros(Float32, 3, 2), zeros(Float32, 3, 2)
+        tp_column_linear_backward!(comm, x, w, ones(Float32, 2, 2), dx, dw, nothing)
+        @test dw ≈ Float32[5 5; 7 7; 9 9]
+        tp_row_linear_backward!(comm, x, w, ones(Float32, 2, 2), nothing, dw, nothing; flags=TP_ACCUMULATE)
+        @test dw ≈ 2 .* Float32[5 5; 7 7; 9 9]
+        table = Float32[0 10 20; 1 11 21]
+        out = zeros(Float32, 2, 2)
+        tp_embedding_forward!(comm, table, Int64[2, 0], out)
+        @test out == Float32[20 0; 21 1]
+        dtable = zeros(Float32, 2, 3)
+        tp_embedding_backward!(comm, Int64[2, 2], ones(Float32, 2, 2), dtable)
+        @test dtable == Float32[0 0 2; 0 0 2]
+        logits = zeros(Float32, 2, 2)
+        loss, lse = zeros(Float32, 2), zeros(Float32, 2)
+        tp_cross_entropy_forward!(comm, logits, Int64[1, -100], loss, lse)
+        @test loss ≈ Float32[log(2), 0]
+        dlogits = zeros(Float32, 2, 2)
+        tp_cross_entropy_backward!(comm, logits, Int64[1, -100], lse, ones(Float32, 2), dlogits)
+        @test dlogits ≈ Float32[0.5 0; -0.5 0]
+        a = Float32[1 2; 3 4]
+        @test tp_region_forward!(comm, DT_TP_REDUCE, a, zeros(Float32, 2, 2)) == a
+        @test tp_region_backward!(comm, DT_TP_COPY, a, zeros(Float32, 2, 2)) == a
+        @test tp_shard!(DT_TP_SHARD_ROWS, a, zeros(Float32, 2, 2), 0, 1) == a
+        @test tp_unshard!(comm, DT_TP_SHARD_COLUMNS, a, zeros(Float32, 2, 2)) == a
+        @test message_of(() -> tp_column_linear_forward!(comm, x, w, nothing, zeros(Float32, 3, 2)),
+                         DT_ERR_INVALID_ARGUMENT) != ""
+    end
+end
+
 end # @testset "DTrain"

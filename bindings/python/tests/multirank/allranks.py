@@ -487,6 +487,21 @@ def check_mesh(comm, check):
             raise CheckFailed("ranks that disagree about the mesh were not refused")
 
 
+def check_tp(comm, check):
+    """dtrain.tp: a column- then row-parallel MLP over all ranks equals the dense one, in float64 arithmetic."""
+    me, size = comm.rank, comm.size
+    rng = np.random.default_rng(11)
+    x, w1, w2 = (rng.standard_normal(s).astype(np.float32) for s in [(6, 4), (4 * size, 4), (4, 4 * size)])
+    w1_r = dtrain.tp.shard("rows", w1, np.zeros((4, 4), np.float32), me, size)
+    w2_r = dtrain.tp.shard("columns", w2, np.zeros((4, 4), np.float32), me, size)
+    h = dtrain.tp.column_linear_forward(comm, x, w1_r, None, np.zeros((6, 4), np.float32))
+    y = dtrain.tp.row_linear_forward(comm, h, w2_r, None, np.zeros((6, 4), np.float32))
+    want = (x.astype(np.float64) @ w1.T) @ w2.T
+    check.equal("tp mlp", np.abs(y - want).max() <= 1e-4 * np.abs(want).max(), True)
+    back = dtrain.tp.unshard(comm, "columns", w2_r, np.zeros_like(w2))
+    check.equal("tp unshard", back, w2)
+
+
 def main():
     expected_size = int(sys.argv[1]) if len(sys.argv) > 1 else None
     with dtrain.Comm() as comm:
@@ -506,6 +521,7 @@ def main():
             ("bad arguments", lambda: check_bad_arguments(comm, check)),
             ("data parallel", lambda: check_ddp(comm, check)),
             ("mesh", lambda: check_mesh(comm, check)),
+            ("tensor parallel", lambda: check_tp(comm, check)),
             ("barrier", comm.barrier),
         ]
         for name, step in steps:

@@ -11,6 +11,9 @@ pub const DT_ZERO_OPTIONS_VERSION: u32 = 1;
 pub const DT_ZERO_MEMORY_VERSION: u32 = 1;
 pub const DT_MESH_MAX_DIMS: u32 = 8;
 pub const DT_MESH_MAX_NAME: u32 = 15;
+pub const DT_TP_SEQUENCE_PARALLEL: u32 = 1;
+pub const DT_TP_GATHER_OUTPUT: u32 = 2;
+pub const DT_TP_ACCUMULATE: u32 = 4;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int64_t = ::std::os::raw::c_long;
@@ -2039,5 +2042,230 @@ extern "C" {
         mesh: *mut dt_mesh,
         names: *const ::std::os::raw::c_char,
         out: *mut *mut dt_comm,
+    ) -> dt_status;
+}
+pub const DT_TP_COPY: dt_tp_region = 0;
+pub const DT_TP_REDUCE: dt_tp_region = 1;
+pub const DT_TP_SCATTER: dt_tp_region = 2;
+pub const DT_TP_GATHER: dt_tp_region = 3;
+pub const DT_TP_SEQ_GATHER: dt_tp_region = 4;
+pub const DT_TP_SEQ_REDUCE_SCATTER: dt_tp_region = 5;
+#[doc = " The conjugate mappings: what a caller running its own GEMMs puts at the"]
+#[doc = " edges of a tensor-parallel region. Each is a pair (forward, backward)."]
+pub type dt_tp_region = ::std::os::raw::c_uint;
+extern "C" {
+    #[doc = " The forward half of `region`: `input` -> `output` (\"in\" and \"out\" above;"]
+    #[doc = " both of one dtype). DT_TP_COPY and DT_TP_REDUCE may run in place (same"]
+    #[doc = " data pointer)."]
+    #[doc = " DT_TP_COPY, DT_TP_SCATTER communicate nothing; the others are collective."]
+    pub fn dt_tp_region_forward(
+        tp: *mut dt_comm,
+        region: dt_tp_region,
+        input: *const DLTensor,
+        output: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The backward half of `region`: the gradient of its forward's output,"]
+    #[doc = " `grad_out`, -> the gradient of its input, `grad_in`. Shapes are those of"]
+    #[doc = " the forward's `output` and `input`. DT_TP_COPY and DT_TP_REDUCE may run in place."]
+    #[doc = " DT_TP_REDUCE, DT_TP_GATHER communicate nothing; the others are collective."]
+    pub fn dt_tp_region_backward(
+        tp: *mut dt_comm,
+        region: dt_tp_region,
+        grad_out: *const DLTensor,
+        grad_in: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Column-parallel linear: this rank holds `weight` [out/tp, in] (rows"]
+    #[doc = " [r*out/tp, (r+1)*out/tp) of the full weight) and `bias` [out/tp] (or NULL)."]
+    #[doc = ""]
+    #[doc = "   y_r = x W_r^T + b_r"]
+    #[doc = ""]
+    #[doc = " `x` is [T, in], the same on every rank; with DT_TP_SEQUENCE_PARALLEL it is"]
+    #[doc = " this rank's [T/tp, in] and is all-gathered first. `y` is [T, out/tp]; with"]
+    #[doc = " DT_TP_GATHER_OUTPUT it is [T, out], gathered along the columns."]
+    #[doc = " Communication: none, or one allgather (sequence parallel), plus one"]
+    #[doc = " allgather when gathering the output."]
+    pub fn dt_tp_column_linear_forward(
+        tp: *mut dt_comm,
+        x: *const DLTensor,
+        weight: *const DLTensor,
+        bias: *const DLTensor,
+        y: *mut DLTensor,
+        flags: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Backward of dt_tp_column_linear_forward() with the same `x`, `weight` and"]
+    #[doc = " `flags`; `dy` has the shape of its `y`."]
+    #[doc = ""]
+    #[doc = "   dW_r = dy_r^T x      db_r = sum over rows of dy_r"]
+    #[doc = "   dx   = sum over ranks of dy_r W_r   (allreduce; with sequence parallelism"]
+    #[doc = "                                        a reduce-scatter to this rank's rows)"]
+    #[doc = ""]
+    #[doc = " `dx` has the shape of `x` and may be NULL (no input gradient and no"]
+    #[doc = " communication for it; every rank must pass NULL then); `dbias` may be NULL"]
+    #[doc = " (and must be when the forward had no bias, or is simply not computed)."]
+    #[doc = " The reduction of dx runs while dW and db are computed. With sequence"]
+    #[doc = " parallelism, `x` is either this rank's [T/tp, in], which is gathered again"]
+    #[doc = " (as Megatron-LM does, to keep one copy of the activations), or the whole"]
+    #[doc = " [T, in] the caller kept from the forward (for instance gathered by"]
+    #[doc = " dt_tp_region_forward(DT_TP_SEQ_GATHER)), which costs no communication; `dx`"]
+    #[doc = " is this rank's [T/tp, in] either way. DT_TP_ACCUMULATE adds into dweight"]
+    #[doc = " and dbias. Communication: one allreduce (or reduce-scatter) when dx is"]
+    #[doc = " wanted, plus one allgather when x is gathered again."]
+    pub fn dt_tp_column_linear_backward(
+        tp: *mut dt_comm,
+        x: *const DLTensor,
+        weight: *const DLTensor,
+        dy: *const DLTensor,
+        dx: *mut DLTensor,
+        dweight: *mut DLTensor,
+        dbias: *mut DLTensor,
+        flags: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Row-parallel linear: this rank holds `weight` [out, in/tp] (columns"]
+    #[doc = " [r*in/tp, (r+1)*in/tp) of the full weight); `bias` [out] (or NULL) is the"]
+    #[doc = " whole bias, the same on every rank, added once after the reduction."]
+    #[doc = ""]
+    #[doc = "   y = sum over ranks of x_r W_r^T + b"]
+    #[doc = ""]
+    #[doc = " `x` is [T, in/tp] (the output of a column-parallel layer). `y` is [T, out]"]
+    #[doc = " (an allreduce) or, with DT_TP_SEQUENCE_PARALLEL, this rank's [T/tp, out]"]
+    #[doc = " (a reduce-scatter). DT_TP_GATHER_OUTPUT is refused."]
+    pub fn dt_tp_row_linear_forward(
+        tp: *mut dt_comm,
+        x: *const DLTensor,
+        weight: *const DLTensor,
+        bias: *const DLTensor,
+        y: *mut DLTensor,
+        flags: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Backward of dt_tp_row_linear_forward(); `dy` has the shape of its `y` (with"]
+    #[doc = " sequence parallelism it is all-gathered to [T, out] first)."]
+    #[doc = ""]
+    #[doc = "   dx_r = dy W_r      dW_r = dy^T x_r      db = sum over rows of dy (the"]
+    #[doc = "                                           whole bias's gradient, the same on every rank)"]
+    #[doc = ""]
+    #[doc = " `dx` [T, in/tp] and `dbias` may be NULL. Communication: none, or one"]
+    #[doc = " allgather with sequence parallelism."]
+    pub fn dt_tp_row_linear_backward(
+        tp: *mut dt_comm,
+        x: *const DLTensor,
+        weight: *const DLTensor,
+        dy: *const DLTensor,
+        dx: *mut DLTensor,
+        dweight: *mut DLTensor,
+        dbias: *mut DLTensor,
+        flags: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Vocabulary-parallel embedding: this rank holds rows [r*V/tp, (r+1)*V/tp) of"]
+    #[doc = " the [V, H] table as `table` [V/tp, H] (f32). `ids` (i32 or i64, T of them,"]
+    #[doc = " the same on every rank, each in [0, V)) select rows; each rank contributes"]
+    #[doc = " the rows it holds (zeros elsewhere) and the contributions are summed:"]
+    #[doc = " `output` is [T, H] (an allreduce) or, with DT_TP_SEQUENCE_PARALLEL, this"]
+    #[doc = " rank's [T/tp, H] (a reduce-scatter). An id outside [0, V) is refused."]
+    pub fn dt_tp_embedding_forward(
+        tp: *mut dt_comm,
+        table: *const DLTensor,
+        ids: *const DLTensor,
+        output: *mut DLTensor,
+        flags: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Backward of dt_tp_embedding_forward(): `dout` has the shape of its `output`"]
+    #[doc = " (all-gathered first with sequence parallelism); `dtable` [V/tp, H] gets,"]
+    #[doc = " for each id this rank holds, the sum of the rows of dout with that id"]
+    #[doc = " (overwritten, or added to with DT_TP_ACCUMULATE)."]
+    pub fn dt_tp_embedding_backward(
+        tp: *mut dt_comm,
+        ids: *const DLTensor,
+        dout: *const DLTensor,
+        dtable: *mut DLTensor,
+        flags: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Vocabulary-parallel cross-entropy on `logits` [T, V/tp] (f32; rank r holds"]
+    #[doc = " classes [r*V/tp, (r+1)*V/tp)) against `targets` (i32 or i64, T of them, the"]
+    #[doc = " same on every rank). Writes, for each row t, `loss`[t] (f32) and the"]
+    #[doc = " log-sum-exp of the whole row, `lse`[t] (f32, for the backward):"]
+    #[doc = ""]
+    #[doc = "   loss = (1 - s) (lse - z_target) + s (lse - mean over V of z)"]
+    #[doc = ""]
+    #[doc = " with s = `label_smoothing` in [0, 1). A row whose target is `ignore_index`"]
+    #[doc = " has loss 0 (and lse still written); any other target outside [0, V) is"]
+    #[doc = " refused. The maximum, the sum of exponentials, the target logit and (with"]
+    #[doc = " smoothing) the sum of logits are reduced over `tp` in two allreduces; the"]
+    #[doc = " row maximum is subtracted first, so logits of magnitude 1e4 are exact."]
+    pub fn dt_tp_cross_entropy_forward(
+        tp: *mut dt_comm,
+        logits: *const DLTensor,
+        targets: *const DLTensor,
+        loss: *mut DLTensor,
+        lse: *mut DLTensor,
+        label_smoothing: f32,
+        ignore_index: i64,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Backward of dt_tp_cross_entropy_forward() with its `logits`, `targets`,"]
+    #[doc = " `lse`, `label_smoothing` and `ignore_index`, for `dloss` [T] (f32): writes"]
+    #[doc = " this rank's `dlogits` [T, V/tp] (f32; may be `logits` itself):"]
+    #[doc = ""]
+    #[doc = "   dlogits[t, j] = dloss[t] (exp(z[t, j] - lse[t]) - (1 - s) [j == target] - s / V)"]
+    #[doc = ""]
+    #[doc = " and zero on ignored rows. Local: communicates nothing."]
+    pub fn dt_tp_cross_entropy_backward(
+        tp: *mut dt_comm,
+        logits: *const DLTensor,
+        targets: *const DLTensor,
+        lse: *const DLTensor,
+        dloss: *const DLTensor,
+        dlogits: *mut DLTensor,
+        label_smoothing: f32,
+        ignore_index: i64,
+    ) -> dt_status;
+}
+pub const DT_TP_SHARD_ROWS: dt_tp_shard_kind = 0;
+pub const DT_TP_SHARD_COLUMNS: dt_tp_shard_kind = 1;
+pub const DT_TP_SHARD_QKV: dt_tp_shard_kind = 2;
+#[doc = " How a full weight is split over the tensor-parallel ranks."]
+pub type dt_tp_shard_kind = ::std::os::raw::c_uint;
+extern "C" {
+    #[doc = " Copies rank `rank`'s shard of `full` into `local` (the same dtype, any of"]
+    #[doc = " the eight) for a group of `size` ranks. `q_heads` and `kv_heads` describe a"]
+    #[doc = " DT_TP_SHARD_QKV weight (both divisible by `size`, the rows by q + 2 kv) and"]
+    #[doc = " are ignored otherwise. Local: for initialising every rank from one full"]
+    #[doc = " weight (made from one seed) or a checkpoint."]
+    pub fn dt_tp_shard(
+        kind: dt_tp_shard_kind,
+        full: *const DLTensor,
+        local: *mut DLTensor,
+        rank: ::std::os::raw::c_int,
+        size: ::std::os::raw::c_int,
+        q_heads: ::std::os::raw::c_int,
+        kv_heads: ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The inverse of dt_tp_shard(), collective over `tp`: every rank passes its"]
+    #[doc = " `local` shard and receives the whole weight in `full`."]
+    pub fn dt_tp_unshard(
+        tp: *mut dt_comm,
+        kind: dt_tp_shard_kind,
+        local: *const DLTensor,
+        full: *mut DLTensor,
+        q_heads: ::std::os::raw::c_int,
+        kv_heads: ::std::os::raw::c_int,
     ) -> dt_status;
 }

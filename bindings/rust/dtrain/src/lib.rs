@@ -48,6 +48,7 @@ mod options;
 mod request;
 mod start;
 mod tensor;
+pub mod tp;
 mod version;
 mod zero;
 

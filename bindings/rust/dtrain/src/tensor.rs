@@ -8,7 +8,8 @@ use dtrain_sys as sys;
 use crate::element::Element;
 use crate::error::{check, Result};
 
-/// A `DLTensor` describing a slice: one dimension, on the CPU, compact.
+/// A `DLTensor` describing a slice: one dimension (or rows x columns, see
+/// [`RawTensor::as_matrix`]), on the CPU, compact.
 ///
 /// It does not borrow the slice; whoever builds it keeps the slice borrowed for
 /// as long as libdtrain may use the descriptor. The shape lives in its own heap
@@ -47,7 +48,7 @@ impl RawTensor {
     fn new<T: Element>(data: *mut c_void, len: usize) -> RawTensor {
         // A slice never holds more than isize::MAX bytes, so its length fits
         // (and DeviceTensor checks the same of device memory).
-        let shape = Box::into_raw(Box::new(len as i64));
+        let shape = Box::into_raw(Box::new([len as i64])) as *mut i64;
         RawTensor {
             tensor: sys::DLTensor {
                 data,
@@ -62,6 +63,16 @@ impl RawTensor {
                 byte_offset: 0,
             },
         }
+    }
+
+    /// The same elements as `rows` x `cols` (two dimensions); the caller has
+    /// checked that rows * cols is the element count.
+    pub(crate) fn as_matrix(mut self, rows: usize, cols: usize) -> RawTensor {
+        // SAFETY: the one-element shape came from `new` and is replaced here.
+        drop(unsafe { Box::from_raw(self.tensor.shape as *mut [i64; 1]) });
+        self.tensor.shape = Box::into_raw(Box::new([rows as i64, cols as i64])) as *mut i64;
+        self.tensor.ndim = 2;
+        self
     }
 
     pub(crate) fn as_ptr(&self) -> *const sys::DLTensor {
@@ -81,8 +92,14 @@ impl RawTensor {
 
 impl Drop for RawTensor {
     fn drop(&mut self) {
-        // SAFETY: `shape` came from Box::into_raw in `new` and is freed only here.
-        drop(unsafe { Box::from_raw(self.tensor.shape) });
+        // SAFETY: `shape` came from Box::into_raw of an array of `ndim`
+        // extents (in `new` or `as_matrix`) and is freed only here.
+        unsafe {
+            match self.tensor.ndim {
+                2 => drop(Box::from_raw(self.tensor.shape as *mut [i64; 2])),
+                _ => drop(Box::from_raw(self.tensor.shape as *mut [i64; 1])),
+            }
+        }
     }
 }
 
