@@ -163,9 +163,17 @@ TEST(Gemm, SixteenBitInputsToTheirOwnDtypeAndF32) {
 
 TEST(Gemm, ZeroDepthScalesC) {
   DT_REQUIRE_PLACE();
-  for (DType input : {DType::f32, DType::bf16}) {
-    const GemmShape s = shape_of(false, false, 5, 6, 0, 1.0, 0.5);
-    check_gemm(s, input, DType::f32, describe(s, input, DType::f32));
+  for (DType input : {DType::f32, DType::bf16, DType::f16}) {
+    for (DType output : {input, DType::f32}) {
+      for (bool ta : {false, true}) {
+        for (bool tb : {false, true}) {
+          for (double beta : {0.0, 0.5}) {
+            const GemmShape s = shape_of(ta, tb, 5, 6, 0, 1.0, beta);
+            check_gemm(s, input, output, describe(s, input, output));
+          }
+        }
+      }
+    }
   }
 }
 
