@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "device/cpu/blas_threads.hpp"
@@ -14,18 +15,20 @@ namespace {
 
 CBLAS_TRANSPOSE op(bool transpose) { return transpose ? CblasTrans : CblasNoTrans; }
 
-void blas_gemm(const GemmShape& s, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-               std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, op(s.transpose_a), op(s.transpose_b), static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-              static_cast<blasint>(ldc));
-}
-
-void blas_gemm(const GemmShape& s, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const double* a,
-               std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, op(s.transpose_a), op(s.transpose_b), static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-              static_cast<blasint>(ldc));
+// cblas_sgemm or cblas_dgemm, row-major, with the shape's transposes.
+template <typename T>
+void blas_gemm(const GemmShape& s, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+               std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  auto call = [&](auto gemm) {
+    gemm(CblasRowMajor, op(s.transpose_a), op(s.transpose_b), static_cast<blasint>(m), static_cast<blasint>(n),
+         static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
+         static_cast<blasint>(ldc));
+  };
+  if constexpr (std::is_same_v<T, float>) {
+    call(cblas_sgemm);
+  } else {
+    call(cblas_dgemm);
+  }
 }
 
 // f32 and f64: every matrix of the batch straight to BLAS.
