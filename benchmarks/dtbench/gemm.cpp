@@ -3,7 +3,9 @@
 // strategy's local math takes) and cblas_sgemm called directly on the same
 // f32 buffers, in interleaved rounds (time_cpu), the best round of each
 // kept: on a machine shared with other work the fastest run is the one least
-// disturbed.
+// disturbed. With one BLAS thread every product runs on this thread, so a
+// round is timed by this thread's CPU time, which leaves out the time other
+// processes held the core; with more, by the wall clock.
 // Both run with the BLAS threads the device layer configures
 // (DTRAIN_BLAS_THREADS, default 1), and the peak is that many cores'
 // (cpu_peak.hpp). With --dtype bf16 or f16 the device layer multiplies
@@ -17,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <random>
@@ -121,6 +124,22 @@ double seconds(F&& run) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+// The seconds `run` took: of this thread's CPU time when `on_this_thread`
+// (all the work is done on it), of the wall clock otherwise.
+template <typename F>
+double seconds(bool on_this_thread, F&& run) {
+  if (!on_this_thread) return seconds(run);
+  const double start = thread_cpu_seconds();
+  run();
+  return thread_cpu_seconds() - start;
+}
+
 // Operands of one shape: f32 for the direct call, and the device layer's
 // inputs in its dtype (the same buffers when that is f32).
 struct Operands {
@@ -163,7 +182,7 @@ dtrain::device::GemmShape gemm_shape(const Shape& s) {
 // are timed over more than a scheduler tick.
 constexpr double kRoundSeconds = 0.05;
 
-std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters) {
+std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool one_thread) {
   Operands o(s, dtype);
   const auto g = gemm_shape(s);
   auto layer = [&] { dtrain::device::gemm(g, o.a_view, o.b_view, o.c_view); };
@@ -178,7 +197,7 @@ std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters) {
   const double once = seconds(direct);
   const long repeats = std::max(1L, static_cast<long>(kRoundSeconds / std::max(once, 1e-9)));
   auto per_product = [&](auto& product) {
-    return seconds([&] {
+    return seconds(one_thread, [&] {
              for (long r = 0; r < repeats; ++r) product();
            }) /
            static_cast<double>(repeats);
@@ -287,14 +306,14 @@ int run_gemm(int argc, char** argv) {
               peak.flops_per_cycle, peak.units.c_str());
   std::printf("# clock %s (/proc/cpuinfo reports %.3f GHz)\n", a.ghz > 0 ? "from --ghz" : "measured",
               peak.reported_ghz);
-  std::printf("# device layer on %s inputs vs cblas_sgemm direct (f32); best of %ld rounds; GFLOP/s\n",
-              dtrain::dtype_name(a.dtype), a.iters);
+  std::printf("# device layer on %s inputs vs cblas_sgemm direct (f32); best of %ld rounds (%s); GFLOP/s\n",
+              dtrain::dtype_name(a.dtype), a.iters, threads == 1 ? "thread CPU time" : "wall clock");
   if (!on_cuda) std::printf("# no CUDA rows: %s\n", dtrain::device::cuda_unavailable_reason().c_str());
   std::printf("%18s %10s %10s %7s %7s%s\n", "m x n x k", "layer", "direct", "ratio", "peak", on_cuda ? "       cuda" : "");
   std::vector<Row> rows;
   double worst_ratio = 1e30;
   for (const Shape& s : a.shapes) {
-    const auto [layer_s, direct_s] = time_cpu(s, a.dtype, a.iters);
+    const auto [layer_s, direct_s] = time_cpu(s, a.dtype, a.iters, threads == 1);
     Row r{s, s.flops() / layer_s / 1e9, s.flops() / direct_s / 1e9, 0, 0};
     r.peak_share = r.layer_gflops / peak.gflops(threads);
 #ifdef DTRAIN_HAVE_CUDA
