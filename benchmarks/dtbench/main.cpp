@@ -5,6 +5,7 @@
 #include "collectives.hpp"
 #include "compare.hpp"
 #include "ddp.hpp"
+#include "gemm.hpp"
 #include "handoff.hpp"
 #include "kernels.hpp"
 #include "zero.hpp"
@@ -20,6 +21,8 @@ const char kUsage[] =
     "  compare       print two results files side by side with their ratios\n"
     "  ddp           time training steps of the example MLP with DDP and the share of\n"
     "                the allreduce hidden behind backward (dtrun -n N dtbench ddp)\n"
+    "  gemm          libdtrain's GEMM on the CPU against OpenBLAS called directly and\n"
+    "                the CPU's peak, and on a CUDA device where there is one (one process)\n"
     "  handoff       handing bytes between two CPUs through shared memory, through the\n"
     "                cache or streamed around it (one process)\n"
     "  kernels       the bandwidth of libdtrain's CUDA kernels against a device-to-device\n"
@@ -36,6 +39,7 @@ int main(int argc, char** argv) {
   }
   if (std::strcmp(argv[1], "collectives") == 0) return dtbench::run_collectives(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "compare") == 0) return dtbench::run_compare(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "gemm") == 0) return dtbench::run_gemm(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "handoff") == 0) return dtbench::run_handoff(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "kernels") == 0) return dtbench::run_kernels(argc - 1, argv + 1);
   bool ddp = std::strcmp(argv[1], "ddp") == 0;

@@ -128,7 +128,10 @@ void run(const GemmCall& call, const TensorView& c) {
   cpu::gemm(call);
 }
 #else
-void run(const GemmCall& call, const TensorView&) { cpu::gemm(call); }
+void run(const GemmCall& call, const TensorView& c) {
+  if (c.memory == Memory::cuda) raise(DT_ERR_UNSUPPORTED, "gemm: this build has no CUDA support");
+  cpu::gemm(call);
+}
 #endif
 
 }  // namespace

@@ -92,6 +92,11 @@ void check_shape(const char* kernel, RowShape shape) {
 
 std::int64_t elements(RowShape shape) { return shape.rows * shape.cols; }
 
+// Norms divide by the row's length.
+void check_columns(const char* kernel, RowShape shape) {
+  if (shape.cols == 0) bad(kernel, "rows of 0 columns have no norm");
+}
+
 void check_eps(const char* kernel, float eps) {
   if (!(eps > 0.0f)) bad(kernel, "eps = " + std::to_string(eps) + " must be positive");
 }
@@ -197,6 +202,7 @@ namespace {
 void norm_forward(const char* kernel, RowShape shape, float eps, const TensorView& x, const TensorView& gamma,
                   const TensorView* beta, const TensorView& y, const TensorView* mean, const TensorView& rstd) {
   check_shape(kernel, shape);
+  check_columns(kernel, shape);
   check_eps(kernel, eps);
   NormArgs a;
   a.shape = shape;
@@ -227,6 +233,7 @@ void norm_backward(const char* kernel, RowShape shape, const TensorView& x, cons
                    const TensorView& dy, const TensorView* mean, const TensorView& rstd, const TensorView& dx,
                    const TensorView& dgamma, const TensorView* dbeta) {
   check_shape(kernel, shape);
+  check_columns(kernel, shape);
   NormBackwardArgs a;
   a.shape = shape;
   a.dtype = dbeta != nullptr

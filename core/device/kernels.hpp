@@ -34,7 +34,7 @@ void activation_forward(Activation kind, const TensorView& x, const TensorView& 
 void activation_backward(Activation kind, const TensorView& x, const TensorView& dy, const TensorView& dx);
 
 // x, y, dy, dx: rows x cols; gamma, beta, dgamma, dbeta: cols; mean, rstd:
-// rows (written by forward, read by backward). eps > 0.
+// rows (written by forward, read by backward). cols > 0, eps > 0.
 void layer_norm_forward(RowShape shape, float eps, const TensorView& x, const TensorView& gamma,
                         const TensorView& beta, const TensorView& y, const TensorView& mean, const TensorView& rstd);
 void layer_norm_backward(RowShape shape, const TensorView& x, const TensorView& gamma, const TensorView& dy,

@@ -163,9 +163,34 @@ TEST(Gemm, SixteenBitInputsToTheirOwnDtypeAndF32) {
 
 TEST(Gemm, ZeroDepthScalesC) {
   DT_REQUIRE_PLACE();
+  for (DType input : {DType::f32, DType::bf16, DType::f16}) {
+    for (DType output : {input, DType::f32}) {
+      for (bool ta : {false, true}) {
+        for (bool tb : {false, true}) {
+          for (double beta : {0.0, 0.5}) {
+            const GemmShape s = shape_of(ta, tb, 5, 6, 0, 1.0, beta);
+            check_gemm(s, input, output, describe(s, input, output));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Gemm, BetaZeroIgnoresWhatCHeld) {
+  DT_REQUIRE_PLACE();
   for (DType input : {DType::f32, DType::bf16}) {
-    const GemmShape s = shape_of(false, false, 5, 6, 0, 1.0, 0.5);
-    check_gemm(s, input, DType::f32, describe(s, input, DType::f32));
+    for (DType output : {input, DType::f32}) {
+      const GemmShape s = shape_of(false, true, 3, 4, 300);
+      const auto a = random_values(input, 3 * 300, 1), b = random_values(input, 4 * 300, 2);
+      PlacedTensor ta(input, a), tb(input, b);
+      auto tc = PlacedTensor::poisoned(output, 12);
+      device::gemm(s, ta.view(), tb.view(), tc.view());
+      const Product p = reference(s, a, b, std::vector<double>(12, 0.0));
+      const double rounding = output == DType::f32 ? 0.0 : epsilon(output) / 2;
+      expect_near(tc.read(), p.want, rounding, 1e-5 * *std::max_element(p.scale.begin(), p.scale.end()),
+                  std::string(dtype_name(input)) + "->" + dtype_name(output) + " over NaN");
+    }
   }
 }
 

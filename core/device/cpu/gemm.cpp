@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "device/cpu/blas_threads.hpp"
@@ -14,18 +15,20 @@ namespace {
 
 CBLAS_TRANSPOSE op(bool transpose) { return transpose ? CblasTrans : CblasNoTrans; }
 
-void blas_gemm(const GemmShape& s, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-               std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, op(s.transpose_a), op(s.transpose_b), static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-              static_cast<blasint>(ldc));
-}
-
-void blas_gemm(const GemmShape& s, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const double* a,
-               std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, op(s.transpose_a), op(s.transpose_b), static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-              static_cast<blasint>(ldc));
+// cblas_sgemm or cblas_dgemm, row-major, with the shape's transposes.
+template <typename T>
+void blas_gemm(const GemmShape& s, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+               std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  auto call = [&](auto gemm) {
+    gemm(CblasRowMajor, op(s.transpose_a), op(s.transpose_b), static_cast<blasint>(m), static_cast<blasint>(n),
+         static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
+         static_cast<blasint>(ldc));
+  };
+  if constexpr (std::is_same_v<T, float>) {
+    call(cblas_sgemm);
+  } else {
+    call(cblas_dgemm);
+  }
 }
 
 // f32 and f64: every matrix of the batch straight to BLAS.
@@ -39,6 +42,14 @@ void native_gemm(const GemmCall& call) {
     blas_gemm(s, s.m, s.n, s.k, static_cast<T>(s.alpha), a + i * s.stride_a, s.lda, b + i * s.stride_b, s.ldb,
               static_cast<T>(s.beta), c + i * s.stride_c, s.ldc);
   }
+}
+
+// `count` floats of this thread's scratch memory, kept from call to call so
+// that a product of 16-bit matrices does not fault fresh pages in every time.
+float* scratch(std::int64_t count) {
+  thread_local std::vector<float> memory;
+  if (memory.size() < static_cast<std::size_t>(count)) memory.resize(static_cast<std::size_t>(count));
+  return memory.data();
 }
 
 // dst (rows x cols, packed f32) = src's rows [row0, row0 + rows) and columns
@@ -55,57 +66,49 @@ void widen_block(const void* src, std::int64_t ld, std::int64_t row0, std::int64
 
 // f16 and bf16 inputs: op(A)'s columns and op(B)'s rows [k0, k0 + kb) are
 // widened into packed f32 blocks (laid out as stored, so the transposes stay
-// with BLAS) and accumulated into an f32 C; C is read (beta) and written (in
-// its own dtype, E for 16 bits or f32) once per matrix.
+// with BLAS) and accumulated into C itself when it is f32, or else into an
+// f32 copy of it that is rounded to C's dtype once at the end.
 template <typename E>
 void widened_gemm(const GemmCall& call) {
   const GemmShape& s = call.shape;
   const bool c_is_f32 = call.output == DType::f32;
-  std::vector<float> c32(static_cast<std::size_t>(s.m * s.n));
-  std::vector<float> a_block(static_cast<std::size_t>(s.m * std::min(s.k, kGemmBlockK)));
-  std::vector<float> b_block(static_cast<std::size_t>(s.n * std::min(s.k, kGemmBlockK)));
+  const std::int64_t block_k = std::min(s.k, kGemmBlockK);
+  float* a_block = scratch((s.m + s.n) * block_k + (c_is_f32 ? 0 : s.m * s.n));
+  float* b_block = a_block + s.m * block_k;
+  float* c_copy = b_block + s.n * block_k;
   const std::size_t in_size = dtype_size(call.input);
-  const std::size_t out_size = dtype_size(call.output);
   for (std::int64_t i = 0; i < s.batch; ++i) {
     const auto* a = static_cast<const std::byte*>(call.a) + i * s.stride_a * in_size;
     const auto* b = static_cast<const std::byte*>(call.b) + i * s.stride_b * in_size;
-    auto* c = static_cast<std::byte*>(call.c) + i * s.stride_c * out_size;
-    if (s.beta != 0.0) {
-      if (c_is_f32) {
-        widen_block<F32>(c, s.ldc, 0, s.m, 0, s.n, c32.data());
-      } else {
-        widen_block<E>(c, s.ldc, 0, s.m, 0, s.n, c32.data());
-      }
+    auto* c16 = static_cast<typename E::Bits*>(call.c) + i * s.stride_c;
+    float* c = c_is_f32 ? static_cast<float*>(call.c) + i * s.stride_c : c_copy;
+    const std::int64_t ldc = c_is_f32 ? s.ldc : s.n;
+    if (!c_is_f32 && s.beta != 0.0) widen_block<E>(c16, s.ldc, 0, s.m, 0, s.n, c_copy);
+    if (s.k == 0) {  // no block below: C = beta * C, as BLAS does for k = 0
+      blas_gemm(s, s.m, s.n, 0, 0.0f, a_block, s.transpose_a ? std::max<std::int64_t>(s.m, 1) : 1, b_block,
+                s.transpose_b ? 1 : s.n, static_cast<float>(s.beta), c, ldc);
     }
     float beta = static_cast<float>(s.beta);
     for (std::int64_t k0 = 0; k0 < s.k; k0 += kGemmBlockK) {
       const std::int64_t kb = std::min(kGemmBlockK, s.k - k0);
       // Stored A is m x k (k x m transposed); stored B is k x n (n x k).
       if (s.transpose_a) {
-        widen_block<E>(a, s.lda, k0, kb, 0, s.m, a_block.data());
+        widen_block<E>(a, s.lda, k0, kb, 0, s.m, a_block);
       } else {
-        widen_block<E>(a, s.lda, 0, s.m, k0, kb, a_block.data());
+        widen_block<E>(a, s.lda, 0, s.m, k0, kb, a_block);
       }
       if (s.transpose_b) {
-        widen_block<E>(b, s.ldb, 0, s.n, k0, kb, b_block.data());
+        widen_block<E>(b, s.ldb, 0, s.n, k0, kb, b_block);
       } else {
-        widen_block<E>(b, s.ldb, k0, kb, 0, s.n, b_block.data());
+        widen_block<E>(b, s.ldb, k0, kb, 0, s.n, b_block);
       }
-      blas_gemm(s, s.m, s.n, kb, static_cast<float>(s.alpha), a_block.data(), s.transpose_a ? s.m : kb,
-                b_block.data(), s.transpose_b ? kb : s.n, beta, c32.data(), s.n);
+      blas_gemm(s, s.m, s.n, kb, static_cast<float>(s.alpha), a_block, s.transpose_a ? s.m : kb, b_block,
+                s.transpose_b ? kb : s.n, beta, c, ldc);
       beta = 1.0f;  // later blocks add to the earlier ones
     }
-    if (s.k == 0) {  // no block ran: C = beta * C
-      for (float& x : c32) x = s.beta == 0.0 ? 0.0f : beta * x;
-    }
+    if (c_is_f32) continue;
     for (std::int64_t r = 0; r < s.m; ++r) {
-      const float* from = c32.data() + r * s.n;
-      if (c_is_f32) {
-        std::copy(from, from + s.n, reinterpret_cast<float*>(c) + r * s.ldc);
-      } else {
-        auto* to = reinterpret_cast<typename E::Bits*>(c) + r * s.ldc;
-        for (std::int64_t j = 0; j < s.n; ++j) to[j] = E::store(from[j]);
-      }
+      for (std::int64_t j = 0; j < s.n; ++j) c16[r * s.ldc + j] = E::store(c_copy[r * s.n + j]);
     }
   }
 }

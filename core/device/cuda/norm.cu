@@ -95,7 +95,7 @@ __global__ void norm_dparams_kernel(NormBackwardArgs a) {
 }  // namespace
 
 void norm_forward(const NormArgs& args, cudaStream_t stream) {
-  if (args.shape.rows == 0 || args.shape.cols == 0) return;
+  if (args.shape.rows == 0) return;
   with_element(args.dtype, "norm", [&](auto e) {
     norm_forward_kernel<decltype(e)><<<row_blocks(args.shape.rows), kRowThreads, 0, stream>>>(args);
   });
@@ -103,7 +103,6 @@ void norm_forward(const NormArgs& args, cudaStream_t stream) {
 }
 
 void norm_backward(const NormBackwardArgs& args, cudaStream_t stream) {
-  if (args.shape.cols == 0) return;
   with_element(args.dtype, "norm_backward", [&](auto e) {
     if (args.shape.rows > 0) {
       norm_dx_kernel<decltype(e)><<<row_blocks(args.shape.rows), kRowThreads, 0, stream>>>(args);

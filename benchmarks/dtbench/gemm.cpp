@@ -1,0 +1,335 @@
+// dtbench gemm. For each shape (m x n x k, row-major, no transposes) the
+// device layer's CPU GEMM (device::gemm on host memory, the path every
+// strategy's local math takes) and cblas_sgemm called directly on the same
+// f32 buffers, in interleaved rounds (time_cpu), the best round of each
+// kept: on a machine shared with other work the fastest run is the one least
+// disturbed. With one BLAS thread every product runs on this thread, so a
+// round is timed by this thread's CPU time, which leaves out the time other
+// processes held the core; with more, by the wall clock.
+// Both run with the BLAS threads the device layer configures
+// (DTRAIN_BLAS_THREADS, default 1), and the peak is that many cores'
+// (cpu_peak.hpp). With --dtype bf16 or f16 the device layer multiplies
+// 16-bit inputs (widened to f32 block by block) into an f32 C, still against
+// the direct f32 sgemm. Where a CUDA device exists, the same shapes run
+// through the device layer on it (cuBLAS), timed over --iters back-to-back
+// products.
+#include "gemm.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/dtype.hpp"
+#include "base/tensor.hpp"
+#include "cpu_peak.hpp"
+#include "device/cpu/blas_threads.hpp"
+#include "device/gemm.hpp"
+#include "device/probe.hpp"
+#include "usage.hpp"
+#ifdef DTRAIN_HAVE_CUDA
+#include "device/cuda/error.hpp"
+#include "device/cuda/runtime.hpp"
+#endif
+
+namespace dtbench {
+
+namespace {
+
+const char kUsage[] =
+    "usage: dtbench gemm [options]\n"
+    "\n"
+    "Times libdtrain's device-layer GEMM on the CPU against OpenBLAS's cblas_sgemm\n"
+    "called directly, and against the CPU's peak; on a CUDA device too, where one\n"
+    "exists. One process; BLAS threads from DTRAIN_BLAS_THREADS (default 1).\n"
+    "\n"
+    "options:\n"
+    "  --shapes LIST  comma-separated MxNxK (default 256x256x256,512x512x512,\n"
+    "                 1024x1024x1024,2048x2048x2048,2048x1024x4096,2048x4096x1024)\n"
+    "  --dtype T      the device layer's input dtype: f32 (default), bf16 or f16\n"
+    "  --iters N      timed rounds per shape, of at least 50 ms each, the best\n"
+    "                kept (default 7)\n"
+    "  --ghz G        the clock for the peak, instead of /proc/cpuinfo's\n"
+    "  --json PATH    also write the results as JSON\n"
+    "  -h, --help     show this help\n";
+
+const Usage kCli{"gemm", kUsage};
+
+using Clock = std::chrono::steady_clock;
+using dtrain::DType;
+using dtrain::TensorView;
+
+struct Shape {
+  std::int64_t m, n, k;
+  double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+};
+
+struct Args {
+  std::vector<Shape> shapes = {{256, 256, 256},     {512, 512, 512},     {1024, 1024, 1024},
+                               {2048, 2048, 2048},  {2048, 1024, 4096},  {2048, 4096, 1024}};
+  DType dtype = DType::f32;
+  long iters = 7;
+  double ghz = 0;
+  std::string json;
+};
+
+struct Row {
+  Shape shape;
+  double layer_gflops, direct_gflops, peak_share;
+  double cuda_gflops;  // 0 without a device
+};
+
+std::vector<Shape> parse_shapes(const std::string& list) {
+  std::vector<Shape> shapes;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t end = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, end - start);
+    long long m = 0, n = 0, k = 0;
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &tail) != 3 || m <= 0 || n <= 0 || k <= 0) {
+      kCli.error("--shapes: '" + item + "' is not MxNxK with positive sizes");
+    }
+    shapes.push_back({m, n, k});
+    start = end + 1;
+  }
+  return shapes;
+}
+
+DType parse_dtype(const std::string& name) {
+  if (name == "f32") return DType::f32;
+  if (name == "bf16") return DType::bf16;
+  if (name == "f16") return DType::f16;
+  kCli.error("--dtype: '" + name + "' is not f32, bf16 or f16");
+}
+
+TensorView host_view(void* data, std::int64_t count, DType dtype) {
+  TensorView v;
+  v.data = data;
+  v.count = count;
+  v.dtype = dtype;
+  return v;
+}
+
+template <typename F>
+double seconds(F&& run) {
+  const auto start = Clock::now();
+  run();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+// The seconds `run` took: of this thread's CPU time when `on_this_thread`
+// (all the work is done on it), of the wall clock otherwise.
+template <typename F>
+double seconds(bool on_this_thread, F&& run) {
+  if (!on_this_thread) return seconds(run);
+  const double start = thread_cpu_seconds();
+  run();
+  return thread_cpu_seconds() - start;
+}
+
+// Operands of one shape: f32 for the direct call, and the device layer's
+// inputs in its dtype (the same buffers when that is f32).
+struct Operands {
+  std::vector<float> a, b, c;
+  std::vector<unsigned char> a_in, b_in;
+  TensorView a_view, b_view, c_view;
+
+  Operands(const Shape& s, DType dtype)
+      : a(static_cast<std::size_t>(s.m * s.k)), b(static_cast<std::size_t>(s.k * s.n)),
+        c(static_cast<std::size_t>(s.m * s.n)) {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    for (float& x : a) x = uniform(rng);
+    for (float& x : b) x = uniform(rng);
+    if (dtype == DType::f32) {
+      a_view = host_view(a.data(), s.m * s.k, dtype);
+      b_view = host_view(b.data(), s.k * s.n, dtype);
+    } else {
+      // Only the time matters: zero bits are a valid 16-bit value.
+      a_in.assign(a.size() * 2, 0);
+      b_in.assign(b.size() * 2, 0);
+      a_view = host_view(a_in.data(), s.m * s.k, dtype);
+      b_view = host_view(b_in.data(), s.k * s.n, dtype);
+    }
+    c_view = host_view(c.data(), s.m * s.n, DType::f32);
+  }
+};
+
+dtrain::device::GemmShape gemm_shape(const Shape& s) {
+  dtrain::device::GemmShape g;
+  g.m = s.m;
+  g.n = s.n;
+  g.k = s.k;
+  return g;
+}
+
+// The best device-layer and direct times per product over `iters`
+// interleaved rounds, alternating which goes first. A round repeats each
+// product until it has run for about kRoundSeconds, so that small shapes
+// are timed over more than a scheduler tick.
+constexpr double kRoundSeconds = 0.05;
+
+std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool one_thread) {
+  Operands o(s, dtype);
+  const auto g = gemm_shape(s);
+  auto layer = [&] { dtrain::device::gemm(g, o.a_view, o.b_view, o.c_view); };
+  auto direct = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(s.m), static_cast<blasint>(s.n),
+                static_cast<blasint>(s.k), 1.0f, o.a.data(), static_cast<blasint>(s.k), o.b.data(),
+                static_cast<blasint>(s.n), 0.0f, o.c.data(), static_cast<blasint>(s.n));
+  };
+  // Warm-up (pages touched, OpenBLAS's buffers allocated), which also sizes
+  // the rounds.
+  layer();
+  const double once = seconds(direct);
+  const long repeats = std::max(1L, static_cast<long>(kRoundSeconds / std::max(once, 1e-9)));
+  auto per_product = [&](auto& product) {
+    return seconds(one_thread, [&] {
+             for (long r = 0; r < repeats; ++r) product();
+           }) /
+           static_cast<double>(repeats);
+  };
+  double best_layer = 1e30, best_direct = 1e30;
+  for (long round = 0; round < iters; ++round) {
+    if (round % 2 == 0) {
+      best_layer = std::min(best_layer, per_product(layer));
+      best_direct = std::min(best_direct, per_product(direct));
+    } else {
+      best_direct = std::min(best_direct, per_product(direct));
+      best_layer = std::min(best_layer, per_product(layer));
+    }
+  }
+  return {best_layer, best_direct};
+}
+
+#ifdef DTRAIN_HAVE_CUDA
+// The mean time of `iters` back-to-back products on CUDA device 0.
+double time_cuda(const Shape& s, DType dtype, long iters) {
+  namespace cuda = dtrain::device::cuda;
+  cuda::DeviceGuard guard(0);
+  const std::size_t in_size = dtrain::dtype_size(dtype);
+  cuda::DeviceBuffer a(0, static_cast<std::size_t>(s.m * s.k) * in_size);
+  cuda::DeviceBuffer b(0, static_cast<std::size_t>(s.k * s.n) * in_size);
+  cuda::DeviceBuffer c(0, static_cast<std::size_t>(s.m * s.n) * sizeof(float));
+  cuda::check(cudaMemset(a.data(), 0, a.size()), "cudaMemset");
+  cuda::check(cudaMemset(b.data(), 0, b.size()), "cudaMemset");
+  auto view = [](void* data, std::int64_t count, DType t) {
+    TensorView v = host_view(data, count, t);
+    v.memory = dtrain::Memory::cuda;
+    return v;
+  };
+  const auto g = gemm_shape(s);
+  auto run = [&] {
+    dtrain::device::gemm(g, view(a.data(), s.m * s.k, dtype), view(b.data(), s.k * s.n, dtype),
+                         view(c.data(), s.m * s.n, DType::f32));
+  };
+  run();
+  cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  return seconds([&] {
+           for (long i = 0; i < iters; ++i) run();
+           cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+         }) /
+         static_cast<double>(iters);
+}
+#endif
+
+int write_json(const Args& a, const CpuPeak& peak, int threads, const std::vector<Row>& rows) {
+  FILE* out = open_results(kCli, a.json);
+  if (out == nullptr) return 1;
+  std::fprintf(out,
+               "{\n  \"benchmark\": \"gemm\",\n  \"dtype\": \"%s\",\n  \"iters\": %ld,\n  \"blas_threads\": %d,\n"
+               "  \"cpu_ghz\": %.3f,\n  \"cpu_reported_ghz\": %.3f,\n  \"cpu_flops_per_cycle\": %d,\n"
+               "  \"cpu_units\": \"%s\",\n  \"cpu_peak_gflops\": %.2f,\n  \"results\": [",
+               dtrain::dtype_name(a.dtype), a.iters, threads, peak.ghz, peak.reported_ghz, peak.flops_per_cycle,
+               peak.units.c_str(), peak.gflops(threads));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    std::fprintf(out,
+                 "%s\n    {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"layer_gflops\": %.3f, \"direct_gflops\": %.3f, "
+                 "\"ratio\": %.4f, \"peak_share\": %.4f%s",
+                 i == 0 ? "" : ",", static_cast<long long>(r.shape.m), static_cast<long long>(r.shape.n),
+                 static_cast<long long>(r.shape.k), r.layer_gflops, r.direct_gflops,
+                 r.layer_gflops / r.direct_gflops, r.peak_share, r.cuda_gflops > 0 ? "" : "}");
+    if (r.cuda_gflops > 0) std::fprintf(out, ", \"cuda_gflops\": %.1f}", r.cuda_gflops);
+  }
+  std::fputs("\n  ]\n}\n", out);
+  close_results(out, a.json);
+  return 0;
+}
+
+}  // namespace
+
+int run_gemm(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; i += 2) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) kCli.error(arg + " needs a value");
+    const char* value = argv[i + 1];
+    if (arg == "--shapes") {
+      a.shapes = parse_shapes(value);
+    } else if (arg == "--dtype") {
+      a.dtype = parse_dtype(value);
+    } else if (arg == "--iters") {
+      a.iters = kCli.integer(arg, value, 1, 1L << 20);
+    } else if (arg == "--ghz") {
+      a.ghz = std::atof(value);
+      if (!(a.ghz > 0)) kCli.error("--ghz: '" + std::string(value) + "' is not a positive number");
+    } else if (arg == "--json") {
+      a.json = value;
+    } else {
+      kCli.error("unknown argument '" + arg + "'");
+    }
+  }
+  dtrain::device::cpu::configure_blas_threads();
+  const int threads = dtrain::device::cpu::blas_threads();
+  const CpuPeak peak = cpu_peak(a.ghz);
+  const bool on_cuda = dtrain::device::cuda_device_count() > 0;
+  std::printf("# CPU: %d BLAS thread%s; peak %.1f GFLOP/s = %d core%s x %.3f GHz x %d f32 FLOP/cycle (%s)\n",
+              threads, threads == 1 ? "" : "s", peak.gflops(threads), threads, threads == 1 ? "" : "s", peak.ghz,
+              peak.flops_per_cycle, peak.units.c_str());
+  std::printf("# clock %s (/proc/cpuinfo reports %.3f GHz)\n", a.ghz > 0 ? "from --ghz" : "measured",
+              peak.reported_ghz);
+  std::printf("# device layer on %s inputs vs cblas_sgemm direct (f32); best of %ld rounds (%s); GFLOP/s\n",
+              dtrain::dtype_name(a.dtype), a.iters, threads == 1 ? "thread CPU time" : "wall clock");
+  if (!on_cuda) std::printf("# no CUDA rows: %s\n", dtrain::device::cuda_unavailable_reason().c_str());
+  std::printf("%18s %10s %10s %7s %7s%s\n", "m x n x k", "layer", "direct", "ratio", "peak", on_cuda ? "       cuda" : "");
+  std::vector<Row> rows;
+  double worst_ratio = 1e30;
+  for (const Shape& s : a.shapes) {
+    const auto [layer_s, direct_s] = time_cpu(s, a.dtype, a.iters, threads == 1);
+    Row r{s, s.flops() / layer_s / 1e9, s.flops() / direct_s / 1e9, 0, 0};
+    r.peak_share = r.layer_gflops / peak.gflops(threads);
+#ifdef DTRAIN_HAVE_CUDA
+    if (on_cuda) r.cuda_gflops = s.flops() / time_cuda(s, a.dtype, std::max(a.iters, 10L)) / 1e9;
+#endif
+    worst_ratio = std::min(worst_ratio, r.layer_gflops / r.direct_gflops);
+    const std::string name =
+        std::to_string(s.m) + " x " + std::to_string(s.n) + " x " + std::to_string(s.k);
+    std::printf("%18s %10.2f %10.2f %7.3f %6.1f%%", name.c_str(), r.layer_gflops, r.direct_gflops,
+                r.layer_gflops / r.direct_gflops, 100 * r.peak_share);
+    if (on_cuda) std::printf(" %10.1f", r.cuda_gflops);
+    std::printf("\n");
+    rows.push_back(r);
+  }
+  std::printf("# lowest layer/direct ratio %.3f (target >= 0.95)\n", worst_ratio);
+  return a.json.empty() ? 0 : write_json(a, peak, threads, rows);
+}
+
+}  // namespace dtbench
