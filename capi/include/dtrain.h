@@ -16,5 +16,6 @@
 #include "dtrain/optim.h"
 #include "dtrain/ddp.h"
 #include "dtrain/zero.h"
+#include "dtrain/pipeline.h"
 
 #endif /* DTRAIN_H */
