@@ -66,6 +66,7 @@
 %include "swig/optim.i"
 %include "swig/ddp.i"
 %include "swig/zero.i"
+%include "swig/pipeline.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -78,3 +79,4 @@
 %include "dtrain/optim.h"
 %include "dtrain/ddp.h"
 %include "dtrain/zero.h"
+%include "dtrain/pipeline.h"

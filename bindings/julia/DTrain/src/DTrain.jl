@@ -6,7 +6,7 @@ Julia binding of libdtrain, distributed training as an embeddable library.
 Arrays are handed to the library as borrowed DLPack tensors: dense host arrays of
 `Float32`, `Float64`, `Float16`, `Int32`, `Int64`, `Int8` or `UInt8`, or CUDA
 device memory described by a [`DeviceBuffer`](@ref). Handles
-(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`) are freed by `close` or, failing that, by their
+(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`, `PipelineSchedule`) are freed by `close` or, failing that, by their
 finalizers, which only release local resources and never communicate.
 
 The library is `ENV["LIBDTRAIN"]` when set, otherwise `libdtrain.so.0` from the
@@ -35,6 +35,11 @@ export DDP, Compression, DT_DDP_COMPRESS_NONE, DT_DDP_COMPRESS_F16, DT_DDP_COMPR
        bucket_state, broadcast_parameters!
 export Zero, ZeroMemory, parameter, gradient, gather!, gather_wait, release!, with_unit, unit_count,
        memory_usage, save_checkpoint, load_checkpoint!
+export PipelineSchedule, PipelineAction, PipelineScheduleKind, DT_PIPELINE_GPIPE, DT_PIPELINE_1F1B,
+       DT_PIPELINE_INTERLEAVED_1F1B, DT_PIPELINE_ZB_H1, PipelineActionKind, DT_PIPELINE_FORWARD,
+       DT_PIPELINE_BACKWARD, DT_PIPELINE_BACKWARD_INPUT, DT_PIPELINE_BACKWARD_WEIGHT, DT_PIPELINE_SEND_ACTIVATION,
+       DT_PIPELINE_RECV_ACTIVATION, DT_PIPELINE_SEND_GRAD, DT_PIPELINE_RECV_GRAD, action_count, action, actions,
+       bubble_fraction, peak_in_flight
 
 include("library.jl")
 include("status.jl")
@@ -50,5 +55,6 @@ include("p2p.jl")
 include("optimizer.jl")
 include("ddp.jl")
 include("zero.jl")
+include("pipeline.jl")
 
 end # module
