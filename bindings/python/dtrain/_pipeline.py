@@ -6,6 +6,7 @@ from . import _capi
 from ._constants import UNDEF, PipelineActionKind, PipelineKind, Status
 from ._errors import InvalidArgumentError
 from ._handle import _Handle
+from ._pipeline_svg import schedule_svg
 
 # The names a schedule kind may be given by, besides a PipelineKind.
 _KIND_NAMES = {"gpipe": PipelineKind.GPIPE, "1f1b": PipelineKind.ONE_F_ONE_B,
@@ -55,6 +56,7 @@ class PipelineSchedule(_Handle):
         self._handle = _capi.dt_pipeline_schedule_create(opts)
         self._kind = PipelineKind(opts.kind)
         self._stages = opts.stages
+        self._microbatches = opts.microbatches
 
     @property
     def kind(self):
@@ -64,6 +66,11 @@ class PipelineSchedule(_Handle):
     def stages(self):
         """The number of ranks, each with its own list."""
         return self._stages
+
+    @property
+    def microbatches(self):
+        """The number of micro-batches of a step."""
+        return self._microbatches
 
     def length(self, rank):
         """The number of actions of ``rank``."""
@@ -87,6 +94,16 @@ class PipelineSchedule(_Handle):
     def peak_in_flight(self, rank):
         """The most (chunk, micro-batch) pairs whose activations ``rank`` keeps at once."""
         return _capi.dt_pipeline_schedule_peak_in_flight(self._live(), _count(rank, "rank"))
+
+    def to_svg(self):
+        """A picture of the schedule as SVG text: ranks as rows, boxes coloured by micro-batch.
+
+        Boxes sit where the actions run with unit durations (forward 1,
+        backward 2; zero-bubble forward, input and weight gradient 1 each),
+        the timing :attr:`bubble_fraction` is exact for.
+        """
+        self._live()
+        return schedule_svg(self)
 
     def close(self):
         """Frees the schedule. Safe twice."""

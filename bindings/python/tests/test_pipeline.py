@@ -52,3 +52,23 @@ def test_refusals_name_the_field():
     s.close()
     with pytest.raises(dtrain.InvalidUsageError):
         s.length(0)
+
+
+def test_the_picture_places_every_compute_action_with_unit_durations():
+    import xml.etree.ElementTree as ET
+
+    s = dtrain.PipelineSchedule("zb_h1", 3, 4)
+    root = ET.fromstring(s.to_svg())
+    ns = {"svg": "http://www.w3.org/2000/svg"}
+    boxes = root.findall("svg:g/svg:rect", ns)
+    assert len(boxes) == 3 * 3 * 4  # F, B and W of 4 micro-batches on 3 ranks
+    assert {float(b.get("width")) for b in boxes} == {24.0}
+    labels = sorted(t.text for t in root.findall("svg:g/svg:text", ns))
+    assert labels.count("W3") == 3 and labels.count("F0") == 3
+    # The makespan is the closed form's: busy 3 m units per rank, idle the rest.
+    busy = 3 * 4
+    makespan = (float(root.get("width")) - 64 - 8) / 24
+    assert (makespan - busy) / makespan == pytest.approx(s.bubble_fraction)
+    s.close()
+    with pytest.raises(dtrain.InvalidUsageError):
+        s.to_svg()
