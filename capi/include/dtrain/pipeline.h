@@ -62,11 +62,13 @@
  * Ordering guarantees, for an executor that runs each rank's list in order,
  * posts sends without waiting for them (waiting for all of them at the end
  * of the list, or before reusing a buffer, is fine) and blocks in receives:
- *   - it cannot deadlock: a send is posted right after the compute that
- *     produced its data, which itself waits only on earlier receives, so
- *     every receive's matching send is posted without waiting on that
- *     receive (checked by simulation for every kind, 1 <= p <= 16,
- *     1 <= m <= 64, v = 2 and 3);
+ *   - it cannot deadlock: every send is posted right after the compute
+ *     that produces its data and every receive sits right before the
+ *     compute that needs it, so a rank blocks only where the computation
+ *     itself must wait for another rank, and each kind's compute order lets
+ *     every rank's list run to its end that way (checked by simulating all
+ *     ranks together for every kind, 1 <= p <= 16, 1 <= m <= 64, v = 2
+ *     and 3);
  *   - pairs are in a consistent order: for every sender, receiver and
  *     message kind (activation or gradient), the sender's sends come in the
  *     same order as the receiver's matching receives, so FIFO matching on

@@ -4,7 +4,7 @@ namespace dtrain::parallel::pipeline {
 
 namespace {
 
-bool is_input_backward(ActionKind kind) { return kind == ActionKind::backward || kind == ActionKind::backward_input; }
+bool produces_input_grad(ActionKind kind) { return kind == ActionKind::backward || kind == ActionKind::backward_input; }
 
 }  // namespace
 
@@ -24,7 +24,7 @@ std::vector<Action> with_communication(const std::vector<Action>& compute, const
       if (!first && !alone) actions.push_back(message(ActionKind::recv_activation, previous));
       actions.push_back(action);
       if (!last && !alone) actions.push_back(message(ActionKind::send_activation, next));
-    } else if (is_input_backward(action.kind)) {
+    } else if (produces_input_grad(action.kind)) {
       if (!last && !alone) actions.push_back(message(ActionKind::recv_grad, next));
       actions.push_back(action);
       if (!first && !alone) actions.push_back(message(ActionKind::send_grad, previous));

@@ -40,21 +40,22 @@ Plan plan_of(ScheduleKind kind, const Shape& s, int rank) {
   const int total = s.microbatches * s.chunks;
   const int downstream = s.stages - 1 - rank;  // ranks after this one
   switch (kind) {
-    case ScheduleKind::gpipe:
-      return {total, false, 0};
     case ScheduleKind::one_f_one_b:
       // At most stages - rank micro-batches in flight: p on stage 0.
       return {std::min(downstream, total), false, 0};
     case ScheduleKind::interleaved_1f1b:
-      // Megatron-Core's warm-up: every other chunk's first group, plus two
-      // per downstream rank (a forward down and a backward up).
+      // Megatron-Core's warm-up: the first `stages` micro-batches of every
+      // chunk but the last, plus two per downstream rank (a forward down
+      // and a backward back up).
       return {std::min((s.chunks - 1) * s.stages + 2 * downstream, total), false, 0};
     case ScheduleKind::zb_h1:
       // 1F1B's warm-up, so no more activations in flight than 1F1B on
       // stage 0; the Ws of this rank's first `rank` backwards come later.
       return {std::min(downstream, total), true, rank};
+    case ScheduleKind::gpipe:
+      break;
   }
-  return {total, false, 0};
+  return {total, false, 0};  // GPipe: every forward before any backward
 }
 
 class OrderBuilder {
@@ -89,8 +90,8 @@ class OrderBuilder {
     order_.push_back({ActionKind::backward_weight, item.chunk, item.microbatch, kNoPeer});
   }
 
-  const Shape& shape_;
-  const Plan& plan_;
+  Shape shape_;
+  Plan plan_;
   std::vector<Action> order_;
   std::deque<ChunkAndMicrobatch> pending_weight_grads_;
 };

@@ -8,9 +8,6 @@ double ideal_bubble_fraction(ScheduleKind kind, const Shape& shape) {
   const double p = shape.stages;
   const double m = shape.microbatches;
   switch (kind) {
-    case ScheduleKind::gpipe:
-    case ScheduleKind::one_f_one_b:
-      return (p - 1) / (m + p - 1);
     case ScheduleKind::interleaved_1f1b:
       return (p - 1) / (shape.chunks * m + p - 1);
     case ScheduleKind::zb_h1: {
@@ -19,8 +16,11 @@ double ideal_bubble_fraction(ScheduleKind kind, const Shape& shape) {
       const double extra = std::max(0.0, p - m);
       return (p - 1 + extra) / (3 * m + p - 1 + extra);
     }
+    case ScheduleKind::gpipe:
+    case ScheduleKind::one_f_one_b:
+      break;
   }
-  return 0;
+  return (p - 1) / (m + p - 1);
 }
 
 int peak_in_flight(const std::vector<Action>& actions) {
