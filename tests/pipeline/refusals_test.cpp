@@ -67,10 +67,12 @@ TEST(PipelineScheduleRefusals, EachBadFieldIsNamed) {
     const dt_pipeline_schedule_options opts = kind(raw);
     expect_refused(&opts, {"opts->kind"});
   }
-  for (int stages : {0, -3, DT_UNDEF}) {
+  for (int stages : {0, -3}) {
     const dt_pipeline_schedule_options opts = options(DT_PIPELINE_GPIPE, stages, 4);
-    expect_refused(&opts, {"opts->stages"});
+    expect_refused(&opts, {"opts->stages", "at least 1"});
   }
+  const dt_pipeline_schedule_options unset = options(DT_PIPELINE_GPIPE, DT_UNDEF, 4);
+  expect_refused(&unset, {"opts->stages is unset"});
   for (int microbatches : {0, -1, DT_UNDEF}) {
     const dt_pipeline_schedule_options opts = options(DT_PIPELINE_ZB_H1, 4, microbatches);
     expect_refused(&opts, {"opts->microbatches"});

@@ -23,8 +23,9 @@
  *   DT_PIPELINE_INTERLEAVED_1F1B  1F1B over v >= 2 chunks per rank, as
  *                                 Megatron-Core: the k-th forward of a rank
  *                                 is chunk (k / p) mod v, micro-batch
- *                                 (k / (p v)) p + k mod p; backwards take the
- *                                 chunks from the last down; rank r warms up
+ *                                 (k / (p v)) p + k mod p; its k-th backward
+ *                                 is chunk v - 1 - (k / p) mod v, same
+ *                                 micro-batch; rank r warms up
  *                                 with min((v - 1) p + 2 (p - r - 1), v m)
  *                                 forwards. m must be a multiple of p.
  *   DT_PIPELINE_ZB_H1             zero-bubble H1 (Qi et al., 2023): 1F1B's

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "dtrain/common.h"
 #include "parallel/pipeline/communication.hpp"
 #include "parallel/pipeline/compute_order.hpp"
 #include "parallel/pipeline/metrics.hpp"
@@ -14,6 +15,7 @@ namespace {
 [[noreturn]] void refuse(const std::string& message) { raise(DT_ERR_INVALID_ARGUMENT, message); }
 
 void require_positive(int value, const char* name) {
+  if (value == DT_UNDEF) refuse(std::string(name) + " is unset (DT_UNDEF): it has no default");
   if (value < 1) refuse(std::string(name) + " = " + std::to_string(value) + " must be at least 1");
 }
 
