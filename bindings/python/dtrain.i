@@ -83,6 +83,7 @@
 %include "swig/zero.i"
 %include "swig/mesh.i"
 %include "swig/tp.i"
+%include "swig/pipeline.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -97,3 +98,4 @@
 %include "dtrain/zero.h"
 %include "dtrain/mesh.h"
 %include "dtrain/tp.h"
+%include "dtrain/pipeline.h"

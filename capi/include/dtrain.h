@@ -18,5 +18,6 @@
 #include "dtrain/zero.h"
 #include "dtrain/mesh.h"
 #include "dtrain/tp.h"
+#include "dtrain/pipeline.h"
 
 #endif /* DTRAIN_H */

@@ -99,6 +99,19 @@ int main(void) {
   FIELD(dt_zero_memory, padding);
   FIELD(dt_zero_memory, peak);
 
+  STRUCT(dt_pipeline_schedule_options);
+  FIELD(dt_pipeline_schedule_options, version);
+  FIELD(dt_pipeline_schedule_options, kind);
+  FIELD(dt_pipeline_schedule_options, stages);
+  FIELD(dt_pipeline_schedule_options, microbatches);
+  FIELD(dt_pipeline_schedule_options, chunks);
+
+  STRUCT(dt_pipeline_action);
+  FIELD(dt_pipeline_action, kind);
+  FIELD(dt_pipeline_action, chunk);
+  FIELD(dt_pipeline_action, microbatch);
+  FIELD(dt_pipeline_action, peer);
+
   CONSTANT(DT_UNDEF);
   CONSTANT(DT_COMM_OPTIONS_VERSION);
   CONSTANT(DT_OPTIMIZER_OPTIONS_VERSION);
@@ -106,6 +119,7 @@ int main(void) {
   CONSTANT(DT_DDP_OPTIONS_VERSION);
   CONSTANT(DT_ZERO_OPTIONS_VERSION);
   CONSTANT(DT_ZERO_MEMORY_VERSION);
+  CONSTANT(DT_PIPELINE_SCHEDULE_OPTIONS_VERSION);
   CONSTANT(kDLCPU);
   CONSTANT(kDLCUDA);
   CONSTANT(kDLCUDAHost);

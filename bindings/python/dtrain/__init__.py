@@ -1,4 +1,4 @@
-"""dtrain: distributed training collectives, data parallelism, ZeRO, the device mesh and optimizers over libdtrain.
+"""dtrain: distributed training collectives, data parallelism, ZeRO, the device mesh, tensor parallelism, pipeline schedules and optimizers over libdtrain.
 
     import numpy as np
     import dtrain
@@ -12,7 +12,8 @@ or the buffer protocol. Failures raise :class:`Error` subclasses, one per
 status code.
 """
 
-from ._constants import UNDEF, Backend, BucketState, Compression, OptimizerKind, ReduceOp, Status
+from ._constants import (UNDEF, Backend, BucketState, Compression, OptimizerKind, PipelineActionKind, PipelineKind,
+                         ReduceOp, Status)
 from ._errors import (AbortedError, AuthError, Error, InternalError, InvalidArgumentError,
                       InvalidUsageError, IoError, MismatchError, OutOfMemoryError, RemoteError, TimeoutError,
                       TransportError, UnsupportedError)
@@ -24,6 +25,7 @@ from ._ddp import DDP, broadcast_parameters
 from ._zero import Zero, ZeroMemory
 from ._mesh import Mesh
 from . import _tp as tp
+from ._pipeline import PipelineAction, PipelineSchedule
 
 # The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
 globals().update({member.name: member for member in Status})
@@ -38,6 +40,7 @@ __version__ = "%d.%d.%d" % version()
 __all__ = [
     "Comm", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
     "Zero", "ZeroMemory", "Mesh", "tp",
+    "Zero", "ZeroMemory", "PipelineSchedule", "PipelineAction", "PipelineKind", "PipelineActionKind",
     "build_info", "status_string", "error_last", "tensor_check",
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",

@@ -1,4 +1,4 @@
-"""Status codes, reduce ops, backends, optimizer kinds and DDP enums, with the C API's values."""
+"""Status codes, reduce ops, backends, optimizer kinds, DDP and pipeline enums, with the C API's values."""
 
 import enum
 
@@ -57,6 +57,26 @@ class BucketState(enum.IntEnum):
     IN_FLIGHT = _capi.DT_BUCKET_IN_FLIGHT
     REDUCED = _capi.DT_BUCKET_REDUCED
     FAILED = _capi.DT_BUCKET_FAILED
+
+
+class PipelineKind(enum.IntEnum):
+    """The algorithm of a :class:`PipelineSchedule` (``dt_pipeline_schedule_kind``)."""
+    GPIPE = _capi.DT_PIPELINE_GPIPE
+    ONE_F_ONE_B = _capi.DT_PIPELINE_1F1B
+    INTERLEAVED_1F1B = _capi.DT_PIPELINE_INTERLEAVED_1F1B
+    ZB_H1 = _capi.DT_PIPELINE_ZB_H1
+
+
+class PipelineActionKind(enum.IntEnum):
+    """What one step of a pipeline schedule does (``dt_pipeline_action_kind``)."""
+    FORWARD = _capi.DT_PIPELINE_FORWARD
+    BACKWARD = _capi.DT_PIPELINE_BACKWARD
+    BACKWARD_INPUT = _capi.DT_PIPELINE_BACKWARD_INPUT
+    BACKWARD_WEIGHT = _capi.DT_PIPELINE_BACKWARD_WEIGHT
+    SEND_ACTIVATION = _capi.DT_PIPELINE_SEND_ACTIVATION
+    RECV_ACTIVATION = _capi.DT_PIPELINE_RECV_ACTIVATION
+    SEND_GRAD = _capi.DT_PIPELINE_SEND_GRAD
+    RECV_GRAD = _capi.DT_PIPELINE_RECV_GRAD
 
 
 def status_or_int(value):

@@ -6,7 +6,7 @@ Julia binding of libdtrain, distributed training as an embeddable library.
 Arrays are handed to the library as borrowed DLPack tensors: dense host arrays of
 `Float32`, `Float64`, `Float16`, `Int32`, `Int64`, `Int8` or `UInt8`, or CUDA
 device memory described by a [`DeviceBuffer`](@ref). Handles
-(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`, `Mesh`) are freed by `close` or, failing that, by their
+(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`, `Mesh`, `PipelineSchedule`) are freed by `close` or, failing that, by their
 finalizers, which only release local resources and never communicate.
 
 The library is `ENV["LIBDTRAIN"]` when set, otherwise `libdtrain.so.0` from the
@@ -37,6 +37,11 @@ export Zero, ZeroMemory, parameter, gradient, gather!, gather_wait, release!, wi
        memory_usage, save_checkpoint, load_checkpoint!
 export Mesh, mesh_ndims, mesh_size, mesh_rank, mesh_dim_name, mesh_dim_index, mesh_dim_size, mesh_coord,
        mesh_coords_of, mesh_rank_at, mesh_group_ranks, mesh_comm
+export PipelineSchedule, PipelineAction, PipelineScheduleKind, DT_PIPELINE_GPIPE, DT_PIPELINE_1F1B,
+       DT_PIPELINE_INTERLEAVED_1F1B, DT_PIPELINE_ZB_H1, PipelineActionKind, DT_PIPELINE_FORWARD,
+       DT_PIPELINE_BACKWARD, DT_PIPELINE_BACKWARD_INPUT, DT_PIPELINE_BACKWARD_WEIGHT, DT_PIPELINE_SEND_ACTIVATION,
+       DT_PIPELINE_RECV_ACTIVATION, DT_PIPELINE_SEND_GRAD, DT_PIPELINE_RECV_GRAD, action_count, action, actions,
+       bubble_fraction, peak_in_flight
 
 include("library.jl")
 include("status.jl")
@@ -54,5 +59,6 @@ include("ddp.jl")
 include("zero.jl")
 include("mesh.jl")
 include("tp.jl")
+include("pipeline.jl")
 
 end # module

@@ -656,4 +656,48 @@ end
     end
 end
 
+@testset "pipeline" begin
+    @test sizeof(DTrain.PipelineScheduleOptions) == 20
+    @test sizeof(DTrain.RawPipelineAction) == 16
+    defaults = DTrain.PipelineScheduleOptions()
+    @test defaults.version == DTrain.DT_PIPELINE_SCHEDULE_OPTIONS_VERSION
+    @test defaults.kind == Cint(DT_PIPELINE_1F1B) && defaults.stages == DTrain.DT_UNDEF
+
+    # 1F1B on two ranks, step by step.
+    s = PipelineSchedule(DT_PIPELINE_1F1B; stages=2, microbatches=2)
+    @test actions(s, 0) == [PipelineAction(DT_PIPELINE_FORWARD, 0, 0, -1),
+                            PipelineAction(DT_PIPELINE_SEND_ACTIVATION, 0, 0, 1),
+                            PipelineAction(DT_PIPELINE_FORWARD, 0, 1, -1),
+                            PipelineAction(DT_PIPELINE_SEND_ACTIVATION, 0, 1, 1),
+                            PipelineAction(DT_PIPELINE_RECV_GRAD, 0, 0, 1),
+                            PipelineAction(DT_PIPELINE_BACKWARD, 0, 0, -1),
+                            PipelineAction(DT_PIPELINE_RECV_GRAD, 0, 1, 1),
+                            PipelineAction(DT_PIPELINE_BACKWARD, 0, 1, -1)]
+    @test action_count(s, 1) == 8
+    @test action(s, 1, 1) == PipelineAction(DT_PIPELINE_RECV_ACTIVATION, 0, 0, 0)
+    @test bubble_fraction(s) ≈ 1 / 3
+    @test peak_in_flight(s, 0) == 2 && peak_in_flight(s, 1) == 1
+    @test occursin("rank = 2", message_of(() -> actions(s, 2), DT_ERR_INVALID_ARGUMENT))
+    @test occursin("index = 8", message_of(() -> action(s, 0, 9), DT_ERR_INVALID_ARGUMENT))
+    close(s)
+    close(s)
+    @test message_of(() -> action_count(s, 0), DT_ERR_INVALID_USAGE) != ""
+
+    # Zero bubble splits backward; interleaving runs several chunks.
+    zb = PipelineSchedule(DT_PIPELINE_ZB_H1; stages=4, microbatches=8)
+    kinds = Set(a.kind for a in actions(zb, 3))
+    @test DT_PIPELINE_BACKWARD_WEIGHT in kinds && !(DT_PIPELINE_BACKWARD in kinds)
+    @test bubble_fraction(zb) ≈ 3 / 27
+    interleaved = PipelineSchedule(DT_PIPELINE_INTERLEAVED_1F1B; stages=4, microbatches=8, chunks=3)
+    @test maximum(a.chunk for a in actions(interleaved, 0)) == 2
+
+    # Refusals name the field.
+    @test occursin("opts->microbatches",
+                   message_of(() -> PipelineSchedule(DT_PIPELINE_INTERLEAVED_1F1B; stages=4, microbatches=6),
+                              DT_ERR_INVALID_ARGUMENT))
+    @test occursin("opts->chunks",
+                   message_of(() -> PipelineSchedule(DT_PIPELINE_GPIPE; stages=2, microbatches=2, chunks=2),
+                              DT_ERR_INVALID_ARGUMENT))
+end
+
 end # @testset "DTrain"

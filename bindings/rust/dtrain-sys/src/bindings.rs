@@ -14,6 +14,8 @@ pub const DT_MESH_MAX_NAME: u32 = 15;
 pub const DT_TP_SEQUENCE_PARALLEL: u32 = 1;
 pub const DT_TP_GATHER_OUTPUT: u32 = 2;
 pub const DT_TP_ACCUMULATE: u32 = 4;
+pub const DT_PIPELINE_SCHEDULE_OPTIONS_VERSION: u32 = 1;
+pub const DT_PIPELINE_SCHEDULE_MAX_UNITS: u32 = 1048576;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int64_t = ::std::os::raw::c_long;
@@ -2267,5 +2269,303 @@ extern "C" {
         full: *mut DLTensor,
         q_heads: ::std::os::raw::c_int,
         kv_heads: ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_pipeline_schedule {
+    _unused: [u8; 0],
+}
+pub const DT_PIPELINE_GPIPE: dt_pipeline_schedule_kind = 0;
+pub const DT_PIPELINE_1F1B: dt_pipeline_schedule_kind = 1;
+pub const DT_PIPELINE_INTERLEAVED_1F1B: dt_pipeline_schedule_kind = 2;
+pub const DT_PIPELINE_ZB_H1: dt_pipeline_schedule_kind = 3;
+#[doc = " The schedule's algorithm (see the top of this header). Values fixed forever."]
+pub type dt_pipeline_schedule_kind = ::std::os::raw::c_uint;
+pub const DT_PIPELINE_FORWARD: dt_pipeline_action_kind = 0;
+pub const DT_PIPELINE_BACKWARD: dt_pipeline_action_kind = 1;
+pub const DT_PIPELINE_BACKWARD_INPUT: dt_pipeline_action_kind = 2;
+pub const DT_PIPELINE_BACKWARD_WEIGHT: dt_pipeline_action_kind = 3;
+pub const DT_PIPELINE_SEND_ACTIVATION: dt_pipeline_action_kind = 4;
+pub const DT_PIPELINE_RECV_ACTIVATION: dt_pipeline_action_kind = 5;
+pub const DT_PIPELINE_SEND_GRAD: dt_pipeline_action_kind = 6;
+pub const DT_PIPELINE_RECV_GRAD: dt_pipeline_action_kind = 7;
+#[doc = " What one action does. Values fixed forever."]
+pub type dt_pipeline_action_kind = ::std::os::raw::c_uint;
+#[doc = " One step of a rank's list. A plain struct, fixed forever."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_pipeline_action {
+    pub kind: dt_pipeline_action_kind,
+    pub chunk: ::std::os::raw::c_int,
+    pub microbatch: ::std::os::raw::c_int,
+    pub peer: ::std::os::raw::c_int,
+}
+#[test]
+fn bindgen_test_layout_dt_pipeline_action() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_pipeline_action>(),
+        16usize,
+        concat!("Size of: ", stringify!(dt_pipeline_action))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_pipeline_action>(),
+        4usize,
+        concat!("Alignment of ", stringify!(dt_pipeline_action))
+    );
+    fn test_field_kind() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_action>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kind) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_action),
+                "::",
+                stringify!(kind)
+            )
+        );
+    }
+    test_field_kind();
+    fn test_field_chunk() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_action>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).chunk) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_action),
+                "::",
+                stringify!(chunk)
+            )
+        );
+    }
+    test_field_chunk();
+    fn test_field_microbatch() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_action>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).microbatch) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_action),
+                "::",
+                stringify!(microbatch)
+            )
+        );
+    }
+    test_field_microbatch();
+    fn test_field_peer() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_action>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).peer) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_action),
+                "::",
+                stringify!(peer)
+            )
+        );
+    }
+    test_field_peer();
+}
+#[doc = " Options for dt_pipeline_schedule_create(). Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_pipeline_schedule_options {
+    pub version: ::std::os::raw::c_uint,
+    pub kind: dt_pipeline_schedule_kind,
+    pub stages: ::std::os::raw::c_int,
+    pub microbatches: ::std::os::raw::c_int,
+    pub chunks: ::std::os::raw::c_int,
+}
+#[test]
+fn bindgen_test_layout_dt_pipeline_schedule_options() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_pipeline_schedule_options>(),
+        20usize,
+        concat!("Size of: ", stringify!(dt_pipeline_schedule_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_pipeline_schedule_options>(),
+        4usize,
+        concat!("Alignment of ", stringify!(dt_pipeline_schedule_options))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_schedule_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_schedule_options),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_kind() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_schedule_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kind) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_schedule_options),
+                "::",
+                stringify!(kind)
+            )
+        );
+    }
+    test_field_kind();
+    fn test_field_stages() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_schedule_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stages) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_schedule_options),
+                "::",
+                stringify!(stages)
+            )
+        );
+    }
+    test_field_stages();
+    fn test_field_microbatches() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_schedule_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).microbatches) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_schedule_options),
+                "::",
+                stringify!(microbatches)
+            )
+        );
+    }
+    test_field_microbatches();
+    fn test_field_chunks() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_schedule_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).chunks) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_schedule_options),
+                "::",
+                stringify!(chunks)
+            )
+        );
+    }
+    test_field_chunks();
+}
+extern "C" {
+    #[doc = " Fills `opts` with the defaults of options version `version` (pass"]
+    #[doc = " DT_PIPELINE_SCHEDULE_OPTIONS_VERSION): those of"]
+    #[doc = " DT_PIPELINE_SCHEDULE_OPTIONS_INIT. DT_ERR_INVALID_ARGUMENT for NULL,"]
+    #[doc = " version 0 or a version newer than this library's."]
+    pub fn dt_pipeline_schedule_options_init(
+        opts: *mut dt_pipeline_schedule_options,
+        version: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Builds the schedule `opts` describes and stores it in `*out` (the"]
+    #[doc = " caller's; free it with dt_pipeline_schedule_destroy()). On any error"]
+    #[doc = " nothing is allocated and `*out` is left as it was."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT, with dt_error_last() naming the argument or"]
+    #[doc = " field, for: `out` or `opts` NULL; opts->version 0 or newer than this"]
+    #[doc = " library's; a kind that is not a dt_pipeline_schedule_kind; stages or"]
+    #[doc = " microbatches below 1 (DT_UNDEF included); chunks other than 1 (or"]
+    #[doc = " DT_UNDEF) for GPIPE, 1F1B and ZB_H1; chunks below 2 for"]
+    #[doc = " INTERLEAVED_1F1B; microbatches not a multiple of stages for"]
+    #[doc = " INTERLEAVED_1F1B; stages * microbatches * chunks above"]
+    #[doc = " DT_PIPELINE_SCHEDULE_MAX_UNITS."]
+    pub fn dt_pipeline_schedule_create(
+        out: *mut *mut dt_pipeline_schedule,
+        opts: *const dt_pipeline_schedule_options,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Frees `s` (NULL: no-op). Always DT_OK."]
+    pub fn dt_pipeline_schedule_destroy(s: *mut dt_pipeline_schedule) -> dt_status;
+}
+extern "C" {
+    #[doc = " The number of actions of rank `rank` (0..stages-1) in `*out`."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT for a NULL `s` or `out`, or a rank out of range."]
+    pub fn dt_pipeline_schedule_length(
+        s: *const dt_pipeline_schedule,
+        rank: ::std::os::raw::c_int,
+        out: *mut usize,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Action `index` (0..length-1) of rank `rank` in `*out`."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT for a NULL `s` or `out`, a rank out of range or"]
+    #[doc = " an index past the end; `*out` is then unchanged."]
+    pub fn dt_pipeline_schedule_action(
+        s: *const dt_pipeline_schedule,
+        rank: ::std::os::raw::c_int,
+        index: usize,
+        out: *mut dt_pipeline_action,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The fraction of a step each rank spends idle, in [0, 1), from the kind's"]
+    #[doc = " closed form. It is exact for a simulation in which every chunk's forward"]
+    #[doc = " takes 1 unit and its backward 2 (ZB_H1: FORWARD, BACKWARD_INPUT and"]
+    #[doc = " BACKWARD_WEIGHT 1 unit each), communication is free, and each action"]
+    #[doc = " starts as soon as its rank is free and its inputs have arrived:"]
+    #[doc = "   GPIPE, 1F1B        (p - 1) / (m + p - 1)"]
+    #[doc = "   INTERLEAVED_1F1B   (p - 1) / (v m + p - 1)"]
+    #[doc = "   ZB_H1              (p - 1 + e) / (3 m + p - 1 + e), e = max(0, p - m)"]
+    #[doc = " (ZB_H1 with m >= p idles (p - 1) units against 1F1B's 3 (p - 1): a third.)"]
+    #[doc = " DT_ERR_INVALID_ARGUMENT for a NULL `s` or `out`."]
+    pub fn dt_pipeline_schedule_bubble_fraction(
+        s: *const dt_pipeline_schedule,
+        out: *mut f64,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The most (chunk, micro-batch) pairs whose activations rank `rank` keeps"]
+    #[doc = " at once, counted along its list: a pair is alive from its FORWARD until"]
+    #[doc = " its BACKWARD, or its BACKWARD_WEIGHT for ZB_H1 (the weight gradient"]
+    #[doc = " still reads the saved inputs). 1F1B: min(p - rank, m); GPIPE: m."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT for a NULL `s` or `out`, or a rank out of range."]
+    pub fn dt_pipeline_schedule_peak_in_flight(
+        s: *const dt_pipeline_schedule,
+        rank: ::std::os::raw::c_int,
+        out: *mut ::std::os::raw::c_int,
     ) -> dt_status;
 }

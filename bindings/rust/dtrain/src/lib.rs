@@ -15,7 +15,8 @@
 //! (data parallelism) its gradient slices and its communicator (over CUDA
 //! gradients, [`Ddp::new_device`], it keeps their [`DeviceTensor`]s). A [`Zero`]
 //! (ZeRO stages 0–3) owns its parameters and gradients, lends them out as
-//! slices borrowed from it, and borrows its communicator.
+//! slices borrowed from it, and borrows its communicator. A
+//! [`PipelineSchedule`] is plain data: each rank's pipeline actions in order.
 //!
 //! ```
 //! use dtrain::{Comm, ReduceOp};
@@ -45,6 +46,7 @@ mod nonblocking;
 mod operation;
 mod optimizer;
 mod options;
+mod pipeline;
 mod request;
 mod start;
 mod tensor;
@@ -67,6 +69,9 @@ pub use half::{Bf16, F16};
 pub use mesh::{Mesh, CUSTOMARY_DIMS};
 pub use optimizer::{Optimizer, OptimizerKind, OptimizerOptions, StepInfo};
 pub use options::{Backend, Options, ReduceOp};
+pub use pipeline::{
+    ActionKind, PipelineAction, PipelineSchedule, PipelineScheduleOptions, ScheduleKind,
+};
 pub use request::Request;
 pub use tensor::tensor_check;
 pub use version::{build_info, version, Version, HEADER_VERSION};
