@@ -99,6 +99,12 @@ int main(void) {
   FIELD(dt_zero_memory, padding);
   FIELD(dt_zero_memory, peak);
 
+  STRUCT(dt_p2p_op);
+  FIELD(dt_p2p_op, kind);
+  FIELD(dt_p2p_op, tensor);
+  FIELD(dt_p2p_op, peer);
+  FIELD(dt_p2p_op, tag);
+
   CONSTANT(DT_UNDEF);
   CONSTANT(DT_COMM_OPTIONS_VERSION);
   CONSTANT(DT_OPTIMIZER_OPTIONS_VERSION);
