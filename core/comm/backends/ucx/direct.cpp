@@ -3,6 +3,13 @@
 // an ExchangePlan; reduce_scatterv (and reduce, the reduce_scatterv whose
 // only block is the root's) sends each peer its block and reduces what
 // arrives for its own.
+//
+// Every message is posted at once: size - 1 messages per rank, one round
+// trip after the promises, which suits the small worlds and modest buffers
+// these operations serve. A reduction holds every peer's block in scratch
+// at once (the root of a reduce: size x count elements); a tree reduce or a
+// ring reduce-scatter would need less memory and root bandwidth for large
+// worlds.
 #include <cstring>
 #include <vector>
 
