@@ -64,6 +64,13 @@ TEST_P(UcxP2pGroup, GroupsMatchSingleCallsAndMessagesToOneself) {
     wait(comm, sent);
     EXPECT_EQ(in, pattern(left, 3, 100));
     EXPECT_EQ(self_in, self_out);
+    // A send to oneself is buffered: the group completes before its receive.
+    const dt_p2p_op alone = op_of(DT_P2P_SEND, so, me, 5);
+    wait(comm, comm.p2p_group(&alone, 1));
+    std::vector<float> later(5, -1.0f);
+    Tensor l(later.data(), 5, DType::f32);
+    wait(comm, comm.recv(l.get(), me, 5));
+    EXPECT_EQ(later, self_out);
   });
 }
 

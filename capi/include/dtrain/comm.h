@@ -258,16 +258,17 @@ typedef struct dt_p2p_op {
  * Each op matches the peer's messages exactly as dt_send / dt_recv would
  * (and may be matched by them): same tag and size, messages with one tag
  * between two ranks arrive in the order posted, a size that differs from the
- * peer's gives DT_ERR_MISMATCH. Every op is checked before any starts; one
- * bad op (kind not a dt_p2p_kind, NULL or invalid tensor, peer out of range,
- * negative tag), ops NULL or count < 1 gives DT_ERR_INVALID_ARGUMENT
- * naming it ("ops[2].peer ...") and starts nothing. A tensor may not appear
- * in two ops of a group that write it. Where CUDA tensors go through NCCL, a
- * group mixing host and CUDA tensors is refused with DT_ERR_UNSUPPORTED, as
- * any NCCL operation that mixes them. Over NCCL (CUDA
- * tensors) tags select nothing, as for dt_send / dt_recv there: messages
- * between two ranks match in the order posted, and a group's message to
- * oneself must be received within the same group.
+ * peer's gives DT_ERR_MISMATCH. A send to oneself is buffered, as dt_send's
+ * is: the group does not wait for its receive (except over NCCL, below).
+ * Every op is checked before any starts; one bad op (kind not a
+ * dt_p2p_kind, NULL or invalid tensor, peer out of range, negative tag), ops
+ * NULL or count < 1 gives DT_ERR_INVALID_ARGUMENT naming it ("ops[2].peer
+ * ...") and starts nothing. A tensor may not appear in two ops of a group
+ * that write it. Where CUDA tensors go through NCCL, a group mixing host and
+ * CUDA tensors is refused with DT_ERR_UNSUPPORTED, as any NCCL operation that
+ * mixes them; over NCCL tags select nothing, as for dt_send / dt_recv there
+ * (messages between two ranks match in the order posted), and a group's
+ * message to oneself must be received within the same group.
  */
 DT_API dt_status dt_p2p_group(dt_comm *comm, const dt_p2p_op *ops, int count, void *stream,
                               dt_request **req);
