@@ -12,6 +12,7 @@
 %module(package="dtrain", threads="1") _capi
 
 %{
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,12 @@
 %thread dt_broadcast;
 %thread dt_alltoall;
 %thread dt_alltoallv;
+%thread dt_reduce;
+%thread dt_gather;
+%thread dt_scatter;
+%thread dt_allgatherv;
+%thread dt_reduce_scatterv;
+%thread dt_p2p_group;
 %thread dt_send;
 %thread dt_recv;
 %thread dt_barrier;
@@ -78,6 +85,7 @@
 %include "swig/errors.i"
 %include "swig/tensor.i"
 %include "swig/handles.i"
+%include "swig/p2p.i"
 %include "swig/optim.i"
 %include "swig/ddp.i"
 %include "swig/zero.i"

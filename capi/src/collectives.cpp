@@ -55,6 +55,37 @@ DT_API dt_status dt_alltoallv(dt_comm* comm, const DLTensor* send, const int64_t
   return run(comm, req, [&](auto& c) { return c.alltoallv(send, send_counts, recv, recv_counts, stream); });
 }
 
+DT_API dt_status dt_reduce(dt_comm* comm, const DLTensor* send, DLTensor* recv, dt_reduce_op op, int root,
+                           void* stream, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.reduce(send, recv, dtrain::enum_value(op), root, stream); });
+}
+
+DT_API dt_status dt_gather(dt_comm* comm, const DLTensor* send, DLTensor* recv, int root, void* stream,
+                           dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.gather(send, recv, root, stream); });
+}
+
+DT_API dt_status dt_scatter(dt_comm* comm, const DLTensor* send, DLTensor* recv, int root, void* stream,
+                            dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.scatter(send, recv, root, stream); });
+}
+
+DT_API dt_status dt_allgatherv(dt_comm* comm, const DLTensor* send, DLTensor* recv, const int64_t* recv_counts,
+                               void* stream, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.allgatherv(send, recv, recv_counts, stream); });
+}
+
+DT_API dt_status dt_reduce_scatterv(dt_comm* comm, const DLTensor* send, const int64_t* recv_counts, DLTensor* recv,
+                                    dt_reduce_op op, void* stream, dt_request** req) {
+  return run(comm, req, [&](auto& c) {
+    return c.reduce_scatterv(send, recv_counts, recv, dtrain::enum_value(op), stream);
+  });
+}
+
+DT_API dt_status dt_p2p_group(dt_comm* comm, const dt_p2p_op* ops, int count, void* stream, dt_request** req) {
+  return run(comm, req, [&](auto& c) { return c.p2p_group(ops, count, stream); });
+}
+
 DT_API dt_status dt_send(dt_comm* comm, const DLTensor* buf, int peer, int tag, void* stream,
                          dt_request** req) {
   return run(comm, req, [&](auto& c) { return c.send(buf, peer, tag, stream); });

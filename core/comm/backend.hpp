@@ -10,11 +10,20 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "base/tensor.hpp"
 #include "comm/reduce_op.hpp"
 #include "comm/request.hpp"
 
 namespace dtrain::comm {
+
+// One send or receive of a point-to-point group (dt_p2p_group).
+struct P2pOp {
+  bool is_send = false;
+  TensorView buf;
+  int peer = 0;
+  int tag = 0;
+};
 
 class Backend {
  public:
@@ -31,6 +40,33 @@ class Backend {
   virtual RequestPtr send(const TensorView& buf, int peer, int tag) = 0;
   virtual RequestPtr recv(const TensorView& buf, int peer, int tag) = 0;
   virtual RequestPtr barrier() = 0;
+
+  // The collectives and groups below came after the first backends: each
+  // backend overrides those it implements, and the rest refuse with
+  // DT_ERR_UNSUPPORTED naming the backend and the operation. Views a rank
+  // does not use (recv of a reduce or gather off the root, send of a
+  // scatter off the root) arrive empty: no data, no elements, and the
+  // dtype and placement of the tensor the rank does use.
+  virtual RequestPtr reduce(const TensorView& /*send*/, const TensorView& /*recv*/, ReduceOp, int /*root*/) {
+    unsupported("reduce");
+  }
+  virtual RequestPtr gather(const TensorView& /*send*/, const TensorView& /*recv*/, int /*root*/) {
+    unsupported("gather");
+  }
+  virtual RequestPtr scatter(const TensorView& /*send*/, const TensorView& /*recv*/, int /*root*/) {
+    unsupported("scatter");
+  }
+  virtual RequestPtr allgatherv(const TensorView& /*send*/, const TensorView& /*recv*/,
+                                const std::vector<std::int64_t>& /*recv_counts*/) {
+    unsupported("allgatherv");
+  }
+  virtual RequestPtr reduce_scatterv(const TensorView& /*send*/, const std::vector<std::int64_t>& /*recv_counts*/,
+                                     const TensorView& /*recv*/, ReduceOp) {
+    unsupported("reduce_scatterv");
+  }
+  // Starts every op of `ops` (checked, at least one) before waiting for any;
+  // the request completes once all of them have.
+  virtual RequestPtr p2p_group(const std::vector<P2pOp>& /*ops*/) { unsupported("p2p_group"); }
 
   // A backend for the ranks of this one that share `color`, ordered by key
   // then rank; nullptr when color is DT_UNDEF. Collective over this backend.
@@ -63,6 +99,11 @@ class Backend {
   // Completes every pending request with DT_ERR_ABORTED and refuses new work.
   // Called from any thread; must not block.
   virtual void abort() = 0;
+
+ private:
+  [[noreturn]] void unsupported(const char* operation) const {
+    raise(DT_ERR_UNSUPPORTED, std::string("the ") + name() + " backend does not implement " + operation);
+  }
 };
 
 }  // namespace dtrain::comm

@@ -47,7 +47,17 @@ ReduceOp check_op(int op, DType dtype) {
   invalid("op: " + std::to_string(op) + " is not a dt_reduce_op");
 }
 
-// Per-rank counts of an alltoallv, checked against the tensor they index.
+// The view a rank passes for a tensor it does not use (recv of a reduce off
+// the root, say): no data, no elements, and the dtype and placement of
+// `used`, so that backends route the operation by the tensors in use.
+TensorView unused_like(const TensorView& used) {
+  TensorView view = used;
+  view.data = nullptr;
+  view.count = 0;
+  return view;
+}
+
+// Per-rank counts of an alltoallv or a v-collective, checked against the tensor they index.
 std::vector<std::int64_t> check_counts(const std::int64_t* counts, int size, const TensorView& tensor,
                                        const char* name, const char* tensor_name) {
   if (counts == nullptr) invalid(std::string(name) + " is NULL");
@@ -137,12 +147,23 @@ RequestPtr Communicator::allgather(const DLTensor* send, const DLTensor* recv, v
   return backend_->allgather(s, r);
 }
 
-RequestPtr Communicator::broadcast(const DLTensor* buf, int root, void* stream) {
-  TensorView b = operand(buf, "buf", stream);
+void Communicator::check_root(int root) const {
   if (root < 0 || root >= size_) {
     invalid("root " + std::to_string(root) + " is not a rank of this communicator (size " +
             std::to_string(size_) + ")");
   }
+}
+
+void Communicator::check_peer(int peer, const std::string& name) const {
+  if (peer < 0 || peer >= size_) {
+    invalid(name + " " + std::to_string(peer) + " is not a rank of this communicator (size " +
+            std::to_string(size_) + ")");
+  }
+}
+
+RequestPtr Communicator::broadcast(const DLTensor* buf, int root, void* stream) {
+  TensorView b = operand(buf, "buf", stream);
+  check_root(root);
   ensure_usable();
   return backend_->broadcast(b, root);
 }
@@ -173,10 +194,7 @@ RequestPtr Communicator::alltoallv(const DLTensor* send, const std::int64_t* sen
 
 RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag, void* stream) {
   TensorView b = operand(buf, "buf", stream);
-  if (peer < 0 || peer >= size_) {
-    invalid("peer " + std::to_string(peer) + " is not a rank of this communicator (size " +
-            std::to_string(size_) + ")");
-  }
+  check_peer(peer, "peer");
   if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
   ensure_usable();
   return backend_->send(b, peer, tag);
@@ -184,10 +202,7 @@ RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag, void* stre
 
 RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag, void* stream) {
   TensorView b = operand(buf, "buf", stream);
-  if (peer < 0 || peer >= size_) {
-    invalid("peer " + std::to_string(peer) + " is not a rank of this communicator (size " +
-            std::to_string(size_) + ")");
-  }
+  check_peer(peer, "peer");
   if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
   ensure_usable();
   return backend_->recv(b, peer, tag);
@@ -196,6 +211,104 @@ RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag, void* stre
 RequestPtr Communicator::barrier() {
   ensure_usable();
   return backend_->barrier();
+}
+
+RequestPtr Communicator::reduce(const DLTensor* send, const DLTensor* recv, int op, int root, void* stream) {
+  TensorView s = operand(send, "send", stream);
+  check_root(root);
+  TensorView r = unused_like(s);
+  if (rank_ == root) {
+    r = operand(recv, "recv", stream);
+    require_same_dtype(s, "send", r, "recv");
+    if (s.count != r.count) {
+      invalid("reduce: send has " + count_text(s.count) + " but recv on the root has " + count_text(r.count));
+    }
+  }
+  ReduceOp reduce = check_op(op, s.dtype);
+  ensure_usable();
+  return backend_->reduce(s, r, reduce, root);
+}
+
+RequestPtr Communicator::gather(const DLTensor* send, const DLTensor* recv, int root, void* stream) {
+  TensorView s = operand(send, "send", stream);
+  check_root(root);
+  TensorView r = unused_like(s);
+  if (rank_ == root) {
+    r = operand(recv, "recv", stream);
+    require_same_dtype(s, "send", r, "recv");
+    if (r.count != s.count * size_) {
+      invalid("gather: recv on the root must hold size (" + std::to_string(size_) + ") x send's " +
+              count_text(s.count) + ", but has " + count_text(r.count));
+    }
+  }
+  ensure_usable();
+  return backend_->gather(s, r, root);
+}
+
+RequestPtr Communicator::scatter(const DLTensor* send, const DLTensor* recv, int root, void* stream) {
+  TensorView r = operand(recv, "recv", stream);
+  check_root(root);
+  TensorView s = unused_like(r);
+  if (rank_ == root) {
+    s = operand(send, "send", stream);
+    require_same_dtype(s, "send", r, "recv");
+    if (s.count != r.count * size_) {
+      invalid("scatter: send on the root must hold size (" + std::to_string(size_) + ") x recv's " +
+              count_text(r.count) + ", but has " + count_text(s.count));
+    }
+  }
+  ensure_usable();
+  return backend_->scatter(s, r, root);
+}
+
+RequestPtr Communicator::allgatherv(const DLTensor* send, const DLTensor* recv, const std::int64_t* recv_counts,
+                                    void* stream) {
+  TensorView s = operand(send, "send", stream);
+  TensorView r = operand(recv, "recv", stream);
+  require_same_dtype(s, "send", r, "recv");
+  auto counts = check_counts(recv_counts, size_, r, "recv_counts", "recv");
+  if (s.count != counts[rank_]) {
+    invalid("allgatherv: send has " + count_text(s.count) + " but recv_counts[" + std::to_string(rank_) +
+            "] (this rank) is " + std::to_string(counts[rank_]));
+  }
+  ensure_usable();
+  return backend_->allgatherv(s, r, counts);
+}
+
+RequestPtr Communicator::reduce_scatterv(const DLTensor* send, const std::int64_t* recv_counts,
+                                         const DLTensor* recv, int op, void* stream) {
+  TensorView s = operand(send, "send", stream);
+  TensorView r = operand(recv, "recv", stream);
+  require_same_dtype(s, "send", r, "recv");
+  auto counts = check_counts(recv_counts, size_, s, "recv_counts", "send");
+  if (r.count != counts[rank_]) {
+    invalid("reduce_scatterv: recv has " + count_text(r.count) + " but recv_counts[" + std::to_string(rank_) +
+            "] (this rank) is " + std::to_string(counts[rank_]));
+  }
+  ReduceOp reduce = check_op(op, s.dtype);
+  ensure_usable();
+  return backend_->reduce_scatterv(s, counts, r, reduce);
+}
+
+RequestPtr Communicator::p2p_group(const dt_p2p_op* ops, int count, void* stream) {
+  if (count < 1) invalid("count " + std::to_string(count) + ": a group needs at least one op");
+  if (ops == nullptr) invalid("ops is NULL");
+  std::vector<P2pOp> group;
+  group.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    const dt_p2p_op& op = ops[i];
+    const std::string name = "ops[" + std::to_string(i) + "]";
+    if (op.kind != DT_P2P_SEND && op.kind != DT_P2P_RECV) {
+      invalid(name + ".kind " + std::to_string(op.kind) + " is neither DT_P2P_SEND nor DT_P2P_RECV");
+    }
+    const std::string tensor_name = name + ".tensor";
+    TensorView buf = operand(op.tensor, tensor_name.c_str(), stream);
+    check_peer(op.peer, name + ".peer");
+    if (op.tag < 0) invalid(name + ".tag " + std::to_string(op.tag) + " is negative");
+    group.push_back({op.kind == DT_P2P_SEND, buf, op.peer, op.tag});
+  }
+  ensure_usable();
+  return backend_->p2p_group(group);
 }
 
 void Communicator::wait(const RequestPtr& request, int timeout_ms) {

@@ -46,6 +46,18 @@ class Communicator {
   RequestPtr send(const DLTensor* buf, int peer, int tag, void* stream = nullptr);
   RequestPtr recv(const DLTensor* buf, int peer, int tag, void* stream = nullptr);
   RequestPtr barrier();
+  // The rooted and uneven collectives of comm.h. Arguments a rank does not
+  // use (recv of reduce and gather off the root, send of scatter off the
+  // root) are not looked at and may be NULL.
+  RequestPtr reduce(const DLTensor* send, const DLTensor* recv, int op, int root, void* stream = nullptr);
+  RequestPtr gather(const DLTensor* send, const DLTensor* recv, int root, void* stream = nullptr);
+  RequestPtr scatter(const DLTensor* send, const DLTensor* recv, int root, void* stream = nullptr);
+  RequestPtr allgatherv(const DLTensor* send, const DLTensor* recv, const std::int64_t* recv_counts,
+                        void* stream = nullptr);
+  RequestPtr reduce_scatterv(const DLTensor* send, const std::int64_t* recv_counts, const DLTensor* recv, int op,
+                             void* stream = nullptr);
+  // Every op checked before any starts; one request for the group.
+  RequestPtr p2p_group(const dt_p2p_op* ops, int count, void* stream = nullptr);
 
   // Throws, naming `name`, what an operation would refuse about where
   // `view`'s memory is (a CUDA tensor on a device this communicator does not
@@ -74,6 +86,8 @@ class Communicator {
 
  private:
   void ensure_usable() const;
+  void check_root(int root) const;
+  void check_peer(int peer, const std::string& name) const;
   // Records why the communicator broke (the first reason wins).
   void mark_broken(const std::string& reason);
   [[noreturn]] void fail(dt_status status, const std::string& message);

@@ -32,7 +32,7 @@ JULIA_SRC = Path("bindings/julia/DTrain/src")
 STRUCTS = {"DLDevice": "DLDevice", "DLDataType": "DLDataType", "DLTensor": "DLTensor",
            "dt_comm_options": "CommOptions", "dt_optimizer_options": "OptimizerOptions",
            "dt_optimizer_step_info": "OptimizerStepInfo", "dt_ddp_options": "DDPOptions",
-           "dt_zero_options": "ZeroOptions", "dt_zero_memory": "ZeroMemory",
+           "dt_zero_options": "ZeroOptions", "dt_zero_memory": "ZeroMemory", "dt_p2p_op": "P2POpC",
            "dt_pipeline_schedule_options": "PipelineScheduleOptions", "dt_pipeline_action": "RawPipelineAction"}
 
 # Canonical scalar kinds, shared by both languages.

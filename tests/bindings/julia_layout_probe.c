@@ -99,6 +99,12 @@ int main(void) {
   FIELD(dt_zero_memory, padding);
   FIELD(dt_zero_memory, peak);
 
+  STRUCT(dt_p2p_op);
+  FIELD(dt_p2p_op, kind);
+  FIELD(dt_p2p_op, tensor);
+  FIELD(dt_p2p_op, peer);
+  FIELD(dt_p2p_op, tag);
+
   STRUCT(dt_pipeline_schedule_options);
   FIELD(dt_pipeline_schedule_options, version);
   FIELD(dt_pipeline_schedule_options, kind);

@@ -166,6 +166,35 @@ TEST_F(WorldOfOne, EveryOtherCollective) {
   EXPECT_EQ(dt_barrier(comm_), DT_OK) << last();
 }
 
+TEST_F(WorldOfOne, RootedUnevenAndGrouped) {
+  auto values = iota_f(4099);
+  const std::vector<float> untouched(values.size(), -1.0f);
+  DeviceTensor<float> a(values, kF32), b(untouched, kF32), c(untouched, kF32);
+  ASSERT_EQ(dt_reduce(comm_, &a, &b, DT_MAX, 0, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(b.read(), values);
+  ASSERT_EQ(dt_gather(comm_, &a, &c, 0, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(c.read(), values);
+  DeviceTensor<float> d(untouched, kF32);
+  ASSERT_EQ(dt_scatter(comm_, &a, &d, 0, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(d.read(), values);
+  // Counts short of the tensors: only the counted elements are written.
+  const std::int64_t counts[] = {4000};
+  DeviceTensor<float> part(std::vector<float>(values.begin(), values.begin() + 4000), kF32);
+  DeviceTensor<float> e(untouched, kF32);
+  ASSERT_EQ(dt_allgatherv(comm_, &part, &e, counts, nullptr, nullptr), DT_OK) << last();
+  std::vector<float> want(values.begin(), values.begin() + 4000);
+  want.resize(values.size(), -1.0f);
+  EXPECT_EQ(e.read(), want);
+  DeviceTensor<float> f(std::vector<float>(4000, -1.0f), kF32);
+  ASSERT_EQ(dt_reduce_scatterv(comm_, &a, counts, &f, DT_SUM, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(f.read(), std::vector<float>(values.begin(), values.begin() + 4000));
+  // A group to itself, the receive listed first.
+  DeviceTensor<float> g(untouched, kF32);
+  const dt_p2p_op ops[2] = {{DT_P2P_RECV, &g.tensor, 0, 1}, {DT_P2P_SEND, &a.tensor, 0, 1}};
+  ASSERT_EQ(dt_p2p_group(comm_, ops, 2, nullptr, nullptr), DT_OK) << last();
+  EXPECT_EQ(g.read(), values);
+}
+
 TEST_F(WorldOfOne, MessagesToItself) {
   auto values = iota_f(300);
   DeviceTensor<float> out(values, kF32), in(std::vector<float>(300, 0.0f), kF32);

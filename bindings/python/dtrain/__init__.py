@@ -18,7 +18,7 @@ from ._errors import (AbortedError, AuthError, Error, InternalError, InvalidArgu
                       InvalidUsageError, IoError, MismatchError, OutOfMemoryError, RemoteError, TimeoutError,
                       TransportError, UnsupportedError)
 from ._library import build_info, error_last, status_string, tensor_check, version
-from ._comm import Comm
+from ._comm import Comm, P2POp
 from ._request import Request
 from ._optim import Optimizer, StepInfo
 from ._ddp import DDP, broadcast_parameters
@@ -38,9 +38,8 @@ globals().update({f"BUCKET_{member.name}": member for member in BucketState})
 __version__ = "%d.%d.%d" % version()
 
 __all__ = [
-    "Comm", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
-    "Zero", "ZeroMemory", "Mesh", "tp",
-    "Zero", "ZeroMemory", "PipelineSchedule", "PipelineAction", "PipelineKind", "PipelineActionKind",
+    "Comm", "P2POp", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
+    "Zero", "ZeroMemory", "Mesh", "tp", "PipelineSchedule", "PipelineAction", "PipelineKind", "PipelineActionKind",
     "build_info", "status_string", "error_last", "tensor_check",
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",

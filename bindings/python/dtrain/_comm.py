@@ -1,5 +1,6 @@
 """Communicators: collectives and point-to-point over libdtrain."""
 
+import collections
 import weakref
 
 from . import _capi
@@ -7,6 +8,16 @@ from ._constants import UNDEF, Backend, ReduceOp, Status
 from ._handle import _Handle
 from ._errors import InvalidArgumentError
 from ._request import Request, _finished, _release
+
+
+class P2POp(collections.namedtuple("P2POp", "kind tensor peer tag")):
+    """One send or receive of :meth:`Comm.p2p_group`: ``kind`` is "send" or "recv"."""
+
+    def __new__(cls, kind, tensor, peer, tag=0):
+        return super().__new__(cls, kind, tensor, peer, tag)
+
+
+_P2P_KINDS = {"send": _capi.DT_P2P_SEND, "recv": _capi.DT_P2P_RECV}
 
 
 class Comm(_Handle):
@@ -161,6 +172,81 @@ class Comm(_Handle):
             lambda a: _capi.dt_alltoallv(self._live(), s, send_counts, r, recv_counts, c_stream, a),
             [s, r], async_op)
 
+    def reduce(self, send, recv=None, op="sum", root=0, async_op=False, stream=None):
+        """recv on ``root`` = op over ranks of send; ``recv`` None on the root reduces in place.
+
+        Off the root ``recv`` is ignored (pass None).
+        """
+        op = _choice(ReduceOp, op, "op")
+        exported, c_stream = _stream(stream)
+        s, r = self._rooted(send, recv, self.rank == int(root), exported)
+        return self._run(lambda a: _capi.dt_reduce(self._live(), s, r, op, int(root), c_stream, a),
+                         [t for t in (s, r) if t is not None], async_op)
+
+    def gather(self, send, recv=None, root=0, async_op=False, stream=None):
+        """Every rank's send (n elements) lands in block r of ``recv`` (size * n) on ``root``.
+
+        Off the root ``recv`` is ignored (pass None).
+        """
+        exported, c_stream = _stream(stream)
+        s = _capi.Tensor(send, False, "send", exported)
+        r = _capi.Tensor(recv, True, "recv", exported) if recv is not None else None
+        return self._run(lambda a: _capi.dt_gather(self._live(), s, r, int(root), c_stream, a),
+                         [t for t in (s, r) if t is not None], async_op)
+
+    def scatter(self, send, recv, root=0, async_op=False, stream=None):
+        """Block r of ``send`` (size * n elements) on ``root`` goes to ``recv`` (n) of rank r.
+
+        Off the root ``send`` is ignored (pass None).
+        """
+        exported, c_stream = _stream(stream)
+        s = _capi.Tensor(send, False, "send", exported) if send is not None else None
+        r = _capi.Tensor(recv, True, "recv", exported)
+        return self._run(lambda a: _capi.dt_scatter(self._live(), s, r, int(root), c_stream, a),
+                         [t for t in (s, r) if t is not None], async_op)
+
+    def allgatherv(self, send, recv, recv_counts, async_op=False, stream=None):
+        """allgather with a count per rank: rank r's send (recv_counts[r] elements) is
+        packed into ``recv`` in rank order."""
+        exported, c_stream = _stream(stream)
+        s, r = self._send_recv(send, recv, exported)
+        return self._run(
+            lambda a: _capi.dt_allgatherv(self._live(), s, r, recv_counts, c_stream, a), [s, r], async_op)
+
+    def reduce_scatterv(self, send, recv_counts, recv, op="sum", async_op=False, stream=None):
+        """reduce_scatter with a count per rank: ``send`` holds blocks of recv_counts[r]
+        elements packed in rank order; this rank's ``recv`` gets its block, reduced."""
+        op = _choice(ReduceOp, op, "op")
+        exported, c_stream = _stream(stream)
+        s, r = self._send_recv(send, recv, exported)
+        return self._run(
+            lambda a: _capi.dt_reduce_scatterv(self._live(), s, recv_counts, r, op, c_stream, a),
+            [s, r], async_op)
+
+    def p2p_group(self, ops, async_op=False, stream=None):
+        """Starts several sends and receives together and completes them as one.
+
+        ``ops`` is a sequence of :class:`P2POp`. Every op is posted before any
+        is waited for, so exchanges that deadlock one call at a time (each
+        rank sending to both neighbours before receiving) complete.
+        """
+        exported, c_stream = _stream(stream)
+        tensors = []
+        try:
+            for i, op in enumerate(ops):
+                kind = _P2P_KINDS.get(op.kind)
+                if kind is None:
+                    raise InvalidArgumentError(
+                        Status.ERR_INVALID_ARGUMENT,
+                        f"ops[{i}].kind: {op.kind!r} is neither 'send' nor 'recv'")
+                tensors.append((kind, _capi.Tensor(op.tensor, kind == _capi.DT_P2P_RECV,
+                                                   f"ops[{i}].tensor", exported), int(op.peer), int(op.tag)))
+        except BaseException:
+            _release([t for _, t, _, _ in tensors])
+            raise
+        return self._run(lambda a: _capi.dt_p2p_group(self._live(), tensors, c_stream, a),
+                         [t for _, t, _, _ in tensors], async_op)
+
     def send(self, buf, peer, tag=0, async_op=False, stream=None):
         """Sends ``buf`` to rank ``peer``; messages with one tag arrive in order."""
         exported, c_stream = _stream(stream)
@@ -180,6 +266,13 @@ class Comm(_Handle):
         _capi.dt_barrier(self._live())
 
     # -- internals ------------------------------------------------------------
+
+    @staticmethod
+    def _rooted(send, recv, is_root, stream):
+        # On the root recv None means in place; elsewhere recv is not used.
+        if not is_root:
+            return _capi.Tensor(send, False, "send", stream), None
+        return Comm._send_recv(send, recv, stream)
 
     @staticmethod
     def _send_recv(send, recv, stream):

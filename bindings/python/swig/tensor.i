@@ -14,7 +14,8 @@
  *
  * A tensor argument accepts any such object, converted for the duration of
  * the call, or a Tensor, which holds the conversion until it is released or
- * collected: non-blocking operations need their buffers past the call.
+ * collected: non-blocking operations need their buffers past the call; or
+ * None, passed as NULL.
  */
 
 %{
@@ -198,10 +199,16 @@ static int dtpy_tensor_init(dtpy_tensor *t, PyObject *obj, int writable, const c
 }
 
 /* The DLTensor for argument `name`: a Tensor's own, or `temp` converted from
-   `obj` (then *converted is set and the caller releases `temp`). */
+   `obj` (then *converted is set and the caller releases `temp`). None is
+   NULL, for the arguments a rank may leave out (recv of dt_reduce off the
+   root); where a tensor is required the C API refuses NULL by name. */
 static int dtpy_tensor_arg(PyObject *obj, swig_type_info *tensor_type, int writable, const char *name,
                            dtpy_tensor *temp, DLTensor **out, int *converted) {
   dtpy_tensor *held = NULL;
+  if (obj == Py_None) {
+    *out = NULL;
+    return 0;
+  }
   if (SWIG_IsOK(SWIG_ConvertPtr(obj, (void **)&held, tensor_type, 0)) && held != NULL) {
     const char *problem = held->released ? "the Tensor was released"
                           : writable && !held->writable ? "the Tensor was taken read-only"

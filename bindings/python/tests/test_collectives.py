@@ -123,3 +123,40 @@ def test_buffer_protocol_objects_without_numpy(comm):
     out = bytearray(4)
     comm.allgather(b"\x01\x02\x03\x04", out)
     assert out == bytearray(b"\x01\x02\x03\x04")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reduce_to_the_root(comm, dtype, async_op):
+    recv = np.zeros(12, dtype)
+    finish(comm.reduce(data(dtype), recv, op="max", root=0, async_op=async_op), async_op)
+    np.testing.assert_array_equal(recv, data(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gather_and_scatter(comm, dtype, async_op):
+    gathered = np.zeros(12, dtype)
+    finish(comm.gather(data(dtype), gathered, root=0, async_op=async_op), async_op)
+    np.testing.assert_array_equal(gathered, data(dtype))
+    scattered = np.zeros(12, dtype)
+    finish(comm.scatter(data(dtype), scattered, root=0, async_op=async_op), async_op)
+    np.testing.assert_array_equal(scattered, data(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_allgatherv_and_reduce_scatterv_move_the_counted_elements(comm, dtype, async_op):
+    recv = np.zeros(12, dtype)
+    finish(comm.allgatherv(data(dtype)[:5], recv, [5], async_op=async_op), async_op)
+    np.testing.assert_array_equal(recv[:5], data(dtype)[:5])
+    np.testing.assert_array_equal(recv[5:], 0)
+    block = np.zeros(7, dtype)
+    finish(comm.reduce_scatterv(data(dtype), np.array([7]), block, op="sum", async_op=async_op), async_op)
+    np.testing.assert_array_equal(block, data(dtype)[:7])
+
+
+def test_rooted_collectives_refuse_bad_arguments(comm):
+    with pytest.raises(dtrain.InvalidArgumentError, match="root 1 is not a rank"):
+        comm.gather(np.zeros(3), np.zeros(3), root=1)
+    with pytest.raises(dtrain.InvalidArgumentError, match="recv_counts"):
+        comm.allgatherv(np.zeros(3), np.zeros(3), [1, 2])
+    with pytest.raises(dtrain.InvalidArgumentError, match="negative"):
+        comm.reduce_scatterv(np.zeros(3), [-1], np.zeros(3))

@@ -160,11 +160,118 @@ DT_API dt_status dt_alltoallv(dt_comm *comm, const DLTensor *send, const int64_t
                               DLTensor *recv, const int64_t *recv_counts, void *stream,
                               dt_request **req);
 
+/* Rooted and uneven collectives. Every rank calls them with the same root,
+ * dtype, op and recv_counts, and with the counts said for each. Over UCX
+ * (host tensors, and CUDA tensors staged through host memory) the ranks
+ * first exchange what they were asked to do: ranks that disagree about any
+ * of these, or about which of these five operations they call, all get
+ * DT_ERR_MISMATCH before any data moves, and no recv is written. Over NCCL
+ * (CUDA tensors) disagreement is not detected, as for the other collectives
+ * there: it ends in DT_ERR_TIMEOUT at the deadline. Arguments are checked on
+ * each rank before anything starts: DT_ERR_INVALID_ARGUMENT for a NULL comm
+ * or tensor the rank uses, a root outside [0, size), send and recv of
+ * different dtypes, a NULL counts array, a negative count, counts that add up
+ * to more than their tensor holds, a tensor of the wrong count, or an op the
+ * dtype does not allow (DT_AVG needs a floating-point dtype). An invalid
+ * argument starts nothing on that rank; ranks whose arguments were valid
+ * then wait for it until their deadline. A backend that lacks one of these
+ * operations refuses it with DT_ERR_UNSUPPORTED naming itself and the
+ * operation. */
+
+/**
+ * recv = op over ranks of send, on `root` alone. send has the same count on
+ * every rank. On the root recv has send's count and dtype; recv == send
+ * (same data pointer) is in place. Off the root `recv` is ignored: neither
+ * checked nor written, and it may be NULL.
+ */
+DT_API dt_status dt_reduce(dt_comm *comm, const DLTensor *send, DLTensor *recv, dt_reduce_op op,
+                           int root, void *stream, dt_request **req);
+
+/**
+ * Every rank's send (count elements, the same count on every rank) lands in
+ * block r (elements [r * count, (r + 1) * count)) of recv on `root`, which
+ * holds size * count elements. On the root send may be recv's block `root`
+ * (in place); any other overlap is undefined. Off the root `recv` is
+ * ignored (neither checked nor written) and may be NULL.
+ */
+DT_API dt_status dt_gather(dt_comm *comm, const DLTensor *send, DLTensor *recv, int root,
+                           void *stream, dt_request **req);
+
+/**
+ * Block r of send on `root` (elements [r * count, (r + 1) * count), send
+ * holding size * count elements) is copied into recv (count elements, the
+ * same count on every rank) of rank r. On the root recv may be send's block
+ * `root` (in place); any other overlap is undefined. Off the root `send` is
+ * ignored (neither checked nor read) and may be NULL.
+ */
+DT_API dt_status dt_scatter(dt_comm *comm, const DLTensor *send, DLTensor *recv, int root,
+                            void *stream, dt_request **req);
+
+/**
+ * Like dt_allgather with a count per rank: recv_counts has `size` entries,
+ * the same on every rank, none negative (zeros allowed); send holds exactly
+ * recv_counts[rank] elements. Rank r's send lands in recv at elements
+ * [recv_counts[0] + ... + recv_counts[r - 1], ... + recv_counts[r]), packed in
+ * rank order; the counts may add up to less than recv holds, and the
+ * elements past their sum are not written. send may be this rank's block of
+ * recv (in place); any other overlap is undefined.
+ */
+DT_API dt_status dt_allgatherv(dt_comm *comm, const DLTensor *send, DLTensor *recv,
+                               const int64_t *recv_counts, void *stream, dt_request **req);
+
+/**
+ * Like dt_reduce_scatter with a count per rank: send holds blocks packed in
+ * rank order, block r having recv_counts[r] elements (the counts have
+ * `size` entries, the same on every rank, none negative, zeros allowed, and
+ * add up to at most send's count; elements past their sum are not read);
+ * recv holds exactly recv_counts[rank] elements and receives block `rank`
+ * reduced with `op` over the ranks. recv may be this rank's block of send
+ * (in place); any other overlap is undefined.
+ */
+DT_API dt_status dt_reduce_scatterv(dt_comm *comm, const DLTensor *send, const int64_t *recv_counts,
+                                    DLTensor *recv, dt_reduce_op op, void *stream, dt_request **req);
+
 /** Point-to-point. `tag` >= 0; messages between two ranks with one tag arrive in order. */
 DT_API dt_status dt_send(dt_comm *comm, const DLTensor *buf, int peer, int tag, void *stream,
                          dt_request **req);
 DT_API dt_status dt_recv(dt_comm *comm, DLTensor *buf, int peer, int tag, void *stream,
                          dt_request **req);
+
+/** What a dt_p2p_op does: values fixed forever. */
+typedef enum dt_p2p_kind { DT_P2P_SEND = 0, DT_P2P_RECV = 1 } dt_p2p_kind;
+
+/** One send or receive of a dt_p2p_group(), as dt_send / dt_recv take it. */
+typedef struct dt_p2p_op {
+  int kind;               /* a dt_p2p_kind */
+  const DLTensor *tensor; /* sent from, or received into */
+  int peer;               /* the other rank, 0 <= peer < size (oneself included) */
+  int tag;                /* >= 0; matches the peer's dt_send / dt_recv / group op with this tag */
+} dt_p2p_op;
+
+/**
+ * Starts the `count` (>= 1) sends and receives of `ops` together, every one
+ * posted before any is waited for, and completes them as one: a single
+ * request (or, with req NULL, one return) for the group, DT_OK once every op
+ * has completed, otherwise the first error. Because nothing waits before
+ * everything is posted, patterns that deadlock with blocking calls (each rank
+ * sending a large buffer to both ring neighbours before receiving) complete.
+ * Each op matches the peer's messages exactly as dt_send / dt_recv would
+ * (and may be matched by them): same tag and size, messages with one tag
+ * between two ranks arrive in the order posted, a size that differs from the
+ * peer's gives DT_ERR_MISMATCH. A send to oneself is buffered, as dt_send's
+ * is: the group does not wait for its receive (except over NCCL, below).
+ * Every op is checked before any starts; one bad op (kind not a
+ * dt_p2p_kind, NULL or invalid tensor, peer out of range, negative tag), ops
+ * NULL or count < 1 gives DT_ERR_INVALID_ARGUMENT naming it ("ops[2].peer
+ * ...") and starts nothing. A tensor may not appear in two ops of a group
+ * that write it. Where CUDA tensors go through NCCL, a group mixing host and
+ * CUDA tensors is refused with DT_ERR_UNSUPPORTED, as any NCCL operation that
+ * mixes them; over NCCL tags select nothing, as for dt_send / dt_recv there
+ * (messages between two ranks match in the order posted), and a group's
+ * message to oneself must be received within the same group.
+ */
+DT_API dt_status dt_p2p_group(dt_comm *comm, const dt_p2p_op *ops, int count, void *stream,
+                              dt_request **req);
 
 /** Returns when every rank has entered the barrier. */
 DT_API dt_status dt_barrier(dt_comm *comm);

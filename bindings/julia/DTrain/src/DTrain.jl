@@ -26,6 +26,9 @@ export Comm, comm_rank, comm_size, abort, barrier
 export Request, test
 export allreduce!, reduce_scatter!, allgather!, alltoall!, alltoallv!, send, recv!
 export iallreduce!, ireduce_scatter!, iallgather!, ibroadcast!, ialltoall!, ialltoallv!, isend, irecv!
+export reduce!, scatter!, allgatherv!, reduce_scatterv!, ireduce!, igather!, iscatter!, iallgatherv!,
+       ireduce_scatterv!
+export P2POp, p2p_group, ip2p_group
 export tensor_check, DeviceBuffer
 export Optimizer, OptimizerKind, DT_OPTIM_SGD, DT_OPTIM_ADAMW, StepInfo, step!, zero_grad!,
        learning_rate, set_learning_rate!, loss_scale

@@ -201,3 +201,137 @@ end
 ialltoallv!(comm::Comm, send::AbstractArray, send_counts::AbstractVector{<:Integer},
             recv::AbstractArray, recv_counts::AbstractVector{<:Integer}) =
     _alltoallv(comm, send, send_counts, recv, recv_counts, true)
+
+# A rank's tensor for a C argument it may leave NULL (a rooted operation's
+# buffer off the root). The Borrowed stays referenced by the launch's roots.
+_optional(b::Borrowed) = Base.unsafe_convert(Ptr{DLTensor}, b.tensor)
+_optional(::Nothing) = Ptr{DLTensor}(C_NULL)
+_borrowed_or_nothing(array) = array === nothing ? nothing : Borrowed(array)
+
+function _reduce(comm::Comm, send, recv, op, root::Integer, nonblocking::Bool)
+    s, r, c_op = Borrowed(send), _borrowed_or_nothing(recv), Cint(_reduce_op(op))
+    return _launch(comm, Any[s, r], nonblocking) do req
+        ccall(_sym(:dt_reduce), Cint,
+              (Ptr{Cvoid}, Ref{DLTensor}, Ptr{DLTensor}, Cint, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
+              comm, s.tensor, _optional(r), c_op, Cint(root), _stream(s), req)
+    end
+end
+
+function _gather(comm::Comm, send, recv, root::Integer, nonblocking::Bool)
+    s, r = Borrowed(send), _borrowed_or_nothing(recv)
+    return _launch(comm, Any[s, r], nonblocking) do req
+        ccall(_sym(:dt_gather), Cint,
+              (Ptr{Cvoid}, Ref{DLTensor}, Ptr{DLTensor}, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
+              comm, s.tensor, _optional(r), Cint(root), _stream(s), req)
+    end
+end
+
+function _scatter(comm::Comm, send, recv, root::Integer, nonblocking::Bool)
+    s, r = _borrowed_or_nothing(send), Borrowed(recv)
+    return _launch(comm, Any[s, r], nonblocking) do req
+        ccall(_sym(:dt_scatter), Cint,
+              (Ptr{Cvoid}, Ptr{DLTensor}, Ref{DLTensor}, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
+              comm, _optional(s), r.tensor, Cint(root), _stream(r), req)
+    end
+end
+
+function _allgatherv(comm::Comm, send, recv, recv_counts, nonblocking::Bool)
+    s, r = Borrowed(send), Borrowed(recv)
+    rc = _counts(comm, recv_counts, "recv_counts")
+    return _launch(comm, Any[s, r, rc], nonblocking) do req
+        ccall(_sym(:dt_allgatherv), Cint,
+              (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}, Ptr{Int64}, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
+              comm, s.tensor, r.tensor, rc, _stream(s, r), req)
+    end
+end
+
+function _reduce_scatterv(comm::Comm, send, recv_counts, recv, op, nonblocking::Bool)
+    s, r, c_op = Borrowed(send), Borrowed(recv), Cint(_reduce_op(op))
+    rc = _counts(comm, recv_counts, "recv_counts")
+    return _launch(comm, Any[s, r, rc], nonblocking) do req
+        ccall(_sym(:dt_reduce_scatterv), Cint,
+              (Ptr{Cvoid}, Ref{DLTensor}, Ptr{Int64}, Ref{DLTensor}, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
+              comm, s.tensor, rc, r.tensor, c_op, _stream(s, r), req)
+    end
+end
+
+"""
+    reduce!(comm, send, recv, op=DT_SUM; root=0) -> recv
+
+`recv` on `root` becomes `op` over all ranks of `send` (same length and element
+type; `send === recv` is in place). Off the root `recv` is ignored: pass
+`nothing`.
+"""
+function reduce!(comm::Comm, send::AbstractArray, recv::Union{AbstractArray,Nothing}, op::_Op=DT_SUM;
+                 root::Integer=0)
+    _reduce(comm, send, recv, op, root, false)
+    return recv
+end
+
+"Non-blocking [`reduce!`](@ref); returns a [`Request`](@ref)."
+ireduce!(comm::Comm, send::AbstractArray, recv::Union{AbstractArray,Nothing}, op::_Op=DT_SUM;
+         root::Integer=0) = _reduce(comm, send, recv, op, root, true)
+
+"""
+    gather!(comm, send, recv; root=0) -> recv
+
+Every rank's `send` (n elements) lands in block r of `recv` (`size × n`
+elements) on `root`. Off the root `recv` is ignored: pass `nothing`.
+"""
+function gather!(comm::Comm, send::AbstractArray, recv::Union{AbstractArray,Nothing}; root::Integer=0)
+    _gather(comm, send, recv, root, false)
+    return recv
+end
+
+"Non-blocking [`gather!`](@ref) of a communicator; returns a [`Request`](@ref)."
+igather!(comm::Comm, send::AbstractArray, recv::Union{AbstractArray,Nothing}; root::Integer=0) =
+    _gather(comm, send, recv, root, true)
+
+"""
+    scatter!(comm, send, recv; root=0) -> recv
+
+Block r of `send` (`size × n` elements) on `root` goes to `recv` (n elements)
+of rank r. Off the root `send` is ignored: pass `nothing`.
+"""
+function scatter!(comm::Comm, send::Union{AbstractArray,Nothing}, recv::AbstractArray; root::Integer=0)
+    _scatter(comm, send, recv, root, false)
+    return recv
+end
+
+"Non-blocking [`scatter!`](@ref); returns a [`Request`](@ref)."
+iscatter!(comm::Comm, send::Union{AbstractArray,Nothing}, recv::AbstractArray; root::Integer=0) =
+    _scatter(comm, send, recv, root, true)
+
+"""
+    allgatherv!(comm, send, recv, recv_counts) -> recv
+
+[`allgather!`](@ref) with a count per rank: rank r's `send` holds
+`recv_counts[r+1]` elements and lands in `recv`, packed in rank order.
+"""
+function allgatherv!(comm::Comm, send::AbstractArray, recv::AbstractArray,
+                     recv_counts::AbstractVector{<:Integer})
+    _allgatherv(comm, send, recv, recv_counts, false)
+    return recv
+end
+
+"Non-blocking [`allgatherv!`](@ref); returns a [`Request`](@ref)."
+iallgatherv!(comm::Comm, send::AbstractArray, recv::AbstractArray, recv_counts::AbstractVector{<:Integer}) =
+    _allgatherv(comm, send, recv, recv_counts, true)
+
+"""
+    reduce_scatterv!(comm, send, recv_counts, recv, op=DT_SUM) -> recv
+
+[`reduce_scatter!`](@ref) with a count per rank: `send` holds blocks of
+`recv_counts[r+1]` elements packed in rank order; `recv` gets this rank's
+block reduced with `op` over the ranks.
+"""
+function reduce_scatterv!(comm::Comm, send::AbstractArray, recv_counts::AbstractVector{<:Integer},
+                          recv::AbstractArray, op::_Op=DT_SUM)
+    _reduce_scatterv(comm, send, recv_counts, recv, op, false)
+    return recv
+end
+
+"Non-blocking [`reduce_scatterv!`](@ref); returns a [`Request`](@ref)."
+ireduce_scatterv!(comm::Comm, send::AbstractArray, recv_counts::AbstractVector{<:Integer},
+                  recv::AbstractArray, op::_Op=DT_SUM) =
+    _reduce_scatterv(comm, send, recv_counts, recv, op, true)

@@ -46,3 +46,66 @@ end
 
 "Non-blocking [`recv!`](@ref); returns a [`Request`](@ref)."
 irecv!(comm::Comm, buf::AbstractArray, peer::Integer; tag::Integer=0) = _recv(comm, buf, peer, tag, true)
+
+# Grouped point-to-point (dt_p2p_group): several sends and receives posted
+# together and completed as one, so exchanges that deadlock one call at a
+# time (every rank sending to both ring neighbours before receiving) complete.
+
+"""
+    P2POp(kind, buf, peer; tag=0)
+
+One op of [`p2p_group`](@ref): `kind` is `:send` or `:recv`.
+"""
+struct P2POp
+    kind::Symbol
+    buf::AbstractArray
+    peer::Int
+    tag::Int
+end
+P2POp(kind::Symbol, buf::AbstractArray, peer::Integer; tag::Integer=0) = P2POp(kind, buf, Int(peer), Int(tag))
+
+"What a dt_p2p_op does (`dt_p2p_kind`)."
+@enum P2PKind::Cint begin
+    DT_P2P_SEND = 0
+    DT_P2P_RECV = 1
+end
+
+# dt_p2p_op, field for field.
+struct P2POpC
+    kind::Cint
+    tensor::Ptr{DLTensor}
+    peer::Cint
+    tag::Cint
+end
+
+const _P2P_KINDS = Dict(:send => Cint(DT_P2P_SEND), :recv => Cint(DT_P2P_RECV))
+
+function _p2p_group(comm::Comm, ops::AbstractVector{P2POp}, nonblocking::Bool)
+    borrowed = Borrowed[Borrowed(op.buf) for op in ops]
+    kinds = map(ops) do op
+        haskey(_P2P_KINDS, op.kind) || throw(ArgumentError("DTrain: P2POp kind $(op.kind) is neither :send nor :recv"))
+        _P2P_KINDS[op.kind]
+    end
+    return _launch(comm, Any[borrowed], nonblocking) do req
+        raw = [P2POpC(kinds[i], Base.unsafe_convert(Ptr{DLTensor}, borrowed[i].tensor), Cint(ops[i].peer),
+                       Cint(ops[i].tag)) for i in eachindex(ops)]
+        ccall(_sym(:dt_p2p_group), Cint,
+              (Ptr{Cvoid}, Ptr{P2POpC}, Cint, Ptr{Cvoid}, Ptr{Ptr{Cvoid}}),
+              comm, raw, Cint(length(raw)), _stream(borrowed...), req)
+    end
+end
+
+"""
+    p2p_group(comm, ops::AbstractVector{P2POp})
+
+Posts every send and receive of `ops` before waiting for any, and returns once
+all are done. One bad op refuses the whole group (`DT_ERR_INVALID_ARGUMENT`)
+and starts nothing.
+"""
+function p2p_group(comm::Comm, ops::AbstractVector{P2POp})
+    _p2p_group(comm, ops, false)
+    return nothing
+end
+
+"Non-blocking [`p2p_group`](@ref): one [`Request`](@ref) for the group."
+ip2p_group(comm::Comm, ops::AbstractVector{P2POp}) = _p2p_group(comm, ops, true)

@@ -50,6 +50,8 @@ end
     @test defaults.timeout_ms == DTrain.DT_UNDEF
     @test defaults.store == C_NULL
     @test defaults.oob_allgather == C_NULL
+    @test sizeof(DTrain.P2POpC) == 24
+    @test fieldoffset(DTrain.P2POpC, 2) == 8
 end
 
 @testset "tensors" begin
@@ -138,6 +140,43 @@ end
         message_of(() -> alltoallv!(comm, send, [6], recv, [5]), DT_ERR_MISMATCH)
         message_of(() -> alltoallv!(comm, send, [-1], recv, [6]), DT_ERR_INVALID_ARGUMENT)
         @test_throws ArgumentError alltoallv!(comm, send, [6, 0], recv, [6])
+    end
+end
+
+@testset "rooted and uneven collectives" begin
+    Comm() do comm
+        send = Float64.(1:8)
+        recv = zeros(8)
+        reduce!(comm, send, recv, max; root=0)
+        @test recv == send
+        fill!(recv, 0)
+        gather!(comm, send, recv; root=0)
+        @test recv == send
+        fill!(recv, 0)
+        scatter!(comm, send, recv; root=0)
+        @test recv == send
+        uneven = fill(-1.0, 10)
+        allgatherv!(comm, send[1:5], uneven, [5])
+        @test uneven[1:5] == 1:5
+        @test uneven[6] == -1
+        block = zeros(3)
+        reduce_scatterv!(comm, send, [3], block, DT_SUM)
+        @test block == 1:3
+        message_of(() -> gather!(comm, send, recv; root=1), DT_ERR_INVALID_ARGUMENT)
+        message_of(() -> allgatherv!(comm, send, uneven, [-1]), DT_ERR_INVALID_ARGUMENT)
+    end
+end
+
+@testset "p2p group" begin
+    Comm() do comm
+        out_a, out_b = Float32.(1:4), Int64[7, 8]
+        in_a, in_b = zeros(Float32, 4), zeros(Int64, 2)
+        p2p_group(comm, [P2POp(:recv, in_a, 0; tag=1), P2POp(:recv, in_b, 0; tag=2),
+                         P2POp(:send, out_b, 0; tag=2), P2POp(:send, out_a, 0; tag=1)])
+        @test in_a == out_a
+        @test in_b == out_b
+        message_of(() -> p2p_group(comm, [P2POp(:send, out_a, 0; tag=3), P2POp(:recv, in_a, 1; tag=3)]),
+                   DT_ERR_INVALID_ARGUMENT)
     end
 end
 

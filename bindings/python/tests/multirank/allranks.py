@@ -229,6 +229,56 @@ def check_alltoallv(comm, check):
         check.equal(what + " non-blocking", recv[:-1], want)
 
 
+def check_rooted(comm, check):
+    """reduce, gather, scatter, allgatherv and reduce_scatterv at every root,
+    uneven counts with zeros; the last root non-blocking."""
+    me, size = comm.rank, comm.size
+    for dtype in DTYPES:
+        name = np.dtype(dtype).name
+        for root in range(size):
+            recv = np.zeros(SMALL, dtype) if me == root else None
+            comm.reduce(contribution(me, dtype, SMALL), recv, op="max", root=root)
+            if me == root:
+                check.equal(f"reduce max {name} root {root}", recv, reference("max", size, dtype, SMALL))
+            gathered = np.zeros(size * SMALL, dtype) if me == root else None
+            comm.gather(contribution(me, dtype, SMALL), gathered, root=root)
+            if me == root:
+                want = np.concatenate([contribution(r, dtype, SMALL) for r in range(size)])
+                check.equal(f"gather {name} root {root}", gathered, want)
+            blocks = np.concatenate([block(root, r, SMALL, dtype) for r in range(size)]) if me == root else None
+            mine = np.zeros(SMALL, dtype)
+            request = comm.scatter(blocks, mine, root=root, async_op=root == size - 1)
+            if request is not None:
+                wait(request, "scatter non-blocking", check)
+            check.equal(f"scatter {name} root {root}", mine, block(root, me, SMALL, dtype))
+        counts = [vcount(r, 0) for r in range(size)]
+        gathered = np.full(sum(counts) + 1, -5, dtype)
+        comm.allgatherv(block(me, 0, counts[me], dtype), gathered, counts)
+        want = np.concatenate([block(r, 0, counts[r], dtype) for r in range(size)])
+        check.equal(f"allgatherv {name} counts {counts}", gathered[:-1], want)
+        check.equal(f"allgatherv {name}: past the counted elements", gathered[-1:], np.full(1, -5, dtype))
+        total = sum(counts)
+        mine = np.zeros(counts[me], dtype)
+        comm.reduce_scatterv(contribution(me, dtype, total), counts, mine, op="sum")
+        first = sum(counts[:me])
+        check.equal(f"reduce_scatterv {name} counts {counts}", mine,
+                    reference("sum", size, dtype, total)[first:first + counts[me]])
+
+
+def check_p2p_group(comm, check):
+    """Every rank sends 8 MiB to both neighbours before receiving, as one group."""
+    me, size = comm.rank, comm.size
+    right, left = (me + 1) % size, (me - 1) % size
+    n = (8 << 20) // 4
+    to_right = np.full(n, me, np.float32)
+    to_left = np.full(n, me + 0.5, np.float32)
+    from_left, from_right = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    comm.p2p_group([dtrain.P2POp("send", to_right, right, tag=1), dtrain.P2POp("send", to_left, left, tag=2),
+                    dtrain.P2POp("recv", from_left, left, tag=1), dtrain.P2POp("recv", from_right, right, tag=2)])
+    check.equal("p2p_group from the left", from_left, np.full(n, left, np.float32))
+    check.equal("p2p_group from the right", from_right, np.full(n, right + 0.5, np.float32))
+
+
 def check_send_recv(comm, check):
     me, size = comm.rank, comm.size
     if size < 2:
@@ -516,6 +566,8 @@ def main():
             ("broadcast", lambda: check_broadcast(comm, check)),
             ("alltoall", lambda: check_alltoall(comm, check)),
             ("alltoallv", lambda: check_alltoallv(comm, check)),
+            ("rooted and uneven collectives", lambda: check_rooted(comm, check)),
+            ("p2p group", lambda: check_p2p_group(comm, check)),
             ("send/recv", lambda: check_send_recv(comm, check)),
             ("split", lambda: check_split(comm, check)),
             ("bad arguments", lambda: check_bad_arguments(comm, check)),

@@ -696,6 +696,86 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    #[doc = " recv = op over ranks of send, on `root` alone. send has the same count on"]
+    #[doc = " every rank. On the root recv has send's count and dtype; recv == send"]
+    #[doc = " (same data pointer) is in place. Off the root `recv` is ignored: neither"]
+    #[doc = " checked nor written, and it may be NULL."]
+    pub fn dt_reduce(
+        comm: *mut dt_comm,
+        send: *const DLTensor,
+        recv: *mut DLTensor,
+        op: dt_reduce_op,
+        root: ::std::os::raw::c_int,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Every rank's send (count elements, the same count on every rank) lands in"]
+    #[doc = " block r (elements [r * count, (r + 1) * count)) of recv on `root`, which"]
+    #[doc = " holds size * count elements. On the root send may be recv's block `root`"]
+    #[doc = " (in place); any other overlap is undefined. Off the root `recv` is"]
+    #[doc = " ignored (neither checked nor written) and may be NULL."]
+    pub fn dt_gather(
+        comm: *mut dt_comm,
+        send: *const DLTensor,
+        recv: *mut DLTensor,
+        root: ::std::os::raw::c_int,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Block r of send on `root` (elements [r * count, (r + 1) * count), send"]
+    #[doc = " holding size * count elements) is copied into recv (count elements, the"]
+    #[doc = " same count on every rank) of rank r. On the root recv may be send's block"]
+    #[doc = " `root` (in place); any other overlap is undefined. Off the root `send` is"]
+    #[doc = " ignored (neither checked nor read) and may be NULL."]
+    pub fn dt_scatter(
+        comm: *mut dt_comm,
+        send: *const DLTensor,
+        recv: *mut DLTensor,
+        root: ::std::os::raw::c_int,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Like dt_allgather with a count per rank: recv_counts has `size` entries,"]
+    #[doc = " the same on every rank, none negative (zeros allowed); send holds exactly"]
+    #[doc = " recv_counts[rank] elements. Rank r's send lands in recv at elements"]
+    #[doc = " [recv_counts[0] + ... + recv_counts[r - 1], ... + recv_counts[r]), packed in"]
+    #[doc = " rank order; the counts may add up to less than recv holds, and the"]
+    #[doc = " elements past their sum are not written. send may be this rank's block of"]
+    #[doc = " recv (in place); any other overlap is undefined."]
+    pub fn dt_allgatherv(
+        comm: *mut dt_comm,
+        send: *const DLTensor,
+        recv: *mut DLTensor,
+        recv_counts: *const i64,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Like dt_reduce_scatter with a count per rank: send holds blocks packed in"]
+    #[doc = " rank order, block r having recv_counts[r] elements (the counts have"]
+    #[doc = " `size` entries, the same on every rank, none negative, zeros allowed, and"]
+    #[doc = " add up to at most send's count; elements past their sum are not read);"]
+    #[doc = " recv holds exactly recv_counts[rank] elements and receives block `rank`"]
+    #[doc = " reduced with `op` over the ranks. recv may be this rank's block of send"]
+    #[doc = " (in place); any other overlap is undefined."]
+    pub fn dt_reduce_scatterv(
+        comm: *mut dt_comm,
+        send: *const DLTensor,
+        recv_counts: *const i64,
+        recv: *mut DLTensor,
+        op: dt_reduce_op,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+extern "C" {
     #[doc = " Point-to-point. `tag` >= 0; messages between two ranks with one tag arrive in order."]
     pub fn dt_send(
         comm: *mut dt_comm,
@@ -712,6 +792,129 @@ extern "C" {
         buf: *mut DLTensor,
         peer: ::std::os::raw::c_int,
         tag: ::std::os::raw::c_int,
+        stream: *mut ::std::os::raw::c_void,
+        req: *mut *mut dt_request,
+    ) -> dt_status;
+}
+pub const DT_P2P_SEND: dt_p2p_kind = 0;
+pub const DT_P2P_RECV: dt_p2p_kind = 1;
+#[doc = " What a dt_p2p_op does: values fixed forever."]
+pub type dt_p2p_kind = ::std::os::raw::c_uint;
+#[doc = " One send or receive of a dt_p2p_group(), as dt_send / dt_recv take it."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_p2p_op {
+    pub kind: ::std::os::raw::c_int,
+    pub tensor: *const DLTensor,
+    pub peer: ::std::os::raw::c_int,
+    pub tag: ::std::os::raw::c_int,
+}
+#[test]
+fn bindgen_test_layout_dt_p2p_op() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_p2p_op>(),
+        24usize,
+        concat!("Size of: ", stringify!(dt_p2p_op))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_p2p_op>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_p2p_op))
+    );
+    fn test_field_kind() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_p2p_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kind) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_p2p_op),
+                "::",
+                stringify!(kind)
+            )
+        );
+    }
+    test_field_kind();
+    fn test_field_tensor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_p2p_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tensor) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_p2p_op),
+                "::",
+                stringify!(tensor)
+            )
+        );
+    }
+    test_field_tensor();
+    fn test_field_peer() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_p2p_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).peer) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_p2p_op),
+                "::",
+                stringify!(peer)
+            )
+        );
+    }
+    test_field_peer();
+    fn test_field_tag() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_p2p_op>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tag) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_p2p_op),
+                "::",
+                stringify!(tag)
+            )
+        );
+    }
+    test_field_tag();
+}
+extern "C" {
+    #[doc = " Starts the `count` (>= 1) sends and receives of `ops` together, every one"]
+    #[doc = " posted before any is waited for, and completes them as one: a single"]
+    #[doc = " request (or, with req NULL, one return) for the group, DT_OK once every op"]
+    #[doc = " has completed, otherwise the first error. Because nothing waits before"]
+    #[doc = " everything is posted, patterns that deadlock with blocking calls (each rank"]
+    #[doc = " sending a large buffer to both ring neighbours before receiving) complete."]
+    #[doc = " Each op matches the peer's messages exactly as dt_send / dt_recv would"]
+    #[doc = " (and may be matched by them): same tag and size, messages with one tag"]
+    #[doc = " between two ranks arrive in the order posted, a size that differs from the"]
+    #[doc = " peer's gives DT_ERR_MISMATCH. A send to oneself is buffered, as dt_send's"]
+    #[doc = " is: the group does not wait for its receive (except over NCCL, below)."]
+    #[doc = " Every op is checked before any starts; one bad op (kind not a"]
+    #[doc = " dt_p2p_kind, NULL or invalid tensor, peer out of range, negative tag), ops"]
+    #[doc = " NULL or count < 1 gives DT_ERR_INVALID_ARGUMENT naming it (\"ops[2].peer"]
+    #[doc = " ...\") and starts nothing. A tensor may not appear in two ops of a group"]
+    #[doc = " that write it. Where CUDA tensors go through NCCL, a group mixing host and"]
+    #[doc = " CUDA tensors is refused with DT_ERR_UNSUPPORTED, as any NCCL operation that"]
+    #[doc = " mixes them; over NCCL tags select nothing, as for dt_send / dt_recv there"]
+    #[doc = " (messages between two ranks match in the order posted), and a group's"]
+    #[doc = " message to oneself must be received within the same group."]
+    pub fn dt_p2p_group(
+        comm: *mut dt_comm,
+        ops: *const dt_p2p_op,
+        count: ::std::os::raw::c_int,
         stream: *mut ::std::os::raw::c_void,
         req: *mut *mut dt_request,
     ) -> dt_status;

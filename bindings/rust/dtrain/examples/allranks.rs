@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use dtrain::{
     broadcast_parameters, Comm, Ddp, DdpOptions, Element, Optimizer, OptimizerKind,
-    OptimizerOptions, ReduceOp, Request, Status,
+    OptimizerOptions, P2pOp, ReduceOp, Request, Status,
 };
 
 /// Small and odd: the eager path.
@@ -407,6 +407,111 @@ fn check_alltoallv<T: Num>(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
         &format!("{what} non-blocking: past the counted elements"),
         &recv[want.len()..],
         &[T::of(-5)],
+    )
+}
+
+fn check_rooted<T: Num>(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    let n = SMALL;
+    for root in 0..size {
+        let is_root = me == root;
+        let send = contribution::<T>(me, n);
+        let what = format!("reduce Max {}[{n}] root {root}", T::NAME);
+        let mut recv = vec![T::of(0); n];
+        comm.reduce(
+            &send,
+            is_root.then_some(&mut recv[..]),
+            ReduceOp::Max,
+            root as i32,
+        )?;
+        if is_root {
+            c.equal(&what, &recv, &reference::<T>(ReduceOp::Max, size, n))?;
+        }
+        let what = format!("gather {}[{n}] root {root}", T::NAME);
+        let mine = block::<T>(me, root, n);
+        let mut all = vec![T::of(0); size * n];
+        c.wait(
+            &what,
+            comm.igather(&mine, is_root.then_some(&mut all[..]), root as i32)?,
+        )?;
+        if is_root {
+            let want: Vec<T> = (0..size).flat_map(|r| block::<T>(r, root, n)).collect();
+            c.equal(&what, &all, &want)?;
+        }
+        let what = format!("scatter {}[{n}] root {root}", T::NAME);
+        let blocks: Vec<T> = (0..size).flat_map(|r| block::<T>(root, r, n)).collect();
+        let mut mine = vec![T::of(0); n];
+        comm.scatter(is_root.then_some(&blocks[..]), &mut mine, root as i32)?;
+        c.equal(&what, &mine, &block::<T>(root, me, n))?;
+    }
+    // Uneven counts, some zero.
+    let counts: Vec<i64> = (0..size).map(|r| vcount(r, 0) as i64).collect();
+    let total: usize = counts.iter().map(|&k| k as usize).sum();
+    let what = format!("allgatherv {} counts {counts:?}", T::NAME);
+    let mut recv = vec![T::of(-5); total + 1];
+    comm.allgatherv(&block::<T>(me, 0, vcount(me, 0)), &mut recv, &counts)?;
+    let want: Vec<T> = (0..size)
+        .flat_map(|r| block::<T>(r, 0, vcount(r, 0)))
+        .collect();
+    c.equal(&what, &recv[..total], &want)?;
+    c.equal(
+        &format!("{what}: past the counted elements"),
+        &recv[total..],
+        &[T::of(-5)],
+    )?;
+    let what = format!("reduce_scatterv Sum {} counts {counts:?}", T::NAME);
+    let first: usize = counts[..me].iter().map(|&k| k as usize).sum();
+    let mut mine = vec![T::of(0); counts[me] as usize];
+    comm.reduce_scatterv(
+        &contribution::<T>(me, total),
+        &counts,
+        &mut mine,
+        ReduceOp::Sum,
+    )?;
+    let want = reference::<T>(ReduceOp::Sum, size, total);
+    c.equal(&what, &mine, &want[first..first + counts[me] as usize])
+}
+
+fn check_p2p_group<T: Num>(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    let (me, size) = rank_and_size(comm)?;
+    let right = (me + 1) % size;
+    let left = (me + size - 1) % size;
+    // Each rank sends a large buffer to both neighbours before receiving.
+    let n = LARGE;
+    let (to_right, to_left) = (block::<T>(me, right, n), block::<T>(me, left + size, n));
+    let mut from_left = vec![T::of(0); n];
+    let mut from_right = vec![T::of(0); n];
+    comm.p2p_group(vec![
+        P2pOp::Send {
+            buf: &to_right,
+            peer: right as i32,
+            tag: 1,
+        },
+        P2pOp::Send {
+            buf: &to_left,
+            peer: left as i32,
+            tag: 2,
+        },
+        P2pOp::Recv {
+            buf: &mut from_left,
+            peer: left as i32,
+            tag: 1,
+        },
+        P2pOp::Recv {
+            buf: &mut from_right,
+            peer: right as i32,
+            tag: 2,
+        },
+    ])?;
+    c.equal(
+        &format!("p2p_group {} from the left", T::NAME),
+        &from_left,
+        &block::<T>(left, me, n),
+    )?;
+    c.equal(
+        &format!("p2p_group {} from the right", T::NAME),
+        &from_right,
+        &block::<T>(right, me + size, n),
     )
 }
 
@@ -882,6 +987,11 @@ fn main() -> ExitCode {
         ("broadcast", Box::new(|c| typed!(check_broadcast, comm, c))),
         ("alltoall", Box::new(|c| typed!(check_alltoall, comm, c))),
         ("alltoallv", Box::new(|c| typed!(check_alltoallv, comm, c))),
+        (
+            "rooted and uneven collectives",
+            Box::new(|c| typed!(check_rooted, comm, c)),
+        ),
+        ("p2p group", Box::new(|c| typed!(check_p2p_group, comm, c))),
         ("send/recv", Box::new(|c| typed!(check_send_recv, comm, c))),
         ("tags", Box::new(|c| check_tags(comm, c))),
         ("split", Box::new(|c| check_split(comm, c))),

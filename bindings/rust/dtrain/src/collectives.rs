@@ -72,6 +72,60 @@ impl<'p> Comm<'p> {
         self.run(operands, start::alltoallv())
     }
 
+    /// `recv` on `root` = `op` over the ranks of `send`. On the root `recv`
+    /// is `Some` with `send`'s length; elsewhere it is ignored (pass `None`).
+    pub fn reduce<T: Element>(
+        &self,
+        send: &[T],
+        recv: Option<&mut [T]>,
+        op: ReduceOp,
+        root: i32,
+    ) -> Result<()> {
+        let operands = Operands::first_and_maybe(RawTensor::of(send), recv.map(RawTensor::of_mut));
+        self.run(operands, start::reduce(op, root))
+    }
+
+    /// Every rank's `send` (n elements) lands in block r of `recv`
+    /// (`size × n`) on `root`; elsewhere `recv` is ignored (pass `None`).
+    pub fn gather<T: Element>(&self, send: &[T], recv: Option<&mut [T]>, root: i32) -> Result<()> {
+        let operands = Operands::first_and_maybe(RawTensor::of(send), recv.map(RawTensor::of_mut));
+        self.run(operands, start::gather(root))
+    }
+
+    /// Block r of `send` (`size × n` elements) on `root` goes to `recv` (n)
+    /// of rank r; elsewhere `send` is ignored (pass `None`).
+    pub fn scatter<T: Element>(&self, send: Option<&[T]>, recv: &mut [T], root: i32) -> Result<()> {
+        let operands = Operands::first_and_maybe(RawTensor::of_mut(recv), send.map(RawTensor::of));
+        self.run(operands, start::scatter(root))
+    }
+
+    /// Like [`allgather`](Self::allgather) with a count per rank: rank r's
+    /// `send` has `recv_counts[r]` elements and lands in `recv`, packed in
+    /// rank order. `recv_counts` has one entry per rank.
+    pub fn allgatherv<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        recv_counts: &[i64],
+    ) -> Result<()> {
+        let operands = Operands::with_recv_counts(self, send, recv, recv_counts)?;
+        self.run(operands, start::allgatherv())
+    }
+
+    /// Like [`reduce_scatter`](Self::reduce_scatter) with a count per rank:
+    /// `send` holds blocks of `recv_counts[r]` elements packed in rank order;
+    /// `recv` (`recv_counts[rank]` elements) gets this rank's, reduced.
+    pub fn reduce_scatterv<T: Element>(
+        &self,
+        send: &[T],
+        recv_counts: &[i64],
+        recv: &mut [T],
+        op: ReduceOp,
+    ) -> Result<()> {
+        let operands = Operands::with_recv_counts(self, send, recv, recv_counts)?;
+        self.run(operands, start::reduce_scatterv(op))
+    }
+
     /// Sends `buf` to rank `peer` with `tag` (>= 0).
     pub fn send<T: Element>(&self, buf: &[T], peer: i32, tag: i32) -> Result<()> {
         self.run(Operands::one(RawTensor::of(buf)), start::send(peer, tag))

@@ -46,6 +46,7 @@ mod nonblocking;
 mod operation;
 mod optimizer;
 mod options;
+mod p2p;
 mod pipeline;
 mod request;
 mod start;
@@ -69,6 +70,7 @@ pub use half::{Bf16, F16};
 pub use mesh::{Mesh, CUSTOMARY_DIMS};
 pub use optimizer::{Optimizer, OptimizerKind, OptimizerOptions, StepInfo};
 pub use options::{Backend, Options, ReduceOp};
+pub use p2p::P2pOp;
 pub use pipeline::{
     ActionKind, PipelineAction, PipelineSchedule, PipelineScheduleOptions, ScheduleKind,
 };

@@ -91,6 +91,63 @@ impl<'p> Comm<'p> {
         self.launch(operands, start::alltoallv())
     }
 
+    /// Non-blocking [`reduce`](Self::reduce).
+    pub fn ireduce<'a, T: Element>(
+        &'a self,
+        send: &'a [T],
+        recv: Option<&'a mut [T]>,
+        op: ReduceOp,
+        root: i32,
+    ) -> Result<Request<'a>> {
+        let operands = Operands::first_and_maybe(RawTensor::of(send), recv.map(RawTensor::of_mut));
+        self.launch(operands, start::reduce(op, root))
+    }
+
+    /// Non-blocking [`gather`](Self::gather).
+    pub fn igather<'a, T: Element>(
+        &'a self,
+        send: &'a [T],
+        recv: Option<&'a mut [T]>,
+        root: i32,
+    ) -> Result<Request<'a>> {
+        let operands = Operands::first_and_maybe(RawTensor::of(send), recv.map(RawTensor::of_mut));
+        self.launch(operands, start::gather(root))
+    }
+
+    /// Non-blocking [`scatter`](Self::scatter).
+    pub fn iscatter<'a, T: Element>(
+        &'a self,
+        send: Option<&'a [T]>,
+        recv: &'a mut [T],
+        root: i32,
+    ) -> Result<Request<'a>> {
+        let operands = Operands::first_and_maybe(RawTensor::of_mut(recv), send.map(RawTensor::of));
+        self.launch(operands, start::scatter(root))
+    }
+
+    /// Non-blocking [`allgatherv`](Self::allgatherv). The counts are copied.
+    pub fn iallgatherv<'a, T: Element>(
+        &'a self,
+        send: &'a [T],
+        recv: &'a mut [T],
+        recv_counts: &[i64],
+    ) -> Result<Request<'a>> {
+        let operands = Operands::with_recv_counts(self, send, recv, recv_counts)?;
+        self.launch(operands, start::allgatherv())
+    }
+
+    /// Non-blocking [`reduce_scatterv`](Self::reduce_scatterv). The counts are copied.
+    pub fn ireduce_scatterv<'a, T: Element>(
+        &'a self,
+        send: &'a [T],
+        recv_counts: &[i64],
+        recv: &'a mut [T],
+        op: ReduceOp,
+    ) -> Result<Request<'a>> {
+        let operands = Operands::with_recv_counts(self, send, recv, recv_counts)?;
+        self.launch(operands, start::reduce_scatterv(op))
+    }
+
     /// Non-blocking [`send`](Self::send).
     pub fn isend<'a, T: Element>(
         &'a self,

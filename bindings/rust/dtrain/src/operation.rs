@@ -74,6 +74,46 @@ impl Operands {
         Ok(operands)
     }
 
+    /// Operands of an operation with one count per rank for the receiving
+    /// side (allgatherv, reduce_scatterv); the counts must have one entry
+    /// per rank, which the C function reads.
+    pub(crate) fn with_recv_counts<T: Element>(
+        comm: &Comm<'_>,
+        send: &[T],
+        recv: &mut [T],
+        recv_counts: &[i64],
+    ) -> Result<Operands> {
+        let size = comm.size()?;
+        if recv_counts.len() != size as usize {
+            return Err(Error::new(
+                Status::InvalidArgument,
+                format!(
+                    "recv_counts has {} entries but the communicator has {size} ranks",
+                    recv_counts.len()
+                ),
+            ));
+        }
+        let mut operands = Operands::pair(send, recv);
+        operands.counts = vec![recv_counts.to_vec()];
+        Ok(operands)
+    }
+
+    /// `first`, then `second` when the rank uses it (rooted operations).
+    pub(crate) fn first_and_maybe(first: RawTensor, second: Option<RawTensor>) -> Operands {
+        let mut tensors = vec![first];
+        tensors.extend(second);
+        Operands::tensors(tensors, NO_STREAM)
+    }
+
+    /// Tensor `index`, or NULL when the operands leave it out.
+    pub(crate) fn tensor_mut_if_present(&mut self, index: usize) -> *mut sys::DLTensor {
+        if index < self.tensors.len() {
+            self.tensor_mut(index)
+        } else {
+            ptr::null_mut()
+        }
+    }
+
     pub(crate) fn tensor(&self, index: usize) -> *const sys::DLTensor {
         self.tensors[index].as_ptr()
     }

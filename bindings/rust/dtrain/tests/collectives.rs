@@ -48,6 +48,30 @@ fn check_all<T: Element + PartialEq + std::fmt::Debug + Default>(
     assert_eq!(&partial[..4], &send[..4]);
     assert_eq!(&partial[4..], &[T::default(), T::default()]);
 
+    for &op in ops {
+        let mut reduced = vec![T::default(); 6];
+        comm.reduce(&send, Some(&mut reduced), op, 0).unwrap();
+        assert_eq!(reduced, send, "reduce {op:?}");
+
+        // Five elements of the block; the sixth of recv is left alone.
+        let mut block = vec![T::default(); 5];
+        comm.reduce_scatterv(&send, &[5], &mut block, op).unwrap();
+        assert_eq!(&block[..], &send[..5], "reduce_scatterv {op:?}");
+    }
+
+    let mut gathered_to_root = vec![T::default(); 6];
+    comm.gather(&send, Some(&mut gathered_to_root), 0).unwrap();
+    assert_eq!(gathered_to_root, send);
+
+    let mut scattered = vec![T::default(); 6];
+    comm.scatter(Some(&send), &mut scattered, 0).unwrap();
+    assert_eq!(scattered, send);
+
+    let mut uneven = vec![T::default(); 6];
+    comm.allgatherv(&send[..4], &mut uneven, &[4]).unwrap();
+    assert_eq!(&uneven[..4], &send[..4]);
+    assert_eq!(&uneven[4..], &[T::default(), T::default()]);
+
     comm.barrier().unwrap();
 }
 
@@ -106,4 +130,30 @@ fn empty_slices_are_fine() {
     let mut empty: [f32; 0] = [];
     comm.allreduce(&[], &mut empty, ReduceOp::Sum).unwrap();
     comm.broadcast(&mut empty, 0).unwrap();
+}
+
+#[test]
+fn rooted_collectives_refuse_bad_arguments() {
+    let comm = common::world();
+    let send = [1.0f32; 4];
+    let mut recv = [0.0f32; 4];
+    common::assert_error(
+        comm.gather(&send, Some(&mut recv), 1),
+        dtrain::Status::InvalidArgument,
+        "root 1 is not a rank",
+    );
+    common::assert_error(
+        comm.allgatherv(&send, &mut recv, &[4, 4]),
+        dtrain::Status::InvalidArgument,
+        "recv_counts has 2 entries",
+    );
+    common::assert_error(
+        comm.reduce(&send, None, ReduceOp::Sum, 0),
+        dtrain::Status::InvalidArgument,
+        "recv",
+    );
+    let request = comm
+        .ireduce_scatterv(&send, &[4], &mut recv, ReduceOp::Max)
+        .unwrap();
+    request.wait(-1).unwrap();
 }

@@ -44,6 +44,7 @@ Loaded load() {
   resolve(library, "ncclReduceScatter", a.reduce_scatter, e);
   resolve(library, "ncclAllGather", a.all_gather, e);
   resolve(library, "ncclBroadcast", a.broadcast, e);
+  resolve(library, "ncclReduce", a.reduce, e);
   resolve(library, "ncclSend", a.send, e);
   resolve(library, "ncclRecv", a.recv, e);
   resolve(library, "ncclGroupStart", a.group_start, e);

@@ -396,29 +396,121 @@ RequestPtr NcclBackend::alltoallv(const TensorView& send, const std::vector<std:
       device::cuda::copy_async(scratch, send.data, send_total * element, stream);
       source = static_cast<const std::byte*>(scratch);
     }
-    ncclResult_t first = api_.group_start();
-    const char* first_call = "ncclGroupStart";
-    std::size_t send_offset = 0;
-    std::size_t recv_offset = 0;
-    for (int peer = 0; peer < size_ && first == ncclSuccess; ++peer) {
-      const auto sc = static_cast<std::size_t>(send_counts[peer]);
-      const auto rc = static_cast<std::size_t>(recv_counts[peer]);
-      if (sc > 0) {
-        first = api_.send(source + send_offset * element, sc, type, peer, comm_, stream);
-        first_call = "ncclSend";
+    const ncclResult_t result = grouped(step, [&](const char** call) {
+      std::size_t send_offset = 0;
+      std::size_t recv_offset = 0;
+      for (int peer = 0; peer < size_; ++peer) {
+        const auto sc = static_cast<std::size_t>(send_counts[peer]);
+        const auto rc = static_cast<std::size_t>(recv_counts[peer]);
+        if (sc > 0) {
+          *call = "ncclSend";
+          const ncclResult_t sent = api_.send(source + send_offset * element, sc, type, peer, comm_, stream);
+          if (sent != ncclSuccess) return sent;
+        }
+        if (rc > 0) {
+          *call = "ncclRecv";
+          const ncclResult_t received =
+              api_.recv(bytes_at(recv.data, recv_offset * element), rc, type, peer, comm_, stream);
+          if (received != ncclSuccess) return received;
+        }
+        send_offset += sc;
+        recv_offset += rc;
       }
-      if (rc > 0 && first == ncclSuccess) {
-        first = api_.recv(bytes_at(recv.data, recv_offset * element), rc, type, peer, comm_, stream);
-        first_call = "ncclRecv";
-      }
-      send_offset += sc;
-      recv_offset += rc;
-    }
-    // The group is always closed, also after a failed call inside it.
-    const ncclResult_t ended = step("ncclGroupEnd", api_.group_end());
+      return ncclSuccess;
+    });
     if (scratch != nullptr) cudaFreeAsync(scratch, stream);
-    if (first != ncclSuccess) return step(first_call, first);
-    return ended;
+    return result;
+  });
+}
+
+ncclResult_t NcclBackend::grouped(const Step& step, const std::function<ncclResult_t(const char** call)>& calls) {
+  const char* call = "ncclGroupStart";
+  ncclResult_t first = api_.group_start();
+  if (first == ncclSuccess) first = calls(&call);
+  // The group is always closed, also after a failed call inside it.
+  const ncclResult_t ended = step("ncclGroupEnd", api_.group_end());
+  if (first != ncclSuccess) return step(call, first);
+  return ended;
+}
+
+RequestPtr NcclBackend::exchange(const char* op, cudaStream_t stream, const ExchangePlan& plan) {
+  return launch(op, stream, [&](const Step& step) {
+    if (plan.own_bytes > 0 && plan.own_from != plan.own_to) {
+      device::cuda::copy_async(plan.own_to, plan.own_from, plan.own_bytes, stream);
+    }
+    return grouped(step, [&](const char** call) {
+      for (const PlannedMessage& m : plan.sends) {
+        *call = "ncclSend";
+        const ncclResult_t sent = api_.send(m.data, m.bytes, ncclUint8, m.peer, comm_, stream);
+        if (sent != ncclSuccess) return sent;
+      }
+      for (const PlannedMessage& m : plan.receives) {
+        *call = "ncclRecv";
+        const ncclResult_t received = api_.recv(m.data, m.bytes, ncclUint8, m.peer, comm_, stream);
+        if (received != ncclSuccess) return received;
+      }
+      return ncclSuccess;
+    });
+  });
+}
+
+RequestPtr NcclBackend::reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) {
+  const cudaStream_t stream = stream_of(send);
+  return launch("reduce", stream, [&](const Step& step) {
+    return step("ncclReduce", api_.reduce(send.data, recv.data, static_cast<std::size_t>(send.count),
+                                          to_nccl(send.dtype), to_nccl(op), root, comm_, stream));
+  });
+}
+
+RequestPtr NcclBackend::gather(const TensorView& send, const TensorView& recv, int root) {
+  return exchange("gather", stream_of(send), gather_plan(rank_, size_, send, recv, root));
+}
+
+RequestPtr NcclBackend::scatter(const TensorView& send, const TensorView& recv, int root) {
+  return exchange("scatter", stream_of(recv), scatter_plan(rank_, size_, send, recv, root));
+}
+
+RequestPtr NcclBackend::allgatherv(const TensorView& send, const TensorView& recv,
+                                   const std::vector<std::int64_t>& recv_counts) {
+  return exchange("allgatherv", stream_of(send), allgatherv_plan(rank_, size_, send, recv, recv_counts));
+}
+
+RequestPtr NcclBackend::reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
+                                        const TensorView& recv, ReduceOp op) {
+  const cudaStream_t stream = stream_of(send);
+  return launch("reduce_scatterv", stream, [&](const Step& step) {
+    const std::vector<std::int64_t> starts = block_starts(recv_counts);
+    const std::size_t element = dtype_size(send.dtype);
+    return grouped(step, [&](const char** call) {
+      *call = "ncclReduce";
+      for (int root = 0; root < size_; ++root) {
+        if (recv_counts[root] == 0) continue;
+        // recvbuff is read on the root alone: this rank's recv for its own block.
+        const ncclResult_t reduced =
+            api_.reduce(bytes_at(send.data, static_cast<std::size_t>(starts[root]) * element),
+                        root == rank_ ? recv.data : nullptr, static_cast<std::size_t>(recv_counts[root]),
+                        to_nccl(send.dtype), to_nccl(op), root, comm_, stream);
+        if (reduced != ncclSuccess) return reduced;
+      }
+      return ncclSuccess;
+    });
+  });
+}
+
+RequestPtr NcclBackend::p2p_group(const std::vector<P2pOp>& ops) {
+  const cudaStream_t stream = stream_of(ops.front().buf);
+  return launch("p2p_group", stream, [&](const Step& step) {
+    return grouped(step, [&](const char** call) {
+      for (const P2pOp& op : ops) {
+        *call = op.is_send ? "ncclSend" : "ncclRecv";
+        const auto count = static_cast<std::size_t>(op.buf.count);
+        const ncclResult_t result = op.is_send
+                                        ? api_.send(op.buf.data, count, to_nccl(op.buf.dtype), op.peer, comm_, stream)
+                                        : api_.recv(op.buf.data, count, to_nccl(op.buf.dtype), op.peer, comm_, stream);
+        if (result != ncclSuccess) return result;
+      }
+      return ncclSuccess;
+    });
   });
 }
 

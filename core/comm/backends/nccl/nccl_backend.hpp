@@ -35,6 +35,7 @@
 
 #include "comm/backend.hpp"
 #include "comm/backends/nccl/nccl_api.hpp"
+#include "comm/exchange_plan.hpp"
 #include "device/cuda/runtime.hpp"
 
 namespace dtrain::comm::nccl {
@@ -69,6 +70,19 @@ class NcclBackend final : public Backend {
   RequestPtr recv(const TensorView& buf, int peer, int tag) override;
   // NCCL has no barrier; the router runs barriers on the host backend.
   RequestPtr barrier() override;
+  // ncclReduce; reduce_scatterv as a group of ncclReduce calls, one per
+  // rank's block; gather, scatter and allgatherv as a group of ncclSend and
+  // ncclRecv following their ExchangePlan.
+  RequestPtr reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) override;
+  RequestPtr gather(const TensorView& send, const TensorView& recv, int root) override;
+  RequestPtr scatter(const TensorView& send, const TensorView& recv, int root) override;
+  RequestPtr allgatherv(const TensorView& send, const TensorView& recv,
+                        const std::vector<std::int64_t>& recv_counts) override;
+  RequestPtr reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
+                             const TensorView& recv, ReduceOp op) override;
+  // One NCCL group of ncclSend and ncclRecv (messages to oneself included,
+  // which a group matches); tags select nothing, as for send and recv.
+  RequestPtr p2p_group(const std::vector<P2pOp>& ops) override;
   // ncclCommSplit (collective over this communicator; DT_UNDEF takes part
   // as NCCL_SPLIT_NOCOLOR and gets nullptr).
   std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) override;
@@ -96,6 +110,12 @@ class NcclBackend final : public Backend {
   using Step = std::function<ncclResult_t(const char* call, ncclResult_t result)>;
   using Enqueue = std::function<ncclResult_t(const Step& step)>;
 
+  // Runs `calls` between ncclGroupStart and ncclGroupEnd, closing the group
+  // also after a call inside it failed. `calls` returns its first failure
+  // and names the failing call in `*call`. Returns the first failure.
+  ncclResult_t grouped(const Step& step, const std::function<ncclResult_t(const char** call)>& calls);
+  // Queues `plan`'s own copy, then its messages as one group, on `stream`.
+  RequestPtr exchange(const char* op, cudaStream_t stream, const ExchangePlan& plan);
   // Queues `enqueue`'s work on `stream` and records the request's event there.
   RequestPtr launch(const char* op, cudaStream_t stream, const Enqueue& enqueue);
   // The stream an operation on `view` runs on: the caller's, or ours.

@@ -1,5 +1,7 @@
 #include "comm/backends/staged/router.hpp"
 
+#include <span>
+#include <string>
 #include <utility>
 
 #include "base/error.hpp"
@@ -23,10 +25,10 @@ DeviceRouter::~DeviceRouter() {
   nccl_.reset();
 }
 
-DeviceRouter::Route DeviceRouter::route(const char* op, std::initializer_list<Operand> operands) const {
+DeviceRouter::Route DeviceRouter::route(const char* op, const Operand* operands, std::size_t count) const {
   bool any_device = false;
   bool all_device = true;
-  for (const Operand& operand : operands) {
+  for (const Operand& operand : std::span(operands, count)) {
     const TensorView& view = *operand.view;
     if (view.memory != Memory::cuda) {
       all_device = false;
@@ -168,6 +170,42 @@ RequestPtr DeviceRouter::recv(const TensorView& buf, int peer, int tag) {
 }
 
 RequestPtr DeviceRouter::barrier() { return host_->barrier(); }
+
+RequestPtr DeviceRouter::reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) {
+  return dispatch("reduce", {{&send, "send"}, {&recv, "recv"}},
+                  [&](Backend& b) { return b.reduce(send, recv, op, root); });
+}
+
+RequestPtr DeviceRouter::gather(const TensorView& send, const TensorView& recv, int root) {
+  return dispatch("gather", {{&send, "send"}, {&recv, "recv"}}, [&](Backend& b) { return b.gather(send, recv, root); });
+}
+
+RequestPtr DeviceRouter::scatter(const TensorView& send, const TensorView& recv, int root) {
+  return dispatch("scatter", {{&send, "send"}, {&recv, "recv"}},
+                  [&](Backend& b) { return b.scatter(send, recv, root); });
+}
+
+RequestPtr DeviceRouter::allgatherv(const TensorView& send, const TensorView& recv,
+                                    const std::vector<std::int64_t>& recv_counts) {
+  return dispatch("allgatherv", {{&send, "send"}, {&recv, "recv"}},
+                  [&](Backend& b) { return b.allgatherv(send, recv, recv_counts); });
+}
+
+RequestPtr DeviceRouter::reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
+                                         const TensorView& recv, ReduceOp op) {
+  return dispatch("reduce_scatterv", {{&send, "send"}, {&recv, "recv"}},
+                  [&](Backend& b) { return b.reduce_scatterv(send, recv_counts, recv, op); });
+}
+
+RequestPtr DeviceRouter::p2p_group(const std::vector<P2pOp>& ops) {
+  std::vector<std::string> names;
+  names.reserve(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) names.push_back("ops[" + std::to_string(i) + "].tensor");
+  std::vector<Operand> operands;
+  for (std::size_t i = 0; i < ops.size(); ++i) operands.push_back({&ops[i].buf, names[i].c_str()});
+  return dispatch_to(route("p2p_group", operands.data(), operands.size()),
+                     [&](Backend& b) { return b.p2p_group(ops); });
+}
 
 std::unique_ptr<Backend> DeviceRouter::split(int color, int key, int* new_rank, int* new_size) {
   auto child_host = host_->split(color, key, new_rank, new_size);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <utility>
@@ -380,32 +381,98 @@ RequestPtr StagedBackend::broadcast(const TensorView& buf, int root) {
   return run("broadcast", buf.stream, std::move(pieces));
 }
 
-RequestPtr StagedBackend::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
-                                   const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
-  // One host operation, never cut: the counts of peers need not agree on
-  // any chunking.
+RequestPtr StagedBackend::whole(const char* op, const TensorView& send, std::int64_t send_count,
+                                const TensorView& recv, std::int64_t recv_count,
+                                std::function<RequestPtr(const TensorView& in, const TensorView& out)> start) {
   const std::size_t element = dtype_size(send.dtype);
-  std::int64_t send_total = 0;
-  std::int64_t recv_total = 0;
-  for (std::int64_t c : send_counts) send_total += c;
-  for (std::int64_t c : recv_counts) recv_total += c;
   const bool stage_in = on_device(send);
   const bool stage_out = on_device(recv);
-  const std::size_t in_bytes = stage_in ? bytes_of(send_total, element) : 0;
-  const std::size_t out_bytes = stage_out ? bytes_of(recv_total, element) : 0;
+  const std::size_t in_bytes = stage_in ? bytes_of(send_count, element) : 0;
+  const std::size_t out_bytes = stage_out ? bytes_of(recv_count, element) : 0;
   Piece piece;
   piece.staging_bytes = in_bytes + out_bytes;
   if (stage_in) piece.in.push_back({0, in_bytes, send.data, in_bytes, in_bytes, 1});
   if (stage_out) piece.out.push_back({in_bytes, out_bytes, recv.data, out_bytes, out_bytes, 1});
-  piece.start = [this, send, recv, send_counts, recv_counts, send_total, recv_total, in_bytes, stage_in,
-                 stage_out](std::byte* staging) {
-    const TensorView in = stage_in ? host_view(staging, send_total, send.dtype) : send;
-    const TensorView out = stage_out ? host_view(staging + in_bytes, recv_total, recv.dtype) : recv;
-    return host_.alltoallv(in, send_counts, out, recv_counts);
+  piece.start = [send, recv, send_count, recv_count, in_bytes, stage_in, stage_out,
+                 start = std::move(start)](std::byte* staging) {
+    const TensorView in = stage_in ? host_view(staging, send_count, send.dtype) : send;
+    const TensorView out = stage_out ? host_view(staging + in_bytes, recv_count, recv.dtype) : recv;
+    return start(in, out);
   };
   std::vector<Piece> pieces;
   pieces.push_back(std::move(piece));
-  return run("alltoallv", send.stream, std::move(pieces));
+  return run(op, send.stream, std::move(pieces));
+}
+
+RequestPtr StagedBackend::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                                   const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
+  // The counts of peers need not agree on any chunking.
+  const std::int64_t send_total = std::accumulate(send_counts.begin(), send_counts.end(), std::int64_t{0});
+  const std::int64_t recv_total = std::accumulate(recv_counts.begin(), recv_counts.end(), std::int64_t{0});
+  return whole("alltoallv", send, send_total, recv, recv_total,
+               [this, send_counts, recv_counts](const TensorView& in, const TensorView& out) {
+                 return host_.alltoallv(in, send_counts, out, recv_counts);
+               });
+}
+
+RequestPtr StagedBackend::reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) {
+  return whole(
+      "reduce", send, send.count, recv, recv.count,
+      [this, op, root](const TensorView& in, const TensorView& out) { return host_.reduce(in, out, op, root); });
+}
+
+RequestPtr StagedBackend::gather(const TensorView& send, const TensorView& recv, int root) {
+  return whole("gather", send, send.count, recv, recv.count,
+               [this, root](const TensorView& in, const TensorView& out) { return host_.gather(in, out, root); });
+}
+
+RequestPtr StagedBackend::scatter(const TensorView& send, const TensorView& recv, int root) {
+  return whole("scatter", send, send.count, recv, recv.count,
+               [this, root](const TensorView& in, const TensorView& out) { return host_.scatter(in, out, root); });
+}
+
+RequestPtr StagedBackend::allgatherv(const TensorView& send, const TensorView& recv,
+                                    const std::vector<std::int64_t>& recv_counts) {
+  // Only the blocks are staged out: recv past their sum is left alone.
+  const std::int64_t total = std::accumulate(recv_counts.begin(), recv_counts.end(), std::int64_t{0});
+  return whole("allgatherv", send, send.count, recv, total,
+               [this, recv_counts](const TensorView& in, const TensorView& out) {
+                 return host_.allgatherv(in, out, recv_counts);
+               });
+}
+
+RequestPtr StagedBackend::reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
+                                         const TensorView& recv, ReduceOp op) {
+  const std::int64_t total = std::accumulate(recv_counts.begin(), recv_counts.end(), std::int64_t{0});
+  return whole("reduce_scatterv", send, total, recv, recv.count,
+               [this, recv_counts, op](const TensorView& in, const TensorView& out) {
+                 return host_.reduce_scatterv(in, recv_counts, out, op);
+               });
+}
+
+RequestPtr StagedBackend::p2p_group(const std::vector<P2pOp>& ops) {
+  // Every device tensor of the group gets its own part of one staging
+  // area: sends staged in, receives staged out.
+  Piece piece;
+  std::vector<std::size_t> offsets(ops.size(), 0);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const TensorView& buf = ops[i].buf;
+    if (!on_device(buf)) continue;
+    offsets[i] = piece.staging_bytes;
+    const std::size_t bytes = buf.bytes();
+    (ops[i].is_send ? piece.in : piece.out).push_back({offsets[i], bytes, buf.data, bytes, bytes, 1});
+    piece.staging_bytes += bytes;
+  }
+  piece.start = [this, ops, offsets](std::byte* staging) {
+    std::vector<P2pOp> staged = ops;
+    for (std::size_t i = 0; i < staged.size(); ++i) {
+      if (on_device(ops[i].buf)) staged[i].buf = host_view(staging + offsets[i], ops[i].buf.count, ops[i].buf.dtype);
+    }
+    return host_.p2p_group(staged);
+  };
+  std::vector<Piece> pieces;
+  pieces.push_back(std::move(piece));
+  return run("p2p_group", ops.front().buf.stream, std::move(pieces));
 }
 
 RequestPtr StagedBackend::send(const TensorView& buf, int peer, int tag) {

@@ -84,6 +84,16 @@ class StagedBackend final : public Backend {
   RequestPtr send(const TensorView& buf, int peer, int tag) override;
   RequestPtr recv(const TensorView& buf, int peer, int tag) override;
   RequestPtr barrier() override;
+  // The rooted and uneven collectives and groups are one host operation
+  // each, never cut, like all-to-all.
+  RequestPtr reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) override;
+  RequestPtr gather(const TensorView& send, const TensorView& recv, int root) override;
+  RequestPtr scatter(const TensorView& send, const TensorView& recv, int root) override;
+  RequestPtr allgatherv(const TensorView& send, const TensorView& recv,
+                        const std::vector<std::int64_t>& recv_counts) override;
+  RequestPtr reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
+                             const TensorView& recv, ReduceOp op) override;
+  RequestPtr p2p_group(const std::vector<P2pOp>& ops) override;
   // Splitting belongs to whoever owns the host backend (the router).
   std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) override;
   void abort() override;
@@ -126,6 +136,12 @@ class StagedBackend final : public Backend {
 
   // Starts `pieces` after the work queued on `stream` (nullptr: none).
   RequestPtr run(const char* op, void* stream, std::vector<Piece> pieces);
+  // One host operation, never cut, on the first `send_count` elements of
+  // `send` (staged in when on the device) and the first `recv_count` of
+  // `recv` (staged out); `start` gets the views the host backend uses.
+  RequestPtr whole(const char* op, const TensorView& send, std::int64_t send_count, const TensorView& recv,
+                   std::int64_t recv_count,
+                   std::function<RequestPtr(const TensorView& in, const TensorView& out)> start);
   // send and recv: the whole buffer staged in (outgoing) or out, and
   // `start` given the staged view.
   RequestPtr point_to_point(const char* op, const TensorView& buf, bool outgoing,

@@ -15,6 +15,11 @@
 //   alltoallv.cpp               pairwise exchange, a window of peers at a time
 //   barrier.cpp                 dissemination barrier; the start-up handshake
 //   p2p.cpp                     tagged send and receive
+//   p2p_group.cpp               sends and receives posted together
+//   direct.cpp                  gather, scatter, allgatherv, reduce and
+//                               reduce_scatterv, straight between the ranks
+//                               concerned, after the ranks' promises agree
+//                               (agreed_operation.hpp)
 #pragma once
 
 #include <cstdint>
@@ -22,7 +27,9 @@
 #include <vector>
 
 #include "base/tensor.hpp"
+#include "comm/backend.hpp"
 #include "comm/backends/ucx/operation.hpp"
+#include "comm/exchange_plan.hpp"
 #include "comm/reduce_op.hpp"
 
 namespace dtrain::comm::ucx {
@@ -60,5 +67,18 @@ std::unique_ptr<Operation> handshake();
 
 std::unique_ptr<Operation> tagged_send(const TensorView& buf, int peer, int tag);
 std::unique_ptr<Operation> tagged_recv(const TensorView& buf, int peer, int tag);
+std::unique_ptr<Operation> p2p_group(const std::vector<P2pOp>& ops);
+
+// `plan` is this rank's; every rank's `count` (elements per rank), `root`
+// and `recv_counts` must agree, which the operation checks first.
+std::unique_ptr<Operation> direct_gather(const ExchangePlan& plan, DType dtype, std::int64_t count, int root);
+std::unique_ptr<Operation> direct_scatter(const ExchangePlan& plan, DType dtype, std::int64_t count, int root);
+std::unique_ptr<Operation> direct_allgatherv(const ExchangePlan& plan, DType dtype,
+                                             const std::vector<std::int64_t>& recv_counts);
+std::unique_ptr<Operation> direct_reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
+                                                  const TensorView& recv, ReduceOp op);
+// recv is empty off the root; `size` is the communicator's.
+std::unique_ptr<Operation> direct_reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root,
+                                         int size);
 
 }  // namespace dtrain::comm::ucx

@@ -34,6 +34,14 @@ class UcxBackend final : public Backend {
   RequestPtr send(const TensorView& buf, int peer, int tag) override;
   RequestPtr recv(const TensorView& buf, int peer, int tag) override;
   RequestPtr barrier() override;
+  RequestPtr reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) override;
+  RequestPtr gather(const TensorView& send, const TensorView& recv, int root) override;
+  RequestPtr scatter(const TensorView& send, const TensorView& recv, int root) override;
+  RequestPtr allgatherv(const TensorView& send, const TensorView& recv,
+                        const std::vector<std::int64_t>& recv_counts) override;
+  RequestPtr reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
+                             const TensorView& recv, ReduceOp op) override;
+  RequestPtr p2p_group(const std::vector<P2pOp>& ops) override;
   std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) override;
   void abort() override;
 

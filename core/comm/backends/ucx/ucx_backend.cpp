@@ -120,6 +120,33 @@ RequestPtr UcxBackend::recv(const TensorView& buf, int peer, int tag) {
 
 RequestPtr UcxBackend::barrier() { return engine_.submit(dissemination_barrier()); }
 
+RequestPtr UcxBackend::reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) {
+  return engine_.submit(direct_reduce(send, recv, op, root, engine_.size()));
+}
+
+RequestPtr UcxBackend::gather(const TensorView& send, const TensorView& recv, int root) {
+  ExchangePlan plan = gather_plan(engine_.rank(), engine_.size(), send, recv, root);
+  return engine_.submit(direct_gather(plan, send.dtype, send.count, root));
+}
+
+RequestPtr UcxBackend::scatter(const TensorView& send, const TensorView& recv, int root) {
+  ExchangePlan plan = scatter_plan(engine_.rank(), engine_.size(), send, recv, root);
+  return engine_.submit(direct_scatter(plan, recv.dtype, recv.count, root));
+}
+
+RequestPtr UcxBackend::allgatherv(const TensorView& send, const TensorView& recv,
+                                  const std::vector<std::int64_t>& recv_counts) {
+  ExchangePlan plan = allgatherv_plan(engine_.rank(), engine_.size(), send, recv, recv_counts);
+  return engine_.submit(direct_allgatherv(plan, recv.dtype, recv_counts));
+}
+
+RequestPtr UcxBackend::reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
+                                       const TensorView& recv, ReduceOp op) {
+  return engine_.submit(direct_reduce_scatterv(send, recv_counts, recv, op));
+}
+
+RequestPtr UcxBackend::p2p_group(const std::vector<P2pOp>& ops) { return engine_.submit(ucx::p2p_group(ops)); }
+
 void UcxBackend::abort() { engine_.abort(); }
 
 bool UcxBackend::wait(const RequestPtr& request, Clock::time_point deadline) {
