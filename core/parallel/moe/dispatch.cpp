@@ -1,0 +1,123 @@
+#include "parallel/moe/dispatch.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "base/error.hpp"
+#include "device/kernels.hpp"
+
+namespace dtrain::parallel::moe {
+
+namespace {
+
+// Rows of `table` [rows, H] picked by the plan's send order: [S, H].
+std::vector<float> gather_send_rows(const Plan& plan, const Matrix& table) {
+  const auto sent = static_cast<std::int64_t>(plan.send_tokens().size());
+  std::vector<float> rows(static_cast<std::size_t>(sent * plan.hidden()));
+  // The kernel takes mutable views; it only reads the table and indices.
+  auto* indices = const_cast<std::int64_t*>(plan.send_tokens().data());
+  device::gather_rows(plan.hidden(), table.view, host_i64(indices, 1, sent).view,
+                      host_f32(rows.data(), sent, plan.hidden()).view);
+  return rows;
+}
+
+// out[t] = sum of the send-order rows whose token is t (0 for none).
+void sum_into_tokens(const Plan& plan, std::vector<float>& rows, const Matrix& out) {
+  const auto sent = static_cast<std::int64_t>(plan.send_tokens().size());
+  std::fill(out.f32(), out.f32() + out.view.count, 0.0f);
+  auto* indices = const_cast<std::int64_t*>(plan.send_tokens().data());
+  device::scatter_add_rows(plan.hidden(), host_f32(rows.data(), sent, plan.hidden()).view,
+                           host_i64(indices, 1, sent).view, out.view);
+}
+
+// Multiplies each send-order row by the weight of its pair.
+void scale_by_weights(const Plan& plan, const Matrix& weights, std::vector<float>& rows) {
+  const std::int64_t h = plan.hidden();
+  for (std::size_t i = 0; i < plan.send_pairs().size(); ++i) {
+    const float w = weights.f32()[plan.send_pairs()[i]];
+    float* row = &rows[i * static_cast<std::size_t>(h)];
+    for (std::int64_t c = 0; c < h; ++c) row[c] *= w;
+  }
+}
+
+}  // namespace
+
+void dispatch(Plan& plan, const DLTensor* tokens, const DLTensor* received) {
+  Matrix x;
+  Matrix out;
+  plan.agree(Operation::dispatch, [&] {
+    x = float_matrix(tokens, "tokens", plan.tokens(), plan.hidden());
+    out = float_matrix(received, "received", plan.received(), plan.hidden());
+    check_disjoint(out, "received", x, "tokens");
+  });
+  const std::vector<float> rows = gather_send_rows(plan, x);
+  plan.to_experts(rows.data(), out.f32());
+}
+
+void combine(Plan& plan, const DLTensor* expert_out, const DLTensor* weights, const DLTensor* out) {
+  Matrix y;
+  Matrix w;
+  Matrix result;
+  plan.agree(Operation::combine, [&] {
+    y = float_matrix(expert_out, "expert_out", plan.received(), plan.hidden());
+    w = float_matrix(weights, "weights", plan.tokens(), plan.k());
+    result = float_matrix(out, "out", plan.tokens(), plan.hidden());
+    check_disjoint(result, "out", y, "expert_out");
+    check_disjoint(result, "out", w, "weights");
+  });
+  std::vector<float>& returned = plan.returned_rows();
+  returned.assign(plan.send_tokens().size() * static_cast<std::size_t>(plan.hidden()), 0.0f);
+  plan.to_tokens(y.f32(), returned.data());
+  plan.set_combined();
+  std::vector<float> weighted = returned;
+  scale_by_weights(plan, w, weighted);
+  sum_into_tokens(plan, weighted, result);
+}
+
+void combine_backward(Plan& plan, const DLTensor* d_out, const DLTensor* weights, const DLTensor* d_expert_out,
+                      const DLTensor* d_weights) {
+  Matrix dy;
+  Matrix w;
+  Matrix d_rows;
+  Matrix dw;
+  plan.agree(Operation::combine_backward, [&] {
+    if (!plan.combined()) {
+      raise(DT_ERR_INVALID_USAGE, "dt_moe_combine_backward: dt_moe_combine has not run on this plan");
+    }
+    dy = float_matrix(d_out, "d_out", plan.tokens(), plan.hidden());
+    w = float_matrix(weights, "weights", plan.tokens(), plan.k());
+    d_rows = float_matrix(d_expert_out, "d_expert_out", plan.received(), plan.hidden());
+    dw = float_matrix(d_weights, "d_weights", plan.tokens(), plan.k());
+    for (const auto& [input, name] : {std::pair{&dy, "d_out"}, std::pair{&w, "weights"}}) {
+      check_disjoint(d_rows, "d_expert_out", *input, name);
+      check_disjoint(dw, "d_weights", *input, name);
+    }
+    check_disjoint(dw, "d_weights", d_rows, "d_expert_out");
+  });
+  std::vector<float> rows = gather_send_rows(plan, dy);
+  const std::vector<float>& returned = plan.returned_rows();
+  const auto h = static_cast<std::size_t>(plan.hidden());
+  std::fill(dw.f32(), dw.f32() + dw.view.count, 0.0f);
+  for (std::size_t i = 0; i < plan.send_pairs().size(); ++i) {
+    double dot = 0.0;
+    for (std::size_t c = 0; c < h; ++c) dot += static_cast<double>(rows[i * h + c]) * returned[i * h + c];
+    dw.f32()[plan.send_pairs()[i]] = static_cast<float>(dot);
+  }
+  scale_by_weights(plan, w, rows);
+  plan.to_experts(rows.data(), d_rows.f32());
+}
+
+void dispatch_backward(Plan& plan, const DLTensor* d_received, const DLTensor* d_tokens) {
+  Matrix d_rows;
+  Matrix dx;
+  plan.agree(Operation::dispatch_backward, [&] {
+    d_rows = float_matrix(d_received, "d_received", plan.received(), plan.hidden());
+    dx = float_matrix(d_tokens, "d_tokens", plan.tokens(), plan.hidden());
+    check_disjoint(dx, "d_tokens", d_rows, "d_received");
+  });
+  std::vector<float> rows(plan.send_tokens().size() * static_cast<std::size_t>(plan.hidden()));
+  plan.to_tokens(d_rows.f32(), rows.data());
+  sum_into_tokens(plan, rows, dx);
+}
+
+}  // namespace dtrain::parallel::moe
