@@ -41,6 +41,7 @@ mod element;
 mod error;
 mod half;
 mod mesh;
+mod moe;
 mod nonblocking;
 mod operation;
 mod optimizer;
@@ -64,6 +65,10 @@ pub use element::{DataType, Element};
 pub use error::{error_last, status_string, Error, Result, Status};
 pub use half::{Bf16, F16};
 pub use mesh::{Mesh, CUSTOMARY_DIMS};
+pub use moe::{
+    balance_loss, route, route_backward, z_loss, DropPolicy, MoeOptions, MoePlan, Routing, Scoring,
+    DENSE_GRAD_DIMS, EXPERT_GRAD_DIMS,
+};
 pub use optimizer::{Optimizer, OptimizerKind, OptimizerOptions, StepInfo};
 pub use options::{Backend, Options, ReduceOp};
 pub use request::Request;
