@@ -63,6 +63,13 @@
 %thread dt_mesh_comm;
 %thread dt_mesh_destroy;
 %thread dt_mesh::~dt_mesh;
+%thread dt_moe_plan_create;
+%thread dt_moe_plan_destroy;
+%thread dt_moe_plan::~dt_moe_plan;
+%thread dt_moe_dispatch;
+%thread dt_moe_combine;
+%thread dt_moe_combine_backward;
+%thread dt_moe_dispatch_backward;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"
@@ -71,6 +78,7 @@
 %include "swig/ddp.i"
 %include "swig/zero.i"
 %include "swig/mesh.i"
+%include "swig/moe.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -84,3 +92,4 @@
 %include "dtrain/ddp.h"
 %include "dtrain/zero.h"
 %include "dtrain/mesh.h"
+%include "dtrain/moe.h"

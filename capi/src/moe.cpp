@@ -164,8 +164,8 @@ DT_API dt_status dt_moe_dispatch(dt_moe_plan* plan, const DLTensor* tokens, DLTe
 }
 
 DT_API dt_status dt_moe_combine(dt_moe_plan* plan, const DLTensor* expert_out, const DLTensor* weights,
-                                DLTensor* out) {
-  return entry([&] { moe::combine(plan_of(plan), expert_out, weights, out); });
+                                DLTensor* output) {
+  return entry([&] { moe::combine(plan_of(plan), expert_out, weights, output); });
 }
 
 DT_API dt_status dt_moe_combine_backward(dt_moe_plan* plan, const DLTensor* d_out, const DLTensor* weights,

@@ -254,18 +254,18 @@ DT_API dt_status dt_moe_dispatch(dt_moe_plan *plan, const DLTensor *tokens, DLTe
 /**
  * The reverse exchange and the weighted sum: `expert_out` [R, H] float32 (the
  * experts' outputs, row for row in the order dt_moe_dispatch() delivered) goes
- * back to the tokens' ranks, and out[t] = sum over kept pairs (t, j) of
+ * back to the tokens' ranks, and output[t] = sum over kept pairs (t, j) of
  * weights[t][j] * (the row that came back for (t, j)); `weights` [T, k]
- * float32, `out` [T, H] float32 (overwritten; 0 for a token with no kept
+ * float32, `output` [T, H] float32 (overwritten; 0 for a token with no kept
  * pair). The plan keeps the rows that came back (T*k*H floats at most) for
  * dt_moe_combine_backward(). Collective over the plan's ep.
  */
 DT_API dt_status dt_moe_combine(dt_moe_plan *plan, const DLTensor *expert_out, const DLTensor *weights,
-                                DLTensor *out);
+                                DLTensor *output);
 
 /**
  * The backward pass of dt_moe_combine(), after it, with the same `weights`:
- * from `d_out` [T, H] float32 writes
+ * from `d_out` [T, H] float32 (the gradient with respect to `output`) writes
  *   d_weights [T, k] float32: d_weights[t][j] = dot(d_out[t], row of (t, j))
  *     for a kept pair, 0 for a dropped one;
  *   d_expert_out [R, H] float32: for each received row, weights[t][j] * d_out[t]

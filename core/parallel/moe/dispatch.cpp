@@ -54,16 +54,16 @@ void dispatch(Plan& plan, const DLTensor* tokens, const DLTensor* received) {
   plan.to_experts(rows.data(), out.f32());
 }
 
-void combine(Plan& plan, const DLTensor* expert_out, const DLTensor* weights, const DLTensor* out) {
+void combine(Plan& plan, const DLTensor* expert_out, const DLTensor* weights, const DLTensor* output) {
   Matrix y;
   Matrix w;
   Matrix result;
   plan.agree(Operation::combine, [&] {
     y = float_matrix(expert_out, "expert_out", plan.received(), plan.hidden());
     w = float_matrix(weights, "weights", plan.tokens(), plan.k());
-    result = float_matrix(out, "out", plan.tokens(), plan.hidden());
-    check_disjoint(result, "out", y, "expert_out");
-    check_disjoint(result, "out", w, "weights");
+    result = float_matrix(output, "output", plan.tokens(), plan.hidden());
+    check_disjoint(result, "output", y, "expert_out");
+    check_disjoint(result, "output", w, "weights");
   });
   std::vector<float>& returned = plan.returned_rows();
   returned.assign(plan.send_tokens().size() * static_cast<std::size_t>(plan.hidden()), 0.0f);

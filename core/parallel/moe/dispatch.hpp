@@ -11,7 +11,7 @@
 namespace dtrain::parallel::moe {
 
 void dispatch(Plan& plan, const DLTensor* tokens, const DLTensor* received);
-void combine(Plan& plan, const DLTensor* expert_out, const DLTensor* weights, const DLTensor* out);
+void combine(Plan& plan, const DLTensor* expert_out, const DLTensor* weights, const DLTensor* output);
 void combine_backward(Plan& plan, const DLTensor* d_out, const DLTensor* weights, const DLTensor* d_expert_out,
                       const DLTensor* d_weights);
 void dispatch_backward(Plan& plan, const DLTensor* d_received, const DLTensor* d_tokens);

@@ -2370,21 +2370,21 @@ extern "C" {
 extern "C" {
     #[doc = " The reverse exchange and the weighted sum: `expert_out` [R, H] float32 (the"]
     #[doc = " experts' outputs, row for row in the order dt_moe_dispatch() delivered) goes"]
-    #[doc = " back to the tokens' ranks, and out[t] = sum over kept pairs (t, j) of"]
+    #[doc = " back to the tokens' ranks, and output[t] = sum over kept pairs (t, j) of"]
     #[doc = " weights[t][j] * (the row that came back for (t, j)); `weights` [T, k]"]
-    #[doc = " float32, `out` [T, H] float32 (overwritten; 0 for a token with no kept"]
+    #[doc = " float32, `output` [T, H] float32 (overwritten; 0 for a token with no kept"]
     #[doc = " pair). The plan keeps the rows that came back (T*k*H floats at most) for"]
     #[doc = " dt_moe_combine_backward(). Collective over the plan's ep."]
     pub fn dt_moe_combine(
         plan: *mut dt_moe_plan,
         expert_out: *const DLTensor,
         weights: *const DLTensor,
-        out: *mut DLTensor,
+        output: *mut DLTensor,
     ) -> dt_status;
 }
 extern "C" {
     #[doc = " The backward pass of dt_moe_combine(), after it, with the same `weights`:"]
-    #[doc = " from `d_out` [T, H] float32 writes"]
+    #[doc = " from `d_out` [T, H] float32 (the gradient with respect to `output`) writes"]
     #[doc = "   d_weights [T, k] float32: d_weights[t][j] = dot(d_out[t], row of (t, j))"]
     #[doc = "     for a kept pair, 0 for a dropped one;"]
     #[doc = "   d_expert_out [R, H] float32: for each received row, weights[t][j] * d_out[t]"]
