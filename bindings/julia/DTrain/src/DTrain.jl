@@ -6,7 +6,7 @@ Julia binding of libdtrain, distributed training as an embeddable library.
 Arrays are handed to the library as borrowed DLPack tensors: dense host arrays of
 `Float32`, `Float64`, `Float16`, `Int32`, `Int64`, `Int8` or `UInt8`, or CUDA
 device memory described by a [`DeviceBuffer`](@ref). Handles
-(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`, `Mesh`) are freed by `close` or, failing that, by their
+(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`, `Mesh`, `MoePlan`) are freed by `close` or, failing that, by their
 finalizers, which only release local resources and never communicate.
 
 The library is `ENV["LIBDTRAIN"]` when set, otherwise `libdtrain.so.0` from the
@@ -37,6 +37,10 @@ export Zero, ZeroMemory, parameter, gradient, gather!, gather_wait, release!, wi
        memory_usage, save_checkpoint, load_checkpoint!
 export Mesh, mesh_ndims, mesh_size, mesh_rank, mesh_dim_name, mesh_dim_index, mesh_dim_size, mesh_coord,
        mesh_coords_of, mesh_rank_at, mesh_group_ranks, mesh_comm
+export MoeOptions, MoeScoring, DT_MOE_SOFTMAX, DT_MOE_SIGMOID, MoeDropPolicy, DT_MOE_DROP_BY_POSITION,
+       DT_MOE_DROP_BY_SCORE, MOE_EXPERT_GRAD_DIMS, MOE_DENSE_GRAD_DIMS, moe_route, moe_route_backward,
+       moe_balance_loss, moe_z_loss, MoePlan, moe_local_experts, moe_received, moe_expert_counts, moe_dispatch,
+       moe_combine, moe_combine_backward, moe_dispatch_backward
 
 include("library.jl")
 include("status.jl")
@@ -53,5 +57,6 @@ include("optimizer.jl")
 include("ddp.jl")
 include("zero.jl")
 include("mesh.jl")
+include("moe.jl")
 
 end # module
