@@ -104,6 +104,7 @@ DT_API dt_status dt_moe_balance_loss(const DLTensor* logits, const dt_moe_option
 DT_API dt_status dt_moe_z_loss(const DLTensor* logits, double coeff, double* loss, DLTensor* d_logits) {
   return entry([&] {
     const moe::Matrix x = moe::float_matrix(logits, "logits", -1, -1);
+    if (x.cols < 1) dtrain::raise(DT_ERR_INVALID_ARGUMENT, "logits has no columns; it must be [T, E] with E >= 1");
     require(loss, "loss");
     moe::Matrix dx;
     if (d_logits != nullptr) {

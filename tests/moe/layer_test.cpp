@@ -157,13 +157,17 @@ std::vector<double> expected_received(const Layer& layer, int rank, std::vector<
 
 class MoeLayer : public dtrain::testing::WorldFixture {
  protected:
-  // Runs the layer on this rank and compares it with the reference; counts
-  // in `dropped_anywhere` the pairs the capacity dropped on all ranks.
-  void run_layer(const RouterSpec& spec, std::uint64_t seed, std::int64_t& dropped_anywhere) {
-    const Layer layer = reference_layer(spec, size_, seed);
+  // Runs the layer on this rank with `ep` as the ep communicator and
+  // compares it with the reference; counts in `dropped_anywhere` the pairs
+  // the capacity dropped on all ranks of `ep`.
+  void run_layer(dt_comm* ep, const RouterSpec& spec, std::uint64_t seed, std::int64_t& dropped_anywhere) {
+    int ep_rank = 0, ep_size = 1;
+    ASSERT_EQ(dt_comm_rank(ep, &ep_rank), DT_OK);
+    ASSERT_EQ(dt_comm_size(ep, &ep_size), DT_OK);
+    const Layer layer = reference_layer(spec, ep_size, seed);
     dropped_anywhere = 0;
     for (const RankData& d : layer.ranks) dropped_anywhere += d.routed.dropped;
-    const RankData& mine = layer.ranks[static_cast<std::size_t>(rank_)];
+    const RankData& mine = layer.ranks[static_cast<std::size_t>(ep_rank)];
     const std::int64_t t = mine.tokens;
     const dt_moe_options opts = spec.options();
 
@@ -176,19 +180,19 @@ class MoeLayer : public dtrain::testing::WorldFixture {
     EXPECT_EQ(dropped, mine.routed.dropped);
 
     dt_moe_plan* plan = nullptr;
-    ASSERT_EQ(dt_moe_plan_create(&plan, comm_, &experts, kHidden, &opts), DT_OK) << dt_error_last();
+    ASSERT_EQ(dt_moe_plan_create(&plan, ep, &experts, kHidden, &opts), DT_OK) << dt_error_last();
     int first = -1, local = -1;
     ASSERT_EQ(dt_moe_plan_local_experts(plan, &first, &local), DT_OK);
-    EXPECT_EQ(local, spec.experts / size_);
-    EXPECT_EQ(first, rank_ * local);
+    EXPECT_EQ(local, spec.experts / ep_size);
+    EXPECT_EQ(first, ep_rank * local);
     std::int64_t received_rows = -1;
     ASSERT_EQ(dt_moe_plan_received(plan, &received_rows), DT_OK);
     std::vector<std::int64_t> counts(static_cast<std::size_t>(local), -1), expected_counts;
     ASSERT_EQ(dt_moe_plan_expert_counts(plan, counts.data(), local), DT_OK);
-    const std::vector<double> expected_rows = expected_received(layer, rank_, expected_counts);
+    const std::vector<double> expected_rows = expected_received(layer, ep_rank, expected_counts);
     EXPECT_EQ(counts, expected_counts);
     // Nobody routes to the last expert: alone on the last rank, that rank receives nothing.
-    if (local == 1 && rank_ == size_ - 1) {
+    if (local == 1 && ep_rank == ep_size - 1) {
       EXPECT_EQ(received_rows, 0);
     }
     ASSERT_EQ(received_rows * kHidden, static_cast<std::int64_t>(expected_rows.size()));
@@ -263,7 +267,7 @@ TEST_F(MoeLayer, EqualsSingleProcessReference) {
         const RouterSpec spec{experts, k, DT_MOE_SOFTMAX, k > 1, factor, drop};
         SCOPED_TRACE("E=" + std::to_string(experts) + " k=" + std::to_string(k) + " capacity " + std::to_string(factor));
         std::int64_t dropped = 0;
-        run_layer(spec, seed++, dropped);
+        run_layer(comm_, spec, seed++, dropped);
         if (HasFatalFailure()) return;
         if (factor == 0.75) {
           EXPECT_GT(dropped, 0) << "the capacity should drop pairs here";
@@ -275,7 +279,26 @@ TEST_F(MoeLayer, EqualsSingleProcessReference) {
 
 TEST_F(MoeLayer, SigmoidRouterEqualsSingleProcessReference) {
   std::int64_t dropped = 0;
-  run_layer(RouterSpec{8, 2, DT_MOE_SIGMOID, true, 1.25, DT_MOE_DROP_BY_SCORE}, 77, dropped);
+  run_layer(comm_, RouterSpec{8, 2, DT_MOE_SIGMOID, true, 1.25, DT_MOE_DROP_BY_SCORE}, 77, dropped);
+}
+
+// Four ranks as a mesh of ep = 2 by dp = 2: the two ep groups exchange their
+// own tokens at once, each equal to its own reference.
+TEST_F(MoeLayer, EachEpGroupOfAMeshEqualsItsReference) {
+  if (size_ != 4) GTEST_SKIP() << "needs four ranks";
+  const char* names[] = {"ep", "dp"};
+  const int sizes[] = {2, 2};
+  dt_mesh* mesh = nullptr;
+  ASSERT_EQ(dt_mesh_create(&mesh, comm_, 2, names, sizes), DT_OK) << dt_error_last();
+  dt_comm* ep = nullptr;
+  ASSERT_EQ(dt_mesh_comm(mesh, "ep", &ep), DT_OK) << dt_error_last();
+  int dp = 0;
+  ASSERT_EQ(dt_mesh_coord(mesh, "dp", &dp), DT_OK);
+  std::int64_t dropped = 0;
+  run_layer(ep, RouterSpec{4, 2, DT_MOE_SOFTMAX, true, 1.0, DT_MOE_DROP_BY_POSITION}, 500 + static_cast<std::uint64_t>(dp),
+            dropped);
+  EXPECT_EQ(dt_comm_destroy(ep), DT_OK);
+  EXPECT_EQ(dt_mesh_destroy(mesh), DT_OK);
 }
 
 }  // namespace
