@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "base/error.hpp"
 #include "base/options.hpp"
@@ -14,6 +15,7 @@
 #include "handles.hpp"
 #include "parallel/moe/aux_losses.hpp"
 #include "parallel/moe/dispatch.hpp"
+#include "parallel/moe/experts.hpp"
 #include "parallel/moe/matrix.hpp"
 #include "parallel/moe/plan.hpp"
 #include "parallel/moe/router.hpp"
@@ -176,6 +178,46 @@ DT_API dt_status dt_moe_combine_backward(dt_moe_plan* plan, const DLTensor* d_ou
 
 DT_API dt_status dt_moe_dispatch_backward(dt_moe_plan* plan, const DLTensor* d_received, DLTensor* d_tokens) {
   return entry([&] { moe::dispatch_backward(plan_of(plan), d_received, d_tokens); });
+}
+
+DT_API dt_status dt_moe_experts_forward(const DLTensor* x, const DLTensor* counts, const DLTensor* w1,
+                                        const DLTensor* w2, dt_moe_activation activation, DLTensor* hidden,
+                                        DLTensor* y) {
+  return entry([&] {
+    const moe::ExpertBlocks blocks = moe::read_expert_blocks(x, counts, w1, w2, activation);
+    const moe::Matrix pre = moe::float_matrix(hidden, "hidden", blocks.x.rows, blocks.inner);
+    const moe::Matrix out = moe::float_matrix(y, "y", blocks.x.rows, blocks.hidden);
+    for (const auto& [input, name] : {std::pair{&blocks.x, "x"}, std::pair{&blocks.w1, "w1"}, std::pair{&blocks.w2, "w2"}}) {
+      moe::check_disjoint(pre, "hidden", *input, name);
+      moe::check_disjoint(out, "y", *input, name);
+    }
+    moe::check_disjoint(out, "y", pre, "hidden");
+    moe::experts_forward(blocks, pre, out);
+  });
+}
+
+DT_API dt_status dt_moe_experts_backward(const DLTensor* x, const DLTensor* counts, const DLTensor* w1,
+                                         const DLTensor* w2, dt_moe_activation activation, const DLTensor* hidden,
+                                         const DLTensor* dy, DLTensor* dx, DLTensor* dw1, DLTensor* dw2) {
+  return entry([&] {
+    const moe::ExpertBlocks blocks = moe::read_expert_blocks(x, counts, w1, w2, activation);
+    const std::int64_t experts = static_cast<std::int64_t>(blocks.counts.size());
+    const moe::Matrix pre = moe::float_matrix(hidden, "hidden", blocks.x.rows, blocks.inner);
+    const moe::Matrix grad = moe::float_matrix(dy, "dy", blocks.x.rows, blocks.hidden);
+    const moe::Matrix d_x = moe::float_matrix(dx, "dx", blocks.x.rows, blocks.hidden);
+    const moe::Matrix d_w1 = moe::float_stack(dw1, "dw1", experts, blocks.hidden, blocks.inner);
+    const moe::Matrix d_w2 = moe::float_stack(dw2, "dw2", experts, blocks.inner, blocks.hidden);
+    const std::pair<const moe::Matrix*, const char*> inputs[] = {
+        {&blocks.x, "x"}, {&blocks.w1, "w1"}, {&blocks.w2, "w2"}, {&pre, "hidden"}, {&grad, "dy"}};
+    const std::pair<const moe::Matrix*, const char*> outputs[] = {{&d_x, "dx"}, {&d_w1, "dw1"}, {&d_w2, "dw2"}};
+    for (const auto& [output, output_name] : outputs) {
+      for (const auto& [input, input_name] : inputs) moe::check_disjoint(*output, output_name, *input, input_name);
+    }
+    moe::check_disjoint(d_x, "dx", d_w1, "dw1");
+    moe::check_disjoint(d_x, "dx", d_w2, "dw2");
+    moe::check_disjoint(d_w1, "dw1", d_w2, "dw2");
+    moe::experts_backward(blocks, pre, grad, d_x, d_w1, d_w2);
+  });
 }
 
 }  // extern "C"

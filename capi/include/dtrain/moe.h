@@ -22,6 +22,7 @@
  *   dt_moe_plan_received(plan, &R);  dt_moe_plan_expert_counts(plan, counts, E/ep);
  *   dt_moe_dispatch(plan, x, received);                         collective
  *   expert l computes on rows [offset_l, offset_l + counts[l]) of `received`
+ *     (the caller's own experts, or dt_moe_experts_forward())
  *   dt_moe_combine(plan, expert_out, weights, y);               collective
  *
  * and backward, in reverse:
@@ -284,6 +285,44 @@ DT_API dt_status dt_moe_combine_backward(dt_moe_plan *plan, const DLTensor *d_ou
  * Collective over the plan's ep.
  */
 DT_API dt_status dt_moe_dispatch_backward(dt_moe_plan *plan, const DLTensor *d_received, DLTensor *d_tokens);
+
+/**
+ * The activation between an expert MLP's two matrices (the formulas are
+ * PyTorch's): DT_MOE_GELU_TANH 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
+ * DT_MOE_GELU_ERF 0.5 x (1 + erf(x / sqrt(2))); DT_MOE_SILU x / (1 + exp(-x)).
+ */
+typedef enum dt_moe_activation { DT_MOE_GELU_TANH = 0, DT_MOE_GELU_ERF = 1, DT_MOE_SILU = 2 } dt_moe_activation;
+
+/**
+ * A built-in expert: L two-layer MLPs on rows grouped by expert, as
+ * dt_moe_dispatch() delivers them (L = E/ep local experts, `counts` from
+ * dt_moe_plan_expert_counts()). Local. With block l the counts[l] rows of `x`
+ * starting at counts[0] + ... + counts[l-1]:
+ *
+ *   hidden_l = X_l W1[l]                  [counts[l], F]
+ *   Y_l      = act(hidden_l) W2[l]        [counts[l], H]
+ *
+ * `x` [R, H], `counts` [L] int64 (each >= 0, summing to R), `w1` [L, H, F],
+ * `w2` [L, F, H], all float32 but counts; writes `hidden` [R, F] (the
+ * pre-activation, which dt_moe_experts_backward() needs) and `y` [R, H].
+ * Products go through the device layer's GEMM (OpenBLAS).
+ * DT_ERR_INVALID_ARGUMENT: a NULL or malformed tensor, shapes that do not fit
+ * together, a negative count or counts not summing to R, an unknown
+ * activation; DT_ERR_UNSUPPORTED: a float tensor not float32, or kDLCUDA.
+ */
+DT_API dt_status dt_moe_experts_forward(const DLTensor *x, const DLTensor *counts, const DLTensor *w1,
+                                        const DLTensor *w2, dt_moe_activation activation, DLTensor *hidden,
+                                        DLTensor *y);
+
+/**
+ * The backward pass of dt_moe_experts_forward(), from `dy` [R, H] and the
+ * forward's `x`, `counts`, `w1`, `w2`, `activation` and saved `hidden`:
+ * writes (overwriting) `dx` [R, H], `dw1` [L, H, F] and `dw2` [L, F, H]; an
+ * expert with no rows gets zero gradients. Local. Errors as for the forward.
+ */
+DT_API dt_status dt_moe_experts_backward(const DLTensor *x, const DLTensor *counts, const DLTensor *w1,
+                                         const DLTensor *w2, dt_moe_activation activation, const DLTensor *hidden,
+                                         const DLTensor *dy, DLTensor *dx, DLTensor *dw1, DLTensor *dw2);
 
 DT_END_DECLS
 

@@ -1,6 +1,7 @@
 #include "parallel/moe/matrix.hpp"
 
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 
@@ -8,28 +9,38 @@ namespace dtrain::parallel::moe {
 
 namespace {
 
-std::string extent_text(std::int64_t extent) { return extent < 0 ? "any" : std::to_string(extent); }
+std::string shape_text(const std::vector<std::int64_t>& dims) {
+  std::string text = "[";
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    text += (d > 0 ? ", " : "") + (dims[d] < 0 ? std::string("any") : std::to_string(dims[d]));
+  }
+  return text + "]";
+}
 
-Matrix checked(const DLTensor* tensor, const char* name, DType dtype, dt_status wrong_dtype, int ndim,
-               std::int64_t rows, std::int64_t cols) {
+// The view of `tensor` after checking its place, dtype (`wrong_dtype` when
+// it is not `dtype`) and shape against `expected` (-1: any extent); the
+// shape found goes to `found`.
+TensorView checked(const DLTensor* tensor, const char* name, DType dtype, dt_status wrong_dtype,
+                   const std::vector<std::int64_t>& expected, std::vector<std::int64_t>& found) {
   const TensorView view = check_host_tensor(tensor, name);
   if (view.dtype != dtype) {
     raise(wrong_dtype, std::string(name) + " is " + dtype_name(view.dtype) + "; it must be " + dtype_name(dtype));
   }
-  const std::string wanted = ndim == 1 ? "[" + extent_text(cols) + "]"
-                                       : "[" + extent_text(rows) + ", " + extent_text(cols) + "]";
-  if (tensor->ndim != ndim) {
-    raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + " has " + std::to_string(tensor->ndim) +
-                                       " dimensions; its shape must be " + wanted);
+  found.assign(tensor->shape, tensor->shape + tensor->ndim);
+  bool fits = found.size() == expected.size();
+  for (std::size_t d = 0; fits && d < found.size(); ++d) fits = expected[d] < 0 || found[d] == expected[d];
+  if (!fits) {
+    raise(DT_ERR_INVALID_ARGUMENT,
+          std::string(name) + " has shape " + shape_text(found) + "; it must be " + shape_text(expected));
   }
-  const std::int64_t found_rows = ndim == 1 ? 1 : tensor->shape[0];
-  const std::int64_t found_cols = tensor->shape[ndim - 1];
-  if ((ndim == 2 && rows >= 0 && found_rows != rows) || (cols >= 0 && found_cols != cols)) {
-    const std::string found = ndim == 1 ? "[" + std::to_string(found_cols) + "]"
-                                        : "[" + std::to_string(found_rows) + ", " + std::to_string(found_cols) + "]";
-    raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + " has shape " + found + "; it must be " + wanted);
-  }
-  return Matrix{view, found_rows, found_cols};
+  return view;
+}
+
+Matrix checked_matrix(const DLTensor* tensor, const char* name, DType dtype, dt_status wrong_dtype,
+                      std::int64_t rows, std::int64_t cols) {
+  std::vector<std::int64_t> found;
+  const TensorView view = checked(tensor, name, dtype, wrong_dtype, {rows, cols}, found);
+  return Matrix{view, found[0], found[1]};
 }
 
 TensorView host_view(void* data, std::int64_t count, DType dtype) {
@@ -43,15 +54,24 @@ TensorView host_view(void* data, std::int64_t count, DType dtype) {
 }  // namespace
 
 Matrix float_matrix(const DLTensor* tensor, const char* name, std::int64_t rows, std::int64_t cols) {
-  return checked(tensor, name, DType::f32, DT_ERR_UNSUPPORTED, 2, rows, cols);
+  return checked_matrix(tensor, name, DType::f32, DT_ERR_UNSUPPORTED, rows, cols);
 }
 
 Matrix index_matrix(const DLTensor* tensor, const char* name, std::int64_t rows, std::int64_t cols) {
-  return checked(tensor, name, DType::i64, DT_ERR_INVALID_ARGUMENT, 2, rows, cols);
+  return checked_matrix(tensor, name, DType::i64, DT_ERR_INVALID_ARGUMENT, rows, cols);
 }
 
 Matrix index_vector(const DLTensor* tensor, const char* name, std::int64_t length) {
-  return checked(tensor, name, DType::i64, DT_ERR_INVALID_ARGUMENT, 1, 1, length);
+  std::vector<std::int64_t> found;
+  const TensorView view = checked(tensor, name, DType::i64, DT_ERR_INVALID_ARGUMENT, {length}, found);
+  return Matrix{view, 1, found[0]};
+}
+
+Matrix float_stack(const DLTensor* tensor, const char* name, std::int64_t count, std::int64_t rows,
+                   std::int64_t cols) {
+  std::vector<std::int64_t> found;
+  const TensorView view = checked(tensor, name, DType::f32, DT_ERR_UNSUPPORTED, {count, rows, cols}, found);
+  return Matrix{view, found[0] * found[1], found[2]};
 }
 
 Matrix host_f32(float* data, std::int64_t rows, std::int64_t cols) {

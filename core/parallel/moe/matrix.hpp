@@ -30,6 +30,11 @@ Matrix index_matrix(const DLTensor* tensor, const char* name, std::int64_t rows,
 // A one-dimensional int64 tensor of `length` elements, as a 1 x length matrix.
 Matrix index_vector(const DLTensor* tensor, const char* name, std::int64_t length);
 
+// A [count, rows, cols] float32 tensor (count matrices one after the other),
+// as a (count * rows) x cols matrix; checked as float_matrix().
+Matrix float_stack(const DLTensor* tensor, const char* name, std::int64_t count, std::int64_t rows,
+                   std::int64_t cols);
+
 // A matrix over memory the caller keeps alive (scratch rows, saved rows).
 Matrix host_f32(float* data, std::int64_t rows, std::int64_t cols);
 Matrix host_i64(std::int64_t* data, std::int64_t rows, std::int64_t cols);
