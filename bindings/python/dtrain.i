@@ -70,6 +70,8 @@
 %thread dt_moe_combine;
 %thread dt_moe_combine_backward;
 %thread dt_moe_dispatch_backward;
+%thread dt_moe_experts_forward;
+%thread dt_moe_experts_backward;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"

@@ -24,8 +24,9 @@ from ._optim import Optimizer, StepInfo
 from ._ddp import DDP, broadcast_parameters
 from ._zero import Zero, ZeroMemory
 from ._mesh import Mesh
-from ._moe import (DENSE_GRAD_DIMS, EXPERT_GRAD_DIMS, MoeDropPolicy, MoeOptions, MoePlan, MoeScoring,
-                   moe_balance_loss, moe_route, moe_route_backward, moe_z_loss)
+from ._moe import (DENSE_GRAD_DIMS, EXPERT_GRAD_DIMS, MoeActivation, MoeDropPolicy, MoeOptions, MoePlan,
+                   MoeScoring, moe_balance_loss, moe_experts_backward, moe_experts_forward, moe_route,
+                   moe_route_backward, moe_z_loss)
 
 # The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
 globals().update({member.name: member for member in Status})
@@ -41,7 +42,8 @@ __all__ = [
     "Comm", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
     "Zero", "ZeroMemory", "Mesh",
     "MoeOptions", "MoePlan", "MoeScoring", "MoeDropPolicy", "moe_route", "moe_route_backward",
-    "moe_balance_loss", "moe_z_loss", "EXPERT_GRAD_DIMS", "DENSE_GRAD_DIMS",
+    "moe_balance_loss", "moe_z_loss", "MoeActivation", "moe_experts_forward", "moe_experts_backward",
+    "EXPERT_GRAD_DIMS", "DENSE_GRAD_DIMS",
     "build_info", "status_string", "error_last", "tensor_check",
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",

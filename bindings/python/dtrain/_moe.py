@@ -37,6 +37,12 @@ class MoeDropPolicy(enum.IntEnum):
     BY_SCORE = _capi.DT_MOE_DROP_BY_SCORE
 
 
+class MoeActivation(enum.IntEnum):
+    GELU_TANH = _capi.DT_MOE_GELU_TANH
+    GELU_ERF = _capi.DT_MOE_GELU_ERF
+    SILU = _capi.DT_MOE_SILU
+
+
 class MoeOptions:
     """The settings of an MoE layer; every rank of the ep communicator uses the same.
 
@@ -72,7 +78,7 @@ class MoeOptions:
 
 def _rows(tensor):
     """The first extent of a tensor-like object (0 for anything without one: the library refuses it)."""
-    shape = getattr(tensor, "shape", None) or np.asarray(tensor).shape
+    shape = _shape(tensor)
     return int(shape[0]) if len(shape) > 0 else 0
 
 
@@ -168,3 +174,28 @@ class MoePlan(_Handle):
         d_tokens = np.zeros((self._tokens, self._hidden), dtype=np.float32)
         _capi.dt_moe_dispatch_backward(self._live(), d_received, d_tokens)
         return d_tokens
+
+
+def _shape(tensor):
+    return tuple(getattr(tensor, "shape", None) or np.asarray(tensor).shape)
+
+
+def moe_experts_forward(x, counts, w1, w2, activation=MoeActivation.GELU_TANH):
+    """The built-in experts on rows grouped by expert: ``x`` [R, H], ``counts`` (rows per expert, L entries),
+    ``w1`` [L, H, F], ``w2`` [L, F, H]. Returns (hidden [R, F], the pre-activation backward needs; y [R, H])."""
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    rows, inner = _rows(x), _shape(w1)[-1]
+    hidden = np.zeros((rows, inner), dtype=np.float32)
+    y = np.zeros((rows, _shape(x)[-1]), dtype=np.float32)
+    _capi.dt_moe_experts_forward(x, counts, w1, w2, int(MoeActivation(activation)), hidden, y)
+    return hidden, y
+
+
+def moe_experts_backward(x, counts, w1, w2, hidden, dy, activation=MoeActivation.GELU_TANH):
+    """The experts' backward pass from ``dy`` [R, H] and the forward's ``hidden``: returns (dx, dw1, dw2)."""
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    dx = np.zeros(_shape(x), dtype=np.float32)
+    dw1 = np.zeros(_shape(w1), dtype=np.float32)
+    dw2 = np.zeros(_shape(w2), dtype=np.float32)
+    _capi.dt_moe_experts_backward(x, counts, w1, w2, int(MoeActivation(activation)), hidden, dy, dx, dw1, dw2)
+    return dx, dw1, dw2

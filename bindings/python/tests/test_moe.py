@@ -100,3 +100,30 @@ def test_bad_arguments_are_refused(comm):
     plan.close()
     with pytest.raises(dtrain.InvalidUsageError, match="closed"):
         plan.received
+
+
+def test_the_built_in_experts_equal_numpy():
+    rng = np.random.default_rng(5)
+    counts = [3, 0, 2]  # the middle expert gets no rows
+    x = rng.standard_normal((5, 4)).astype(np.float32)
+    w1 = rng.standard_normal((3, 4, 6)).astype(np.float32)
+    w2 = rng.standard_normal((3, 6, 4)).astype(np.float32)
+    dy = rng.standard_normal((5, 4)).astype(np.float32)
+    hidden, y = dtrain.moe_experts_forward(x, counts, w1, w2, dtrain.MoeActivation.SILU)
+    blocks = [(0, slice(0, 3)), (2, slice(3, 5))]
+    silu = lambda v: v / (1 + np.exp(-v))  # noqa: E731
+    for expert, rows in blocks:
+        pre = x[rows].astype(np.float64) @ w1[expert]
+        np.testing.assert_allclose(hidden[rows], pre, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(y[rows], silu(pre) @ w2[expert], rtol=1e-5, atol=1e-5)
+    dx, dw1, dw2 = dtrain.moe_experts_backward(x, counts, w1, w2, hidden, dy, dtrain.MoeActivation.SILU)
+    for expert, rows in blocks:
+        pre = hidden[rows].astype(np.float64)
+        s = 1 / (1 + np.exp(-pre))
+        d_pre = (dy[rows] @ w2[expert].T) * s * (1 + pre * (1 - s))
+        np.testing.assert_allclose(dw2[expert], silu(pre).T @ dy[rows], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(dw1[expert], x[rows].T @ d_pre, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(dx[rows], d_pre @ w1[expert].T, rtol=1e-4, atol=1e-5)
+    assert not dw1[1].any() and not dw2[1].any()
+    with pytest.raises(dtrain.InvalidArgumentError, match="add up"):
+        dtrain.moe_experts_forward(x, [1, 1, 1], w1, w2)

@@ -40,7 +40,8 @@ export Mesh, mesh_ndims, mesh_size, mesh_rank, mesh_dim_name, mesh_dim_index, me
 export MoeOptions, MoeScoring, DT_MOE_SOFTMAX, DT_MOE_SIGMOID, MoeDropPolicy, DT_MOE_DROP_BY_POSITION,
        DT_MOE_DROP_BY_SCORE, MOE_EXPERT_GRAD_DIMS, MOE_DENSE_GRAD_DIMS, moe_route, moe_route_backward,
        moe_balance_loss, moe_z_loss, MoePlan, moe_local_experts, moe_received, moe_expert_counts, moe_dispatch,
-       moe_combine, moe_combine_backward, moe_dispatch_backward
+       moe_combine, moe_combine_backward, moe_dispatch_backward, MoeActivation, DT_MOE_GELU_TANH, DT_MOE_GELU_ERF,
+       DT_MOE_SILU, moe_experts_forward, moe_experts_backward
 
 include("library.jl")
 include("status.jl")

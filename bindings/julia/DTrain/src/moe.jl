@@ -287,3 +287,58 @@ function moe_dispatch_backward(plan::MoePlan, d_received::AbstractMatrix)
     end
     return d_tokens
 end
+
+"""
+    MoeActivation
+
+The activation of the built-in experts (`dt_moe_activation`): GELU with the
+tanh approximation, GELU with erf, or SiLU.
+"""
+@enum MoeActivation::Cint begin
+    DT_MOE_GELU_TANH = 0
+    DT_MOE_GELU_ERF = 1
+    DT_MOE_SILU = 2
+end
+
+"""
+    moe_experts_forward(x, counts, w1, w2; activation=DT_MOE_GELU_TANH) -> (hidden, y)
+
+The built-in experts on rows grouped by expert: `x` (H × R `Float32`),
+`counts` (rows per expert, `Int64`, length L, as [`moe_expert_counts`](@ref)
+gives them), `w1` (F × H × L: C's [L, H, F]) and `w2` (H × F × L). Returns the
+pre-activation (F × R, which the backward pass needs) and `y` (H × R).
+"""
+function moe_experts_forward(x::AbstractMatrix, counts::AbstractVector, w1::AbstractArray, w2::AbstractArray;
+                             activation::MoeActivation=DT_MOE_GELU_TANH)
+    hidden = zeros(Float32, size(w1, 1), size(x, 2))
+    y = zeros(Float32, size(x)...)
+    tx, c, t1, t2, th, ty = Borrowed(x), Borrowed(counts), Borrowed(w1), Borrowed(w2), Borrowed(hidden), Borrowed(y)
+    GC.@preserve tx c t1 t2 th ty begin
+        _check(ccall(_sym(:dt_moe_experts_forward), Cint,
+                     (Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Cint, Ref{DLTensor}, Ref{DLTensor}),
+                     tx.tensor, c.tensor, t1.tensor, t2.tensor, Cint(activation), th.tensor, ty.tensor))
+    end
+    return hidden, y
+end
+
+"""
+    moe_experts_backward(x, counts, w1, w2, hidden, dy; activation=DT_MOE_GELU_TANH) -> (dx, dw1, dw2)
+
+The backward pass of [`moe_experts_forward`](@ref) from `dy` (H × R) and the
+forward's `hidden`: the gradients with respect to `x`, `w1` and `w2`, shaped
+like them. An expert with no rows gets zero gradients.
+"""
+function moe_experts_backward(x::AbstractMatrix, counts::AbstractVector, w1::AbstractArray, w2::AbstractArray,
+                              hidden::AbstractMatrix, dy::AbstractMatrix; activation::MoeActivation=DT_MOE_GELU_TANH)
+    dx, dw1, dw2 = zeros(Float32, size(x)...), zeros(Float32, size(w1)...), zeros(Float32, size(w2)...)
+    tx, c, t1, t2 = Borrowed(x), Borrowed(counts), Borrowed(w1), Borrowed(w2)
+    th, tdy, tdx, td1, td2 = Borrowed(hidden), Borrowed(dy), Borrowed(dx), Borrowed(dw1), Borrowed(dw2)
+    GC.@preserve tx c t1 t2 th tdy tdx td1 td2 begin
+        _check(ccall(_sym(:dt_moe_experts_backward), Cint,
+                     (Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Cint, Ref{DLTensor}, Ref{DLTensor},
+                      Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}),
+                     tx.tensor, c.tensor, t1.tensor, t2.tensor, Cint(activation), th.tensor, tdy.tensor, tdx.tensor,
+                     td1.tensor, td2.tensor))
+    end
+    return dx, dw1, dw2
+end

@@ -656,6 +656,19 @@ end
         @test message_of(() -> moe_received(plan), DT_ERR_INVALID_USAGE) != ""
         @test message_of(() -> MoePlan(comm, reshape(Int64[2], 1, 1), 4, MoeOptions(2, 1)), DT_ERR_INVALID_ARGUMENT) != ""
     end
+
+    # Two experts, H = F = 1: y = silu(x * w1[l]) * w2[l]; expert 2 gets no rows.
+    silu(v) = v / (1 + exp(-v))
+    x = Float32[1 -1]
+    w1 = reshape(Float32[2, 5], 1, 1, 2)
+    w2 = reshape(Float32[3, 7], 1, 1, 2)
+    hidden, y = moe_experts_forward(x, Int64[2, 0], w1, w2; activation=DT_MOE_SILU)
+    @test hidden == Float32[2 -2]
+    @test y ≈ Float32[3 * silu(2f0) 3 * silu(-2f0)] atol=1e-6
+    dx, dw1, dw2 = moe_experts_backward(x, Int64[2, 0], w1, w2, hidden, Float32[1 0]; activation=DT_MOE_SILU)
+    @test dw2[1, 1, 1] ≈ silu(2f0) atol=1e-6
+    @test dw1[1, 1, 2] == 0 && dw2[1, 1, 2] == 0
+    @test occursin("add up", message_of(() -> moe_experts_forward(x, Int64[1, 0], w1, w2), DT_ERR_INVALID_ARGUMENT))
 end
 
 end # @testset "DTrain"

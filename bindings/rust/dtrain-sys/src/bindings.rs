@@ -2411,3 +2411,54 @@ extern "C" {
         d_tokens: *mut DLTensor,
     ) -> dt_status;
 }
+pub const DT_MOE_GELU_TANH: dt_moe_activation = 0;
+pub const DT_MOE_GELU_ERF: dt_moe_activation = 1;
+pub const DT_MOE_SILU: dt_moe_activation = 2;
+#[doc = " The activation between an expert MLP's two matrices (the formulas are"]
+#[doc = " PyTorch's): DT_MOE_GELU_TANH 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));"]
+#[doc = " DT_MOE_GELU_ERF 0.5 x (1 + erf(x / sqrt(2))); DT_MOE_SILU x / (1 + exp(-x))."]
+pub type dt_moe_activation = ::std::os::raw::c_uint;
+extern "C" {
+    #[doc = " A built-in expert: L two-layer MLPs on rows grouped by expert, as"]
+    #[doc = " dt_moe_dispatch() delivers them (L = E/ep local experts, `counts` from"]
+    #[doc = " dt_moe_plan_expert_counts()). Local. With block l the counts[l] rows of `x`"]
+    #[doc = " starting at counts[0] + ... + counts[l-1]:"]
+    #[doc = ""]
+    #[doc = "   hidden_l = X_l W1[l]                  [counts[l], F]"]
+    #[doc = "   Y_l      = act(hidden_l) W2[l]        [counts[l], H]"]
+    #[doc = ""]
+    #[doc = " `x` [R, H], `counts` [L] int64 (each >= 0, summing to R), `w1` [L, H, F],"]
+    #[doc = " `w2` [L, F, H], all float32 but counts; writes `hidden` [R, F] (the"]
+    #[doc = " pre-activation, which dt_moe_experts_backward() needs) and `y` [R, H]."]
+    #[doc = " Products go through the device layer's GEMM (OpenBLAS)."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT: a NULL or malformed tensor, shapes that do not fit"]
+    #[doc = " together, a negative count or counts not summing to R, an unknown"]
+    #[doc = " activation; DT_ERR_UNSUPPORTED: a float tensor not float32, or kDLCUDA."]
+    pub fn dt_moe_experts_forward(
+        x: *const DLTensor,
+        counts: *const DLTensor,
+        w1: *const DLTensor,
+        w2: *const DLTensor,
+        activation: dt_moe_activation,
+        hidden: *mut DLTensor,
+        y: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The backward pass of dt_moe_experts_forward(), from `dy` [R, H] and the"]
+    #[doc = " forward's `x`, `counts`, `w1`, `w2`, `activation` and saved `hidden`:"]
+    #[doc = " writes (overwriting) `dx` [R, H], `dw1` [L, H, F] and `dw2` [L, F, H]; an"]
+    #[doc = " expert with no rows gets zero gradients. Local. Errors as for the forward."]
+    pub fn dt_moe_experts_backward(
+        x: *const DLTensor,
+        counts: *const DLTensor,
+        w1: *const DLTensor,
+        w2: *const DLTensor,
+        activation: dt_moe_activation,
+        hidden: *const DLTensor,
+        dy: *const DLTensor,
+        dx: *mut DLTensor,
+        dw1: *mut DLTensor,
+        dw2: *mut DLTensor,
+    ) -> dt_status;
+}

@@ -66,8 +66,8 @@ pub use error::{error_last, status_string, Error, Result, Status};
 pub use half::{Bf16, F16};
 pub use mesh::{Mesh, CUSTOMARY_DIMS};
 pub use moe::{
-    balance_loss, route, route_backward, z_loss, DropPolicy, MoeOptions, MoePlan, Routing, Scoring,
-    DENSE_GRAD_DIMS, EXPERT_GRAD_DIMS,
+    balance_loss, route, route_backward, z_loss, Activation, DropPolicy, ExpertGradients, Experts, MoeOptions,
+    MoePlan, Routing, Scoring, DENSE_GRAD_DIMS, EXPERT_GRAD_DIMS,
 };
 pub use optimizer::{Optimizer, OptimizerKind, OptimizerOptions, StepInfo};
 pub use options::{Backend, Options, ReduceOp};

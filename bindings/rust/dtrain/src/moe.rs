@@ -101,51 +101,51 @@ impl MoeOptions {
     }
 }
 
-/// A row-major slice described as a [rows, cols] DLTensor. A length that
-/// is not a multiple of `cols` is described as one row of that length, which
-/// the library refuses with a message giving both shapes (collective calls
-/// must reach the library, so that the other ranks hear of the refusal).
-struct MatrixTensor {
+/// A row-major slice described as a DLTensor of shape [n, inner...], n
+/// being the slice's length over the product of `inner`. A length that is
+/// not a multiple of it is described as [1, ..., 1, length], which the
+/// library refuses with a message giving both shapes (collective calls must
+/// reach the library, so that the other ranks hear of the refusal).
+struct ShapedTensor {
     tensor: sys::DLTensor,
-    dims: Box<[i64; 2]>,
+    // What `tensor.shape` points to; a Vec's buffer stays put when it moves.
+    _dims: Vec<i64>,
 }
 
-impl MatrixTensor {
-    fn of<T: Element>(slice: &[T], cols: usize) -> MatrixTensor {
-        MatrixTensor::new::<T>(slice.as_ptr() as *mut _, slice.len(), cols)
+impl ShapedTensor {
+    fn of<T: Element>(slice: &[T], inner: &[usize]) -> ShapedTensor {
+        ShapedTensor::new::<T>(slice.as_ptr() as *mut _, slice.len(), inner)
     }
 
-    fn of_mut<T: Element>(slice: &mut [T], cols: usize) -> MatrixTensor {
-        MatrixTensor::new::<T>(slice.as_mut_ptr() as *mut _, slice.len(), cols)
+    fn of_mut<T: Element>(slice: &mut [T], inner: &[usize]) -> ShapedTensor {
+        ShapedTensor::new::<T>(slice.as_mut_ptr() as *mut _, slice.len(), inner)
     }
 
-    /// A one-dimensional tensor over the whole slice.
-    fn vector_mut<T: Element>(slice: &mut [T]) -> MatrixTensor {
-        let mut tensor = MatrixTensor::new::<T>(slice.as_mut_ptr() as *mut _, slice.len(), 1);
-        tensor.dims[0] = slice.len() as i64;
-        tensor.tensor.ndim = 1;
-        tensor
-    }
-
-    fn new<T: Element>(data: *mut std::os::raw::c_void, len: usize, cols: usize) -> MatrixTensor {
-        let mut shape = Box::new(if cols > 0 && len % cols == 0 {
-            [(len / cols) as i64, cols as i64]
+    fn new<T: Element>(data: *mut std::os::raw::c_void, len: usize, inner: &[usize]) -> ShapedTensor {
+        let row: usize = inner.iter().product();
+        let mut dims: Vec<i64> = if row > 0 && len % row == 0 {
+            std::iter::once(len / row)
+                .chain(inner.iter().copied())
+                .map(|d| d as i64)
+                .collect()
         } else {
-            [1, len as i64]
-        });
+            let mut ones = vec![1i64; inner.len()];
+            ones.push(len as i64);
+            ones
+        };
         let tensor = sys::DLTensor {
             data,
             device: sys::DLDevice {
                 device_type: sys::kDLCPU,
                 device_id: 0,
             },
-            ndim: 2,
+            ndim: dims.len() as i32,
             dtype: T::DATA_TYPE.to_dlpack(),
-            shape: shape.as_mut_ptr(),
+            shape: dims.as_mut_ptr(),
             strides: ptr::null_mut(),
             byte_offset: 0,
         };
-        MatrixTensor { tensor, dims: shape }
+        ShapedTensor { tensor, _dims: dims }
     }
 
     fn ptr(&self) -> *const sys::DLTensor {
@@ -154,6 +154,119 @@ impl MatrixTensor {
 
     fn mut_ptr(&mut self) -> *mut sys::DLTensor {
         &mut self.tensor
+    }
+}
+
+/// The activation of the built-in expert MLPs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activation {
+    /// GELU, tanh approximation.
+    GeluTanh,
+    /// GELU with erf.
+    GeluErf,
+    /// x * sigmoid(x).
+    Silu,
+}
+
+impl Activation {
+    fn to_raw(self) -> sys::dt_moe_activation {
+        match self {
+            Activation::GeluTanh => sys::DT_MOE_GELU_TANH,
+            Activation::GeluErf => sys::DT_MOE_GELU_ERF,
+            Activation::Silu => sys::DT_MOE_SILU,
+        }
+    }
+}
+
+/// The built-in experts (`dt_moe_experts_forward` / `_backward`): one MLP
+/// per local expert, `w1` [L, H, F] and `w2` [L, F, H], run on rows grouped
+/// by expert, `counts[l]` rows for expert l (as [`MoePlan::expert_counts`]
+/// gives them).
+pub struct Experts<'a> {
+    pub counts: &'a [i64],
+    pub w1: &'a [f32],
+    pub w2: &'a [f32],
+    /// H
+    pub hidden: usize,
+    /// F
+    pub inner: usize,
+    pub activation: Activation,
+}
+
+/// What the experts' backward pass returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExpertGradients {
+    /// [R, H]
+    pub dx: Vec<f32>,
+    /// [L, H, F]
+    pub dw1: Vec<f32>,
+    /// [L, F, H]
+    pub dw2: Vec<f32>,
+}
+
+impl Experts<'_> {
+    /// From rows `x` [R, H]: (the pre-activation [R, F] the backward pass
+    /// needs, the outputs y [R, H]).
+    pub fn forward(&self, x: &[f32]) -> Result<(Vec<f32>, Vec<f32>)> {
+        let rows = x.len() / self.hidden.max(1);
+        let mut pre = vec![0.0f32; rows * self.inner];
+        let mut y = vec![0.0f32; rows * self.hidden];
+        let (tx, c, w1, w2) = self.operands(x);
+        let mut tp = ShapedTensor::of_mut(&mut pre, &[self.inner]);
+        let mut ty = ShapedTensor::of_mut(&mut y, &[self.hidden]);
+        // SAFETY: the descriptors point into slices that outlive the call.
+        check(unsafe {
+            sys::dt_moe_experts_forward(
+                tx.ptr(),
+                c.ptr(),
+                w1.ptr(),
+                w2.ptr(),
+                self.activation.to_raw(),
+                tp.mut_ptr(),
+                ty.mut_ptr(),
+            )
+        })?;
+        Ok((pre, y))
+    }
+
+    /// The gradients from dy [R, H], with the forward's `x` and pre-activation.
+    pub fn backward(&self, x: &[f32], pre: &[f32], dy: &[f32]) -> Result<ExpertGradients> {
+        let mut grads = ExpertGradients {
+            dx: vec![0.0; x.len()],
+            dw1: vec![0.0; self.w1.len()],
+            dw2: vec![0.0; self.w2.len()],
+        };
+        let (tx, c, w1, w2) = self.operands(x);
+        let tp = ShapedTensor::of(pre, &[self.inner]);
+        let tdy = ShapedTensor::of(dy, &[self.hidden]);
+        let mut dx = ShapedTensor::of_mut(&mut grads.dx, &[self.hidden]);
+        let mut dw1 = ShapedTensor::of_mut(&mut grads.dw1, &[self.hidden, self.inner]);
+        let mut dw2 = ShapedTensor::of_mut(&mut grads.dw2, &[self.inner, self.hidden]);
+        // SAFETY: as in `forward`.
+        check(unsafe {
+            sys::dt_moe_experts_backward(
+                tx.ptr(),
+                c.ptr(),
+                w1.ptr(),
+                w2.ptr(),
+                self.activation.to_raw(),
+                tp.ptr(),
+                tdy.ptr(),
+                dx.mut_ptr(),
+                dw1.mut_ptr(),
+                dw2.mut_ptr(),
+            )
+        })?;
+        Ok(grads)
+    }
+
+    fn operands(&self, x: &[f32]) -> (ShapedTensor, ShapedTensor, ShapedTensor, ShapedTensor) {
+        (
+            ShapedTensor::of(x, &[self.hidden]),
+            ShapedTensor::of(self.counts, &[]),
+            ShapedTensor::of(self.w1, &[self.hidden, self.inner]),
+            ShapedTensor::of(self.w2, &[self.inner, self.hidden]),
+        )
     }
 }
 
@@ -176,9 +289,9 @@ pub fn route(logits: &[f32], opts: &MoeOptions) -> Result<Routing> {
         experts: vec![0; pairs],
         dropped: 0,
     };
-    let x = MatrixTensor::of(logits, opts.experts());
-    let mut w = MatrixTensor::of_mut(&mut routing.weights, opts.k());
-    let mut e = MatrixTensor::of_mut(&mut routing.experts, opts.k());
+    let x = ShapedTensor::of(logits, &[opts.experts()]);
+    let mut w = ShapedTensor::of_mut(&mut routing.weights, &[opts.k()]);
+    let mut e = ShapedTensor::of_mut(&mut routing.experts, &[opts.k()]);
     let raw = opts.to_raw();
     // SAFETY: the descriptors point into slices that outlive the call.
     check(unsafe { sys::dt_moe_route(x.ptr(), &raw, w.mut_ptr(), e.mut_ptr(), &mut routing.dropped) })?;
@@ -188,9 +301,9 @@ pub fn route(logits: &[f32], opts: &MoeOptions) -> Result<Routing> {
 /// d loss / d logits [T, E] from d loss / d weights [T, k] (`dt_moe_route_backward`).
 pub fn route_backward(logits: &[f32], d_weights: &[f32], opts: &MoeOptions) -> Result<Vec<f32>> {
     let mut d_logits = vec![0.0f32; logits.len()];
-    let x = MatrixTensor::of(logits, opts.experts());
-    let dw = MatrixTensor::of(d_weights, opts.k());
-    let mut dx = MatrixTensor::of_mut(&mut d_logits, opts.experts());
+    let x = ShapedTensor::of(logits, &[opts.experts()]);
+    let dw = ShapedTensor::of(d_weights, &[opts.k()]);
+    let mut dx = ShapedTensor::of_mut(&mut d_logits, &[opts.experts()]);
     let raw = opts.to_raw();
     // SAFETY: as in `route`.
     check(unsafe { sys::dt_moe_route_backward(x.ptr(), dw.ptr(), &raw, dx.mut_ptr()) })?;
@@ -208,9 +321,9 @@ pub fn balance_loss(
 ) -> Result<(f64, Vec<i64>)> {
     let mut counts = vec![0i64; opts.experts()];
     let mut loss = 0.0;
-    let x = MatrixTensor::of(logits, opts.experts());
-    let mut c = MatrixTensor::vector_mut(&mut counts);
-    let mut dx = d_logits.map(|d| MatrixTensor::of_mut(d, opts.experts()));
+    let x = ShapedTensor::of(logits, &[opts.experts()]);
+    let mut c = ShapedTensor::of_mut(&mut counts, &[]);
+    let mut dx = d_logits.map(|d| ShapedTensor::of_mut(d, &[opts.experts()]));
     let dx_ptr = dx.as_mut().map_or(ptr::null_mut(), |d| d.mut_ptr());
     let raw = opts.to_raw();
     // SAFETY: as in `route`.
@@ -222,8 +335,8 @@ pub fn balance_loss(
 /// `d_logits` when given (`dt_moe_z_loss`).
 pub fn z_loss(logits: &[f32], experts: usize, coeff: f64, d_logits: Option<&mut [f32]>) -> Result<f64> {
     let mut loss = 0.0;
-    let x = MatrixTensor::of(logits, experts);
-    let mut dx = d_logits.map(|d| MatrixTensor::of_mut(d, experts));
+    let x = ShapedTensor::of(logits, &[experts]);
+    let mut dx = d_logits.map(|d| ShapedTensor::of_mut(d, &[experts]));
     let dx_ptr = dx.as_mut().map_or(ptr::null_mut(), |d| d.mut_ptr());
     // SAFETY: as in `route`.
     check(unsafe { sys::dt_moe_z_loss(x.ptr(), coeff, &mut loss, dx_ptr) })?;
@@ -247,7 +360,7 @@ impl MoePlan {
     /// Plans the exchange of tokens routed as `experts` [T, k] (from
     /// [`route`]) for tokens of `hidden` elements. Collective over `ep`.
     pub fn new(ep: &Comm<'_>, experts: &[i64], hidden: usize, opts: &MoeOptions) -> Result<MoePlan> {
-        let e = MatrixTensor::of(experts, opts.k());
+        let e = ShapedTensor::of(experts, &[opts.k()]);
         let raw_opts = opts.to_raw();
         let mut out = ptr::null_mut();
         // SAFETY: a live communicator and descriptors over live slices.
@@ -286,17 +399,17 @@ impl MoePlan {
 
     /// tokens [T, H] to received [R, H], expert-major (`dt_moe_dispatch`).
     pub fn dispatch(&mut self, tokens: &[f32], received: &mut [f32]) -> Result<()> {
-        let x = MatrixTensor::of(tokens, self.hidden);
-        let mut r = MatrixTensor::of_mut(received, self.hidden);
+        let x = ShapedTensor::of(tokens, &[self.hidden]);
+        let mut r = ShapedTensor::of_mut(received, &[self.hidden]);
         // SAFETY: a live plan and descriptors over live slices.
         check(unsafe { sys::dt_moe_dispatch(self.raw.as_ptr(), x.ptr(), r.mut_ptr()) })
     }
 
-    /// expert_out [R, H] back to out [T, H], weighted by weights [T, k] (`dt_moe_combine`).
-    pub fn combine(&mut self, expert_out: &[f32], weights: &[f32], out: &mut [f32]) -> Result<()> {
-        let y = MatrixTensor::of(expert_out, self.hidden);
-        let w = MatrixTensor::of(weights, self.k);
-        let mut o = MatrixTensor::of_mut(out, self.hidden);
+    /// expert_out [R, H] back to output [T, H], weighted by weights [T, k] (`dt_moe_combine`).
+    pub fn combine(&mut self, expert_out: &[f32], weights: &[f32], output: &mut [f32]) -> Result<()> {
+        let y = ShapedTensor::of(expert_out, &[self.hidden]);
+        let w = ShapedTensor::of(weights, &[self.k]);
+        let mut o = ShapedTensor::of_mut(output, &[self.hidden]);
         // SAFETY: as above.
         check(unsafe { sys::dt_moe_combine(self.raw.as_ptr(), y.ptr(), w.ptr(), o.mut_ptr()) })
     }
@@ -309,18 +422,18 @@ impl MoePlan {
         d_expert_out: &mut [f32],
         d_weights: &mut [f32],
     ) -> Result<()> {
-        let dy = MatrixTensor::of(d_out, self.hidden);
-        let w = MatrixTensor::of(weights, self.k);
-        let mut dr = MatrixTensor::of_mut(d_expert_out, self.hidden);
-        let mut dw = MatrixTensor::of_mut(d_weights, self.k);
+        let dy = ShapedTensor::of(d_out, &[self.hidden]);
+        let w = ShapedTensor::of(weights, &[self.k]);
+        let mut dr = ShapedTensor::of_mut(d_expert_out, &[self.hidden]);
+        let mut dw = ShapedTensor::of_mut(d_weights, &[self.k]);
         // SAFETY: as above.
         check(unsafe { sys::dt_moe_combine_backward(self.raw.as_ptr(), dy.ptr(), w.ptr(), dr.mut_ptr(), dw.mut_ptr()) })
     }
 
     /// d_received [R, H] back to d_tokens [T, H] (`dt_moe_dispatch_backward`).
     pub fn dispatch_backward(&mut self, d_received: &[f32], d_tokens: &mut [f32]) -> Result<()> {
-        let dr = MatrixTensor::of(d_received, self.hidden);
-        let mut dx = MatrixTensor::of_mut(d_tokens, self.hidden);
+        let dr = ShapedTensor::of(d_received, &[self.hidden]);
+        let mut dx = ShapedTensor::of_mut(d_tokens, &[self.hidden]);
         // SAFETY: as above.
         check(unsafe { sys::dt_moe_dispatch_backward(self.raw.as_ptr(), dr.ptr(), dx.mut_ptr()) })
     }

@@ -94,3 +94,33 @@ fn bad_arguments_are_refused() {
         .unwrap();
     assert_eq!(err.status, Status::InvalidUsage);
 }
+
+#[test]
+fn the_built_in_experts_run_each_block_through_its_own_weights() {
+    // Two experts, H = F = 1: y = act(x * w1[l]) * w2[l]; expert 1 gets no rows.
+    let experts = dtrain::Experts {
+        counts: &[2, 0],
+        w1: &[2.0, 5.0],
+        w2: &[3.0, 7.0],
+        hidden: 1,
+        inner: 1,
+        activation: dtrain::Activation::Silu,
+    };
+    let x = [1.0f32, -1.0];
+    let (pre, y) = experts.forward(&x).unwrap();
+    assert_eq!(pre, vec![2.0, -2.0]);
+    let silu = |v: f32| v / (1.0 + (-v).exp());
+    assert!(
+        (y[0] - 3.0 * silu(2.0)).abs() < 1e-6 && (y[1] - 3.0 * silu(-2.0)).abs() < 1e-6,
+        "{y:?}"
+    );
+    let grads = experts.backward(&x, &pre, &[1.0, 0.0]).unwrap();
+    assert!((grads.dw2[0] - silu(2.0)).abs() < 1e-6, "{grads:?}");
+    assert_eq!(grads.dw1[1], 0.0);
+    assert_eq!(grads.dw2[1], 0.0);
+    let short = dtrain::Experts {
+        counts: &[1, 0],
+        ..experts
+    };
+    assert_eq!(short.forward(&x).err().unwrap().status, Status::InvalidArgument);
+}
