@@ -187,7 +187,9 @@ DT_API dt_status dt_moe_experts_forward(const DLTensor* x, const DLTensor* count
     const moe::ExpertBlocks blocks = moe::read_expert_blocks(x, counts, w1, w2, activation);
     const moe::Matrix pre = moe::float_matrix(hidden, "hidden", blocks.x.rows, blocks.inner);
     const moe::Matrix out = moe::float_matrix(y, "y", blocks.x.rows, blocks.hidden);
-    for (const auto& [input, name] : {std::pair{&blocks.x, "x"}, std::pair{&blocks.w1, "w1"}, std::pair{&blocks.w2, "w2"}}) {
+    const std::pair<const moe::Matrix*, const char*> inputs[] = {
+        {&blocks.x, "x"}, {&blocks.w1, "w1"}, {&blocks.w2, "w2"}};
+    for (const auto& [input, name] : inputs) {
       moe::check_disjoint(pre, "hidden", *input, name);
       moe::check_disjoint(out, "y", *input, name);
     }

@@ -47,7 +47,9 @@ double balance_loss(const Options& options, const Matrix& logits, double coeff, 
   const std::vector<float> p = probabilities(options.scoring, scores, tokens, experts);
   std::vector<double> mean_p(static_cast<std::size_t>(experts), 0.0);
   for (std::int64_t t = 0; t < tokens; ++t) {
-    for (std::int64_t e = 0; e < experts; ++e) mean_p[static_cast<std::size_t>(e)] += p[static_cast<std::size_t>(t * experts + e)];
+    for (std::int64_t e = 0; e < experts; ++e) {
+      mean_p[static_cast<std::size_t>(e)] += p[static_cast<std::size_t>(t * experts + e)];
+    }
   }
   double loss = 0.0;
   std::vector<float> d_p_row(static_cast<std::size_t>(experts));  // d loss / d p[t], the same for every t

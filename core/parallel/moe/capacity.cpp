@@ -25,7 +25,9 @@ std::int64_t drop_over_capacity(const Options& options, const std::vector<float>
     auto& list = pairs[e];
     if (static_cast<std::int64_t>(list.size()) <= capacity) continue;
     if (options.drop_policy == DropPolicy::by_score) {
-      auto score = [&](std::int64_t p) { return scores[static_cast<std::size_t>(p / experts.cols) * pairs.size() + e]; };
+      auto score = [&](std::int64_t p) {
+        return scores[static_cast<std::size_t>(p / experts.cols) * pairs.size() + e];
+      };
       // Highest score first; equal scores keep token order.
       std::stable_sort(list.begin(), list.end(), [&](std::int64_t a, std::int64_t b) { return score(a) > score(b); });
     }

@@ -10,33 +10,33 @@ namespace dtrain::parallel::moe {
 
 namespace {
 
-// Rows of `table` [rows, H] picked by the plan's send order: [S, H].
-std::vector<float> gather_send_rows(const Plan& plan, const Matrix& table) {
-  const auto sent = static_cast<std::int64_t>(plan.send_tokens().size());
-  std::vector<float> rows(static_cast<std::size_t>(sent * plan.hidden()));
+std::int64_t sent(const Plan& plan) { return static_cast<std::int64_t>(plan.send_tokens().size()); }
+
+// Rows of `table` [rows, H] picked by the plan's send order into its send
+// scratch: [S, H].
+float* gather_send_rows(Plan& plan, const Matrix& table) {
+  float* rows = plan.send_scratch();
   // The kernel takes mutable views; it only reads the table and indices.
   auto* indices = const_cast<std::int64_t*>(plan.send_tokens().data());
-  device::gather_rows(plan.hidden(), table.view, host_i64(indices, 1, sent).view,
-                      host_f32(rows.data(), sent, plan.hidden()).view);
+  device::gather_rows(plan.hidden(), table.view, host_i64(indices, 1, sent(plan)).view,
+                      host_f32(rows, sent(plan), plan.hidden()).view);
   return rows;
 }
 
 // out[t] = sum of the send-order rows whose token is t (0 for none).
-void sum_into_tokens(const Plan& plan, std::vector<float>& rows, const Matrix& out) {
-  const auto sent = static_cast<std::int64_t>(plan.send_tokens().size());
+void sum_into_tokens(const Plan& plan, float* rows, const Matrix& out) {
   std::fill(out.f32(), out.f32() + out.view.count, 0.0f);
   auto* indices = const_cast<std::int64_t*>(plan.send_tokens().data());
-  device::scatter_add_rows(plan.hidden(), host_f32(rows.data(), sent, plan.hidden()).view,
-                           host_i64(indices, 1, sent).view, out.view);
+  device::scatter_add_rows(plan.hidden(), host_f32(rows, sent(plan), plan.hidden()).view,
+                           host_i64(indices, 1, sent(plan)).view, out.view);
 }
 
-// Multiplies each send-order row by the weight of its pair.
-void scale_by_weights(const Plan& plan, const Matrix& weights, std::vector<float>& rows) {
-  const std::int64_t h = plan.hidden();
+// to[i] = from[i] times the weight of row i's pair, for every send-order row.
+void scale_by_weights(const Plan& plan, const Matrix& weights, const float* from, float* to) {
+  const auto h = static_cast<std::size_t>(plan.hidden());
   for (std::size_t i = 0; i < plan.send_pairs().size(); ++i) {
     const float w = weights.f32()[plan.send_pairs()[i]];
-    float* row = &rows[i * static_cast<std::size_t>(h)];
-    for (std::int64_t c = 0; c < h; ++c) row[c] *= w;
+    for (std::size_t c = 0; c < h; ++c) to[i * h + c] = from[i * h + c] * w;
   }
 }
 
@@ -50,8 +50,7 @@ void dispatch(Plan& plan, const DLTensor* tokens, const DLTensor* received) {
     out = float_matrix(received, "received", plan.received(), plan.hidden());
     check_disjoint(out, "received", x, "tokens");
   });
-  const std::vector<float> rows = gather_send_rows(plan, x);
-  plan.to_experts(rows.data(), out.f32());
+  plan.to_experts(gather_send_rows(plan, x), out.f32());
 }
 
 void combine(Plan& plan, const DLTensor* expert_out, const DLTensor* weights, const DLTensor* output) {
@@ -66,11 +65,11 @@ void combine(Plan& plan, const DLTensor* expert_out, const DLTensor* weights, co
     check_disjoint(result, "output", w, "weights");
   });
   std::vector<float>& returned = plan.returned_rows();
-  returned.assign(plan.send_tokens().size() * static_cast<std::size_t>(plan.hidden()), 0.0f);
+  returned.resize(plan.send_tokens().size() * static_cast<std::size_t>(plan.hidden()));
   plan.to_tokens(y.f32(), returned.data());
   plan.set_combined();
-  std::vector<float> weighted = returned;
-  scale_by_weights(plan, w, weighted);
+  float* weighted = plan.send_scratch();
+  scale_by_weights(plan, w, returned.data(), weighted);
   sum_into_tokens(plan, weighted, result);
 }
 
@@ -94,7 +93,7 @@ void combine_backward(Plan& plan, const DLTensor* d_out, const DLTensor* weights
     }
     check_disjoint(dw, "d_weights", d_rows, "d_expert_out");
   });
-  std::vector<float> rows = gather_send_rows(plan, dy);
+  float* rows = gather_send_rows(plan, dy);
   const std::vector<float>& returned = plan.returned_rows();
   const auto h = static_cast<std::size_t>(plan.hidden());
   std::fill(dw.f32(), dw.f32() + dw.view.count, 0.0f);
@@ -103,8 +102,8 @@ void combine_backward(Plan& plan, const DLTensor* d_out, const DLTensor* weights
     for (std::size_t c = 0; c < h; ++c) dot += static_cast<double>(rows[i * h + c]) * returned[i * h + c];
     dw.f32()[plan.send_pairs()[i]] = static_cast<float>(dot);
   }
-  scale_by_weights(plan, w, rows);
-  plan.to_experts(rows.data(), d_rows.f32());
+  scale_by_weights(plan, w, rows, rows);
+  plan.to_experts(rows, d_rows.f32());
 }
 
 void dispatch_backward(Plan& plan, const DLTensor* d_received, const DLTensor* d_tokens) {
@@ -115,8 +114,8 @@ void dispatch_backward(Plan& plan, const DLTensor* d_received, const DLTensor* d
     dx = float_matrix(d_tokens, "d_tokens", plan.tokens(), plan.hidden());
     check_disjoint(dx, "d_tokens", d_rows, "d_received");
   });
-  std::vector<float> rows(plan.send_tokens().size() * static_cast<std::size_t>(plan.hidden()));
-  plan.to_tokens(d_rows.f32(), rows.data());
+  float* rows = plan.send_scratch();
+  plan.to_tokens(d_rows.f32(), rows);
   sum_into_tokens(plan, rows, dx);
 }
 

@@ -37,7 +37,9 @@ void product(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
 }
 
 // Rows [first, first + n) of a matrix, and matrix l of a stack.
-TensorView rows_of(const Matrix& m, std::int64_t first, std::int64_t n) { return m.view.slice(first * m.cols, n * m.cols); }
+TensorView rows_of(const Matrix& m, std::int64_t first, std::int64_t n) {
+  return m.view.slice(first * m.cols, n * m.cols);
+}
 TensorView matrix_of(const Matrix& stack, std::int64_t l, std::int64_t rows) { return rows_of(stack, l * rows, rows); }
 
 }  // namespace

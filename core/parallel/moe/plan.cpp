@@ -50,7 +50,8 @@ const char* operation_name(Operation operation) {
 
 }  // namespace
 
-std::unique_ptr<Plan> Plan::create(std::shared_ptr<comm::Communicator> ep, const std::function<Routing()>& read_routing) {
+std::unique_ptr<Plan> Plan::create(std::shared_ptr<comm::Communicator> ep,
+                                   const std::function<Routing()>& read_routing) {
   Routing routing;
   std::exception_ptr failure;
   try {
@@ -172,21 +173,35 @@ void Plan::exchange_rows(const float* send, const std::vector<std::int64_t>& sen
   });
 }
 
+float* Plan::send_scratch() {
+  if (!send_scratch_) {
+    send_scratch_ = std::make_unique_for_overwrite<float[]>(send_tokens_.size() * static_cast<std::size_t>(hidden_));
+  }
+  return send_scratch_.get();
+}
+
+float* Plan::expert_scratch() {
+  if (!expert_scratch_) {
+    expert_scratch_ = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(received_ * hidden_));
+  }
+  return expert_scratch_.get();
+}
+
 void Plan::to_experts(const float* send_rows, float* expert_rows) {
-  std::vector<float> arrived(static_cast<std::size_t>(received_ * hidden_));
-  exchange_rows(send_rows, rows_to_rank_, arrived.data(), rows_from_rank_);
-  device::gather_rows(hidden_, host_f32(arrived.data(), received_, hidden_).view,
+  float* arrived = expert_scratch();
+  exchange_rows(send_rows, rows_to_rank_, arrived, rows_from_rank_);
+  device::gather_rows(hidden_, host_f32(arrived, received_, hidden_).view,
                       host_i64(expert_major_source_.data(), 1, received_).view,
                       host_f32(expert_rows, received_, hidden_).view);
 }
 
 void Plan::to_tokens(const float* expert_rows, float* send_rows) {
-  std::vector<float> leaving(static_cast<std::size_t>(received_ * hidden_));
+  float* leaving = expert_scratch();
   // The kernel reads its table as a mutable view; it writes only `leaving`.
   device::gather_rows(hidden_, host_f32(const_cast<float*>(expert_rows), received_, hidden_).view,
                       host_i64(arrival_position_.data(), 1, received_).view,
-                      host_f32(leaving.data(), received_, hidden_).view);
-  exchange_rows(leaving.data(), rows_from_rank_, send_rows, rows_to_rank_);
+                      host_f32(leaving, received_, hidden_).view);
+  exchange_rows(leaving, rows_from_rank_, send_rows, rows_to_rank_);
 }
 
 }  // namespace dtrain::parallel::moe

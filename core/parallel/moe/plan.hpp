@@ -62,6 +62,14 @@ class Plan {
   void to_experts(const float* send_rows, float* expert_rows);
   void to_tokens(const float* expert_rows, float* send_rows);
 
+  // Scratch rows in send order [S, H] and in expert-major order [R, H],
+  // allocated on first use and reused by every call on the plan: fresh
+  // memory on every call would cost page faults and, over UCX, a new memory
+  // registration each time. to_experts() and to_tokens() use the
+  // expert-major one themselves.
+  float* send_scratch();
+  float* expert_scratch();
+
   // What combine brought back, in send order [S, H], for combine's backward.
   std::vector<float>& returned_rows() { return returned_rows_; }
   bool combined() const { return combined_; }
@@ -89,6 +97,8 @@ class Plan {
   // goes to expert-major position i; arrival_position[j] the inverse.
   std::vector<std::int64_t> expert_major_source_;
   std::vector<std::int64_t> arrival_position_;
+  std::unique_ptr<float[]> send_scratch_;
+  std::unique_ptr<float[]> expert_scratch_;
   std::vector<float> returned_rows_;
   bool combined_ = false;
 };
