@@ -34,15 +34,18 @@ namespace {
 constexpr std::size_t kOptionsSizes[] = {0, sizeof(dt_moe_options)};
 constexpr dt_moe_options kDefaultOptions = DT_MOE_OPTIONS_INIT;
 
+// `value`, or `fallback` for DT_UNDEF.
+int or_default(int value, int fallback) { return value == DT_UNDEF ? fallback : value; }
+
 moe::Options read_moe_options(const dt_moe_options* user) {
   const dt_moe_options opts = dtrain::read_options(require(user, "opts"), kDefaultOptions, kOptionsSizes, "opts");
   moe::Options result;
   result.experts = opts.num_experts;
   result.k = opts.top_k;
-  result.scoring = static_cast<moe::Scoring>(opts.scoring);
-  result.normalize = opts.normalize != 0;
+  result.scoring = static_cast<moe::Scoring>(or_default(opts.scoring, kDefaultOptions.scoring));
+  result.normalize = or_default(opts.normalize, kDefaultOptions.normalize) != 0;
   result.capacity_factor = opts.capacity_factor;
-  result.drop_policy = static_cast<moe::DropPolicy>(opts.drop_policy);
+  result.drop_policy = static_cast<moe::DropPolicy>(or_default(opts.drop_policy, kDefaultOptions.drop_policy));
   moe::check_options(result);
   return result;
 }

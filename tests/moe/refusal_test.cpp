@@ -157,4 +157,20 @@ TEST_F(MoeRefusal, BadExchangeArgumentsReachEveryRankAndThePlanStillWorks) {
   EXPECT_EQ(dt_moe_plan_destroy(nullptr), DT_OK);
 }
 
+TEST_F(MoeRefusal, APlanOutlivingItsCommunicatorIsAborted) {
+  dt_comm* ep = nullptr;
+  ASSERT_EQ(dt_comm_split(&ep, comm_, 0, rank_), DT_OK) << dt_error_last();
+  const dt_moe_options opts = RouterSpec{size_, 1}.options();
+  Array<std::int64_t> e({2, 1}, routing(2, 1, size_, rank_));
+  dt_moe_plan* plan = nullptr;
+  ASSERT_EQ(dt_moe_plan_create(&plan, ep, &e, kHidden, &opts), DT_OK) << dt_error_last();
+  ASSERT_EQ(dt_comm_destroy(ep), DT_OK);
+  std::int64_t rows = 0;
+  ASSERT_EQ(dt_moe_plan_received(plan, &rows), DT_OK);  // the queries are local
+  Array<float> x({2, kHidden}, 1.0f);
+  Array<float> received({rows, kHidden});
+  EXPECT_EQ(dt_moe_dispatch(plan, &x, &received), DT_ERR_ABORTED) << dt_error_last();
+  EXPECT_EQ(dt_moe_plan_destroy(plan), DT_OK);
+}
+
 }  // namespace

@@ -229,6 +229,18 @@ TEST(MoeRouting, OptionsInitGivesTheDefaults) {
   EXPECT_EQ(opts.normalize, 0);
   EXPECT_EQ(opts.capacity_factor, 0.0);
   EXPECT_EQ(opts.drop_policy, DT_MOE_DROP_BY_POSITION);
+  // DT_UNDEF in the optional fields means their defaults.
+  Array<float> x({2, 3}, std::vector<float>{0, 1, 2, 2, 1, 0});
+  Array<float> weights({2, 1});
+  Array<std::int64_t> experts({2, 1});
+  opts.num_experts = 3;
+  opts.top_k = 1;
+  opts.scoring = static_cast<dt_moe_scoring>(DT_UNDEF);
+  opts.normalize = DT_UNDEF;
+  opts.drop_policy = static_cast<dt_moe_drop_policy>(DT_UNDEF);
+  ASSERT_EQ(dt_moe_route(&x, &opts, &weights, &experts, nullptr), DT_OK) << dt_error_last();
+  EXPECT_EQ(experts.values, (std::vector<std::int64_t>{2, 0}));
+  EXPECT_NEAR(weights[0], std::exp(2.0) / (1.0 + std::exp(1.0) + std::exp(2.0)), 1e-6);  // softmax, not renormalised
   EXPECT_EQ(dt_moe_options_init(&opts, 0), DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(dt_moe_options_init(&opts, DT_MOE_OPTIONS_VERSION + 1), DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(dt_moe_options_init(nullptr, DT_MOE_OPTIONS_VERSION), DT_ERR_INVALID_ARGUMENT);

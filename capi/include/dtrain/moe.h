@@ -68,8 +68,12 @@
  * and the ranks); a rank whose own arguments are invalid gets its own error
  * (DT_ERR_INVALID_ARGUMENT, DT_ERR_UNSUPPORTED, DT_ERR_INVALID_USAGE) and every
  * other rank DT_ERR_MISMATCH naming it. Nothing is exchanged then, and
- * nothing written. Errors of the communicator (DT_ERR_ABORTED, DT_ERR_TIMEOUT,
- * ...) as for any collective. The routing calls and queries are local.
+ * nothing written. Only a NULL `plan` (or `ep` for dt_moe_plan_create()) is
+ * refused on its own rank alone, there being no communicator to tell the
+ * others through: they wait until the communicator's timeout. Errors of the
+ * communicator (DT_ERR_ABORTED, DT_ERR_TIMEOUT, ...) as for any collective.
+ * The routing calls, the losses, the built-in experts and the plan's
+ * queries are local.
  *
  * Threads: one thread at a time per plan. Errors are per thread.
  */
@@ -112,6 +116,7 @@ typedef struct dt_moe_options {
   unsigned version;            /* DT_MOE_OPTIONS_VERSION */
   int num_experts;             /* E >= 1; required (DT_UNDEF is refused) */
   int top_k;                   /* k, 1 <= k <= E; required */
+  /* The fields below take DT_UNDEF for their defaults. */
   dt_moe_scoring scoring;      /* default DT_MOE_SOFTMAX */
   int normalize;               /* nonzero: weights renormalised to sum to 1 over the k choices (default 0) */
   double capacity_factor;      /* > 0: capacity = ceil(capacity_factor * T * k / E) tokens per
@@ -209,8 +214,8 @@ typedef struct dt_moe_plan dt_moe_plan;
  * >= 1 elements, over `ep`. Collective over `ep`: the ranks agree on E, k and
  * H (DT_ERR_MISMATCH on every rank otherwise), then exchange how many rows
  * each sends to each local expert of each other rank (one all-to-all of
- * E int64 per rank). Only num_experts and top_k of `opts` are used; k must
- * equal experts' second dimension.
+ * E int64 per rank). Of `opts` only num_experts and top_k matter here (the
+ * other fields must still be valid); k must equal experts' second dimension.
  *
  * Order of the rows a rank receives ("expert-major"): one contiguous block
  * per local expert, in local expert order; within a block, by source rank
