@@ -43,9 +43,10 @@
  * refused with DT_ERR_UNSUPPORTED by every call here. Contiguous row-major.
  * Scores, weights and tokens are float32 (another dtype: DT_ERR_UNSUPPORTED);
  * expert indices and counts are int64 (another dtype:
- * DT_ERR_INVALID_ARGUMENT). Shapes must be exactly as stated (two-dimensional
- * [rows, cols] tensors as two dimensions, vectors as one); anything else is
- * DT_ERR_INVALID_ARGUMENT naming the argument. T may be 0 on any rank.
+ * DT_ERR_INVALID_ARGUMENT). Every tensor has exactly the dimensions stated
+ * ([T, E] is two-dimensional, [E] one-dimensional, [L, H, F] three); any
+ * other shape is DT_ERR_INVALID_ARGUMENT naming the argument and giving both
+ * shapes. T may be 0 on any rank.
  * Outputs must not overlap inputs.
  *
  * Gradient groups. With the customary mesh (dtrain/mesh.h: tp, cp, ep, dp,
@@ -116,7 +117,7 @@ typedef struct dt_moe_options {
   unsigned version;            /* DT_MOE_OPTIONS_VERSION */
   int num_experts;             /* E >= 1; required (DT_UNDEF is refused) */
   int top_k;                   /* k, 1 <= k <= E; required */
-  /* The fields below take DT_UNDEF for their defaults. */
+  /* scoring, normalize and drop_policy also take DT_UNDEF for their defaults. */
   dt_moe_scoring scoring;      /* default DT_MOE_SOFTMAX */
   int normalize;               /* nonzero: weights renormalised to sum to 1 over the k choices (default 0) */
   double capacity_factor;      /* > 0: capacity = ceil(capacity_factor * T * k / E) tokens per
@@ -144,8 +145,8 @@ DT_API dt_status dt_moe_options_init(dt_moe_options *opts, unsigned version);
  *     by the sum of the k chosen scores;
  *   - with a capacity (capacity_factor > 0), each expert keeps at most
  *     capacity = ceil(capacity_factor * T * k / E) of its tokens, chosen by
- *     opts->drop_policy; a dropped pair keeps its weight but its expert index
- *     becomes -1.
+ *     opts->drop_policy; a dropped pair keeps its weight (renormalisation is
+ *     over all k chosen scores, dropped or not) but its expert index becomes -1.
  * Writes `weights` [T, k] float32, `experts` [T, k] int64 (an expert index in
  * 0..E-1, or -1 for a dropped pair) and `*dropped` (may be NULL), the number
  * of pairs set to -1 (0 when dropless).
