@@ -103,7 +103,7 @@ struct Buffer {
 constexpr DLDataType kF32{kDLFloat, 32, 1};
 constexpr DLDataType kI64{kDLInt, 64, 1};
 
-enum Timed { kDispatch, kCombine, kAlltoallv, kTimed };
+enum Timed { kDispatch = 0, kCombine = 1, kAlltoallv = 2, kTimed = 3 };
 const char* const kTimedNames[kTimed] = {"dispatch", "combine", "alltoallv x2"};
 
 // The elements this rank sends to each rank and receives from each, as a
