@@ -81,6 +81,15 @@
 %thread dt_tp_cross_entropy_forward;
 %thread dt_tp_cross_entropy_backward;
 %thread dt_tp_unshard;
+%thread dt_moe_plan_create;
+%thread dt_moe_plan_destroy;
+%thread dt_moe_plan::~dt_moe_plan;
+%thread dt_moe_dispatch;
+%thread dt_moe_combine;
+%thread dt_moe_combine_backward;
+%thread dt_moe_dispatch_backward;
+%thread dt_moe_experts_forward;
+%thread dt_moe_experts_backward;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"
@@ -92,6 +101,7 @@
 %include "swig/mesh.i"
 %include "swig/tp.i"
 %include "swig/pipeline.i"
+%include "swig/moe.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -107,3 +117,4 @@
 %include "dtrain/mesh.h"
 %include "dtrain/tp.h"
 %include "dtrain/pipeline.h"
+%include "dtrain/moe.h"

@@ -19,5 +19,6 @@
 #include "dtrain/mesh.h"
 #include "dtrain/tp.h"
 #include "dtrain/pipeline.h"
+#include "dtrain/moe.h"
 
 #endif /* DTRAIN_H */

@@ -117,6 +117,14 @@ int main(void) {
   FIELD(dt_pipeline_action, chunk);
   FIELD(dt_pipeline_action, microbatch);
   FIELD(dt_pipeline_action, peer);
+  STRUCT(dt_moe_options);
+  FIELD(dt_moe_options, version);
+  FIELD(dt_moe_options, num_experts);
+  FIELD(dt_moe_options, top_k);
+  FIELD(dt_moe_options, scoring);
+  FIELD(dt_moe_options, normalize);
+  FIELD(dt_moe_options, capacity_factor);
+  FIELD(dt_moe_options, drop_policy);
 
   CONSTANT(DT_UNDEF);
   CONSTANT(DT_COMM_OPTIONS_VERSION);
@@ -126,6 +134,7 @@ int main(void) {
   CONSTANT(DT_ZERO_OPTIONS_VERSION);
   CONSTANT(DT_ZERO_MEMORY_VERSION);
   CONSTANT(DT_PIPELINE_SCHEDULE_OPTIONS_VERSION);
+  CONSTANT(DT_MOE_OPTIONS_VERSION);
   CONSTANT(kDLCPU);
   CONSTANT(kDLCUDA);
   CONSTANT(kDLCUDAHost);

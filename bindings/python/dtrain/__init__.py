@@ -1,4 +1,5 @@
-"""dtrain: distributed training collectives, data parallelism, ZeRO, the device mesh, tensor parallelism, pipeline schedules and optimizers over libdtrain.
+"""dtrain: distributed training collectives, data parallelism, ZeRO, the device mesh, tensor parallelism,
+pipeline schedules, expert parallelism and optimizers over libdtrain.
 
     import numpy as np
     import dtrain
@@ -26,6 +27,9 @@ from ._zero import Zero, ZeroMemory
 from ._mesh import Mesh
 from . import _tp as tp
 from ._pipeline import PipelineAction, PipelineSchedule
+from ._moe import (DENSE_GRAD_DIMS, EXPERT_GRAD_DIMS, MoeActivation, MoeDropPolicy, MoeOptions, MoePlan,
+                   MoeScoring, moe_balance_loss, moe_experts_backward, moe_experts_forward, moe_route,
+                   moe_route_backward, moe_z_loss)
 
 # The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
 globals().update({member.name: member for member in Status})
@@ -40,6 +44,9 @@ __version__ = "%d.%d.%d" % version()
 __all__ = [
     "Comm", "P2POp", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
     "Zero", "ZeroMemory", "Mesh", "tp", "PipelineSchedule", "PipelineAction", "PipelineKind", "PipelineActionKind",
+    "MoeOptions", "MoePlan", "MoeScoring", "MoeDropPolicy", "moe_route", "moe_route_backward",
+    "moe_balance_loss", "moe_z_loss", "MoeActivation", "moe_experts_forward", "moe_experts_backward",
+    "EXPERT_GRAD_DIMS", "DENSE_GRAD_DIMS",
     "build_info", "status_string", "error_last", "tensor_check",
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",

@@ -6,7 +6,7 @@ Julia binding of libdtrain, distributed training as an embeddable library.
 Arrays are handed to the library as borrowed DLPack tensors: dense host arrays of
 `Float32`, `Float64`, `Float16`, `Int32`, `Int64`, `Int8` or `UInt8`, or CUDA
 device memory described by a [`DeviceBuffer`](@ref). Handles
-(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`, `Mesh`, `PipelineSchedule`) are freed by `close` or, failing that, by their
+(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`, `Mesh`, `PipelineSchedule`, `MoePlan`) are freed by `close` or, failing that, by their
 finalizers, which only release local resources and never communicate.
 
 The library is `ENV["LIBDTRAIN"]` when set, otherwise `libdtrain.so.0` from the
@@ -45,6 +45,11 @@ export PipelineSchedule, PipelineAction, PipelineScheduleKind, DT_PIPELINE_GPIPE
        DT_PIPELINE_BACKWARD, DT_PIPELINE_BACKWARD_INPUT, DT_PIPELINE_BACKWARD_WEIGHT, DT_PIPELINE_SEND_ACTIVATION,
        DT_PIPELINE_RECV_ACTIVATION, DT_PIPELINE_SEND_GRAD, DT_PIPELINE_RECV_GRAD, action_count, action, actions,
        bubble_fraction, peak_in_flight
+export MoeOptions, MoeScoring, DT_MOE_SOFTMAX, DT_MOE_SIGMOID, MoeDropPolicy, DT_MOE_DROP_BY_POSITION,
+       DT_MOE_DROP_BY_SCORE, MOE_EXPERT_GRAD_DIMS, MOE_DENSE_GRAD_DIMS, moe_route, moe_route_backward,
+       moe_balance_loss, moe_z_loss, MoePlan, moe_local_experts, moe_received, moe_expert_counts, moe_dispatch,
+       moe_combine, moe_combine_backward, moe_dispatch_backward, MoeActivation, DT_MOE_GELU_TANH, DT_MOE_GELU_ERF,
+       DT_MOE_SILU, moe_experts_forward, moe_experts_backward
 
 include("library.jl")
 include("status.jl")
@@ -63,5 +68,6 @@ include("zero.jl")
 include("mesh.jl")
 include("tp.jl")
 include("pipeline.jl")
+include("moe.jl")
 
 end # module

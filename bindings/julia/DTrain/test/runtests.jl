@@ -739,4 +739,58 @@ end
                               DT_ERR_INVALID_ARGUMENT))
 end
 
+@testset "moe" begin
+    # Two tokens (columns) over four experts; softmax, top 2, renormalised.
+    logits = Float32[0 3; 1 0; 2 0; 0.5 1]
+    opts = MoeOptions(4, 2; normalize=true)
+    weights, experts, dropped = moe_route(logits, opts)
+    @test experts == Int64[2 0; 1 3]
+    @test dropped == 0
+    @test weights[1, 1] ≈ exp(1f0) / (exp(1f0) + 1) atol=1e-6
+    @test sum(weights; dims=1) ≈ [1 1] atol=1e-6
+    # Renormalised weights always sum to 1: their sum has no gradient.
+    @test all(abs.(moe_route_backward(logits, ones(Float32, 2, 2), opts)) .< 1e-6)
+
+    uniform = zeros(Float32, 2, 2)  # both tokens pick expert 0
+    d_logits = zeros(Float32, 2, 2)
+    loss, counts = moe_balance_loss(uniform, MoeOptions(2, 1); d_logits=d_logits)
+    @test loss ≈ 1.0 atol=1e-6
+    @test counts == [2, 0]
+    @test moe_z_loss(uniform) ≈ log(2)^2 atol=1e-6
+    @test occursin("top_k", message_of(() -> moe_route(uniform, MoeOptions(2, 3)), DT_ERR_INVALID_ARGUMENT))
+    @test message_of(() -> moe_route(zeros(Float64, 2, 2), MoeOptions(2, 1)), DT_ERR_UNSUPPORTED) != ""
+
+    Comm() do comm
+        # Token 1 goes to experts 0 and 1, token 2 to expert 1 (its second pair dropped).
+        plan = MoePlan(comm, Int64[0 1; 1 -1], 2, MoeOptions(2, 2))
+        @test moe_local_experts(plan) == (0, 2)
+        @test moe_received(plan) == 3
+        @test moe_expert_counts(plan) == [1, 2]
+        received = moe_dispatch(plan, Float32[1 3; 2 4])
+        @test received == Float32[1 1 3; 2 2 4]
+        w = Float32[0.5 2; 0.25 9]
+        @test moe_combine(plan, received, w) == Float32[0.75 6; 1.5 8]
+        d_received, d_weights = moe_combine_backward(plan, Float32[1 0; 0 1], w)
+        @test d_weights == Float32[1 4; 1 0]
+        @test d_received == Float32[0.5 0.25 0; 0 0 2]
+        @test moe_dispatch_backward(plan, d_received) == Float32[0.75 0; 0 2]
+        close(plan)
+        @test message_of(() -> moe_received(plan), DT_ERR_INVALID_USAGE) != ""
+        @test message_of(() -> MoePlan(comm, reshape(Int64[2], 1, 1), 4, MoeOptions(2, 1)), DT_ERR_INVALID_ARGUMENT) != ""
+    end
+
+    # Two experts, H = F = 1: y = silu(x * w1[l]) * w2[l]; expert 2 gets no rows.
+    silu(v) = v / (1 + exp(-v))
+    x = Float32[1 -1]
+    w1 = reshape(Float32[2, 5], 1, 1, 2)
+    w2 = reshape(Float32[3, 7], 1, 1, 2)
+    hidden, y = moe_experts_forward(x, Int64[2, 0], w1, w2; activation=DT_MOE_SILU)
+    @test hidden == Float32[2 -2]
+    @test y ≈ Float32[3 * silu(2f0) 3 * silu(-2f0)] atol=1e-6
+    dx, dw1, dw2 = moe_experts_backward(x, Int64[2, 0], w1, w2, hidden, Float32[1 0]; activation=DT_MOE_SILU)
+    @test dw2[1, 1, 1] ≈ silu(2f0) atol=1e-6
+    @test dw1[1, 1, 2] == 0 && dw2[1, 1, 2] == 0
+    @test occursin("add up", message_of(() -> moe_experts_forward(x, Int64[1, 0], w1, w2), DT_ERR_INVALID_ARGUMENT))
+end
+
 end # @testset "DTrain"

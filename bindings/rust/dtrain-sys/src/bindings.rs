@@ -16,6 +16,9 @@ pub const DT_TP_GATHER_OUTPUT: u32 = 2;
 pub const DT_TP_ACCUMULATE: u32 = 4;
 pub const DT_PIPELINE_SCHEDULE_OPTIONS_VERSION: u32 = 1;
 pub const DT_PIPELINE_SCHEDULE_MAX_UNITS: u32 = 1048576;
+pub const DT_MOE_EXPERT_GRAD_DIMS: &[u8; 6usize] = b"dp,cp\0";
+pub const DT_MOE_DENSE_GRAD_DIMS: &[u8; 9usize] = b"dp,cp,ep\0";
+pub const DT_MOE_OPTIONS_VERSION: u32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int64_t = ::std::os::raw::c_long;
@@ -2770,5 +2773,423 @@ extern "C" {
         s: *const dt_pipeline_schedule,
         rank: ::std::os::raw::c_int,
         out: *mut ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+pub const DT_MOE_SOFTMAX: dt_moe_scoring = 0;
+pub const DT_MOE_SIGMOID: dt_moe_scoring = 1;
+#[doc = " How router logits become scores s[t][e]:"]
+#[doc = "   DT_MOE_SOFTMAX  s[t] = softmax(logits[t]) over the E experts (Switch, GShard, Mixtral);"]
+#[doc = "   DT_MOE_SIGMOID  s[t][e] = 1 / (1 + exp(-logits[t][e])) (DeepSeek-V3)."]
+pub type dt_moe_scoring = ::std::os::raw::c_uint;
+pub const DT_MOE_DROP_BY_POSITION: dt_moe_drop_policy = 0;
+pub const DT_MOE_DROP_BY_SCORE: dt_moe_drop_policy = 1;
+#[doc = " Which (token, choice) pairs an expert over capacity drops. Every token"]
+#[doc = " routes to an expert at most once, so an expert's pairs are its tokens:"]
+#[doc = "   DT_MOE_DROP_BY_POSITION  it keeps its first `capacity` tokens (lowest token"]
+#[doc = "                            index) and drops the later ones;"]
+#[doc = "   DT_MOE_DROP_BY_SCORE     it keeps the `capacity` tokens with the highest"]
+#[doc = "                            score s[t][e] (ties: the lower token index) and"]
+#[doc = "                            drops the lowest-scoring ones."]
+pub type dt_moe_drop_policy = ::std::os::raw::c_uint;
+#[doc = " Options of an MoE layer; every rank of the ep communicator passes the same. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_moe_options {
+    pub version: ::std::os::raw::c_uint,
+    pub num_experts: ::std::os::raw::c_int,
+    pub top_k: ::std::os::raw::c_int,
+    pub scoring: dt_moe_scoring,
+    pub normalize: ::std::os::raw::c_int,
+    pub capacity_factor: f64,
+    pub drop_policy: dt_moe_drop_policy,
+}
+#[test]
+fn bindgen_test_layout_dt_moe_options() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_moe_options>(),
+        40usize,
+        concat!("Size of: ", stringify!(dt_moe_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_moe_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_moe_options))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_moe_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_moe_options),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_num_experts() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_moe_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_experts) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_moe_options),
+                "::",
+                stringify!(num_experts)
+            )
+        );
+    }
+    test_field_num_experts();
+    fn test_field_top_k() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_moe_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).top_k) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_moe_options),
+                "::",
+                stringify!(top_k)
+            )
+        );
+    }
+    test_field_top_k();
+    fn test_field_scoring() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_moe_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).scoring) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_moe_options),
+                "::",
+                stringify!(scoring)
+            )
+        );
+    }
+    test_field_scoring();
+    fn test_field_normalize() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_moe_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).normalize) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_moe_options),
+                "::",
+                stringify!(normalize)
+            )
+        );
+    }
+    test_field_normalize();
+    fn test_field_capacity_factor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_moe_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).capacity_factor) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_moe_options),
+                "::",
+                stringify!(capacity_factor)
+            )
+        );
+    }
+    test_field_capacity_factor();
+    fn test_field_drop_policy() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_moe_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).drop_policy) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_moe_options),
+                "::",
+                stringify!(drop_policy)
+            )
+        );
+    }
+    test_field_drop_policy();
+}
+extern "C" {
+    #[doc = " Fills `opts` with the defaults of options version `version` (pass"]
+    #[doc = " DT_MOE_OPTIONS_VERSION); num_experts and top_k are left DT_UNDEF for the"]
+    #[doc = " caller to set. DT_ERR_INVALID_ARGUMENT for NULL, version 0 or a version"]
+    #[doc = " newer than this library's."]
+    pub fn dt_moe_options_init(
+        opts: *mut dt_moe_options,
+        version: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Routes this rank's T tokens. Local. `logits` [T, E] float32 (E ="]
+    #[doc = " opts->num_experts). For every token t, with scores s[t] (see dt_moe_scoring):"]
+    #[doc = "   - its k experts are the k largest s[t][e], largest first, ties to the"]
+    #[doc = "     lower expert index (top-k of the scores);"]
+    #[doc = "   - weights[t][j] = s[t][experts_j], or with opts->normalize that divided"]
+    #[doc = "     by the sum of the k chosen scores;"]
+    #[doc = "   - with a capacity (capacity_factor > 0), each expert keeps at most"]
+    #[doc = "     capacity = ceil(capacity_factor * T * k / E) of its tokens, chosen by"]
+    #[doc = "     opts->drop_policy; a dropped pair keeps its weight (renormalisation is"]
+    #[doc = "     over all k chosen scores, dropped or not) but its expert index becomes -1."]
+    #[doc = " Writes `weights` [T, k] float32, `experts` [T, k] int64 (an expert index in"]
+    #[doc = " 0..E-1, or -1 for a dropped pair) and `*dropped` (may be NULL), the number"]
+    #[doc = " of pairs set to -1 (0 when dropless)."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT: a NULL tensor or opts, a wrong shape, num_experts"]
+    #[doc = " or top_k unset or out of range, an unknown scoring or drop policy."]
+    #[doc = " DT_ERR_UNSUPPORTED: logits or weights not float32, a kDLCUDA tensor."]
+    pub fn dt_moe_route(
+        logits: *const DLTensor,
+        opts: *const dt_moe_options,
+        weights: *mut DLTensor,
+        experts: *mut DLTensor,
+        dropped: *mut i64,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The backward pass of dt_moe_route(): from `d_weights` [T, k] float32, the"]
+    #[doc = " gradient of the loss with respect to the weights it returned, writes"]
+    #[doc = " `d_logits` [T, E] float32 (overwritten), the gradient with respect to"]
+    #[doc = " `logits` [T, E] (the same logits and options as the forward pass; the"]
+    #[doc = " top-k choice is recomputed from them and is not differentiated). Dropped"]
+    #[doc = " pairs count like any other here: their weight's gradient is what"]
+    #[doc = " `d_weights` says (dt_moe_combine_backward() gives them 0). Local. Errors as"]
+    #[doc = " for dt_moe_route()."]
+    pub fn dt_moe_route_backward(
+        logits: *const DLTensor,
+        d_weights: *const DLTensor,
+        opts: *const dt_moe_options,
+        d_logits: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The load-balancing loss of Switch Transformer over this rank's tokens"]
+    #[doc = " (Fedus et al. 2021, eq. 4, generalised to k as in GShard and Megatron-Core):"]
+    #[doc = ""]
+    #[doc = "   loss = E * sum_i f_i * P_i,   f_i = counts[i] / (T * k),"]
+    #[doc = "   P_i = (1/T) sum_t p[t][i],"]
+    #[doc = ""]
+    #[doc = " where counts[i] is the number of tokens whose top-k choice (before any"]
+    #[doc = " capacity drop) includes expert i, and p[t] the router probabilities:"]
+    #[doc = " softmax(logits[t]) with DT_MOE_SOFTMAX, and with DT_MOE_SIGMOID the scores"]
+    #[doc = " normalised per token, s[t][i] / sum_e s[t][e] (DeepSeek-V3's). A uniform"]
+    #[doc = " router gives 1. With T = 0 the loss is 0."]
+    #[doc = " Writes `*loss` (unscaled), `counts` [E] int64 when not NULL, and when"]
+    #[doc = " `d_logits` [T, E] float32 is not NULL ADDS coeff * d loss / d logits to"]
+    #[doc = " it (f is a count, treated as a constant, as in the papers). Local. Errors"]
+    #[doc = " as for dt_moe_route(); `loss` NULL is DT_ERR_INVALID_ARGUMENT."]
+    pub fn dt_moe_balance_loss(
+        logits: *const DLTensor,
+        opts: *const dt_moe_options,
+        coeff: f64,
+        loss: *mut f64,
+        counts: *mut DLTensor,
+        d_logits: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The router z-loss of ST-MoE (Zoph et al. 2022, eq. 5) over this rank's"]
+    #[doc = " tokens: loss = (1/T) sum_t (log sum_e exp(logits[t][e]))^2; 0 when T = 0."]
+    #[doc = " `logits` [T, E] float32 with any E >= 1. Writes `*loss` (unscaled) and, when"]
+    #[doc = " `d_logits` [T, E] float32 is not NULL, ADDS coeff * d loss / d logits ="]
+    #[doc = " coeff * (2/T) * lse[t] * softmax(logits[t]) to it. Local."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT: NULL logits or loss, a wrong shape;"]
+    #[doc = " DT_ERR_UNSUPPORTED: not float32, or kDLCUDA."]
+    pub fn dt_moe_z_loss(
+        logits: *const DLTensor,
+        coeff: f64,
+        loss: *mut f64,
+        d_logits: *mut DLTensor,
+    ) -> dt_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_moe_plan {
+    _unused: [u8; 0],
+}
+extern "C" {
+    #[doc = " Plans the exchange of this rank's tokens routed as `experts` [T, k] int64"]
+    #[doc = " (what dt_moe_route() wrote: indices in 0..E-1, or -1 for a pair that goes"]
+    #[doc = " nowhere; a token names an expert at most once) for tokens of `hidden` = H"]
+    #[doc = " >= 1 elements, over `ep`. Collective over `ep`: the ranks agree on E, k and"]
+    #[doc = " H (DT_ERR_MISMATCH on every rank otherwise), then exchange how many rows"]
+    #[doc = " each sends to each local expert of each other rank (one all-to-all of"]
+    #[doc = " E int64 per rank). Of `opts` only num_experts and top_k matter here (the"]
+    #[doc = " other fields must still be valid); k must equal experts' second dimension."]
+    #[doc = ""]
+    #[doc = " Order of the rows a rank receives (\"expert-major\"): one contiguous block"]
+    #[doc = " per local expert, in local expert order; within a block, by source rank"]
+    #[doc = " (the rank in `ep`), and within a source, by token index at the source."]
+    #[doc = " dt_moe_plan_expert_counts() gives the block sizes."]
+    #[doc = ""]
+    #[doc = " The plan keeps a reference to `ep`'s communicator (the caller may destroy"]
+    #[doc = " `ep` first; calls that communicate then fail with DT_ERR_ABORTED) and"]
+    #[doc = " belongs to the caller: dt_moe_plan_destroy(). One plan serves one forward"]
+    #[doc = " and backward pass of one layer; the tensors it is given must match it."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT: `out`, `ep`, `experts` or `opts` NULL, E not a"]
+    #[doc = " multiple of ep, k or E out of range, an index outside -1..E-1 or repeated in"]
+    #[doc = " a row, `hidden` < 1."]
+    pub fn dt_moe_plan_create(
+        out: *mut *mut dt_moe_plan,
+        ep: *mut dt_comm,
+        experts: *const DLTensor,
+        hidden: i64,
+        opts: *const dt_moe_options,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Destroys `plan` (NULL: no-op)."]
+    pub fn dt_moe_plan_destroy(plan: *mut dt_moe_plan) -> dt_status;
+}
+extern "C" {
+    #[doc = " The global index of this rank's first local expert (rank * E/ep) and the number of local experts, E/ep."]
+    pub fn dt_moe_plan_local_experts(
+        plan: *const dt_moe_plan,
+        first: *mut ::std::os::raw::c_int,
+        count: *mut ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " R: the number of rows this rank receives in dt_moe_dispatch() (the sum of the expert counts); may be 0."]
+    pub fn dt_moe_plan_received(plan: *const dt_moe_plan, rows: *mut i64) -> dt_status;
+}
+extern "C" {
+    #[doc = " The rows this rank receives for each local expert, into counts[0..n-1]: the"]
+    #[doc = " block sizes of the expert-major order (block l starts at the sum of"]
+    #[doc = " counts[0..l-1]). `n` must equal E/ep (DT_ERR_INVALID_ARGUMENT otherwise,"]
+    #[doc = " nothing written)."]
+    pub fn dt_moe_plan_expert_counts(
+        plan: *const dt_moe_plan,
+        counts: *mut i64,
+        n: ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Sends every kept pair's token to the rank of its expert: `tokens` [T, H]"]
+    #[doc = " float32 in, `received` [R, H] float32 out, in the expert-major order above"]
+    #[doc = " (row for pair (t, j) = tokens[t]). Collective over the plan's ep."]
+    pub fn dt_moe_dispatch(
+        plan: *mut dt_moe_plan,
+        tokens: *const DLTensor,
+        received: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The reverse exchange and the weighted sum: `expert_out` [R, H] float32 (the"]
+    #[doc = " experts' outputs, row for row in the order dt_moe_dispatch() delivered) goes"]
+    #[doc = " back to the tokens' ranks, and output[t] = sum over kept pairs (t, j) of"]
+    #[doc = " weights[t][j] * (the row that came back for (t, j)); `weights` [T, k]"]
+    #[doc = " float32, `output` [T, H] float32 (overwritten; 0 for a token with no kept"]
+    #[doc = " pair). The plan keeps the rows that came back (T*k*H floats at most) for"]
+    #[doc = " dt_moe_combine_backward(). Collective over the plan's ep."]
+    pub fn dt_moe_combine(
+        plan: *mut dt_moe_plan,
+        expert_out: *const DLTensor,
+        weights: *const DLTensor,
+        output: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The backward pass of dt_moe_combine(), after it, with the same `weights`:"]
+    #[doc = " from `d_out` [T, H] float32 (the gradient with respect to `output`) writes"]
+    #[doc = "   d_weights [T, k] float32: d_weights[t][j] = dot(d_out[t], row of (t, j))"]
+    #[doc = "     for a kept pair, 0 for a dropped one;"]
+    #[doc = "   d_expert_out [R, H] float32: for each received row, weights[t][j] * d_out[t]"]
+    #[doc = "     of its pair, delivered to the expert's rank in the expert-major order."]
+    #[doc = " Collective over the plan's ep. DT_ERR_INVALID_USAGE (this rank;"]
+    #[doc = " DT_ERR_MISMATCH on the others) before dt_moe_combine() ran on this plan."]
+    pub fn dt_moe_combine_backward(
+        plan: *mut dt_moe_plan,
+        d_out: *const DLTensor,
+        weights: *const DLTensor,
+        d_expert_out: *mut DLTensor,
+        d_weights: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The backward pass of dt_moe_dispatch(): `d_received` [R, H] float32 (the"]
+    #[doc = " gradient with respect to what dispatch delivered) goes back to the tokens'"]
+    #[doc = " ranks, and d_tokens[t] = the sum of the rows of its kept pairs (unweighted;"]
+    #[doc = " 0 for a token with none); `d_tokens` [T, H] float32, overwritten."]
+    #[doc = " Collective over the plan's ep."]
+    pub fn dt_moe_dispatch_backward(
+        plan: *mut dt_moe_plan,
+        d_received: *const DLTensor,
+        d_tokens: *mut DLTensor,
+    ) -> dt_status;
+}
+pub const DT_MOE_GELU_TANH: dt_moe_activation = 0;
+pub const DT_MOE_GELU_ERF: dt_moe_activation = 1;
+pub const DT_MOE_SILU: dt_moe_activation = 2;
+#[doc = " The activation between an expert MLP's two matrices (the formulas are"]
+#[doc = " PyTorch's): DT_MOE_GELU_TANH 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));"]
+#[doc = " DT_MOE_GELU_ERF 0.5 x (1 + erf(x / sqrt(2))); DT_MOE_SILU x / (1 + exp(-x))."]
+pub type dt_moe_activation = ::std::os::raw::c_uint;
+extern "C" {
+    #[doc = " A built-in expert: L two-layer MLPs on rows grouped by expert, as"]
+    #[doc = " dt_moe_dispatch() delivers them (L = E/ep local experts, `counts` from"]
+    #[doc = " dt_moe_plan_expert_counts()). Local. With block l the counts[l] rows of `x`"]
+    #[doc = " starting at counts[0] + ... + counts[l-1]:"]
+    #[doc = ""]
+    #[doc = "   hidden_l = X_l W1[l]                  [counts[l], F]"]
+    #[doc = "   Y_l      = act(hidden_l) W2[l]        [counts[l], H]"]
+    #[doc = ""]
+    #[doc = " `x` [R, H], `counts` [L] int64 (each >= 0, summing to R), `w1` [L, H, F],"]
+    #[doc = " `w2` [L, F, H], all float32 but counts; writes `hidden` [R, F] (the"]
+    #[doc = " pre-activation, which dt_moe_experts_backward() needs) and `y` [R, H]."]
+    #[doc = " Products go through the device layer's GEMM (OpenBLAS)."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT: a NULL or malformed tensor, shapes that do not fit"]
+    #[doc = " together, a negative count or counts not summing to R, an unknown"]
+    #[doc = " activation; DT_ERR_UNSUPPORTED: a float tensor not float32, or kDLCUDA."]
+    pub fn dt_moe_experts_forward(
+        x: *const DLTensor,
+        counts: *const DLTensor,
+        w1: *const DLTensor,
+        w2: *const DLTensor,
+        activation: dt_moe_activation,
+        hidden: *mut DLTensor,
+        y: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The backward pass of dt_moe_experts_forward(), from `dy` [R, H] and the"]
+    #[doc = " forward's `x`, `counts`, `w1`, `w2`, `activation` and saved `hidden`:"]
+    #[doc = " writes (overwriting) `dx` [R, H], `dw1` [L, H, F] and `dw2` [L, F, H]; an"]
+    #[doc = " expert with no rows gets zero gradients. Local. Errors as for the forward."]
+    pub fn dt_moe_experts_backward(
+        x: *const DLTensor,
+        counts: *const DLTensor,
+        w1: *const DLTensor,
+        w2: *const DLTensor,
+        activation: dt_moe_activation,
+        hidden: *const DLTensor,
+        dy: *const DLTensor,
+        dx: *mut DLTensor,
+        dw1: *mut DLTensor,
+        dw2: *mut DLTensor,
     ) -> dt_status;
 }

@@ -42,6 +42,7 @@ mod element;
 mod error;
 mod half;
 mod mesh;
+mod moe;
 mod nonblocking;
 mod operation;
 mod optimizer;
@@ -68,6 +69,10 @@ pub use element::{DataType, Element};
 pub use error::{error_last, status_string, Error, Result, Status};
 pub use half::{Bf16, F16};
 pub use mesh::{Mesh, CUSTOMARY_DIMS};
+pub use moe::{
+    balance_loss, route, route_backward, z_loss, Activation, DropPolicy, ExpertGradients, Experts, MoeOptions,
+    MoePlan, Routing, Scoring, DENSE_GRAD_DIMS, EXPERT_GRAD_DIMS,
+};
 pub use optimizer::{Optimizer, OptimizerKind, OptimizerOptions, StepInfo};
 pub use options::{Backend, Options, ReduceOp};
 pub use p2p::P2pOp;

@@ -1,0 +1,106 @@
+// The routing of one layer's step across the ep communicator
+// (dt_moe_plan): which of this rank's rows go to which rank, how many each
+// rank receives for each of its local experts, and the two directions of
+// the token exchange that dispatch and combine (and their backward passes)
+// are built from.
+//
+// Rows leave in "send order": by destination expert (so by destination
+// rank, then local expert), then by token. They arrive grouped by source
+// rank, and are put into "expert-major" order: by local expert, then source
+// rank, then the source's token order.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "parallel/moe/matrix.hpp"
+
+namespace dtrain::parallel::moe {
+
+// This rank's side of a plan: experts [T, k] (-1: the pair goes nowhere).
+struct Routing {
+  int experts = 0;  // E
+  Matrix choices;
+  std::int64_t hidden = 0;
+};
+
+// The collective operations on a plan, as the ranks' agreement names them.
+enum class Operation : int { dispatch = 1, combine = 2, combine_backward = 3, dispatch_backward = 4 };
+
+class Plan {
+ public:
+  // Collective over `ep`. `read_routing` checks this rank's arguments and
+  // returns them, or throws: this rank then still takes part in the
+  // agreement, so the others are refused (DT_ERR_MISMATCH) instead of
+  // waiting. Ranks disagreeing about E, k or H are all refused with
+  // DT_ERR_MISMATCH.
+  static std::unique_ptr<Plan> create(std::shared_ptr<comm::Communicator> ep,
+                                      const std::function<Routing()>& read_routing);
+
+  int first_local_expert() const { return ep_->rank() * local_experts_; }
+  int local_experts() const { return local_experts_; }
+  const std::vector<std::int64_t>& expert_counts() const { return expert_counts_; }
+  std::int64_t received() const { return received_; }
+  std::int64_t tokens() const { return tokens_; }
+  int k() const { return k_; }
+  std::int64_t hidden() const { return hidden_; }
+  // The token of each row in send order, and its pair (t * k + j).
+  const std::vector<std::int64_t>& send_tokens() const { return send_tokens_; }
+  const std::vector<std::int64_t>& send_pairs() const { return send_pairs_; }
+
+  // Runs `check` (this rank's arguments for `operation`) and agrees with the
+  // other ranks that they all run `operation` with valid arguments; throws
+  // this rank's error or DT_ERR_MISMATCH as create() does.
+  void agree(Operation operation, const std::function<void()>& check);
+
+  // Rows [S, H] in send order here become rows [R, H] in expert-major order
+  // at the experts' ranks; to_tokens() is the reverse. Collective.
+  void to_experts(const float* send_rows, float* expert_rows);
+  void to_tokens(const float* expert_rows, float* send_rows);
+
+  // Scratch rows in send order [S, H] and in expert-major order [R, H],
+  // allocated on first use and reused by every call on the plan: fresh
+  // memory on every call would cost page faults and, over UCX, a new memory
+  // registration each time. to_experts() and to_tokens() use the
+  // expert-major one themselves.
+  float* send_scratch();
+  float* expert_scratch();
+
+  // What combine brought back, in send order [S, H], for combine's backward.
+  std::vector<float>& returned_rows() { return returned_rows_; }
+  bool combined() const { return combined_; }
+  void set_combined() { combined_ = true; }
+
+ private:
+  Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing);
+  void exchange_counts(const std::vector<std::int64_t>& per_expert);
+  // alltoallv of rows between `send` and `recv` with row counts per rank.
+  void exchange_rows(const float* send, const std::vector<std::int64_t>& send_rows, float* recv,
+                     const std::vector<std::int64_t>& recv_rows);
+
+  std::shared_ptr<comm::Communicator> ep_;
+  int local_experts_ = 0;
+  std::int64_t tokens_ = 0;
+  int k_ = 0;
+  std::int64_t hidden_ = 0;
+  std::vector<std::int64_t> send_tokens_;
+  std::vector<std::int64_t> send_pairs_;
+  std::vector<std::int64_t> rows_to_rank_;    // per ep rank
+  std::vector<std::int64_t> rows_from_rank_;  // per ep rank
+  std::vector<std::int64_t> expert_counts_;   // per local expert
+  std::int64_t received_ = 0;
+  // expert_major_source[i]: the row, in arrival (source-major) order, that
+  // goes to expert-major position i; arrival_position[j] the inverse.
+  std::vector<std::int64_t> expert_major_source_;
+  std::vector<std::int64_t> arrival_position_;
+  std::unique_ptr<float[]> send_scratch_;
+  std::unique_ptr<float[]> expert_scratch_;
+  std::vector<float> returned_rows_;
+  bool combined_ = false;
+};
+
+}  // namespace dtrain::parallel::moe
