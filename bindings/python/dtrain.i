@@ -74,6 +74,7 @@
 %thread dt_tp_cross_entropy_forward;
 %thread dt_tp_cross_entropy_backward;
 %thread dt_tp_unshard;
+%thread dt_pipeline_step;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"
@@ -84,6 +85,7 @@
 %include "swig/mesh.i"
 %include "swig/tp.i"
 %include "swig/pipeline.i"
+%include "swig/pipeline_executor.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;

@@ -33,7 +33,8 @@ STRUCTS = {"DLDevice": "DLDevice", "DLDataType": "DLDataType", "DLTensor": "DLTe
            "dt_comm_options": "CommOptions", "dt_optimizer_options": "OptimizerOptions",
            "dt_optimizer_step_info": "OptimizerStepInfo", "dt_ddp_options": "DDPOptions",
            "dt_zero_options": "ZeroOptions", "dt_zero_memory": "ZeroMemory",
-           "dt_pipeline_schedule_options": "PipelineScheduleOptions", "dt_pipeline_action": "RawPipelineAction"}
+           "dt_pipeline_schedule_options": "PipelineScheduleOptions", "dt_pipeline_action": "RawPipelineAction",
+           "dt_pipeline_options": "PipelineOptions", "dt_pipeline_step_info": "RawPipelineStepInfo"}
 
 # Canonical scalar kinds, shared by both languages.
 C_SCALARS = {"int": "i32", "signed": "i32", "signed int": "i32", "unsigned": "u32", "unsigned int": "u32",

@@ -26,6 +26,7 @@ from ._zero import Zero, ZeroMemory
 from ._mesh import Mesh
 from . import _tp as tp
 from ._pipeline import PipelineAction, PipelineSchedule
+from ._pipeline_executor import Pipeline, PipelineStepInfo
 
 # The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
 globals().update({member.name: member for member in Status})
@@ -41,6 +42,7 @@ __all__ = [
     "Comm", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
     "Zero", "ZeroMemory", "Mesh", "tp",
     "Zero", "ZeroMemory", "PipelineSchedule", "PipelineAction", "PipelineKind", "PipelineActionKind",
+    "Pipeline", "PipelineStepInfo",
     "build_info", "status_string", "error_last", "tensor_check",
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",

@@ -41,7 +41,7 @@ export PipelineSchedule, PipelineAction, PipelineScheduleKind, DT_PIPELINE_GPIPE
        DT_PIPELINE_INTERLEAVED_1F1B, DT_PIPELINE_ZB_H1, PipelineActionKind, DT_PIPELINE_FORWARD,
        DT_PIPELINE_BACKWARD, DT_PIPELINE_BACKWARD_INPUT, DT_PIPELINE_BACKWARD_WEIGHT, DT_PIPELINE_SEND_ACTIVATION,
        DT_PIPELINE_RECV_ACTIVATION, DT_PIPELINE_SEND_GRAD, DT_PIPELINE_RECV_GRAD, action_count, action, actions,
-       bubble_fraction, peak_in_flight
+       bubble_fraction, peak_in_flight, Pipeline, PipelineStepInfo
 
 include("library.jl")
 include("status.jl")
@@ -60,5 +60,6 @@ include("zero.jl")
 include("mesh.jl")
 include("tp.jl")
 include("pipeline.jl")
+include("pipeline_executor.jl")
 
 end # module

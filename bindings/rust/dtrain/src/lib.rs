@@ -47,6 +47,7 @@ mod operation;
 mod optimizer;
 mod options;
 mod pipeline;
+mod pipeline_executor;
 mod request;
 mod start;
 mod tensor;
@@ -72,6 +73,7 @@ pub use options::{Backend, Options, ReduceOp};
 pub use pipeline::{
     ActionKind, PipelineAction, PipelineSchedule, PipelineScheduleOptions, ScheduleKind,
 };
+pub use pipeline_executor::{Pipeline, PipelineStepInfo, StageFn, StageFunctions};
 pub use request::Request;
 pub use tensor::tensor_check;
 pub use version::{build_info, version, Version, HEADER_VERSION};
