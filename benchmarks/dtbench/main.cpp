@@ -8,6 +8,7 @@
 #include "gemm.hpp"
 #include "handoff.hpp"
 #include "kernels.hpp"
+#include "pipeline.hpp"
 #include "zero.hpp"
 
 namespace {
@@ -27,6 +28,8 @@ const char kUsage[] =
     "                cache or streamed around it (one process)\n"
     "  kernels       the bandwidth of libdtrain's CUDA kernels against a device-to-device\n"
     "                copy (one process; skipped without a CUDA device)\n"
+    "  pipeline      the bubble of the pipeline executor's schedules with busy-wait stage\n"
+    "                work, against their closed forms (dtrun -n P dtbench pipeline)\n"
     "  zero          time training steps of the example MLP with ZeRO stages 0-3 and\n"
     "                compare each rank's memory with the ZeRO formulas (dtrun -n N dtbench zero)\n";
 
@@ -42,6 +45,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "gemm") == 0) return dtbench::run_gemm(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "handoff") == 0) return dtbench::run_handoff(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "kernels") == 0) return dtbench::run_kernels(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "pipeline") == 0) return dtbench::run_pipeline(argc - 1, argv + 1);
   bool ddp = std::strcmp(argv[1], "ddp") == 0;
   if (ddp || std::strcmp(argv[1], "zero") == 0) {
 #ifdef DTBENCH_WITH_TRAINING
