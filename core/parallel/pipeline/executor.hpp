@@ -34,6 +34,8 @@ class Executor {
   ActivationSpec activation_;
   StageFunctions functions_;
   BufferPool pool_;
+  // Buffers of operations a failed step cut short (see StepRun::run).
+  std::vector<Buffer> abandoned_;
 };
 
 }  // namespace dtrain::parallel::pipeline

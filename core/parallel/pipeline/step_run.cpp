@@ -36,7 +36,7 @@ int index_of(Direction direction) { return static_cast<int>(direction); }
 
 StepRun::StepRun(comm::Communicator& comm, const Shape& shape, const std::vector<Action>& actions,
                  const std::vector<std::size_t>& next_compute, const ActivationSpec& activation,
-                 const StageFunctions& functions, BufferPool& pool)
+                 const StageFunctions& functions, BufferPool& pool, std::vector<Buffer>& abandoned)
     : comm_(comm),
       shape_(shape),
       actions_(actions),
@@ -44,6 +44,7 @@ StepRun::StepRun(comm::Communicator& comm, const Shape& shape, const std::vector
       activation_(activation),
       functions_(functions),
       pool_(pool),
+      abandoned_(abandoned),
       shape_elements_(activation.elements),
       units_done_(static_cast<std::size_t>(shape.chunks), 0) {
   const std::size_t units = static_cast<std::size_t>(shape.chunks) * shape.microbatches;
@@ -61,6 +62,7 @@ StepStats StepRun::run() {
     wait_for_sends();
   } catch (...) {
     comm_.abort();
+    abandon_in_flight();
     throw;
   }
   stats_.step_seconds = seconds_since(start);
@@ -238,6 +240,15 @@ void StepRun::wait_for_sends() {
   }
   sending_.clear();
   stats_.comm_wait_seconds += seconds_since(start);
+}
+
+void StepRun::abandon_in_flight() {
+  for (auto& direction : receiving_) {
+    for (auto& in_flight : direction) {
+      if (in_flight) abandoned_.push_back(std::move(in_flight->buffer));
+    }
+  }
+  for (InFlight& s : sending_) abandoned_.push_back(std::move(s.buffer));
 }
 
 DLTensor StepRun::tensor(Buffer& buffer) const {

@@ -20,10 +20,12 @@ class StepRun {
  public:
   StepRun(comm::Communicator& comm, const Shape& shape, const std::vector<Action>& actions,
           const std::vector<std::size_t>& next_compute, const ActivationSpec& activation,
-          const StageFunctions& functions, BufferPool& pool);
+          const StageFunctions& functions, BufferPool& pool, std::vector<Buffer>& abandoned);
 
-  // Runs every action. On any failure aborts the communicator (so that no
-  // operation stays pending on this step's buffers) and rethrows, naming
+  // Runs every action. On any failure aborts the communicator, so that no
+  // operation stays pending, moves the buffers of the sends and receives
+  // it cut short to `abandoned` (the executor keeps them until it is
+  // destroyed, in case a transport still touches one), and rethrows, naming
   // this rank and the action.
   StepStats run();
 
@@ -48,6 +50,7 @@ class StepRun {
   Buffer take_input(Direction direction, int chunk, int microbatch);
   void reap_finished_sends();
   void wait_for_sends();
+  void abandon_in_flight();
   void finish_unit(int chunk);
   // Throws a callback's non-OK status.
   void check_callback(dt_status status);
@@ -67,6 +70,7 @@ class StepRun {
   const ActivationSpec& activation_;
   const StageFunctions& functions_;
   BufferPool& pool_;
+  std::vector<Buffer>& abandoned_;
   std::int64_t shape_elements_;
 
   std::size_t posted_ = 0;
