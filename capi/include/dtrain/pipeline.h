@@ -210,8 +210,9 @@ DT_API dt_status dt_pipeline_schedule_peak_in_flight(const dt_pipeline_schedule 
  * gradient, is one flat vector of `activation_elements` elements of
  * `activation_dtype` (the same at every boundary; a trainer reshapes it in
  * its callbacks and pads a smaller boundary). The executor owns these
- * buffers, in host memory (kDLCPU): one per micro-batch in flight and
- * direction, reused from step to step. A tensor handed to a callback is
+ * buffers, in host memory (kDLCPU): about one per activation or gradient
+ * on its way (received and not yet consumed, produced and not yet sent),
+ * taken from a pool that is reused from step to step. A tensor handed to a callback is
  * valid only during that call; the trainer copies what it keeps (its saved
  * activations for backward are its own).
  *
@@ -242,9 +243,10 @@ DT_API dt_status dt_pipeline_schedule_peak_in_flight(const dt_pipeline_schedule 
  * Messages. The executor posts the receives a compute action needs before
  * running the compute action that precedes it, so a message may arrive
  * while this rank computes; it waits for a receive right before the
- * compute that reads it. Sends are non-blocking; the executor waits for
- * them when it needs their buffer back and before dt_pipeline_step()
- * returns. Every wait has the communicator's deadline.
+ * compute that reads it. Sends are non-blocking: after each compute
+ * action the buffers of completed sends go back to the pool, and
+ * dt_pipeline_step() waits for the rest before it returns. Every wait has
+ * the communicator's deadline.
  *
  * Failures. When a callback returns non-OK, dt_pipeline_step() returns that
  * status with dt_error_last() naming this rank and the action ("rank 1:
@@ -253,8 +255,8 @@ DT_API dt_status dt_pipeline_schedule_peak_in_flight(const dt_pipeline_schedule 
  * deadline: DT_ERR_TIMEOUT) the step returns that status naming this rank,
  * the action and the peer. Either way the executor aborts the communicator
  * so that no operation is left pending on its buffers: the communicator is
- * broken from then on (every later call on it, and every later step,
- * returns DT_ERR_ABORTED). The other ranks learn of the failure through
+ * broken from then on (every later call on it, and every later step of a
+ * pipeline of two stages or more, returns DT_ERR_ABORTED). The other ranks learn of the failure through
  * their own waits: DT_ERR_REMOTE when the failed rank's process ends,
  * otherwise DT_ERR_TIMEOUT at their deadline; none of them hangs.
  *
