@@ -9,6 +9,7 @@
 #include "handoff.hpp"
 #include "kernels.hpp"
 #include "moe.hpp"
+#include "pipeline.hpp"
 #include "zero.hpp"
 
 namespace {
@@ -30,6 +31,8 @@ const char kUsage[] =
     "                copy (one process; skipped without a CUDA device)\n"
     "  moe           an MoE layer's dispatch and combine against raw all-to-allv of the\n"
     "                same bytes (dtrun -n N dtbench moe)\n"
+    "  pipeline      the bubble of the pipeline executor's schedules with busy-wait stage\n"
+    "                work, against their closed forms (dtrun -n P dtbench pipeline)\n"
     "  zero          time training steps of the example MLP with ZeRO stages 0-3 and\n"
     "                compare each rank's memory with the ZeRO formulas (dtrun -n N dtbench zero)\n";
 
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "handoff") == 0) return dtbench::run_handoff(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "kernels") == 0) return dtbench::run_kernels(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "moe") == 0) return dtbench::run_moe(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "pipeline") == 0) return dtbench::run_pipeline(argc - 1, argv + 1);
   bool ddp = std::strcmp(argv[1], "ddp") == 0;
   if (ddp || std::strcmp(argv[1], "zero") == 0) {
 #ifdef DTBENCH_WITH_TRAINING

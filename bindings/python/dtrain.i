@@ -90,6 +90,7 @@
 %thread dt_moe_dispatch_backward;
 %thread dt_moe_experts_forward;
 %thread dt_moe_experts_backward;
+%thread dt_pipeline_step;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"
@@ -102,6 +103,7 @@
 %include "swig/tp.i"
 %include "swig/pipeline.i"
 %include "swig/moe.i"
+%include "swig/pipeline_executor.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;

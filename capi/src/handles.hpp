@@ -5,8 +5,10 @@
 
 #include "comm/communicator.hpp"
 #include "parallel/mesh/mesh.hpp"
+#include "parallel/pipeline/schedule.hpp"
 #include "dtrain/comm.h"
 #include "dtrain/mesh.h"
+#include "dtrain/pipeline.h"
 #include "dtrain/tp.h"
 
 struct dt_comm {
@@ -22,4 +24,8 @@ struct dt_request {
 
 struct dt_mesh {
   std::unique_ptr<dtrain::parallel::mesh::Mesh> impl;
+};
+
+struct dt_pipeline_schedule {
+  dtrain::parallel::pipeline::Schedule impl;
 };

@@ -12,15 +12,12 @@
 #include "base/error.hpp"
 #include "base/options.hpp"
 #include "entry.hpp"
+#include "handles.hpp"
 #include "parallel/pipeline/schedule.hpp"
 
 using dtrain::capi::entry;
 using dtrain::capi::require;
 namespace pipeline = dtrain::parallel::pipeline;
-
-struct dt_pipeline_schedule {
-  pipeline::Schedule impl;
-};
 
 namespace {
 

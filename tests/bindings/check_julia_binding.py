@@ -34,7 +34,8 @@ STRUCTS = {"DLDevice": "DLDevice", "DLDataType": "DLDataType", "DLTensor": "DLTe
            "dt_optimizer_step_info": "OptimizerStepInfo", "dt_ddp_options": "DDPOptions",
            "dt_zero_options": "ZeroOptions", "dt_zero_memory": "ZeroMemory", "dt_p2p_op": "P2POpC",
            "dt_pipeline_schedule_options": "PipelineScheduleOptions", "dt_pipeline_action": "RawPipelineAction",
-           "dt_moe_options": "MoeOptions"}
+           "dt_moe_options": "MoeOptions", "dt_pipeline_options": "PipelineOptions",
+           "dt_pipeline_step_info": "RawPipelineStepInfo"}
 
 # Canonical scalar kinds, shared by both languages.
 C_SCALARS = {"int": "i32", "signed": "i32", "signed int": "i32", "unsigned": "u32", "unsigned int": "u32",

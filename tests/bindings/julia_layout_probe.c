@@ -126,6 +126,24 @@ int main(void) {
   FIELD(dt_moe_options, capacity_factor);
   FIELD(dt_moe_options, drop_policy);
 
+  STRUCT(dt_pipeline_options);
+  FIELD(dt_pipeline_options, version);
+  FIELD(dt_pipeline_options, activation_elements);
+  FIELD(dt_pipeline_options, activation_dtype);
+  FIELD(dt_pipeline_options, forward);
+  FIELD(dt_pipeline_options, backward);
+  FIELD(dt_pipeline_options, backward_weight);
+  FIELD(dt_pipeline_options, chunk_done);
+  FIELD(dt_pipeline_options, user);
+
+  STRUCT(dt_pipeline_step_info);
+  FIELD(dt_pipeline_step_info, version);
+  FIELD(dt_pipeline_step_info, step_seconds);
+  FIELD(dt_pipeline_step_info, recv_wait_seconds);
+  FIELD(dt_pipeline_step_info, comm_wait_seconds);
+  FIELD(dt_pipeline_step_info, bubble_fraction);
+  FIELD(dt_pipeline_step_info, peak_in_flight);
+
   CONSTANT(DT_UNDEF);
   CONSTANT(DT_COMM_OPTIONS_VERSION);
   CONSTANT(DT_OPTIMIZER_OPTIONS_VERSION);
@@ -135,6 +153,8 @@ int main(void) {
   CONSTANT(DT_ZERO_MEMORY_VERSION);
   CONSTANT(DT_PIPELINE_SCHEDULE_OPTIONS_VERSION);
   CONSTANT(DT_MOE_OPTIONS_VERSION);
+  CONSTANT(DT_PIPELINE_OPTIONS_VERSION);
+  CONSTANT(DT_PIPELINE_STEP_INFO_VERSION);
   CONSTANT(kDLCPU);
   CONSTANT(kDLCUDA);
   CONSTANT(kDLCUDAHost);

@@ -30,6 +30,7 @@ from ._pipeline import PipelineAction, PipelineSchedule
 from ._moe import (DENSE_GRAD_DIMS, EXPERT_GRAD_DIMS, MoeActivation, MoeDropPolicy, MoeOptions, MoePlan,
                    MoeScoring, moe_balance_loss, moe_experts_backward, moe_experts_forward, moe_route,
                    moe_route_backward, moe_z_loss)
+from ._pipeline_executor import Pipeline, PipelineStepInfo
 
 # The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
 globals().update({member.name: member for member in Status})
@@ -44,6 +45,7 @@ __version__ = "%d.%d.%d" % version()
 __all__ = [
     "Comm", "P2POp", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
     "Zero", "ZeroMemory", "Mesh", "tp", "PipelineSchedule", "PipelineAction", "PipelineKind", "PipelineActionKind",
+    "Pipeline", "PipelineStepInfo",
     "MoeOptions", "MoePlan", "MoeScoring", "MoeDropPolicy", "moe_route", "moe_route_backward",
     "moe_balance_loss", "moe_z_loss", "MoeActivation", "moe_experts_forward", "moe_experts_backward",
     "EXPERT_GRAD_DIMS", "DENSE_GRAD_DIMS",

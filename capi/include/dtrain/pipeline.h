@@ -85,8 +85,10 @@
 #ifndef DTRAIN_PIPELINE_H
 #define DTRAIN_PIPELINE_H
 
+#include "dtrain/comm.h"
 #include "dtrain/common.h"
 #include "dtrain/status.h"
+#include "dtrain/tensor.h"
 
 DT_BEGIN_DECLS
 
@@ -198,6 +200,154 @@ DT_API dt_status dt_pipeline_schedule_bubble_fraction(const dt_pipeline_schedule
  * DT_ERR_INVALID_ARGUMENT for a NULL `s` or `out`, or a rank out of range.
  */
 DT_API dt_status dt_pipeline_schedule_peak_in_flight(const dt_pipeline_schedule *s, int rank, int *out);
+
+/*
+ * The executor: dt_pipeline runs one rank's list of a schedule, calling the
+ * trainer's stage functions and moving activations and gradients between
+ * the ranks of the pipeline group.
+ *
+ * Activations. Every activation that crosses a chunk boundary, and its
+ * gradient, is one flat vector of `activation_elements` elements of
+ * `activation_dtype` (the same at every boundary; a trainer reshapes it in
+ * its callbacks and pads a smaller boundary). The executor owns these
+ * buffers, in host memory (kDLCPU): about one per activation or gradient
+ * on its way (received and not yet consumed, produced and not yet sent),
+ * taken from a pool that is reused from step to step. A tensor handed to a callback is
+ * valid only during that call; the trainer copies what it keeps (its saved
+ * activations for backward are its own).
+ *
+ * Callbacks, each called on the thread that called dt_pipeline_step():
+ *   forward(user, chunk, microbatch, input, output)
+ *     for each FORWARD. `input` is the activation from the previous global
+ *     stage, NULL on global stage 0 (the trainer reads its own micro-batch);
+ *     `output` is where the trainer writes its activation for the next
+ *     stage, NULL on the last global stage, where forward computes and keeps
+ *     the micro-batch's loss itself (there is no loss callback).
+ *   backward(user, chunk, microbatch, grad_output, grad_input)
+ *     for each BACKWARD (input and weight gradients; the trainer accumulates
+ *     its weight gradients over micro-batches) and each BACKWARD_INPUT of
+ *     ZB_H1 (input gradient only). `grad_output` is the gradient of this
+ *     chunk's output, NULL on the last global stage, which starts from its
+ *     loss; `grad_input` is where the trainer writes the gradient of this
+ *     chunk's input, NULL on global stage 0.
+ *   backward_weight(user, chunk, microbatch)
+ *     for each BACKWARD_WEIGHT of ZB_H1: the weight gradient of a
+ *     micro-batch whose BACKWARD_INPUT ran earlier. Required for ZB_H1,
+ *     refused for the other kinds.
+ *   chunk_done(user, chunk)  (optional, NULL: none)
+ *     once per chunk and step, right after the chunk's last BACKWARD or
+ *     BACKWARD_WEIGHT of the step: its weight gradients are complete, so a
+ *     trainer may start their data-parallel reduction here.
+ * A callback returns DT_OK to go on; any other status ends the step.
+ *
+ * Messages. The executor posts the receives a compute action needs before
+ * running the compute action that precedes it, so a message may arrive
+ * while this rank computes; it waits for a receive right before the
+ * compute that reads it. Sends are non-blocking: after each compute
+ * action the buffers of completed sends go back to the pool, and
+ * dt_pipeline_step() waits for the rest before it returns. Every wait has
+ * the communicator's deadline.
+ *
+ * Failures. When a callback returns non-OK, dt_pipeline_step() returns that
+ * status with dt_error_last() naming this rank and the action ("rank 1:
+ * FORWARD of chunk 0, micro-batch 3: the callback returned ..."). When a
+ * send or receive fails (a peer died: DT_ERR_REMOTE; no message within the
+ * deadline: DT_ERR_TIMEOUT) the step returns that status naming this rank,
+ * the action and the peer. Either way the executor aborts the communicator
+ * so that no operation is left pending on its buffers: the communicator is
+ * broken from then on (every later call on it, and every later step of a
+ * pipeline of two stages or more, returns DT_ERR_ABORTED). The other ranks learn of the failure through
+ * their own waits: DT_ERR_REMOTE when the failed rank's process ends,
+ * otherwise DT_ERR_TIMEOUT at their deadline; none of them hangs.
+ *
+ * Ownership: the dt_pipeline belongs to the caller (dt_pipeline_destroy());
+ * it keeps the communicator's connection alive (the caller may destroy the
+ * dt_comm first) and copies what it needs of the schedule (which the caller
+ * may destroy at once). One thread at a time per dt_pipeline.
+ */
+typedef struct dt_pipeline dt_pipeline;
+
+typedef dt_status (*dt_pipeline_forward_fn)(void *user, int chunk, int microbatch, const DLTensor *input,
+                                            DLTensor *output);
+typedef dt_status (*dt_pipeline_backward_fn)(void *user, int chunk, int microbatch, const DLTensor *grad_output,
+                                             DLTensor *grad_input);
+typedef dt_status (*dt_pipeline_backward_weight_fn)(void *user, int chunk, int microbatch);
+typedef dt_status (*dt_pipeline_chunk_done_fn)(void *user, int chunk);
+
+/** Options for dt_pipeline_create(). Grows only at its end. */
+typedef struct dt_pipeline_options {
+  unsigned version;                              /* DT_PIPELINE_OPTIONS_VERSION */
+  int64_t activation_elements;                   /* >= 1 elements per activation; no default (0 is refused) */
+  DLDataType activation_dtype;                   /* one of the eight dtypes; default float32 */
+  dt_pipeline_forward_fn forward;                /* required */
+  dt_pipeline_backward_fn backward;              /* required */
+  dt_pipeline_backward_weight_fn backward_weight; /* ZB_H1 only, and required there */
+  dt_pipeline_chunk_done_fn chunk_done;          /* optional */
+  void *user;                                    /* passed first to every callback */
+} dt_pipeline_options;
+
+#define DT_PIPELINE_OPTIONS_VERSION 1u
+#define DT_PIPELINE_OPTIONS_INIT \
+  { DT_PIPELINE_OPTIONS_VERSION, 0, { kDLFloat, 32, 1 }, NULL, NULL, NULL, NULL, NULL }
+
+/**
+ * What one dt_pipeline_step() measured on this rank. The caller sets
+ * `version` (DT_PIPELINE_STEP_INFO_INIT); the step writes the other fields
+ * of that version. Grows only at its end.
+ */
+typedef struct dt_pipeline_step_info {
+  unsigned version;         /* DT_PIPELINE_STEP_INFO_VERSION */
+  double step_seconds;      /* the whole step, from its start until every send completed */
+  double recv_wait_seconds; /* time blocked waiting for receives: this rank's idle time */
+  double comm_wait_seconds; /* time blocked in any wait: receives and sends */
+  double bubble_fraction;   /* recv_wait_seconds / step_seconds (0 for an empty step) */
+  int peak_in_flight;       /* the most (chunk, micro-batch) pairs alive at once, as in
+                               dt_pipeline_schedule_peak_in_flight() */
+} dt_pipeline_step_info;
+
+#define DT_PIPELINE_STEP_INFO_VERSION 1u
+#define DT_PIPELINE_STEP_INFO_INIT { DT_PIPELINE_STEP_INFO_VERSION, 0.0, 0.0, 0.0, 0.0, 0 }
+
+/**
+ * Fills `opts` with the defaults of options version `version` (pass
+ * DT_PIPELINE_OPTIONS_VERSION): those of DT_PIPELINE_OPTIONS_INIT.
+ * DT_ERR_INVALID_ARGUMENT for NULL, version 0 or a version newer than this
+ * library's.
+ */
+DT_API dt_status dt_pipeline_options_init(dt_pipeline_options *opts, unsigned version);
+
+/**
+ * Creates an executor for this rank of `comm`, the pipeline group (e.g.
+ * dt_mesh_comm(mesh, "pp")): its rank r runs rank r's list of `schedule`.
+ * Local: nothing is sent, so every rank of the group must create its
+ * executor with the same schedule and activation options. `*out` is the
+ * caller's (dt_pipeline_destroy()); on error it is left as it was.
+ * DT_ERR_INVALID_ARGUMENT, naming the argument or field, for: `out`,
+ * `comm`, `schedule` or `opts` NULL; opts->version 0 or newer than this
+ * library's; a communicator whose size is not the schedule's stages;
+ * activation_elements below 1; an activation dtype libdtrain does not
+ * accept; forward or backward NULL; backward_weight NULL for a ZB_H1
+ * schedule, or set for any other kind.
+ */
+DT_API dt_status dt_pipeline_create(dt_pipeline **out, dt_comm *comm, const dt_pipeline_schedule *schedule,
+                                    const dt_pipeline_options *opts);
+
+/** Frees `p` (NULL: no-op). Always DT_OK. */
+DT_API dt_status dt_pipeline_destroy(dt_pipeline *p);
+
+/**
+ * Runs one training step: this rank's actions, in order, calling the
+ * callbacks as the top of this section describes, and returns once every
+ * callback ran and every send completed. `info` (NULL: not wanted)
+ * receives the step's measurements when the step succeeds.
+ * DT_ERR_INVALID_ARGUMENT for a NULL `p` or an `info` version this library
+ * does not write (nothing runs then). A callback's non-OK status, or
+ * DT_ERR_REMOTE / DT_ERR_TIMEOUT / DT_ERR_TRANSPORT from a send or
+ * receive, ends the step as described under "Failures"; DT_ERR_ABORTED
+ * when the communicator was already broken (with stages >= 2: a single
+ * stage never communicates).
+ */
+DT_API dt_status dt_pipeline_step(dt_pipeline *p, dt_pipeline_step_info *info);
 
 DT_END_DECLS
 

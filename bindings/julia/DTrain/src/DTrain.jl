@@ -44,7 +44,7 @@ export PipelineSchedule, PipelineAction, PipelineScheduleKind, DT_PIPELINE_GPIPE
        DT_PIPELINE_INTERLEAVED_1F1B, DT_PIPELINE_ZB_H1, PipelineActionKind, DT_PIPELINE_FORWARD,
        DT_PIPELINE_BACKWARD, DT_PIPELINE_BACKWARD_INPUT, DT_PIPELINE_BACKWARD_WEIGHT, DT_PIPELINE_SEND_ACTIVATION,
        DT_PIPELINE_RECV_ACTIVATION, DT_PIPELINE_SEND_GRAD, DT_PIPELINE_RECV_GRAD, action_count, action, actions,
-       bubble_fraction, peak_in_flight
+       bubble_fraction, peak_in_flight, Pipeline, PipelineStepInfo
 export MoeOptions, MoeScoring, DT_MOE_SOFTMAX, DT_MOE_SIGMOID, MoeDropPolicy, DT_MOE_DROP_BY_POSITION,
        DT_MOE_DROP_BY_SCORE, MOE_EXPERT_GRAD_DIMS, MOE_DENSE_GRAD_DIMS, moe_route, moe_route_backward,
        moe_balance_loss, moe_z_loss, MoePlan, moe_local_experts, moe_received, moe_expert_counts, moe_dispatch,
@@ -69,5 +69,6 @@ include("mesh.jl")
 include("tp.jl")
 include("pipeline.jl")
 include("moe.jl")
+include("pipeline_executor.jl")
 
 end # module

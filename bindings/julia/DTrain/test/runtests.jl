@@ -793,4 +793,50 @@ end
     @test occursin("add up", message_of(() -> moe_experts_forward(x, Int64[1, 0], w1, w2), DT_ERR_INVALID_ARGUMENT))
 end
 
+@testset "pipeline executor" begin
+    # Two chunks on one rank hand over locally (interleaved 1F1B, p = 1, v = 2):
+    # y = w1 * (w0 * x) per element, the loss the sum of y, so the gradients are exact.
+    @test sizeof(DTrain.PipelineOptions) == 64
+    @test DTrain.PipelineOptions().activation_dtype == DTrain.DLDataType(DTrain.kDLFloat, 32, 1)
+    w0, w1, n = 2.0f0, 3.0f0, 4
+    batch(mb) = Float32[mb * 10 + i for i in 0:n-1]
+    loss, grad_w0, grad_w1 = Ref(0.0f0), Ref(0.0f0), Ref(0.0f0)
+    saved = Vector{Float32}[]
+    done = Int[]
+    forward(chunk, mb, input, output) =
+        if chunk == 0
+            output .= w0 .* batch(mb)
+        else
+            push!(saved, copy(input))
+            loss[] += sum(w1 .* input)
+        end
+    backward(chunk, mb, grad_output, grad_input) =
+        if chunk == 1
+            grad_w1[] += sum(popfirst!(saved))
+            grad_input .= w1
+        else
+            grad_w0[] += sum(grad_output .* batch(mb))
+        end
+    Comm(rank=0, world_size=1) do comm
+        s = PipelineSchedule(DT_PIPELINE_INTERLEAVED_1F1B; stages=1, microbatches=2, chunks=2)
+        p = Pipeline(comm, s, Float32, n; forward, backward, chunk_done=chunk -> push!(done, chunk))
+        info = step!(p)
+        xs = sum(batch(0)) + sum(batch(1))
+        @test loss[] == w1 * w0 * xs
+        @test grad_w1[] == w0 * xs
+        @test grad_w0[] == w1 * xs
+        @test done == [1, 0]
+        @test info.peak_in_flight == peak_in_flight(s, 0)
+        close(p)
+
+        failing = Pipeline(comm, PipelineSchedule(DT_PIPELINE_GPIPE; stages=1, microbatches=2), Float32, n;
+                           forward=(c, mb, i, o) -> error("stage exploded"), backward=(c, mb, g, i) -> nothing)
+        @test_throws ErrorException("stage exploded") step!(failing)
+        close(failing)
+        zb = PipelineSchedule(DT_PIPELINE_ZB_H1; stages=1, microbatches=2)
+        @test occursin("opts->backward_weight",
+                       message_of(() -> Pipeline(comm, zb, Float32, n; forward, backward), DT_ERR_INVALID_ARGUMENT))
+    end
+end
+
 end # @testset "DTrain"

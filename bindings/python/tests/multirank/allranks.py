@@ -552,6 +552,46 @@ def check_tp(comm, check):
     check.equal("tp unshard", back, w2)
 
 
+def check_pipeline(comm, check):
+    """dtrain.Pipeline over every rank: stage s multiplies by s + 2, the loss sums the output; the
+    loss and each stage's weight gradient are exact (float64), for 1F1B and zero-bubble H1."""
+    me, size = comm.rank, comm.size
+    n, m = 3, 2 * size
+    weights = [float(s + 2) for s in range(size)]
+    xs = [np.arange(n, dtype=np.float64) + i for i in range(m)]
+    for kind in ["1f1b", "zb_h1"]:
+        saved, grads, state = {}, {}, {"loss": 0.0, "grad_w": 0.0}
+
+        def forward(chunk, i, input, output):
+            x = xs[i] if input is None else input.copy()
+            saved[i] = x
+            if output is None:
+                state["loss"] += float(np.sum(weights[me] * x))
+            else:
+                output[:] = weights[me] * x
+
+        def backward(chunk, i, grad_output, grad_input):
+            grads[i] = np.ones(n) if grad_output is None else grad_output.copy()
+            if grad_input is not None:
+                grad_input[:] = weights[me] * grads[i]
+            if kind != "zb_h1":
+                backward_weight(chunk, i)
+
+        def backward_weight(chunk, i):
+            state["grad_w"] += float(np.sum(grads.pop(i) * saved.pop(i)))
+
+        with dtrain.PipelineSchedule(kind, stages=size, microbatches=m) as schedule, \
+                dtrain.Pipeline(comm, schedule, n, np.float64, forward, backward,
+                                backward_weight=backward_weight if kind == "zb_h1" else None) as p:
+            info = p.step()
+            check.equal(f"pipeline {kind} peak in flight", info.peak_in_flight, schedule.peak_in_flight(me))
+        total = float(np.sum(xs))
+        product = float(np.prod(weights))
+        if me == size - 1:
+            check.equal(f"pipeline {kind} loss", state["loss"], product * total)
+        check.equal(f"pipeline {kind} weight gradient", state["grad_w"], product / weights[me] * total)
+
+
 def main():
     expected_size = int(sys.argv[1]) if len(sys.argv) > 1 else None
     with dtrain.Comm() as comm:
@@ -574,6 +614,7 @@ def main():
             ("data parallel", lambda: check_ddp(comm, check)),
             ("mesh", lambda: check_mesh(comm, check)),
             ("tensor parallel", lambda: check_tp(comm, check)),
+            ("pipeline", lambda: check_pipeline(comm, check)),
             ("barrier", comm.barrier),
         ]
         for name, step in steps:

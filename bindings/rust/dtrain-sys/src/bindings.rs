@@ -16,6 +16,8 @@ pub const DT_TP_GATHER_OUTPUT: u32 = 2;
 pub const DT_TP_ACCUMULATE: u32 = 4;
 pub const DT_PIPELINE_SCHEDULE_OPTIONS_VERSION: u32 = 1;
 pub const DT_PIPELINE_SCHEDULE_MAX_UNITS: u32 = 1048576;
+pub const DT_PIPELINE_OPTIONS_VERSION: u32 = 1;
+pub const DT_PIPELINE_STEP_INFO_VERSION: u32 = 1;
 pub const DT_MOE_EXPERT_GRAD_DIMS: &[u8; 6usize] = b"dp,cp\0";
 pub const DT_MOE_DENSE_GRAD_DIMS: &[u8; 9usize] = b"dp,cp,ep\0";
 pub const DT_MOE_OPTIONS_VERSION: u32 = 1;
@@ -2774,6 +2776,378 @@ extern "C" {
         rank: ::std::os::raw::c_int,
         out: *mut ::std::os::raw::c_int,
     ) -> dt_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_pipeline {
+    _unused: [u8; 0],
+}
+pub type dt_pipeline_forward_fn = ::std::option::Option<
+    unsafe extern "C" fn(
+        user: *mut ::std::os::raw::c_void,
+        chunk: ::std::os::raw::c_int,
+        microbatch: ::std::os::raw::c_int,
+        input: *const DLTensor,
+        output: *mut DLTensor,
+    ) -> dt_status,
+>;
+pub type dt_pipeline_backward_fn = ::std::option::Option<
+    unsafe extern "C" fn(
+        user: *mut ::std::os::raw::c_void,
+        chunk: ::std::os::raw::c_int,
+        microbatch: ::std::os::raw::c_int,
+        grad_output: *const DLTensor,
+        grad_input: *mut DLTensor,
+    ) -> dt_status,
+>;
+pub type dt_pipeline_backward_weight_fn = ::std::option::Option<
+    unsafe extern "C" fn(
+        user: *mut ::std::os::raw::c_void,
+        chunk: ::std::os::raw::c_int,
+        microbatch: ::std::os::raw::c_int,
+    ) -> dt_status,
+>;
+pub type dt_pipeline_chunk_done_fn = ::std::option::Option<
+    unsafe extern "C" fn(
+        user: *mut ::std::os::raw::c_void,
+        chunk: ::std::os::raw::c_int,
+    ) -> dt_status,
+>;
+#[doc = " Options for dt_pipeline_create(). Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_pipeline_options {
+    pub version: ::std::os::raw::c_uint,
+    pub activation_elements: i64,
+    pub activation_dtype: DLDataType,
+    pub forward: dt_pipeline_forward_fn,
+    pub backward: dt_pipeline_backward_fn,
+    pub backward_weight: dt_pipeline_backward_weight_fn,
+    pub chunk_done: dt_pipeline_chunk_done_fn,
+    pub user: *mut ::std::os::raw::c_void,
+}
+#[test]
+fn bindgen_test_layout_dt_pipeline_options() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_pipeline_options>(),
+        64usize,
+        concat!("Size of: ", stringify!(dt_pipeline_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_pipeline_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_pipeline_options))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_options),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_activation_elements() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).activation_elements) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_options),
+                "::",
+                stringify!(activation_elements)
+            )
+        );
+    }
+    test_field_activation_elements();
+    fn test_field_activation_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).activation_dtype) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_options),
+                "::",
+                stringify!(activation_dtype)
+            )
+        );
+    }
+    test_field_activation_dtype();
+    fn test_field_forward() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).forward) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_options),
+                "::",
+                stringify!(forward)
+            )
+        );
+    }
+    test_field_forward();
+    fn test_field_backward() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).backward) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_options),
+                "::",
+                stringify!(backward)
+            )
+        );
+    }
+    test_field_backward();
+    fn test_field_backward_weight() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).backward_weight) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_options),
+                "::",
+                stringify!(backward_weight)
+            )
+        );
+    }
+    test_field_backward_weight();
+    fn test_field_chunk_done() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).chunk_done) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_options),
+                "::",
+                stringify!(chunk_done)
+            )
+        );
+    }
+    test_field_chunk_done();
+    fn test_field_user() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).user) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_options),
+                "::",
+                stringify!(user)
+            )
+        );
+    }
+    test_field_user();
+}
+#[doc = " What one dt_pipeline_step() measured on this rank. The caller sets"]
+#[doc = " `version` (DT_PIPELINE_STEP_INFO_INIT); the step writes the other fields"]
+#[doc = " of that version. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_pipeline_step_info {
+    pub version: ::std::os::raw::c_uint,
+    pub step_seconds: f64,
+    pub recv_wait_seconds: f64,
+    pub comm_wait_seconds: f64,
+    pub bubble_fraction: f64,
+    pub peak_in_flight: ::std::os::raw::c_int,
+}
+#[test]
+fn bindgen_test_layout_dt_pipeline_step_info() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_pipeline_step_info>(),
+        48usize,
+        concat!("Size of: ", stringify!(dt_pipeline_step_info))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_pipeline_step_info>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_pipeline_step_info))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_step_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_step_info),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_step_seconds() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_step_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).step_seconds) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_step_info),
+                "::",
+                stringify!(step_seconds)
+            )
+        );
+    }
+    test_field_step_seconds();
+    fn test_field_recv_wait_seconds() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_step_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).recv_wait_seconds) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_step_info),
+                "::",
+                stringify!(recv_wait_seconds)
+            )
+        );
+    }
+    test_field_recv_wait_seconds();
+    fn test_field_comm_wait_seconds() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_step_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).comm_wait_seconds) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_step_info),
+                "::",
+                stringify!(comm_wait_seconds)
+            )
+        );
+    }
+    test_field_comm_wait_seconds();
+    fn test_field_bubble_fraction() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_step_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bubble_fraction) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_step_info),
+                "::",
+                stringify!(bubble_fraction)
+            )
+        );
+    }
+    test_field_bubble_fraction();
+    fn test_field_peak_in_flight() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_pipeline_step_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).peak_in_flight) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_pipeline_step_info),
+                "::",
+                stringify!(peak_in_flight)
+            )
+        );
+    }
+    test_field_peak_in_flight();
+}
+extern "C" {
+    #[doc = " Fills `opts` with the defaults of options version `version` (pass"]
+    #[doc = " DT_PIPELINE_OPTIONS_VERSION): those of DT_PIPELINE_OPTIONS_INIT."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT for NULL, version 0 or a version newer than this"]
+    #[doc = " library's."]
+    pub fn dt_pipeline_options_init(
+        opts: *mut dt_pipeline_options,
+        version: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Creates an executor for this rank of `comm`, the pipeline group (e.g."]
+    #[doc = " dt_mesh_comm(mesh, \"pp\")): its rank r runs rank r's list of `schedule`."]
+    #[doc = " Local: nothing is sent, so every rank of the group must create its"]
+    #[doc = " executor with the same schedule and activation options. `*out` is the"]
+    #[doc = " caller's (dt_pipeline_destroy()); on error it is left as it was."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT, naming the argument or field, for: `out`,"]
+    #[doc = " `comm`, `schedule` or `opts` NULL; opts->version 0 or newer than this"]
+    #[doc = " library's; a communicator whose size is not the schedule's stages;"]
+    #[doc = " activation_elements below 1; an activation dtype libdtrain does not"]
+    #[doc = " accept; forward or backward NULL; backward_weight NULL for a ZB_H1"]
+    #[doc = " schedule, or set for any other kind."]
+    pub fn dt_pipeline_create(
+        out: *mut *mut dt_pipeline,
+        comm: *mut dt_comm,
+        schedule: *const dt_pipeline_schedule,
+        opts: *const dt_pipeline_options,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Frees `p` (NULL: no-op). Always DT_OK."]
+    pub fn dt_pipeline_destroy(p: *mut dt_pipeline) -> dt_status;
+}
+extern "C" {
+    #[doc = " Runs one training step: this rank's actions, in order, calling the"]
+    #[doc = " callbacks as the top of this section describes, and returns once every"]
+    #[doc = " callback ran and every send completed. `info` (NULL: not wanted)"]
+    #[doc = " receives the step's measurements when the step succeeds."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT for a NULL `p` or an `info` version this library"]
+    #[doc = " does not write (nothing runs then). A callback's non-OK status, or"]
+    #[doc = " DT_ERR_REMOTE / DT_ERR_TIMEOUT / DT_ERR_TRANSPORT from a send or"]
+    #[doc = " receive, ends the step as described under \"Failures\"; DT_ERR_ABORTED"]
+    #[doc = " when the communicator was already broken (with stages >= 2: a single"]
+    #[doc = " stage never communicates)."]
+    pub fn dt_pipeline_step(p: *mut dt_pipeline, info: *mut dt_pipeline_step_info) -> dt_status;
 }
 pub const DT_MOE_SOFTMAX: dt_moe_scoring = 0;
 pub const DT_MOE_SIGMOID: dt_moe_scoring = 1;

@@ -18,7 +18,8 @@ use std::process::ExitCode;
 
 use dtrain::{
     broadcast_parameters, Comm, Ddp, DdpOptions, Element, Optimizer, OptimizerKind,
-    OptimizerOptions, P2pOp, ReduceOp, Request, Status,
+    OptimizerOptions, P2pOp, Pipeline, PipelineSchedule, PipelineScheduleOptions, ReduceOp, Request,
+    ScheduleKind, StageFunctions, Status,
 };
 
 /// Small and odd: the eager path.
@@ -943,6 +944,91 @@ macro_rules! typed {
     };
 }
 
+/// A pipeline over every rank, stage s multiplying by s + 2 and the loss
+/// summing the output: the loss and each stage's weight gradient are exact
+/// (f64), for 1F1B and zero-bubble H1.
+fn check_pipeline(comm: &Comm<'_>, c: &mut Checks) -> Outcome {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    let (me, size) = rank_and_size(comm)?;
+    let (n, m) = (3usize, 2 * size);
+    let weights: Vec<f64> = (0..size).map(|s| (s + 2) as f64).collect();
+    let w = weights[me];
+    let xs: Vec<Vec<f64>> = (0..m)
+        .map(|i| (0..n).map(|k| (k + i) as f64).collect())
+        .collect();
+    for kind in [ScheduleKind::OneFOneB, ScheduleKind::ZbH1] {
+        let split = kind == ScheduleKind::ZbH1;
+        let saved = RefCell::new(HashMap::<i32, Vec<f64>>::new());
+        let grads = RefCell::new(HashMap::<i32, Vec<f64>>::new());
+        let (loss, grad_w) = (RefCell::new(0.0f64), RefCell::new(0.0f64));
+        let weight_grad = |i: i32| {
+            let g = grads.borrow_mut().remove(&i).unwrap_or_default();
+            let x = saved.borrow_mut().remove(&i).unwrap_or_default();
+            *grad_w.borrow_mut() += g.iter().zip(&x).map(|(g, x)| g * x).sum::<f64>();
+        };
+        let functions = StageFunctions::<f64> {
+            forward: Box::new(|_, i, input, output| {
+                let x = input.map_or_else(|| xs[i as usize].clone(), <[f64]>::to_vec);
+                match output {
+                    Some(out) => out.iter_mut().zip(&x).for_each(|(o, x)| *o = w * x),
+                    None => *loss.borrow_mut() += x.iter().map(|x| w * x).sum::<f64>(),
+                }
+                saved.borrow_mut().insert(i, x);
+                Ok(())
+            }),
+            backward: Box::new(|_, i, grad_output, grad_input| {
+                let g = grad_output.map_or_else(|| vec![1.0; n], <[f64]>::to_vec);
+                if let Some(gi) = grad_input {
+                    gi.iter_mut().zip(&g).for_each(|(o, g)| *o = w * g);
+                }
+                grads.borrow_mut().insert(i, g);
+                if !split {
+                    weight_grad(i);
+                }
+                Ok(())
+            }),
+            backward_weight: split.then(|| {
+                Box::new(|_, i| {
+                    weight_grad(i);
+                    Ok(())
+                }) as Box<dyn FnMut(i32, i32) -> dtrain::Result<()>>
+            }),
+            chunk_done: None,
+        };
+        let options = PipelineScheduleOptions {
+            kind,
+            stages: size as i32,
+            microbatches: m as i32,
+            chunks: None,
+        };
+        let schedule = PipelineSchedule::new(&options)?;
+        let info = Pipeline::new(comm, &schedule, n, functions)?.step()?;
+        let what = format!("pipeline {kind:?}");
+        c.equal(
+            &format!("{what} peak in flight"),
+            &[info.peak_in_flight],
+            &[schedule.peak_in_flight(me as i32)?],
+        )?;
+        let total: f64 = xs.iter().flatten().sum();
+        let product: f64 = weights.iter().product();
+        if me == size - 1 {
+            c.equal(
+                &format!("{what} loss"),
+                &[*loss.borrow()],
+                &[product * total],
+            )?;
+        }
+        c.equal(
+            &format!("{what} weight gradient"),
+            &[*grad_w.borrow()],
+            &[product / w * total],
+        )?;
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let expected = match std::env::args().nth(1).map(|a| a.parse::<usize>()) {
         None => None,
@@ -997,6 +1083,7 @@ fn main() -> ExitCode {
         ("split", Box::new(|c| check_split(comm, c))),
         ("bad arguments", Box::new(|c| check_bad_arguments(comm, c))),
         ("data parallel", Box::new(|c| check_ddp(comm, c))),
+        ("pipeline", Box::new(|c| check_pipeline(comm, c))),
         ("barrier", Box::new(|_| Ok(comm.barrier()?))),
     ];
     for (name, step) in steps {

@@ -49,6 +49,7 @@ mod optimizer;
 mod options;
 mod p2p;
 mod pipeline;
+mod pipeline_executor;
 mod request;
 mod start;
 mod tensor;
@@ -79,6 +80,7 @@ pub use p2p::P2pOp;
 pub use pipeline::{
     ActionKind, PipelineAction, PipelineSchedule, PipelineScheduleOptions, ScheduleKind,
 };
+pub use pipeline_executor::{Pipeline, PipelineStepInfo, StageFn, StageFunctions};
 pub use request::Request;
 pub use tensor::tensor_check;
 pub use version::{build_info, version, Version, HEADER_VERSION};

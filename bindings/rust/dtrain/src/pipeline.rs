@@ -158,6 +158,10 @@ impl PipelineSchedule {
         Ok(PipelineSchedule { raw })
     }
 
+    pub(crate) fn as_raw(&self) -> *const sys::dt_pipeline_schedule {
+        self.raw.as_ptr()
+    }
+
     /// The number of actions of `rank`.
     pub fn len(&self, rank: i32) -> Result<usize> {
         let mut out = 0usize;

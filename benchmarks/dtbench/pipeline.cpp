@@ -1,0 +1,198 @@
+// dtbench pipeline: the bubble libdtrain's pipeline executor leaves, against
+// the closed forms of dt_pipeline_schedule_bubble_fraction(). The stage
+// functions busy-wait for known durations, the ones the closed forms assume:
+// a chunk's forward takes one unit, its backward two (zero-bubble H1: the
+// input and the weight gradient one unit each). Each step starts with a
+// barrier. Two measured figures per case, averaged over ranks and steps:
+//   waits  what dt_pipeline_step_info reports: time blocked on receives / the
+//          rank's own step time;
+//   busy   1 - the rank's compute time / the slowest rank's step time, which
+//          also counts a rank that finished early as idle until the last one
+//          ends, as the closed forms do.
+#include "pipeline.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "comm.hpp"
+#include "usage.hpp"
+
+namespace dtbench {
+
+namespace {
+
+const char kUsage[] =
+    "usage: dtrun -n P dtbench pipeline [options]\n"
+    "\n"
+    "Runs libdtrain's pipeline executor over P ranks for every schedule kind and\n"
+    "several micro-batch counts, with stage functions that busy-wait (forward 1 unit,\n"
+    "backward 2; zero-bubble: 1 each for forward, input and weight gradient), and\n"
+    "prints the measured bubble beside the kind's closed form. Rank 0 prints.\n"
+    "\n"
+    "options:\n"
+    "  --unit-us N      one unit of stage work in microseconds (default 2000)\n"
+    "  --steps N        timed steps per case (default 5)\n"
+    "  --elements N     float32 elements per activation (default 4096)\n"
+    "  --json PATH      also write the results as JSON\n"
+    "  -h, --help       show this help\n";
+
+const Usage kCli{"pipeline", kUsage};
+
+struct Args {
+  int unit_us = 2000;
+  int steps = 5;
+  int elements = 4096;
+  std::string json;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (i + 1 >= argc) kCli.error(arg + " needs a value");
+    const char* value = argv[++i];
+    if (arg == "--unit-us") a.unit_us = kCli.integer(arg, value, 1, 10000000);
+    else if (arg == "--steps") a.steps = kCli.integer(arg, value, 1, 100000);
+    else if (arg == "--elements") a.elements = kCli.integer(arg, value, 1, 1 << 28);
+    else if (arg == "--json") a.json = value;
+    else kCli.error("unknown option " + arg);
+  }
+  return a;
+}
+
+using Clock = std::chrono::steady_clock;
+
+// Synthetic stage work: spins for `units` units and counts the time spent.
+struct Work {
+  std::chrono::microseconds unit;
+  bool split_backward;
+  double busy_seconds = 0;
+
+  void spin(int units) {
+    const Clock::time_point start = Clock::now();
+    const Clock::time_point end = start + units * unit;
+    while (Clock::now() < end) {
+    }
+    busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  }
+
+  static dt_status forward(void* user, int, int, const DLTensor*, DLTensor*) {
+    static_cast<Work*>(user)->spin(1);
+    return DT_OK;
+  }
+  static dt_status backward(void* user, int, int, const DLTensor*, DLTensor*) {
+    auto* work = static_cast<Work*>(user);
+    work->spin(work->split_backward ? 1 : 2);
+    return DT_OK;
+  }
+  static dt_status backward_weight(void* user, int, int) {
+    static_cast<Work*>(user)->spin(1);
+    return DT_OK;
+  }
+};
+
+struct Case {
+  dt_pipeline_schedule_kind kind;
+  const char* name;
+  int microbatches;
+  double formula = 0;
+  double step_ms = 0;       // the slowest rank's step, mean over steps
+  double bubble_waits = 0;  // mean over ranks and steps
+  double bubble_busy = 0;
+};
+
+void measure(Comm& comm, const Args& a, Case& c) {
+  dt_pipeline_schedule_options sopts = DT_PIPELINE_SCHEDULE_OPTIONS_INIT;
+  sopts.kind = c.kind;
+  sopts.stages = comm.size();
+  sopts.microbatches = c.microbatches;
+  dt_pipeline_schedule* schedule = nullptr;
+  comm.check("dt_pipeline_schedule_create", dt_pipeline_schedule_create(&schedule, &sopts));
+  comm.check("dt_pipeline_schedule_bubble_fraction", dt_pipeline_schedule_bubble_fraction(schedule, &c.formula));
+
+  Work work{std::chrono::microseconds(a.unit_us), c.kind == DT_PIPELINE_ZB_H1};
+  dt_pipeline_options opts = DT_PIPELINE_OPTIONS_INIT;
+  opts.activation_elements = a.elements;
+  opts.forward = &Work::forward;
+  opts.backward = &Work::backward;
+  opts.backward_weight = work.split_backward ? &Work::backward_weight : nullptr;
+  opts.user = &work;
+  dt_pipeline* pipeline = nullptr;
+  comm.check("dt_pipeline_create", dt_pipeline_create(&pipeline, comm.handle(), schedule, &opts));
+
+  comm.check("dt_pipeline_step (warm-up)", dt_pipeline_step(pipeline, nullptr));
+  double waits = 0, busy = 0, slowest_total = 0;
+  for (int s = 0; s < a.steps; ++s) {
+    comm.barrier();
+    work.busy_seconds = 0;
+    dt_pipeline_step_info info = DT_PIPELINE_STEP_INFO_INIT;
+    comm.check("dt_pipeline_step", dt_pipeline_step(pipeline, &info));
+    const double slowest = comm.max(info.step_seconds);
+    waits += info.bubble_fraction;
+    busy += 1.0 - work.busy_seconds / slowest;
+    slowest_total += slowest;
+  }
+  double sums[2] = {waits, busy};
+  comm.sum(sums, 2);
+  const double samples = static_cast<double>(a.steps) * comm.size();
+  c.bubble_waits = sums[0] / samples;
+  c.bubble_busy = sums[1] / samples;
+  c.step_ms = 1e3 * slowest_total / a.steps;
+  dt_pipeline_destroy(pipeline);
+  dt_pipeline_schedule_destroy(schedule);
+}
+
+void write_json(const std::string& path, const Args& a, int world, const std::vector<Case>& cases) {
+  FILE* out = open_results(kCli, path);
+  if (out == nullptr) return;
+  std::fprintf(out, "{\n  \"benchmark\": \"pipeline\",\n  \"implementation\": \"dtrain\",\n  \"library\": \"%s\",\n",
+               dt_build_info());
+  std::fprintf(out, "  \"stages\": %d,\n  \"unit_us\": %d,\n  \"steps\": %d,\n  \"elements\": %d,\n  \"cases\": [\n",
+               world, a.unit_us, a.steps, a.elements);
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    std::fprintf(out,
+                 "    {\"kind\": \"%s\", \"microbatches\": %d, \"step_ms\": %.6g, \"bubble_formula\": %.6f, "
+                 "\"bubble_waits\": %.6f, \"bubble_busy\": %.6f}%s\n",
+                 c.name, c.microbatches, c.step_ms, c.formula, c.bubble_waits, c.bubble_busy,
+                 k + 1 < cases.size() ? "," : "");
+  }
+  std::fprintf(out, "  ]\n}\n");
+  close_results(out, path);
+}
+
+}  // namespace
+
+int run_pipeline(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  Comm comm;
+  const int p = comm.size();
+  std::vector<Case> cases;
+  for (int m : {1, 2, 4, 8}) {
+    cases.push_back({DT_PIPELINE_GPIPE, "gpipe", m});
+    cases.push_back({DT_PIPELINE_1F1B, "1f1b", m});
+    if (m % p == 0) cases.push_back({DT_PIPELINE_INTERLEAVED_1F1B, "interleaved_1f1b", m});
+    cases.push_back({DT_PIPELINE_ZB_H1, "zb_h1", m});
+  }
+  for (Case& c : cases) measure(comm, a, c);
+  if (comm.rank() == 0) {
+    std::printf("dtbench pipeline: p = %d, unit = %d us, %d steps, %d float32 per activation\n", p, a.unit_us,
+                a.steps, a.elements);
+    std::printf("%-17s %3s %9s %8s %8s %8s\n", "kind", "m", "step_ms", "formula", "waits", "busy");
+    for (const Case& c : cases) {
+      std::printf("%-17s %3d %9.2f %8.4f %8.4f %8.4f\n", c.name, c.microbatches, c.step_ms, c.formula,
+                  c.bubble_waits, c.bubble_busy);
+    }
+    std::printf("waits = receive waits / own step (dt_pipeline_step_info); busy = 1 - compute / slowest step\n");
+    if (!a.json.empty()) write_json(a.json, a, p, cases);
+  }
+  comm.exit(0);
+}
+
+}  // namespace dtbench
