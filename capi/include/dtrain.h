@@ -17,5 +17,6 @@
 #include "dtrain/ddp.h"
 #include "dtrain/zero.h"
 #include "dtrain/mesh.h"
+#include "dtrain/cp.h"
 
 #endif /* DTRAIN_H */
