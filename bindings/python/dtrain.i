@@ -63,6 +63,8 @@
 %thread dt_mesh_comm;
 %thread dt_mesh_destroy;
 %thread dt_mesh::~dt_mesh;
+%thread dt_cp_ring_attention_forward;
+%thread dt_cp_ring_attention_backward;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"
@@ -71,6 +73,7 @@
 %include "swig/ddp.i"
 %include "swig/zero.i"
 %include "swig/mesh.i"
+%include "swig/cp.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -84,3 +87,4 @@
 %include "dtrain/ddp.h"
 %include "dtrain/zero.h"
 %include "dtrain/mesh.h"
+%include "dtrain/cp.h"

@@ -1,4 +1,5 @@
-"""dtrain: distributed training collectives, data parallelism, ZeRO, the device mesh and optimizers over libdtrain.
+"""dtrain: distributed training collectives, data parallelism, ZeRO, the device mesh, context parallelism and
+optimizers over libdtrain.
 
     import numpy as np
     import dtrain
@@ -23,6 +24,8 @@ from ._optim import Optimizer, StepInfo
 from ._ddp import DDP, broadcast_parameters
 from ._zero import Zero, ZeroMemory
 from ._mesh import Mesh
+from ._cp import (CpLayout, attention, attention_merge, cp_positions, cp_shard, cp_unshard,
+                  ring_attention_backward, ring_attention_forward)
 
 # The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
 globals().update({member.name: member for member in Status})
@@ -37,6 +40,8 @@ __version__ = "%d.%d.%d" % version()
 __all__ = [
     "Comm", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
     "Zero", "ZeroMemory", "Mesh",
+    "CpLayout", "cp_positions", "cp_shard", "cp_unshard", "attention", "attention_merge",
+    "ring_attention_forward", "ring_attention_backward",
     "build_info", "status_string", "error_last", "tensor_check",
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",
