@@ -37,6 +37,8 @@ export Zero, ZeroMemory, parameter, gradient, gather!, gather_wait, release!, wi
        memory_usage, save_checkpoint, load_checkpoint!
 export Mesh, mesh_ndims, mesh_size, mesh_rank, mesh_dim_name, mesh_dim_index, mesh_dim_size, mesh_coord,
        mesh_coords_of, mesh_rank_at, mesh_group_ranks, mesh_comm
+export CpLayout, DT_CP_CONTIGUOUS, DT_CP_ZIGZAG, cp_positions, cp_shard!, cp_unshard!, attention, attention_merge!,
+       ring_attention_forward, ring_attention_backward
 
 include("library.jl")
 include("status.jl")
@@ -53,5 +55,6 @@ include("optimizer.jl")
 include("ddp.jl")
 include("zero.jl")
 include("mesh.jl")
+include("cp.jl")
 
 end # module
