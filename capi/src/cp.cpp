@@ -1,6 +1,7 @@
-// Context parallelism (dtrain/cp.h). The ring calls check their arguments
-// inside the agreement the core runs first, so that a rank refusing its own
-// arguments still tells the others instead of leaving them waiting.
+// Context parallelism (dtrain/cp.h). The ring and all-to-all calls check
+// their arguments inside the agreement the core runs first, so that a rank
+// refusing its own arguments still tells the others instead of leaving them
+// waiting.
 #include <algorithm>
 #include <exception>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "parallel/cp/layout.hpp"
 #include "parallel/cp/ring.hpp"
 #include "parallel/cp/shard.hpp"
+#include "parallel/cp/ulysses.hpp"
 #include "dtrain/cp.h"
 
 using dtrain::DType;
@@ -24,6 +26,8 @@ using dtrain::capi::require;
 using namespace dtrain::parallel::cp;
 
 namespace {
+
+[[noreturn]] void invalid(const std::string& message) { dtrain::raise(DT_ERR_INVALID_ARGUMENT, message); }
 
 struct BlockOutputs {
   HostArray o, lse;
@@ -36,27 +40,33 @@ BlockOutputs check_outputs(const AttentionShape& shape, DLTensor* o, DLTensor* l
   return out;
 }
 
-// Ring arguments: a layout, and queries, keys and values of one local
-// length that the layout can hold on a group of `cp_size`.
-struct RingInputs {
+// A layout, and queries, keys and values of one local length that the
+// layout can hold on a group of `cp_size`; for the all-to-all, head counts
+// it can split.
+struct ShardedInputs {
   SequenceLayout layout = SequenceLayout::contiguous;
   AttentionInputs in;
 };
 
-RingInputs check_ring_inputs(int cp_size, int layout, int causal, double scale, const DLTensor* q, const DLTensor* k,
-                             const DLTensor* v) {
-  RingInputs ring{layout_from(layout), check_attention_inputs(q, k, v, causal, scale)};
-  const AttentionShape& shape = ring.in.shape;
+enum class Strategy { ring, all_to_all };
+
+ShardedInputs check_sharded_inputs(Strategy strategy, int cp_size, int layout, int causal, double scale,
+                                   const DLTensor* q, const DLTensor* k, const DLTensor* v) {
+  ShardedInputs sharded{layout_from(layout), check_attention_inputs(q, k, v, causal, scale)};
+  const AttentionShape& shape = sharded.in.shape;
   if (shape.kv_rows != shape.q_rows) {
-    dtrain::raise(DT_ERR_INVALID_ARGUMENT, "k and v have " + std::to_string(shape.kv_rows) + " rows but q has " +
-                                                std::to_string(shape.q_rows) +
-                                                "; ring attention needs each rank's shard of one sequence");
+    invalid("k and v have " + std::to_string(shape.kv_rows) + " rows but q has " + std::to_string(shape.q_rows) +
+            "; each rank passes its shard of one sequence");
   }
-  check_local_rows(ring.layout, cp_size, shape.q_rows);
-  return ring;
+  check_local_rows(sharded.layout, cp_size, shape.q_rows);
+  if (strategy == Strategy::all_to_all && (shape.q_heads % cp_size != 0 || shape.kv_heads % cp_size != 0)) {
+    invalid("all-to-all attention splits the heads between the " + std::to_string(cp_size) + " ranks, but q has " +
+            std::to_string(shape.q_heads) + " and k and v " + std::to_string(shape.kv_heads));
+  }
+  return sharded;
 }
 
-// Runs `check` (returning the checked arguments, a struct with a `ring`
+// Runs `check` (returning the checked arguments, a struct with a `sharded`
 // member, or throwing) and then the agreement every rank takes part in,
 // whether or not its own check passed; returns the arguments agreed on.
 template <typename Check>
@@ -68,9 +78,67 @@ auto checked_together(dtrain::comm::Communicator& comm, const char* context, Che
   } catch (...) {
     failure = std::current_exception();
   }
-  const RingInputs agreed = args ? args->ring : RingInputs{};
+  const ShardedInputs agreed = args ? args->sharded : ShardedInputs{};
   agree_on_attention(comm, context, agreed.layout, agreed.in.shape, failure);
   return std::move(*args);
+}
+
+dt_status sharded_forward(const char* context, Strategy strategy, ShardedForward run, dt_comm* comm, int layout,
+                          int causal, double scale, const DLTensor* q, const DLTensor* k, const DLTensor* v,
+                          DLTensor* o, DLTensor* lse) {
+  return entry([&] {
+    auto& group = *require(comm, "comm")->impl;
+    struct Args {
+      ShardedInputs sharded;
+      BlockOutputs out;
+    };
+    const Args args = checked_together(group, context, [&] {
+      Args checked{check_sharded_inputs(strategy, group.size(), layout, causal, scale, q, k, v), {}};
+      checked.out = check_outputs(checked.sharded.in.shape, o, lse);
+      const AttentionInputs& in = checked.sharded.in;
+      refuse_overlap({&checked.out.o, &checked.out.lse}, {&in.q, &in.k, &in.v});
+      return checked;
+    });
+    const AttentionInputs& in = args.sharded.in;
+    run(group, args.sharded.layout, in.shape, in.q.data<const float>(), in.k.data<const float>(),
+        in.v.data<const float>(), args.out.o.data<float>(), args.out.lse.data<float>());
+  });
+}
+
+dt_status sharded_backward(const char* context, Strategy strategy, ShardedBackward run, dt_comm* comm, int layout,
+                           int causal, double scale, const DLTensor* q, const DLTensor* k, const DLTensor* v,
+                           const DLTensor* o, const DLTensor* lse, const DLTensor* d_o, DLTensor* dq, DLTensor* dk,
+                           DLTensor* dv) {
+  return entry([&] {
+    auto& group = *require(comm, "comm")->impl;
+    struct Args {
+      ShardedInputs sharded;
+      HostArray o, lse, d_o, dq, dk, dv;
+    };
+    const Args args = checked_together(group, context, [&] {
+      Args checked{check_sharded_inputs(strategy, group.size(), layout, causal, scale, q, k, v), {}, {}, {}, {}, {},
+                   {}};
+      const AttentionInputs& in = checked.sharded.in;
+      checked.o = host_array(o, "o", DType::f32, 3);
+      checked.lse = host_array(lse, "lse", DType::f32, 2);
+      checked.d_o = host_array(d_o, "d_o", DType::f32, 3);
+      checked.dq = host_array(dq, "dq", DType::f32, 3);
+      checked.dk = host_array(dk, "dk", DType::f32, 3);
+      checked.dv = host_array(dv, "dv", DType::f32, 3);
+      for (const HostArray* like_q : {&checked.o, &checked.d_o, &checked.dq}) expect_shape(*like_q, in.q.shape);
+      expect_shape(checked.lse, lse_shape(in.shape));
+      expect_shape(checked.dk, in.k.shape);
+      expect_shape(checked.dv, in.k.shape);
+      refuse_overlap({&checked.dq, &checked.dk, &checked.dv},
+                     {&in.q, &in.k, &in.v, &checked.o, &checked.lse, &checked.d_o});
+      return checked;
+    });
+    const AttentionInputs& in = args.sharded.in;
+    run(group, args.sharded.layout, in.shape,
+        {in.q.data<const float>(), in.k.data<const float>(), in.v.data<const float>(), args.o.data<const float>(),
+         args.lse.data<const float>(), args.d_o.data<const float>()},
+        args.dq.data<float>(), args.dk.data<float>(), args.dv.data<float>());
+  });
 }
 
 }  // namespace
@@ -137,58 +205,31 @@ DT_API dt_status dt_cp_attention_merge(DLTensor* o, DLTensor* lse, const DLTenso
 DT_API dt_status dt_cp_ring_attention_forward(dt_comm* comm, dt_cp_layout layout, int causal, double scale,
                                               const DLTensor* q, const DLTensor* k, const DLTensor* v, DLTensor* o,
                                               DLTensor* lse) {
-  return entry([&] {
-    auto& group = *require(comm, "comm")->impl;
-    struct Args {
-      RingInputs ring;
-      BlockOutputs out;
-    };
-    const Args args = checked_together(group, "dt_cp_ring_attention_forward", [&] {
-      Args checked{check_ring_inputs(group.size(), layout, causal, scale, q, k, v), {}};
-      checked.out = check_outputs(checked.ring.in.shape, o, lse);
-      const AttentionInputs& in = checked.ring.in;
-      refuse_overlap({&checked.out.o, &checked.out.lse}, {&in.q, &in.k, &in.v});
-      return checked;
-    });
-    const AttentionInputs& in = args.ring.in;
-    ring_attention_forward(group, args.ring.layout, in.shape, in.q.data<const float>(), in.k.data<const float>(),
-                           in.v.data<const float>(), args.out.o.data<float>(), args.out.lse.data<float>());
-  });
+  return sharded_forward("dt_cp_ring_attention_forward", Strategy::ring, ring_attention_forward, comm, layout,
+                         causal, scale, q, k, v, o, lse);
 }
 
 DT_API dt_status dt_cp_ring_attention_backward(dt_comm* comm, dt_cp_layout layout, int causal, double scale,
                                                const DLTensor* q, const DLTensor* k, const DLTensor* v,
                                                const DLTensor* o, const DLTensor* lse, const DLTensor* d_o,
                                                DLTensor* dq, DLTensor* dk, DLTensor* dv) {
-  return entry([&] {
-    auto& group = *require(comm, "comm")->impl;
-    struct Args {
-      RingInputs ring;
-      HostArray o, lse, d_o, dq, dk, dv;
-    };
-    const Args args = checked_together(group, "dt_cp_ring_attention_backward", [&] {
-      Args checked{check_ring_inputs(group.size(), layout, causal, scale, q, k, v), {}, {}, {}, {}, {}, {}};
-      const AttentionInputs& in = checked.ring.in;
-      checked.o = host_array(o, "o", DType::f32, 3);
-      checked.lse = host_array(lse, "lse", DType::f32, 2);
-      checked.d_o = host_array(d_o, "d_o", DType::f32, 3);
-      checked.dq = host_array(dq, "dq", DType::f32, 3);
-      checked.dk = host_array(dk, "dk", DType::f32, 3);
-      checked.dv = host_array(dv, "dv", DType::f32, 3);
-      for (const HostArray* like_q : {&checked.o, &checked.d_o, &checked.dq}) expect_shape(*like_q, in.q.shape);
-      expect_shape(checked.lse, lse_shape(in.shape));
-      expect_shape(checked.dk, in.k.shape);
-      expect_shape(checked.dv, in.k.shape);
-      refuse_overlap({&checked.dq, &checked.dk, &checked.dv},
-                     {&in.q, &in.k, &in.v, &checked.o, &checked.lse, &checked.d_o});
-      return checked;
-    });
-    const AttentionInputs& in = args.ring.in;
-    ring_attention_backward(group, args.ring.layout, in.shape,
-                            {in.q.data<const float>(), in.k.data<const float>(), in.v.data<const float>(),
-                             args.o.data<const float>(), args.lse.data<const float>(), args.d_o.data<const float>()},
-                            args.dq.data<float>(), args.dk.data<float>(), args.dv.data<float>());
-  });
+  return sharded_backward("dt_cp_ring_attention_backward", Strategy::ring, ring_attention_backward, comm, layout,
+                          causal, scale, q, k, v, o, lse, d_o, dq, dk, dv);
+}
+
+DT_API dt_status dt_cp_ulysses_attention_forward(dt_comm* comm, dt_cp_layout layout, int causal, double scale,
+                                                 const DLTensor* q, const DLTensor* k, const DLTensor* v,
+                                                 DLTensor* o, DLTensor* lse) {
+  return sharded_forward("dt_cp_ulysses_attention_forward", Strategy::all_to_all, ulysses_attention_forward, comm,
+                         layout, causal, scale, q, k, v, o, lse);
+}
+
+DT_API dt_status dt_cp_ulysses_attention_backward(dt_comm* comm, dt_cp_layout layout, int causal, double scale,
+                                                  const DLTensor* q, const DLTensor* k, const DLTensor* v,
+                                                  const DLTensor* o, const DLTensor* lse, const DLTensor* d_o,
+                                                  DLTensor* dq, DLTensor* dk, DLTensor* dv) {
+  return sharded_backward("dt_cp_ulysses_attention_backward", Strategy::all_to_all, ulysses_attention_backward,
+                          comm, layout, causal, scale, q, k, v, o, lse, d_o, dq, dk, dv);
 }
 
 }  // extern "C"

@@ -1,8 +1,9 @@
-// Ring attention through the C API, one process per rank: every rank holds
-// its shard of one sequence (contiguous or zigzag), and its outputs and
-// gradients must be the rows of attention over the whole sequence that the
-// test computes in double on its own (reference_attention.hpp). Then the
-// refusals, which must reach every rank instead of hanging.
+// Ring and all-to-all (Ulysses) attention through the C API, one process
+// per rank: every rank holds its shard of one sequence (contiguous or
+// zigzag), and its outputs and gradients must be the rows of attention over
+// the whole sequence that the test computes in double on its own
+// (reference_attention.hpp). Then the refusals, which must reach every rank
+// instead of hanging.
 //
 // CTest runs this alone (a world of one) and under dtrun with 2, 3 and 4 ranks.
 #include <gtest/gtest.h>
@@ -30,10 +31,21 @@ constexpr double kTolerance = 1e-5;
 constexpr std::int64_t kHeadDim = 8;
 constexpr std::int64_t kRowsPerChunk = 3;
 
-// One rank's tensors for one ring call, shaped from the local length.
+// The calls of one way of attending over a sharded sequence.
+struct Strategy {
+  const char* name;
+  decltype(&dt_cp_ring_attention_forward) forward;
+  decltype(&dt_cp_ring_attention_backward) backward;
+};
+const Strategy kRing{"ring", dt_cp_ring_attention_forward, dt_cp_ring_attention_backward};
+const Strategy kUlysses{"all-to-all", dt_cp_ulysses_attention_forward, dt_cp_ulysses_attention_backward};
+
+// One rank's tensors for one call, shaped from the local length.
 struct Shard {
   std::int64_t rows, q_heads, kv_heads;
   Floats q, k, v, d_o, o, lse, dq, dk, dv;
+
+  Strategy strategy = kRing;
 
   Shard(std::int64_t rows_, std::int64_t q_heads_, std::int64_t kv_heads_)
       : rows(rows_), q_heads(q_heads_), kv_heads(kv_heads_), q(size_q(), 0.5F), k(size_kv(), 0.25F),
@@ -45,7 +57,7 @@ struct Shard {
   dt_status forward(dt_comm* comm, dt_cp_layout layout, int causal, double scale) {
     TensorOf<float> tq(q, {rows, q_heads, kHeadDim}), tk(k, {rows, kv_heads, kHeadDim}),
         tv(v, {rows, kv_heads, kHeadDim}), to(o, {rows, q_heads, kHeadDim}), tl(lse, {rows, q_heads});
-    return dt_cp_ring_attention_forward(comm, layout, causal, scale, tq.get(), tk.get(), tv.get(), to.get(), tl.get());
+    return strategy.forward(comm, layout, causal, scale, tq.get(), tk.get(), tv.get(), to.get(), tl.get());
   }
 
   dt_status backward(dt_comm* comm, dt_cp_layout layout, int causal, double scale) {
@@ -53,14 +65,15 @@ struct Shard {
         tv(v, {rows, kv_heads, kHeadDim}), to(o, {rows, q_heads, kHeadDim}), tl(lse, {rows, q_heads}),
         tdo(d_o, {rows, q_heads, kHeadDim}), tdq(dq, {rows, q_heads, kHeadDim}), tdk(dk, {rows, kv_heads, kHeadDim}),
         tdv(dv, {rows, kv_heads, kHeadDim});
-    return dt_cp_ring_attention_backward(comm, layout, causal, scale, tq.get(), tk.get(), tv.get(), to.get(), tl.get(),
-                                         tdo.get(), tdq.get(), tdk.get(), tdv.get());
+    return strategy.backward(comm, layout, causal, scale, tq.get(), tk.get(), tv.get(), to.get(), tl.get(), tdo.get(),
+                             tdq.get(), tdk.get(), tdv.get());
   }
 };
 
 class Ring : public dtrain::testing::WorldFixture {
  protected:
-  void expect_full_attention(dt_cp_layout layout, bool causal, std::int64_t q_heads, std::int64_t kv_heads) {
+  void expect_full_attention(const Strategy& strategy, dt_cp_layout layout, bool causal, std::int64_t q_heads,
+                             std::int64_t kv_heads) {
     const std::int64_t seq = 2 * size_ * kRowsPerChunk;
     const AttentionCase whole{seq, seq, q_heads, kv_heads, kHeadDim, causal, 0.3};
     const Floats q = random_values(static_cast<std::size_t>(seq * q_heads * kHeadDim), 1);
@@ -74,11 +87,12 @@ class Ring : public dtrain::testing::WorldFixture {
     const auto mine = layout_positions(layout, size_, rank_, seq);
     const std::int64_t q_row = q_heads * kHeadDim, kv_row = kv_heads * kHeadDim;
     Shard shard(seq / size_, q_heads, kv_heads);
+    shard.strategy = strategy;
     shard.q = rows_at(q, mine, q_row);
     shard.k = rows_at(k, mine, kv_row);
     shard.v = rows_at(v, mine, kv_row);
     shard.d_o = rows_at(d_o, mine, q_row);
-    const std::string what = std::string(layout == DT_CP_ZIGZAG ? "zigzag" : "contiguous") +
+    const std::string what = std::string(strategy.name) + ", " + (layout == DT_CP_ZIGZAG ? "zigzag" : "contiguous") +
                              (causal ? ", causal" : "") + ", heads " + std::to_string(q_heads) + "/" +
                              std::to_string(kv_heads) + ", rank " + std::to_string(rank_);
     ASSERT_EQ(shard.forward(comm_, layout, causal, 0.3), DT_OK) << dt_error_last();
@@ -96,13 +110,30 @@ class Ring : public dtrain::testing::WorldFixture {
   }
 };
 
+// Head counts the all-to-all can split: as many as ranks, and grouped
+// queries with twice as many.
 TEST_F(Ring, ForwardAndBackwardMatchAttentionOverTheWholeSequence) {
-  for (dt_cp_layout layout : {DT_CP_CONTIGUOUS, DT_CP_ZIGZAG}) {
-    for (bool causal : {false, true}) {
-      expect_full_attention(layout, causal, 2, 2);
-      expect_full_attention(layout, causal, 4, 2);
+  for (const Strategy& strategy : {kRing, kUlysses}) {
+    for (dt_cp_layout layout : {DT_CP_CONTIGUOUS, DT_CP_ZIGZAG}) {
+      for (bool causal : {false, true}) {
+        expect_full_attention(strategy, layout, causal, size_, size_);
+        expect_full_attention(strategy, layout, causal, 2 * size_, size_);
+      }
     }
   }
+}
+
+TEST_F(Ring, AllToAllRefusesHeadsItCannotSplit) {
+  if (size_ < 2) GTEST_SKIP() << "one rank splits any number of heads";
+  Shard shard(4, size_ + 1, size_ + 1);
+  shard.strategy = kUlysses;
+  EXPECT_EQ(shard.forward(comm_, DT_CP_CONTIGUOUS, 0, 0.0), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_error_last()).find("splits the heads"), std::string::npos) << dt_error_last();
+  EXPECT_EQ(shard.backward(comm_, DT_CP_CONTIGUOUS, 0, 0.0), DT_ERR_INVALID_ARGUMENT);
+  Shard divisible(4, size_, size_);
+  divisible.strategy = kUlysses;
+  EXPECT_EQ(divisible.forward(comm_, rank_ == 0 ? DT_CP_ZIGZAG : DT_CP_CONTIGUOUS, 0, 0.0), DT_ERR_MISMATCH);
+  EXPECT_EQ(divisible.forward(comm_, DT_CP_ZIGZAG, 1, 0.0), DT_OK) << dt_error_last();
 }
 
 TEST_F(Ring, ZigzagRefusesAnOddShardOnEveryRank) {

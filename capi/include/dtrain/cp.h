@@ -1,7 +1,8 @@
 /*
  * libdtrain — context parallelism: attention over a sequence split between
- * the ranks of a communicator (ring attention), and the pieces it is made of
- * (blockwise attention, merging partial results, sequence layouts).
+ * the ranks of a communicator (ring attention, and all-to-all or "Ulysses"
+ * attention), and the pieces it is made of (blockwise attention, merging
+ * partial results, sequence layouts).
  *
  * Tensors. Every tensor is a DLTensor in host memory (kDLCPU or kDLCUDAHost),
  * contiguous row-major; CUDA memory (kDLCUDA) is refused with
@@ -39,17 +40,18 @@
  *                     the last rank has cp times the first rank's).
  * A rank's local rows are in increasing position order.
  *
- * Collectives: the ring calls are collective over `comm` (every rank of it,
- * e.g. the "cp" communicator of a dt_mesh) and blocking. Before any data
+ * Collectives: the ring and all-to-all calls are collective over `comm`
+ * (every rank of it, e.g. the "cp" communicator of a dt_mesh) and blocking,
+ * every rank passing its own shard of the same sequence. Before any data
  * moves, the ranks compare the layout, causal flag, scale and every shape:
  * ranks that disagree all get DT_ERR_MISMATCH (the message names the first
  * rank that differs from rank 0, and what differs); a rank whose own
  * arguments are invalid gets DT_ERR_INVALID_ARGUMENT (or DT_ERR_UNSUPPORTED)
  * and every other rank DT_ERR_MISMATCH naming it. Nothing is written then.
  * Failures of `comm` (DT_ERR_TIMEOUT, DT_ERR_REMOTE, DT_ERR_ABORTED, ...) are
- * those of any collective; outputs are then undefined. The calls exchange
- * point-to-point messages on `comm`: the caller must not have sends or
- * receives of its own in flight on it meanwhile.
+ * those of any collective; outputs are then undefined. The ring calls
+ * exchange point-to-point messages on `comm`: the caller must not have sends
+ * or receives of its own in flight on it meanwhile.
  *
  * The other calls are local. Outputs must not overlap inputs or each other.
  *
@@ -158,6 +160,31 @@ DT_API dt_status dt_cp_ring_attention_backward(dt_comm *comm, dt_cp_layout layou
                                                const DLTensor *q, const DLTensor *k, const DLTensor *v,
                                                const DLTensor *o, const DLTensor *lse, const DLTensor *d_o,
                                                DLTensor *dq, DLTensor *dk, DLTensor *dv);
+
+/**
+ * All-to-all (Ulysses) attention, forward: the same arguments, results and
+ * errors as dt_cp_ring_attention_forward(), computed another way. An
+ * all-to-all over `comm` gives each rank every token of h_q / cp query heads
+ * and h_kv / cp key/value heads (rank j gets heads [j h / cp, (j + 1) h / cp)),
+ * each rank attends over the whole sequence for those heads, and a second
+ * all-to-all returns o and lse to the ranks holding the tokens. Fewer, larger
+ * messages than the ring, but every rank holds the whole sequence for its
+ * heads. DT_ERR_INVALID_ARGUMENT besides: h_q or h_kv not divisible by the
+ * size of `comm`.
+ */
+DT_API dt_status dt_cp_ulysses_attention_forward(dt_comm *comm, dt_cp_layout layout, int causal, double scale,
+                                                 const DLTensor *q, const DLTensor *k, const DLTensor *v,
+                                                 DLTensor *o, DLTensor *lse);
+
+/**
+ * All-to-all (Ulysses) attention, backward: the same arguments, results and
+ * errors as dt_cp_ring_attention_backward() (and those of
+ * dt_cp_ulysses_attention_forward()), through the same two all-to-alls.
+ */
+DT_API dt_status dt_cp_ulysses_attention_backward(dt_comm *comm, dt_cp_layout layout, int causal, double scale,
+                                                  const DLTensor *q, const DLTensor *k, const DLTensor *v,
+                                                  const DLTensor *o, const DLTensor *lse, const DLTensor *d_o,
+                                                  DLTensor *dq, DLTensor *dk, DLTensor *dv);
 
 DT_END_DECLS
 

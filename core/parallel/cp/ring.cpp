@@ -86,7 +86,7 @@ void ring_attention_forward(comm::Communicator& comm, SequenceLayout layout, con
 }
 
 void ring_attention_backward(comm::Communicator& comm, SequenceLayout layout, const AttentionShape& shape,
-                             const RingBackwardInputs& in, float* dq, float* dk, float* dv) {
+                             const GradientInputs& in, float* dq, float* dk, float* dv) {
   const int size = comm.size();
   const int rank = comm.rank();
   const std::vector<std::int64_t> q_positions = global_positions(layout, size, rank, shape.q_rows);

@@ -7,27 +7,18 @@
 #include "comm/communicator.hpp"
 #include "parallel/cp/block_attention.hpp"
 #include "parallel/cp/layout.hpp"
+#include "parallel/cp/sharded_attention.hpp"
 
 namespace dtrain::parallel::cp {
 
-// o and lse of this rank's queries against the whole sequence. Every rank
-// holds shape.q_rows == shape.kv_rows rows of `layout`.
+// A ShardedForward.
 void ring_attention_forward(comm::Communicator& comm, SequenceLayout layout, const AttentionShape& shape,
                             const float* q, const float* k, const float* v, float* o, float* lse);
 
-struct RingBackwardInputs {
-  const float* q;
-  const float* k;
-  const float* v;
-  const float* o;
-  const float* lse;
-  const float* d_o;
-};
-
-// dq, dk and dv (overwritten) of this rank's rows. dq sums locally; each
-// key/value block's gradient accumulator travels with it around the ring,
-// each rank adding its queries' contribution, and reaches its owner last.
+// A ShardedBackward. dq sums locally; each key/value block's gradient
+// accumulator travels with it around the ring, each rank adding its
+// queries' contribution, and reaches its owner last.
 void ring_attention_backward(comm::Communicator& comm, SequenceLayout layout, const AttentionShape& shape,
-                             const RingBackwardInputs& in, float* dq, float* dk, float* dv);
+                             const GradientInputs& in, float* dq, float* dk, float* dv);
 
 }  // namespace dtrain::parallel::cp
