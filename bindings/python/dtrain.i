@@ -65,6 +65,8 @@
 %thread dt_mesh::~dt_mesh;
 %thread dt_cp_ring_attention_forward;
 %thread dt_cp_ring_attention_backward;
+%thread dt_cp_ulysses_attention_forward;
+%thread dt_cp_ulysses_attention_backward;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"

@@ -25,7 +25,8 @@ from ._ddp import DDP, broadcast_parameters
 from ._zero import Zero, ZeroMemory
 from ._mesh import Mesh
 from ._cp import (CpLayout, attention, attention_merge, cp_positions, cp_shard, cp_unshard,
-                  ring_attention_backward, ring_attention_forward)
+                  ring_attention_backward, ring_attention_forward, ulysses_attention_backward,
+                  ulysses_attention_forward)
 
 # The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
 globals().update({member.name: member for member in Status})
@@ -41,7 +42,7 @@ __all__ = [
     "Comm", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
     "Zero", "ZeroMemory", "Mesh",
     "CpLayout", "cp_positions", "cp_shard", "cp_unshard", "attention", "attention_merge",
-    "ring_attention_forward", "ring_attention_backward",
+    "ring_attention_forward", "ring_attention_backward", "ulysses_attention_forward", "ulysses_attention_backward",
     "build_info", "status_string", "error_last", "tensor_check",
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",

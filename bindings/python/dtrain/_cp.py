@@ -1,5 +1,6 @@
 """Context parallelism: blockwise attention, the merge of partial results,
-sequence layouts, and ring attention over a communicator (dtrain/cp.h).
+sequence layouts, and ring and all-to-all (Ulysses) attention over a
+communicator (dtrain/cp.h).
 
 Tensors are float32 in host memory, one row per token: queries and outputs
 ``[seq, q_heads, head_dim]``, keys and values ``[seq, kv_heads, head_dim]``
@@ -75,23 +76,44 @@ def attention_merge(o, lse, o_other, lse_other):
     return o, lse
 
 
+def _sharded_forward(call, comm, q, k, v, causal, scale, layout, o, lse):
+    o = _new(q.shape) if o is None else o
+    lse = _new(q.shape[:2]) if lse is None else lse
+    call(comm._live(), _layout(layout), int(bool(causal)), float(scale), q, k, v, o, lse)
+    return o, lse
+
+
+def _sharded_backward(call, comm, q, k, v, o, lse, d_o, causal, scale, layout, dq, dk, dv):
+    dq = _new(q.shape) if dq is None else dq
+    dk = _new(k.shape) if dk is None else dk
+    dv = _new(v.shape) if dv is None else dv
+    call(comm._live(), _layout(layout), int(bool(causal)), float(scale), q, k, v, o, lse, d_o, dq, dk, dv)
+    return dq, dk, dv
+
+
 def ring_attention_forward(comm, q, k, v, causal=False, scale=0.0, layout="zigzag", o=None, lse=None):
     """Ring attention over ``comm`` (collective): this rank's shard of the
     sequence in ``layout`` against the whole sequence; returns ``(o, lse)``."""
-    o = _new(q.shape) if o is None else o
-    lse = _new(q.shape[:2]) if lse is None else lse
-    _capi.dt_cp_ring_attention_forward(comm._live(), _layout(layout), int(bool(causal)), float(scale), q, k, v, o,
-                                       lse)
-    return o, lse
+    return _sharded_forward(_capi.dt_cp_ring_attention_forward, comm, q, k, v, causal, scale, layout, o, lse)
 
 
 def ring_attention_backward(comm, q, k, v, o, lse, d_o, causal=False, scale=0.0, layout="zigzag", dq=None,
                             dk=None, dv=None):
     """The gradients ``(dq, dk, dv)`` of this rank's shard from ``d_o`` and what
     :func:`ring_attention_forward` took and returned (collective over ``comm``)."""
-    dq = _new(q.shape) if dq is None else dq
-    dk = _new(k.shape) if dk is None else dk
-    dv = _new(v.shape) if dv is None else dv
-    _capi.dt_cp_ring_attention_backward(comm._live(), _layout(layout), int(bool(causal)), float(scale), q, k, v, o,
-                                        lse, d_o, dq, dk, dv)
-    return dq, dk, dv
+    return _sharded_backward(_capi.dt_cp_ring_attention_backward, comm, q, k, v, o, lse, d_o, causal, scale,
+                             layout, dq, dk, dv)
+
+
+def ulysses_attention_forward(comm, q, k, v, causal=False, scale=0.0, layout="zigzag", o=None, lse=None):
+    """All-to-all (Ulysses) attention: what :func:`ring_attention_forward`
+    computes, through two all-to-alls; both head counts divisible by the size of ``comm``."""
+    return _sharded_forward(_capi.dt_cp_ulysses_attention_forward, comm, q, k, v, causal, scale, layout, o, lse)
+
+
+def ulysses_attention_backward(comm, q, k, v, o, lse, d_o, causal=False, scale=0.0, layout="zigzag", dq=None,
+                               dk=None, dv=None):
+    """The gradients ``(dq, dk, dv)`` of :func:`ulysses_attention_forward`, as
+    :func:`ring_attention_backward` gives them."""
+    return _sharded_backward(_capi.dt_cp_ulysses_attention_backward, comm, q, k, v, o, lse, d_o, causal, scale,
+                             layout, dq, dk, dv)

@@ -72,14 +72,18 @@ def test_zigzag_shard_positions_and_unshard():
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_ring_attention_on_one_rank_is_attention_and_its_gradients(comm, causal):
+@pytest.mark.parametrize("forward, backward", [
+    (dtrain.ring_attention_forward, dtrain.ring_attention_backward),
+    (dtrain.ulysses_attention_forward, dtrain.ulysses_attention_backward),
+])
+def test_sharded_attention_on_one_rank_is_attention_and_its_gradients(comm, causal, forward, backward):
     q, k, v = tensors(seed=3)
     d_o = np.random.default_rng(4).uniform(-1, 1, q.shape).astype(np.float32)
-    o, lse = dtrain.ring_attention_forward(comm, q, k, v, causal=causal, layout="contiguous")
+    o, lse = forward(comm, q, k, v, causal=causal, layout="contiguous")
     want_o, want_lse = reference(q, k, v, causal, 1 / np.sqrt(8))
     np.testing.assert_allclose(o, want_o, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(lse, want_lse, rtol=1e-5, atol=1e-6)
-    grads = dtrain.ring_attention_backward(comm, q, k, v, o, lse, d_o, causal=causal, layout="contiguous")
+    grads = backward(comm, q, k, v, o, lse, d_o, causal=causal, layout="contiguous")
     for got, want in zip(grads, reference(q, k, v, causal, 1 / np.sqrt(8), d_o)):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 

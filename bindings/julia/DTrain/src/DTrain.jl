@@ -38,7 +38,7 @@ export Zero, ZeroMemory, parameter, gradient, gather!, gather_wait, release!, wi
 export Mesh, mesh_ndims, mesh_size, mesh_rank, mesh_dim_name, mesh_dim_index, mesh_dim_size, mesh_coord,
        mesh_coords_of, mesh_rank_at, mesh_group_ranks, mesh_comm
 export CpLayout, DT_CP_CONTIGUOUS, DT_CP_ZIGZAG, cp_positions, cp_shard!, cp_unshard!, attention, attention_merge!,
-       ring_attention_forward, ring_attention_backward
+       ring_attention_forward, ring_attention_backward, ulysses_attention_forward, ulysses_attention_backward
 
 include("library.jl")
 include("status.jl")

@@ -1,5 +1,6 @@
 # Context parallelism (dtrain/cp.h): blockwise attention, the merge of partial
-# results, sequence layouts, and ring attention over a communicator.
+# results, sequence layouts, and ring and all-to-all (Ulysses) attention over a
+# communicator.
 #
 # Julia arrays are column-major, so the row-major tensors of dtrain/cp.h are
 # arrays with their dimensions reversed: queries and outputs
@@ -105,6 +106,26 @@ function attention_merge!(o::AbstractArray{Float32,3}, lse::AbstractArray{Float3
     return o, lse
 end
 
+# The tensors of a forward call over a sharded sequence, borrowed for `call`
+# (which makes the ccall), and its results.
+function _sharded_forward(call, q::AbstractArray{Float32,3}, k::AbstractArray{Float32,3},
+                          v::AbstractArray{Float32,3})
+    o, lse = similar(q), _lse_like(q)
+    borrowed = [Borrowed(x) for x in (q, k, v, o, lse)]
+    GC.@preserve borrowed _check(call([b.tensor for b in borrowed]...))
+    return o, lse
+end
+
+# The same for a backward call: (q, k, v, o, lse, d_o) in, (dq, dk, dv) out.
+function _sharded_backward(call, q::AbstractArray{Float32,3}, k::AbstractArray{Float32,3},
+                           v::AbstractArray{Float32,3}, o::AbstractArray{Float32,3}, lse::AbstractArray{Float32,2},
+                           d_o::AbstractArray{Float32,3})
+    dq, dk, dv = similar(q), similar(k), similar(v)
+    borrowed = [Borrowed(x) for x in (q, k, v, o, lse, d_o, dq, dk, dv)]
+    GC.@preserve borrowed _check(call([b.tensor for b in borrowed]...))
+    return dq, dk, dv
+end
+
 """
     ring_attention_forward(comm, q, k, v; causal=false, scale=0.0, layout=DT_CP_ZIGZAG) -> (o, lse)
 
@@ -112,19 +133,31 @@ Ring attention over `comm` (collective, blocking): this rank's shard of the
 sequence in `layout` against the whole sequence. Ranks that disagree about
 the layout, masking, scale or shapes all get `DT_ERR_MISMATCH`.
 """
-function ring_attention_forward(comm::Comm, q::AbstractArray{Float32,3}, k::AbstractArray{Float32,3},
-                                v::AbstractArray{Float32,3}; causal::Bool=false, scale::Real=0.0,
+function ring_attention_forward(comm::Comm, q, k, v; causal::Bool=false, scale::Real=0.0,
                                 layout::CpLayout=DT_CP_ZIGZAG)
-    o, lse = similar(q), _lse_like(q)
-    bq, bk, bv, bo, bl = Borrowed(q), Borrowed(k), Borrowed(v), Borrowed(o), Borrowed(lse)
-    GC.@preserve bq bk bv bo bl begin
-        _check(ccall(_sym(:dt_cp_ring_attention_forward), Cint,
-                     (Ptr{Cvoid}, Cint, Cint, Cdouble, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor},
-                      Ref{DLTensor}),
-                     comm, Cint(layout), Cint(causal), Cdouble(scale), bq.tensor, bk.tensor, bv.tensor, bo.tensor,
-                     bl.tensor))
+    return _sharded_forward(q, k, v) do tq, tk, tv, to, tl
+        ccall(_sym(:dt_cp_ring_attention_forward), Cint,
+              (Ptr{Cvoid}, Cint, Cint, Cdouble, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor},
+               Ref{DLTensor}),
+              comm, Cint(layout), Cint(causal), Cdouble(scale), tq, tk, tv, to, tl)
     end
-    return o, lse
+end
+
+"""
+    ulysses_attention_forward(comm, q, k, v; causal=false, scale=0.0, layout=DT_CP_ZIGZAG) -> (o, lse)
+
+All-to-all (Ulysses) attention: what [`ring_attention_forward`](@ref)
+computes, through two all-to-alls; both head counts must be divisible by the
+size of `comm`.
+"""
+function ulysses_attention_forward(comm::Comm, q, k, v; causal::Bool=false, scale::Real=0.0,
+                                   layout::CpLayout=DT_CP_ZIGZAG)
+    return _sharded_forward(q, k, v) do tq, tk, tv, to, tl
+        ccall(_sym(:dt_cp_ulysses_attention_forward), Cint,
+              (Ptr{Cvoid}, Cint, Cint, Cdouble, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor},
+               Ref{DLTensor}),
+              comm, Cint(layout), Cint(causal), Cdouble(scale), tq, tk, tv, to, tl)
+    end
 end
 
 """
@@ -134,20 +167,29 @@ end
 The gradients of this rank's queries, keys and values from `d_o` and what
 [`ring_attention_forward`](@ref) took and returned (collective over `comm`).
 """
-function ring_attention_backward(comm::Comm, q::AbstractArray{Float32,3}, k::AbstractArray{Float32,3},
-                                 v::AbstractArray{Float32,3}, o::AbstractArray{Float32,3},
-                                 lse::AbstractArray{Float32,2}, d_o::AbstractArray{Float32,3};
-                                 causal::Bool=false, scale::Real=0.0, layout::CpLayout=DT_CP_ZIGZAG)
-    dq, dk, dv = similar(q), similar(k), similar(v)
-    inputs = [Borrowed(x) for x in (q, k, v, o, lse, d_o)]
-    bq, bk, bv, bo, bl, bdo = inputs
-    bdq, bdk, bdv = Borrowed(dq), Borrowed(dk), Borrowed(dv)
-    GC.@preserve inputs bdq bdk bdv begin
-        _check(ccall(_sym(:dt_cp_ring_attention_backward), Cint,
-                     (Ptr{Cvoid}, Cint, Cint, Cdouble, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor},
-                      Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}),
-                     comm, Cint(layout), Cint(causal), Cdouble(scale), bq.tensor, bk.tensor, bv.tensor, bo.tensor,
-                     bl.tensor, bdo.tensor, bdq.tensor, bdk.tensor, bdv.tensor))
+function ring_attention_backward(comm::Comm, q, k, v, o, lse, d_o; causal::Bool=false, scale::Real=0.0,
+                                 layout::CpLayout=DT_CP_ZIGZAG)
+    return _sharded_backward(q, k, v, o, lse, d_o) do tq, tk, tv, to, tl, tdo, tdq, tdk, tdv
+        ccall(_sym(:dt_cp_ring_attention_backward), Cint,
+              (Ptr{Cvoid}, Cint, Cint, Cdouble, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor},
+               Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}),
+              comm, Cint(layout), Cint(causal), Cdouble(scale), tq, tk, tv, to, tl, tdo, tdq, tdk, tdv)
     end
-    return dq, dk, dv
+end
+
+"""
+    ulysses_attention_backward(comm, q, k, v, o, lse, d_o; causal=false, scale=0.0, layout=DT_CP_ZIGZAG)
+        -> (dq, dk, dv)
+
+The gradients of [`ulysses_attention_forward`](@ref), as
+[`ring_attention_backward`](@ref) gives them.
+"""
+function ulysses_attention_backward(comm::Comm, q, k, v, o, lse, d_o; causal::Bool=false, scale::Real=0.0,
+                                    layout::CpLayout=DT_CP_ZIGZAG)
+    return _sharded_backward(q, k, v, o, lse, d_o) do tq, tk, tv, to, tl, tdo, tdq, tdk, tdv
+        ccall(_sym(:dt_cp_ulysses_attention_backward), Cint,
+              (Ptr{Cvoid}, Cint, Cint, Cdouble, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor},
+               Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}),
+              comm, Cint(layout), Cint(causal), Cdouble(scale), tq, tk, tv, to, tl, tdo, tdq, tdk, tdv)
+    end
 end

@@ -646,6 +646,14 @@ end
         @test sum(dv) ≈ 4 * 2 * 6
         @test message_of(() -> ring_attention_forward(comm, q[:, :, 1:3], k[:, :, 1:3], v[:, :, 1:3]),
                          DT_ERR_INVALID_ARGUMENT) != ""
+        uo, ulse = ulysses_attention_forward(comm, q, k, v; causal=true, layout=DT_CP_CONTIGUOUS)
+        @test uo ≈ want
+        @test ulse ≈ want_lse
+        udq, udk, udv = ulysses_attention_backward(comm, q, k, v, uo, ulse, ones(Float32, 4, 2, 6); causal=true,
+                                                   layout=DT_CP_CONTIGUOUS)
+        @test udq ≈ dq
+        @test udk ≈ dk
+        @test udv ≈ dv
     end
 end
 

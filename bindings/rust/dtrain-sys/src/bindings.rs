@@ -2175,3 +2175,45 @@ extern "C" {
         dv: *mut DLTensor,
     ) -> dt_status;
 }
+extern "C" {
+    #[doc = " All-to-all (Ulysses) attention, forward: the same arguments, results and"]
+    #[doc = " errors as dt_cp_ring_attention_forward(), computed another way. An"]
+    #[doc = " all-to-all over `comm` gives each rank every token of h_q / cp query heads"]
+    #[doc = " and h_kv / cp key/value heads (rank j gets heads [j h / cp, (j + 1) h / cp)),"]
+    #[doc = " each rank attends over the whole sequence for those heads, and a second"]
+    #[doc = " all-to-all returns o and lse to the ranks holding the tokens. Fewer, larger"]
+    #[doc = " messages than the ring, but every rank holds the whole sequence for its"]
+    #[doc = " heads. DT_ERR_INVALID_ARGUMENT besides: h_q or h_kv not divisible by the"]
+    #[doc = " size of `comm`."]
+    pub fn dt_cp_ulysses_attention_forward(
+        comm: *mut dt_comm,
+        layout: dt_cp_layout,
+        causal: ::std::os::raw::c_int,
+        scale: f64,
+        q: *const DLTensor,
+        k: *const DLTensor,
+        v: *const DLTensor,
+        o: *mut DLTensor,
+        lse: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " All-to-all (Ulysses) attention, backward: the same arguments, results and"]
+    #[doc = " errors as dt_cp_ring_attention_backward() (and those of"]
+    #[doc = " dt_cp_ulysses_attention_forward()), through the same two all-to-alls."]
+    pub fn dt_cp_ulysses_attention_backward(
+        comm: *mut dt_comm,
+        layout: dt_cp_layout,
+        causal: ::std::os::raw::c_int,
+        scale: f64,
+        q: *const DLTensor,
+        k: *const DLTensor,
+        v: *const DLTensor,
+        o: *const DLTensor,
+        lse: *const DLTensor,
+        d_o: *const DLTensor,
+        dq: *mut DLTensor,
+        dk: *mut DLTensor,
+        dv: *mut DLTensor,
+    ) -> dt_status;
+}

@@ -1,5 +1,6 @@
 //! Context parallelism: blockwise attention, the merge of partial results,
-//! sequence layouts, and ring attention over a communicator (dtrain/cp.h).
+//! sequence layouts, and ring and all-to-all (Ulysses) attention over a
+//! communicator (dtrain/cp.h).
 //!
 //! Slices are row-major float32 in host memory, one row per token: queries
 //! and outputs `[seq, q_heads, head_dim]`, keys and values
@@ -156,9 +157,18 @@ pub struct AttentionSpec {
     pub scale: f64,
 }
 
+/// How the ranks attend over a sequence sharded between them: passing key and
+/// value blocks around a ring, or exchanging heads for tokens with two
+/// all-to-alls (Ulysses; both head counts divisible by the group size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharding {
+    Ring,
+    AllToAll,
+}
+
 /// Queries, keys and values with what the forward call made of them: the
-/// inputs of [`AttentionSpec::ring_backward`].
-pub struct RingSaved<'a> {
+/// inputs of [`AttentionSpec::sharded_backward`].
+pub struct SavedAttention<'a> {
     pub q: &'a [f32],
     pub k: &'a [f32],
     pub v: &'a [f32],
@@ -216,11 +226,13 @@ impl AttentionSpec {
         })
     }
 
-    /// Ring attention, forward, over `comm` (collective): this rank's shard
-    /// of the sequence in `layout` against the whole sequence.
+    /// Attention over a sharded sequence, forward, over `comm` (collective):
+    /// this rank's shard of the sequence in `layout` against the whole
+    /// sequence.
     #[allow(clippy::too_many_arguments)]
-    pub fn ring_forward(
+    pub fn sharded_forward(
         &self,
+        sharding: Sharding,
         comm: &Comm<'_>,
         layout: CpLayout,
         q: &[f32],
@@ -234,10 +246,14 @@ impl AttentionSpec {
         let tv = ShapedTensor::of(v, &self.kv_tail(), "v")?;
         let mut to = ShapedTensor::of_mut(o, &self.q_tail(), "o")?;
         let mut tl = ShapedTensor::of_mut(lse, &[self.q_heads], "lse")?;
+        let call = match sharding {
+            Sharding::Ring => sys::dt_cp_ring_attention_forward,
+            Sharding::AllToAll => sys::dt_cp_ulysses_attention_forward,
+        };
         // SAFETY: a live communicator; every tensor describes a slice that
         // outlives the (blocking) call.
         check(unsafe {
-            sys::dt_cp_ring_attention_forward(
+            call(
                 comm.as_raw(),
                 layout.raw(),
                 c_int::from(self.causal),
@@ -251,14 +267,16 @@ impl AttentionSpec {
         })
     }
 
-    /// Ring attention, backward, over `comm` (collective): the gradients of
-    /// this rank's queries, keys and values from `d_o`, overwritten.
+    /// Attention over a sharded sequence, backward, over `comm` (collective):
+    /// the gradients of this rank's queries, keys and values from `d_o`,
+    /// overwritten.
     #[allow(clippy::too_many_arguments)]
-    pub fn ring_backward(
+    pub fn sharded_backward(
         &self,
+        sharding: Sharding,
         comm: &Comm<'_>,
         layout: CpLayout,
-        saved: &RingSaved<'_>,
+        saved: &SavedAttention<'_>,
         d_o: &[f32],
         dq: &mut [f32],
         dk: &mut [f32],
@@ -273,10 +291,14 @@ impl AttentionSpec {
         let mut tdq = ShapedTensor::of_mut(dq, &self.q_tail(), "dq")?;
         let mut tdk = ShapedTensor::of_mut(dk, &self.kv_tail(), "dk")?;
         let mut tdv = ShapedTensor::of_mut(dv, &self.kv_tail(), "dv")?;
+        let call = match sharding {
+            Sharding::Ring => sys::dt_cp_ring_attention_backward,
+            Sharding::AllToAll => sys::dt_cp_ulysses_attention_backward,
+        };
         // SAFETY: a live communicator; every tensor describes a slice that
         // outlives the (blocking) call.
         check(unsafe {
-            sys::dt_cp_ring_attention_backward(
+            call(
                 comm.as_raw(),
                 layout.raw(),
                 c_int::from(self.causal),

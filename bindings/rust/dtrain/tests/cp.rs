@@ -4,7 +4,9 @@
 
 mod common;
 
-use dtrain::{attention_merge, cp_positions, cp_shard, cp_unshard, AttentionSpec, CpLayout, RingSaved, Status};
+use dtrain::{
+    attention_merge, cp_positions, cp_shard, cp_unshard, AttentionSpec, CpLayout, SavedAttention, Sharding, Status,
+};
 
 const SPEC: AttentionSpec = AttentionSpec { q_heads: 2, kv_heads: 1, head_dim: 4, causal: false, scale: 0.5 };
 
@@ -71,11 +73,17 @@ fn zigzag_shards_and_unshards() {
 }
 
 #[test]
-fn ring_on_one_rank_is_block_attention_and_gives_gradients() {
+fn sharded_attention_on_one_rank_is_block_attention_and_gives_gradients() {
+    for sharding in [Sharding::Ring, Sharding::AllToAll] {
+        sharded_on_one_rank(sharding);
+    }
+}
+
+fn sharded_on_one_rank(sharding: Sharding) {
     let comm = common::world();
     let (q, k, v) = (values(4 * 8, 4), values(4 * 4, 5), values(4 * 4, 6));
     let (mut o, mut lse) = (vec![0f32; 32], vec![0f32; 8]);
-    SPEC.ring_forward(&comm, CpLayout::Zigzag, &q, &k, &v, &mut o, &mut lse).unwrap();
+    SPEC.sharded_forward(sharding, &comm, CpLayout::Zigzag, &q, &k, &v, &mut o, &mut lse).unwrap();
     let (mut want_o, mut want_lse) = (vec![0f32; 32], vec![0f32; 8]);
     SPEC.block(&q, &k, &v, None, &mut want_o, &mut want_lse).unwrap();
     assert_eq!((o.clone(), lse.clone()), (want_o, want_lse));
@@ -83,10 +91,10 @@ fn ring_on_one_rank_is_block_attention_and_gives_gradients() {
     // d_o = 1 everywhere: dv[j] is the attention each key got, summed over queries and heads.
     let d_o = vec![1f32; 32];
     let (mut dq, mut dk, mut dv) = (vec![0f32; 32], vec![0f32; 16], vec![0f32; 16]);
-    let saved = RingSaved { q: &q, k: &k, v: &v, o: &o, lse: &lse };
-    SPEC.ring_backward(&comm, CpLayout::Zigzag, &saved, &d_o, &mut dq, &mut dk, &mut dv).unwrap();
+    let saved = SavedAttention { q: &q, k: &k, v: &v, o: &o, lse: &lse };
+    SPEC.sharded_backward(sharding, &comm, CpLayout::Zigzag, &saved, &d_o, &mut dq, &mut dk, &mut dv).unwrap();
     let total: f32 = dv.iter().sum();
     assert!((total - 4.0 * 2.0 * 4.0).abs() < 1e-4, "{total}");
-    let err = SPEC.ring_forward(&comm, CpLayout::Zigzag, &q[..24], &k[..12], &v[..12], &mut o[..24], &mut lse[..6]);
+    let err = SPEC.sharded_forward(sharding, &comm, CpLayout::Zigzag, &q[..24], &k[..12], &v[..12], &mut o[..24], &mut lse[..6]);
     assert_eq!(err.unwrap_err().status, Status::InvalidArgument);
 }
