@@ -2,9 +2,11 @@
 // float32 host arrays laid out as dtrain/cp.h says ([rows, heads, head_dim]
 // row-major; lse [rows, heads]), forward and backward, and the merge of
 // partial results by their log-sum-exps. Ring and all-to-all attention are
-// built from these. Sums are accumulated in double so that a sequence split
-// into blocks gives what one block over the whole sequence gives, to float
-// rounding.
+// built from these. The products run per head on the device layer's GEMM
+// (OpenBLAS); softmax statistics and merges are summed in double, so that a
+// sequence split into blocks gives what one block over the whole sequence
+// gives, to float rounding. A causal block whose every key comes after
+// every query is skipped.
 #pragma once
 
 #include <cstdint>
