@@ -75,6 +75,20 @@ TEST(BlockAttention, MatchesDoubleReferenceWithHeadsGroupsAndMasks) {
   }
 }
 
+// Positions in no particular order: the kernel takes them in increasing runs
+// and skips pairs of runs that the mask hides entirely.
+TEST(BlockAttention, PositionsInAnyOrderAreMaskedOneByOne) {
+  const AttentionCase c{6, 7, 4, 2, 8, true, 0.3};
+  Block block(c, 5);
+  block.q_pos = {7, 8, 0, 1, 20, 3};
+  block.k_pos = {5, 6, 0, 9, 1, 2, 30};
+  Floats o(block.q.size()), lse(static_cast<std::size_t>(c.seq * c.q_heads));
+  block.attend(1, 0.3, o, lse);
+  const auto want = reference_attention(c, block.q, block.k, block.v, block.q_pos, block.k_pos, {});
+  expect_close(o, want.o, kTolerance, "o");
+  expect_close(lse, want.lse, kTolerance, "lse");
+}
+
 TEST(BlockAttention, QueryThatSeesNoKeyGetsZeroAndMinusInfinity) {
   Block block({2, 3, 1, 1, 4, true, 0.5}, 3);
   block.q_pos = {0, 100};

@@ -63,20 +63,59 @@ bool visible(const AttentionShape& shape, BlockPositions positions, std::int64_t
   return !shape.causal || positions.k[j] <= positions.q[i];
 }
 
-// Causal and every key after every query: the block adds nothing, which the
-// contiguous layout's ring meets on every rank but the last.
-bool hidden_block(const AttentionShape& shape, BlockPositions positions) {
-  if (!shape.causal) return false;
-  const std::int64_t last_query = *std::max_element(positions.q, positions.q + shape.q_rows);
-  const std::int64_t first_key = *std::min_element(positions.k, positions.k + shape.kv_rows);
-  return first_key > last_query;
+// Rows [begin, end) whose positions increase: a layout's chunk (zigzag gives
+// two per rank). Between runs, the causal mask is all or nothing often
+// enough (half of the zigzag ring's chunk pairs) to skip the products.
+struct Run {
+  std::int64_t begin, end;
+  std::int64_t size() const { return end - begin; }
+};
+
+std::vector<Run> runs_of(const std::int64_t* positions, std::int64_t rows, bool causal) {
+  if (!causal) return {{0, rows}};
+  std::vector<Run> runs;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    if (i == 0 || positions[i] <= positions[i - 1]) runs.push_back({i, i});
+    runs.back().end = i + 1;
+  }
+  return runs;
 }
 
-// scores (q_rows x kv_rows) = scale * q_h k_g^T for query head h.
-void scores_of(const AttentionShape& shape, const float* q, const float* k, std::int64_t h, float* scores) {
+// Whether some key of `keys` is visible to some query of `queries`.
+bool sees(const AttentionShape& shape, BlockPositions positions, Run queries, Run keys) {
+  return !shape.causal || positions.k[keys.begin] <= positions.q[queries.end - 1];
+}
+
+// The pairs of query and key runs with something visible.
+struct RunPair {
+  Run queries, keys;
+};
+
+std::vector<RunPair> visible_pairs(const AttentionShape& shape, BlockPositions positions) {
+  std::vector<RunPair> pairs;
+  const std::vector<Run> key_runs = runs_of(positions.k, shape.kv_rows, shape.causal);
+  for (Run queries : runs_of(positions.q, shape.q_rows, shape.causal)) {
+    for (Run keys : key_runs) {
+      if (sees(shape, positions, queries, keys)) pairs.push_back({queries, keys});
+    }
+  }
+  return pairs;
+}
+
+Matrix from_row(Matrix m, std::int64_t row) { return {m.first + row * m.ld, m.ld}; }
+
+// The [queries, keys] part of a q_rows x kv_rows block matrix.
+Matrix part(const AttentionShape& shape, float* block, RunPair pair) {
+  return {block + pair.queries.begin * shape.kv_rows + pair.keys.begin, shape.kv_rows};
+}
+
+// part(scores) = scale * q_h k_g^T over the pair, for query head h.
+void scores_of(const AttentionShape& shape, const float* q, const float* k, std::int64_t h, RunPair pair,
+               float* scores) {
   const Heads heads{shape};
-  product(false, true, shape.q_rows, shape.kv_rows, shape.head_dim, shape.scale, heads.q(q, h), heads.kv(k, h), 0.0,
-          {scores, shape.kv_rows});
+  product(false, true, pair.queries.size(), pair.keys.size(), shape.head_dim, shape.scale,
+          from_row(heads.q(q, h), pair.queries.begin), from_row(heads.kv(k, h), pair.keys.begin), 0.0,
+          part(shape, scores, pair));
 }
 
 // The log-sum-exp of query row i's visible scores, summed in double.
@@ -93,10 +132,11 @@ double row_lse(const AttentionShape& shape, BlockPositions positions, const floa
   return top + std::log(sum);
 }
 
-// Row i of scores becomes probabilities exp(score - lse), 0 where hidden or
-// where the query sees no key at all (lse = -inf).
-void to_probabilities(const AttentionShape& shape, BlockPositions positions, float* row, std::int64_t i, double lse) {
-  for (std::int64_t j = 0; j < shape.kv_rows; ++j) {
+// Scores of row i, columns `keys`, become probabilities exp(score - lse), 0
+// where hidden or where the query sees no key at all (lse = -inf).
+void to_probabilities(const AttentionShape& shape, BlockPositions positions, float* row, std::int64_t i, Run keys,
+                      double lse) {
+  for (std::int64_t j = keys.begin; j < keys.end; ++j) {
     const bool counted = lse != kMinusInfinity && visible(shape, positions, i, j);
     row[j] = counted ? static_cast<float>(std::exp(row[j] - lse)) : 0.0F;
   }
@@ -106,24 +146,26 @@ void to_probabilities(const AttentionShape& shape, BlockPositions positions, flo
 
 void attention_forward(const AttentionShape& shape, const float* q, const float* k, const float* v,
                        BlockPositions positions, float* o, float* lse) {
-  if (hidden_block(shape, positions)) {
-    std::fill(o, o + shape.q_rows * shape.q_heads * shape.head_dim, 0.0F);
-    std::fill(lse, lse + shape.q_rows * shape.q_heads, static_cast<float>(kMinusInfinity));
-    return;
-  }
   const Heads heads{shape};
+  const std::vector<RunPair> pairs = visible_pairs(shape, positions);
+  const Run all_keys{0, shape.kv_rows};
+  // Scores of hidden pairs are never written: row_lse and to_probabilities
+  // read visible entries only, and the products skip those pairs.
   std::vector<float> p(static_cast<std::size_t>(shape.q_rows * shape.kv_rows));
   for (std::int64_t h = 0; h < shape.q_heads; ++h) {
-    scores_of(shape, q, k, h, p.data());
+    for (RunPair pair : pairs) scores_of(shape, q, k, h, pair, p.data());
     for (std::int64_t i = 0; i < shape.q_rows; ++i) {
       float* row = p.data() + i * shape.kv_rows;
       const double row_sum = row_lse(shape, positions, row, i);
-      to_probabilities(shape, positions, row, i, row_sum);
+      to_probabilities(shape, positions, row, i, all_keys, row_sum);
       lse[i * shape.q_heads + h] = static_cast<float>(row_sum);
+      std::fill_n(o + i * heads.q_ld() + h * shape.head_dim, shape.head_dim, 0.0F);
     }
-    // o_h = p v_g
-    product(false, false, shape.q_rows, shape.head_dim, shape.kv_rows, 1.0, {p.data(), shape.kv_rows},
-            heads.kv(v, h), 0.0, heads.q(o, h));
+    // o_h += p v_g, pair by pair.
+    for (RunPair pair : pairs) {
+      product(false, false, pair.queries.size(), shape.head_dim, pair.keys.size(), 1.0, part(shape, p.data(), pair),
+              from_row(heads.kv(v, h), pair.keys.begin), 1.0, from_row(heads.q(o, h), pair.queries.begin));
+    }
   }
 }
 
@@ -160,35 +202,38 @@ void output_gradient_dot(std::int64_t rows, std::int64_t heads, std::int64_t hea
 
 void attention_backward(const AttentionShape& shape, const BackwardInputs& in, BlockPositions positions, float* dq,
                         float* dk, float* dv) {
-  if (hidden_block(shape, positions)) return;
   const Heads heads{shape};
   const auto block = static_cast<std::size_t>(shape.q_rows * shape.kv_rows);
   std::vector<float> p(block);
   std::vector<float> ds(block);
-  const Matrix p_matrix{p.data(), shape.kv_rows};
-  const Matrix ds_matrix{ds.data(), shape.kv_rows};
-  for (std::int64_t h = 0; h < shape.q_heads; ++h) {
-    scores_of(shape, in.q, in.k, h, p.data());
-    for (std::int64_t i = 0; i < shape.q_rows; ++i) {
-      to_probabilities(shape, positions, p.data() + i * shape.kv_rows, i, in.lse[i * shape.q_heads + h]);
-    }
-    // dp = d_o_h v_g^T, then ds = p (dp - delta) scale, in place.
-    product(false, true, shape.q_rows, shape.kv_rows, shape.head_dim, 1.0, heads.q(in.d_o, h), heads.kv(in.v, h),
-            0.0, ds_matrix);
-    for (std::int64_t i = 0; i < shape.q_rows; ++i) {
-      const double row_delta = in.delta[i * shape.q_heads + h];
-      for (std::int64_t j = 0; j < shape.kv_rows; ++j) {
-        const std::size_t e = static_cast<std::size_t>(i * shape.kv_rows + j);
-        ds[e] = static_cast<float>(p[e] * (ds[e] - row_delta) * shape.scale);
+  for (RunPair pair : visible_pairs(shape, positions)) {
+    const Matrix p_part = part(shape, p.data(), pair);
+    const Matrix ds_part = part(shape, ds.data(), pair);
+    const Run rows = pair.queries;
+    const Run cols = pair.keys;
+    for (std::int64_t h = 0; h < shape.q_heads; ++h) {
+      scores_of(shape, in.q, in.k, h, pair, p.data());
+      for (std::int64_t i = rows.begin; i < rows.end; ++i) {
+        to_probabilities(shape, positions, p.data() + i * shape.kv_rows, i, cols, in.lse[i * shape.q_heads + h]);
       }
+      // dp = d_o_h v_g^T, then ds = p (dp - delta) scale, in place.
+      product(false, true, rows.size(), cols.size(), shape.head_dim, 1.0, from_row(heads.q(in.d_o, h), rows.begin),
+              from_row(heads.kv(in.v, h), cols.begin), 0.0, ds_part);
+      for (std::int64_t i = rows.begin; i < rows.end; ++i) {
+        const double row_delta = in.delta[i * shape.q_heads + h];
+        for (std::int64_t j = cols.begin; j < cols.end; ++j) {
+          const std::size_t e = static_cast<std::size_t>(i * shape.kv_rows + j);
+          ds[e] = static_cast<float>(p[e] * (ds[e] - row_delta) * shape.scale);
+        }
+      }
+      // dq_h += ds k_g; dk_g += ds^T q_h; dv_g += p^T d_o_h.
+      product(false, false, rows.size(), shape.head_dim, cols.size(), 1.0, ds_part,
+              from_row(heads.kv(in.k, h), cols.begin), 1.0, from_row(heads.q(dq, h), rows.begin));
+      product(true, false, cols.size(), shape.head_dim, rows.size(), 1.0, ds_part,
+              from_row(heads.q(in.q, h), rows.begin), 1.0, from_row(heads.kv(dk, h), cols.begin));
+      product(true, false, cols.size(), shape.head_dim, rows.size(), 1.0, p_part,
+              from_row(heads.q(in.d_o, h), rows.begin), 1.0, from_row(heads.kv(dv, h), cols.begin));
     }
-    // dq_h += ds k_g; dk_g += ds^T q_h; dv_g += p^T d_o_h.
-    product(false, false, shape.q_rows, shape.head_dim, shape.kv_rows, 1.0, ds_matrix, heads.kv(in.k, h), 1.0,
-            heads.q(dq, h));
-    product(true, false, shape.kv_rows, shape.head_dim, shape.q_rows, 1.0, ds_matrix, heads.q(in.q, h), 1.0,
-            heads.kv(dk, h));
-    product(true, false, shape.kv_rows, shape.head_dim, shape.q_rows, 1.0, p_matrix, heads.q(in.d_o, h), 1.0,
-            heads.kv(dv, h));
   }
 }
 

@@ -5,8 +5,9 @@
 // built from these. The products run per head on the device layer's GEMM
 // (OpenBLAS); softmax statistics and merges are summed in double, so that a
 // sequence split into blocks gives what one block over the whole sequence
-// gives, to float rounding. A causal block whose every key comes after
-// every query is skipped.
+// gives, to float rounding. With a causal mask, queries and keys are taken
+// in runs of increasing positions (a layout's chunks), and the products of
+// a run of queries with a run of keys that all come after them are skipped.
 #pragma once
 
 #include <cstdint>
