@@ -9,7 +9,11 @@
 //            dt_recv of the same blocks), no compute
 // hidden share = (compute + transfer - ring) / transfer, with the slowest
 // rank's figures, clamped to [0, 1]: the part of the transfers the ring did
-// not wait for. Rank balance = the slowest rank's compute over the mean.
+// not wait for. Rank balance = the slowest rank's compute over the mean;
+// on a machine with fewer free cores than ranks, ranks that compute at the
+// same time slow each other, so the balance of the work itself is also
+// given: the slowest rank's count of visible (query, key) pairs over the
+// mean, counted from the layout's positions.
 // Rank 0 also times dt_cp_attention over the whole sequence alone (the same
 // kernel, one rank), which the ring's time is compared with.
 #include "cp.hpp"
@@ -163,18 +167,37 @@ void transfer_alone(Comm& comm, std::vector<float>& current, std::vector<float>&
   }
 }
 
+// The largest of `values` over their mean.
+double max_over_mean(const std::vector<double>& values) {
+  double mean = 0;
+  for (double v : values) mean += v / static_cast<double>(values.size());
+  return *std::max_element(values.begin(), values.end()) / mean;
+}
+
+// The (query, key) pairs the causal mask leaves this rank, over all blocks.
+double visible_pairs(Comm& comm, dt_cp_layout layout, Shard& s) {
+  const int size = comm.size();
+  comm.check("dt_cp_positions", dt_cp_positions(layout, size, comm.rank(), s.q_positions.get()));
+  double pairs = 0;
+  for (int owner = 0; owner < size; ++owner) {
+    comm.check("dt_cp_positions", dt_cp_positions(layout, size, owner, s.k_positions.get()));
+    for (std::int64_t q : s.q_positions.data()) {
+      for (std::int64_t k : s.k_positions.data()) pairs += k <= q ? 1 : 0;
+    }
+  }
+  return pairs;
+}
+
 struct LayoutResult {
   const char* layout;
   double ring_ms;
   double transfer_ms;
-  std::vector<double> compute_ms;  // per rank
+  std::vector<double> compute_ms;     // per rank
+  std::vector<double> visible_pairs;  // per rank
 
   double slowest_compute() const { return *std::max_element(compute_ms.begin(), compute_ms.end()); }
-  double balance() const {
-    double mean = 0;
-    for (double t : compute_ms) mean += t / static_cast<double>(compute_ms.size());
-    return slowest_compute() / mean;
-  }
+  double balance() const { return max_over_mean(compute_ms); }
+  double work_balance() const { return max_over_mean(visible_pairs); }
   double hidden() const {
     if (transfer_ms <= 0) return 0;
     return std::clamp((slowest_compute() + transfer_ms - ring_ms) / transfer_ms, 0.0, 1.0);
@@ -184,7 +207,7 @@ struct LayoutResult {
 LayoutResult measure(Comm& comm, const Args& a, dt_cp_layout layout) {
   const std::int64_t rows = a.seq / comm.size();
   Shard s(a, rows);
-  LayoutResult r{layout == DT_CP_ZIGZAG ? "zigzag" : "contiguous", 0, 0, {}};
+  LayoutResult r{layout == DT_CP_ZIGZAG ? "zigzag" : "contiguous", 0, 0, {}, {}};
   r.ring_ms = comm.max(mean_ms(comm, a.iters, [&] {
     comm.check("dt_cp_ring_attention_forward",
                dt_cp_ring_attention_forward(comm.handle(), layout, 1, 0.0, s.q.get(), s.k.get(), s.v.get(), s.o.get(),
@@ -194,6 +217,10 @@ LayoutResult measure(Comm& comm, const Args& a, dt_cp_layout layout) {
   compute[static_cast<std::size_t>(comm.rank())] = mean_ms(comm, a.iters, [&] { compute_alone(comm, layout, s); });
   comm.sum(compute.data(), static_cast<std::int64_t>(compute.size()));
   r.compute_ms = compute;
+  std::vector<double> pairs(static_cast<std::size_t>(comm.size()), 0.0);
+  pairs[static_cast<std::size_t>(comm.rank())] = visible_pairs(comm, layout, s);
+  comm.sum(pairs.data(), static_cast<std::int64_t>(pairs.size()));
+  r.visible_pairs = pairs;
   std::vector<float> current(2 * s.k.data().size()), next(current.size());
   r.transfer_ms = comm.max(mean_ms(comm, a.iters, [&] { transfer_alone(comm, current, next); }));
   return r;
@@ -252,13 +279,14 @@ void print_table(const Args& a, int ranks, double full_ms, const std::vector<Lay
   std::printf("# causal ring attention forward, %d ranks, sequence %d, heads %d/%d, head dim %d, float32\n", ranks,
               a.seq, a.heads, a.kv_heads, a.head_dim);
   std::printf("# whole sequence on one rank (same kernel): %.2f ms\n", full_ms);
-  std::printf("%-11s %10s %9s %12s %12s %9s %9s  %s\n", "layout", "ring_ms", "speedup", "compute_ms", "transfer_ms",
-              "hidden", "balance", "compute_ms per rank");
+  std::printf("%-11s %10s %9s %12s %12s %9s %9s %9s  %s\n", "layout", "ring_ms", "speedup", "compute_ms",
+              "transfer_ms", "hidden", "balance", "work_bal", "compute_ms per rank");
   for (const LayoutResult& r : results) {
     std::string per_rank;
     for (double t : r.compute_ms) per_rank += (per_rank.empty() ? "" : " ") + std::to_string(t).substr(0, 7);
-    std::printf("%-11s %10.2f %8.2fx %12.2f %12.3f %8.0f%% %9.2f  %s\n", r.layout, r.ring_ms, full_ms / r.ring_ms,
-                r.slowest_compute(), r.transfer_ms, 100 * r.hidden(), r.balance(), per_rank.c_str());
+    std::printf("%-11s %10.2f %8.2fx %12.2f %12.3f %8.0f%% %9.2f %9.2f  %s\n", r.layout, r.ring_ms,
+                full_ms / r.ring_ms, r.slowest_compute(), r.transfer_ms, 100 * r.hidden(), r.balance(),
+                r.work_balance(), per_rank.c_str());
   }
 }
 
@@ -274,9 +302,10 @@ int write_json(const Args& a, int ranks, double full_ms, const std::vector<Layou
     const LayoutResult& r = results[i];
     std::fprintf(out,
                  "%s\n    {\"layout\": \"%s\", \"ring_ms\": %.4f, \"speedup\": %.4f, \"compute_ms\": %.4f, "
-                 "\"transfer_ms\": %.4f, \"hidden_share\": %.4f, \"balance\": %.4f, \"compute_ms_per_rank\": [",
+                 "\"transfer_ms\": %.4f, \"hidden_share\": %.4f, \"balance\": %.4f, \"work_balance\": %.4f, "
+                 "\"compute_ms_per_rank\": [",
                  i == 0 ? "" : ",", r.layout, r.ring_ms, full_ms / r.ring_ms, r.slowest_compute(), r.transfer_ms,
-                 r.hidden(), r.balance());
+                 r.hidden(), r.balance(), r.work_balance());
     for (std::size_t k = 0; k < r.compute_ms.size(); ++k) {
       std::fprintf(out, "%s%.4f", k == 0 ? "" : ", ", r.compute_ms[k]);
     }
