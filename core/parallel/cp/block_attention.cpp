@@ -118,20 +118,6 @@ void scores_of(const AttentionShape& shape, const float* q, const float* k, std:
           part(shape, scores, pair));
 }
 
-// The log-sum-exp of query row i's visible scores, summed in double.
-double row_lse(const AttentionShape& shape, BlockPositions positions, const float* row, std::int64_t i) {
-  double top = kMinusInfinity;
-  for (std::int64_t j = 0; j < shape.kv_rows; ++j) {
-    if (visible(shape, positions, i, j)) top = std::max(top, static_cast<double>(row[j]));
-  }
-  if (top == kMinusInfinity) return kMinusInfinity;
-  double sum = 0.0;
-  for (std::int64_t j = 0; j < shape.kv_rows; ++j) {
-    if (visible(shape, positions, i, j)) sum += std::exp(row[j] - top);
-  }
-  return top + std::log(sum);
-}
-
 // Scores of row i, columns `keys`, become probabilities exp(score - lse), 0
 // where hidden or where the query sees no key at all (lse = -inf).
 void to_probabilities(const AttentionShape& shape, BlockPositions positions, float* row, std::int64_t i, Run keys,
@@ -142,23 +128,54 @@ void to_probabilities(const AttentionShape& shape, BlockPositions positions, flo
   }
 }
 
+// Turns the visible pairs' scores into probabilities, row by row over every
+// pair, and writes each row's log-sum-exp (summed in double) to
+// lse[i * lse_stride]: the softmax of the forward pass, which needs whole rows.
+void softmax_rows(const AttentionShape& shape, BlockPositions positions, const std::vector<RunPair>& pairs,
+                  float* scores, float* lse, std::int64_t lse_stride) {
+  std::vector<double> top(static_cast<std::size_t>(shape.q_rows), kMinusInfinity);
+  std::vector<double> sum(static_cast<std::size_t>(shape.q_rows), 0.0);
+  auto each_visible = [&](auto&& visit) {
+    for (RunPair pair : pairs) {
+      for (std::int64_t i = pair.queries.begin; i < pair.queries.end; ++i) {
+        for (std::int64_t j = pair.keys.begin; j < pair.keys.end; ++j) {
+          if (visible(shape, positions, i, j)) visit(i, scores[i * shape.kv_rows + j]);
+        }
+      }
+    }
+  };
+  each_visible([&](std::int64_t i, float score) { top[i] = std::max(top[i], static_cast<double>(score)); });
+  each_visible([&](std::int64_t i, float& score) {
+    const double e = std::exp(score - top[i]);
+    sum[i] += e;
+    score = static_cast<float>(e);
+  });
+  for (RunPair pair : pairs) {
+    for (std::int64_t i = pair.queries.begin; i < pair.queries.end; ++i) {
+      const double scale = 1.0 / sum[i];
+      for (std::int64_t j = pair.keys.begin; j < pair.keys.end; ++j) {
+        float& p = scores[i * shape.kv_rows + j];
+        p = visible(shape, positions, i, j) ? static_cast<float>(p * scale) : 0.0F;
+      }
+    }
+  }
+  for (std::int64_t i = 0; i < shape.q_rows; ++i) {
+    lse[i * lse_stride] = static_cast<float>(top[i] == kMinusInfinity ? kMinusInfinity : top[i] + std::log(sum[i]));
+  }
+}
+
 }  // namespace
 
 void attention_forward(const AttentionShape& shape, const float* q, const float* k, const float* v,
                        BlockPositions positions, float* o, float* lse) {
   const Heads heads{shape};
   const std::vector<RunPair> pairs = visible_pairs(shape, positions);
-  const Run all_keys{0, shape.kv_rows};
-  // Scores of hidden pairs are never written: row_lse and to_probabilities
-  // read visible entries only, and the products skip those pairs.
+  // Entries of hidden pairs are never written nor read.
   std::vector<float> p(static_cast<std::size_t>(shape.q_rows * shape.kv_rows));
   for (std::int64_t h = 0; h < shape.q_heads; ++h) {
     for (RunPair pair : pairs) scores_of(shape, q, k, h, pair, p.data());
+    softmax_rows(shape, positions, pairs, p.data(), lse + h, shape.q_heads);
     for (std::int64_t i = 0; i < shape.q_rows; ++i) {
-      float* row = p.data() + i * shape.kv_rows;
-      const double row_sum = row_lse(shape, positions, row, i);
-      to_probabilities(shape, positions, row, i, all_keys, row_sum);
-      lse[i * shape.q_heads + h] = static_cast<float>(row_sum);
       std::fill_n(o + i * heads.q_ld() + h * shape.head_dim, shape.head_dim, 0.0F);
     }
     // o_h += p v_g, pair by pair.
