@@ -70,7 +70,7 @@ struct Shard {
   }
 };
 
-class Ring : public dtrain::testing::WorldFixture {
+class ShardedAttention : public dtrain::testing::WorldFixture {
  protected:
   void expect_full_attention(const Strategy& strategy, dt_cp_layout layout, bool causal, std::int64_t q_heads,
                              std::int64_t kv_heads) {
@@ -112,7 +112,7 @@ class Ring : public dtrain::testing::WorldFixture {
 
 // Head counts the all-to-all can split: as many as ranks, and grouped
 // queries with twice as many.
-TEST_F(Ring, ForwardAndBackwardMatchAttentionOverTheWholeSequence) {
+TEST_F(ShardedAttention, ForwardAndBackwardMatchAttentionOverTheWholeSequence) {
   for (const Strategy& strategy : {kRing, kUlysses}) {
     for (dt_cp_layout layout : {DT_CP_CONTIGUOUS, DT_CP_ZIGZAG}) {
       for (bool causal : {false, true}) {
@@ -123,7 +123,7 @@ TEST_F(Ring, ForwardAndBackwardMatchAttentionOverTheWholeSequence) {
   }
 }
 
-TEST_F(Ring, AllToAllRefusesHeadsItCannotSplit) {
+TEST_F(ShardedAttention, AllToAllRefusesHeadsItCannotSplit) {
   if (size_ < 2) GTEST_SKIP() << "one rank splits any number of heads";
   Shard shard(4, size_ + 1, size_ + 1);
   shard.strategy = kUlysses;
@@ -136,7 +136,7 @@ TEST_F(Ring, AllToAllRefusesHeadsItCannotSplit) {
   EXPECT_EQ(divisible.forward(comm_, DT_CP_ZIGZAG, 1, 0.0), DT_OK) << dt_error_last();
 }
 
-TEST_F(Ring, ZigzagRefusesAnOddShardOnEveryRank) {
+TEST_F(ShardedAttention, ZigzagRefusesAnOddShardOnEveryRank) {
   Shard shard(3, 2, 2);
   EXPECT_EQ(shard.forward(comm_, DT_CP_ZIGZAG, 1, 0.0), DT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(dt_error_last()).find("2 * cp"), std::string::npos) << dt_error_last();
@@ -144,7 +144,7 @@ TEST_F(Ring, ZigzagRefusesAnOddShardOnEveryRank) {
   EXPECT_EQ(shard.forward(comm_, DT_CP_CONTIGUOUS, 1, 0.0), DT_OK) << dt_error_last();
 }
 
-TEST_F(Ring, NullCommAndCudaTensorsAreRefused) {
+TEST_F(ShardedAttention, NullCommAndCudaTensorsAreRefused) {
   Shard shard(2, 2, 2);
   EXPECT_EQ(shard.forward(nullptr, DT_CP_CONTIGUOUS, 0, 0.0), DT_ERR_INVALID_ARGUMENT);
   TensorOf<float> tq(shard.q, {2, 2, kHeadDim}), to(shard.o, {2, 2, kHeadDim}), tl(shard.lse, {2, 2});
@@ -156,7 +156,7 @@ TEST_F(Ring, NullCommAndCudaTensorsAreRefused) {
             DT_ERR_UNSUPPORTED);
 }
 
-TEST_F(Ring, RanksThatDisagreeAreAllRefusedAndTheRingStillWorks) {
+TEST_F(ShardedAttention, RanksThatDisagreeAreAllRefusedAndTheRingStillWorks) {
   if (size_ < 2) GTEST_SKIP() << "disagreement needs two ranks";
   const int last = size_ - 1;
   Shard shard(4, 2, 2);
