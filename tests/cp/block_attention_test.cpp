@@ -184,6 +184,9 @@ TEST(Refusals, LayoutsRefuseWhatTheyCannotSplit) {
   EXPECT_EQ(dt_cp_shard(static_cast<dt_cp_layout>(7), 2, 0, tfull.get(), tlocal.get()), DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(dt_cp_shard(DT_CP_CONTIGUOUS, 5, 0, tfull.get(), tlocal.get()), DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(dt_cp_unshard(DT_CP_CONTIGUOUS, 2, 0, nullptr, tfull.get()), DT_ERR_INVALID_ARGUMENT);
+  TensorOf<float> inside_full(full, {5});
+  EXPECT_EQ(dt_cp_shard(DT_CP_CONTIGUOUS, 2, 1, tfull.get(), inside_full.get()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_error_last()).find("overlaps"), std::string::npos) << dt_error_last();
   Positions odd(3);
   TensorOf<std::int64_t> todd(odd, {3});
   EXPECT_EQ(dt_cp_positions(DT_CP_ZIGZAG, 2, 0, todd.get()), DT_ERR_INVALID_ARGUMENT);

@@ -37,7 +37,7 @@
  *                     tokens; rank r holds chunk r followed by chunk
  *                     2 cp - 1 - r. With causal attention every rank then
  *                     has the same amount of work (in the contiguous layout
- *                     the last rank has cp times the first rank's).
+ *                     the last rank has 2 cp - 1 times the first rank's).
  * A rank's local rows are in increasing position order.
  *
  * Collectives: the ring and all-to-all calls are collective over `comm`
@@ -49,7 +49,9 @@
  * arguments are invalid gets DT_ERR_INVALID_ARGUMENT (or DT_ERR_UNSUPPORTED)
  * and every other rank DT_ERR_MISMATCH naming it. Nothing is written then.
  * Failures of `comm` (DT_ERR_TIMEOUT, DT_ERR_REMOTE, DT_ERR_ABORTED, ...) are
- * those of any collective; outputs are then undefined. The ring calls
+ * those of any collective; outputs are then undefined. A ring call that
+ * fails once its transfers have begun (DT_ERR_OUT_OF_MEMORY included) aborts
+ * `comm`, so that no transfer outlives the call's buffers. The ring calls
  * exchange point-to-point messages on `comm`: the caller must not have sends
  * or receives of its own in flight on it meanwhile.
  *
@@ -87,7 +89,7 @@ DT_API dt_status dt_cp_positions(dt_cp_layout layout, int cp_size, int cp_rank, 
  * the whole sequence. DT_ERR_INVALID_ARGUMENT: an unknown layout; cp_size < 1;
  * cp_rank out of range; a NULL or 0-dimensional tensor; S not divisible by
  * cp_size (contiguous) or by 2 * cp_size (zigzag); `local` of another shape
- * or dtype (the message gives both).
+ * or dtype (the message gives both); `local` and `full` overlapping.
  */
 DT_API dt_status dt_cp_shard(dt_cp_layout layout, int cp_size, int cp_rank, const DLTensor *full, DLTensor *local);
 

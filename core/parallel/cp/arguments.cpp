@@ -17,13 +17,6 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return text + "]";
 }
 
-bool overlap(const TensorView& a, const TensorView& b) {
-  if (a.bytes() == 0 || b.bytes() == 0) return false;
-  const auto* a_first = static_cast<const char*>(a.data);
-  const auto* b_first = static_cast<const char*>(b.data);
-  return a_first < b_first + b.bytes() && b_first < a_first + a.bytes();
-}
-
 }  // namespace
 
 HostArray host_array(const DLTensor* tensor, const char* name, DType dtype, std::size_t ndim) {
@@ -82,6 +75,13 @@ AttentionInputs check_attention_inputs(const DLTensor* q, const DLTensor* k, con
   return in;
 }
 
+bool views_overlap(const TensorView& a, const TensorView& b) {
+  if (a.bytes() == 0 || b.bytes() == 0) return false;
+  const auto* a_first = static_cast<const char*>(a.data);
+  const auto* b_first = static_cast<const char*>(b.data);
+  return a_first < b_first + b.bytes() && b_first < a_first + a.bytes();
+}
+
 std::vector<std::int64_t> output_shape(const AttentionShape& shape) {
   return {shape.q_rows, shape.q_heads, shape.head_dim};
 }
@@ -92,7 +92,7 @@ void refuse_overlap(const std::vector<const HostArray*>& outputs, const std::vec
   for (const HostArray* output : outputs) {
     for (const std::vector<const HostArray*>* others : {&outputs, &inputs}) {
       for (const HostArray* other : *others) {
-        if (other != nullptr && other != output && overlap(output->view, other->view)) {
+        if (other != nullptr && other != output && views_overlap(output->view, other->view)) {
           invalid(std::string(output->name) + " overlaps " + other->name);
         }
       }

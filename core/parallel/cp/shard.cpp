@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "base/tensor.hpp"
+#include "parallel/cp/arguments.hpp"
 
 namespace dtrain::parallel::cp {
 
@@ -47,6 +48,7 @@ void copy_shard(SequenceLayout layout, int cp_size, int cp_rank, const DLTensor*
             dtype_name(full_view.dtype) + shape_text(full) + ", so local must be " + dtype_name(full_view.dtype) +
             "[" + std::to_string(local_rows) + ", ...]");
   }
+  if (views_overlap(full_view, local_view)) invalid("local overlaps full");
   if (local_rows == 0) return;
   const std::size_t row_bytes = local_view.bytes() / static_cast<std::size_t>(local_rows);
   auto* full_bytes = static_cast<char*>(full_view.data);

@@ -2065,7 +2065,7 @@ extern "C" {
     #[doc = " the whole sequence. DT_ERR_INVALID_ARGUMENT: an unknown layout; cp_size < 1;"]
     #[doc = " cp_rank out of range; a NULL or 0-dimensional tensor; S not divisible by"]
     #[doc = " cp_size (contiguous) or by 2 * cp_size (zigzag); `local` of another shape"]
-    #[doc = " or dtype (the message gives both)."]
+    #[doc = " or dtype (the message gives both); `local` and `full` overlapping."]
     pub fn dt_cp_shard(
         layout: dt_cp_layout,
         cp_size: ::std::os::raw::c_int,
