@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "base/enum_value.hpp"
 #include "base/error.hpp"
 #include "entry.hpp"
 #include "handles.hpp"
@@ -147,7 +148,7 @@ extern "C" {
 
 DT_API dt_status dt_cp_positions(dt_cp_layout layout, int cp_size, int cp_rank, DLTensor* positions) {
   return entry([&] {
-    const SequenceLayout checked = layout_from(layout);
+    const SequenceLayout checked = layout_from(dtrain::enum_value(layout));
     check_group(cp_size, cp_rank);
     const HostArray out = host_array(positions, "positions", DType::i64, 1);
     check_local_rows(checked, cp_size, out.shape[0]);
@@ -157,12 +158,16 @@ DT_API dt_status dt_cp_positions(dt_cp_layout layout, int cp_size, int cp_rank, 
 }
 
 DT_API dt_status dt_cp_shard(dt_cp_layout layout, int cp_size, int cp_rank, const DLTensor* full, DLTensor* local) {
-  return entry([&] { copy_shard(layout_from(layout), cp_size, cp_rank, full, local, ShardDirection::full_to_local); });
+  return entry([&] {
+    copy_shard(layout_from(dtrain::enum_value(layout)), cp_size, cp_rank, full, local, ShardDirection::full_to_local);
+  });
 }
 
 DT_API dt_status dt_cp_unshard(dt_cp_layout layout, int cp_size, int cp_rank, const DLTensor* local,
                                DLTensor* full) {
-  return entry([&] { copy_shard(layout_from(layout), cp_size, cp_rank, full, local, ShardDirection::local_to_full); });
+  return entry([&] {
+    copy_shard(layout_from(dtrain::enum_value(layout)), cp_size, cp_rank, full, local, ShardDirection::local_to_full);
+  });
 }
 
 DT_API dt_status dt_cp_attention(const DLTensor* q, const DLTensor* k, const DLTensor* v,
@@ -205,23 +210,23 @@ DT_API dt_status dt_cp_attention_merge(DLTensor* o, DLTensor* lse, const DLTenso
 DT_API dt_status dt_cp_ring_attention_forward(dt_comm* comm, dt_cp_layout layout, int causal, double scale,
                                               const DLTensor* q, const DLTensor* k, const DLTensor* v, DLTensor* o,
                                               DLTensor* lse) {
-  return sharded_forward("dt_cp_ring_attention_forward", Strategy::ring, ring_attention_forward, comm, layout,
-                         causal, scale, q, k, v, o, lse);
+  return sharded_forward("dt_cp_ring_attention_forward", Strategy::ring, ring_attention_forward, comm,
+                         dtrain::enum_value(layout), causal, scale, q, k, v, o, lse);
 }
 
 DT_API dt_status dt_cp_ring_attention_backward(dt_comm* comm, dt_cp_layout layout, int causal, double scale,
                                                const DLTensor* q, const DLTensor* k, const DLTensor* v,
                                                const DLTensor* o, const DLTensor* lse, const DLTensor* d_o,
                                                DLTensor* dq, DLTensor* dk, DLTensor* dv) {
-  return sharded_backward("dt_cp_ring_attention_backward", Strategy::ring, ring_attention_backward, comm, layout,
-                          causal, scale, q, k, v, o, lse, d_o, dq, dk, dv);
+  return sharded_backward("dt_cp_ring_attention_backward", Strategy::ring, ring_attention_backward, comm,
+                          dtrain::enum_value(layout), causal, scale, q, k, v, o, lse, d_o, dq, dk, dv);
 }
 
 DT_API dt_status dt_cp_ulysses_attention_forward(dt_comm* comm, dt_cp_layout layout, int causal, double scale,
                                                  const DLTensor* q, const DLTensor* k, const DLTensor* v,
                                                  DLTensor* o, DLTensor* lse) {
   return sharded_forward("dt_cp_ulysses_attention_forward", Strategy::all_to_all, ulysses_attention_forward, comm,
-                         layout, causal, scale, q, k, v, o, lse);
+                         dtrain::enum_value(layout), causal, scale, q, k, v, o, lse);
 }
 
 DT_API dt_status dt_cp_ulysses_attention_backward(dt_comm* comm, dt_cp_layout layout, int causal, double scale,
@@ -229,7 +234,7 @@ DT_API dt_status dt_cp_ulysses_attention_backward(dt_comm* comm, dt_cp_layout la
                                                   const DLTensor* o, const DLTensor* lse, const DLTensor* d_o,
                                                   DLTensor* dq, DLTensor* dk, DLTensor* dv) {
   return sharded_backward("dt_cp_ulysses_attention_backward", Strategy::all_to_all, ulysses_attention_backward,
-                          comm, layout, causal, scale, q, k, v, o, lse, d_o, dq, dk, dv);
+                          comm, dtrain::enum_value(layout), causal, scale, q, k, v, o, lse, d_o, dq, dk, dv);
 }
 
 }  // extern "C"

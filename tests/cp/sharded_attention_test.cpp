@@ -141,6 +141,7 @@ TEST_F(ShardedAttention, ZigzagRefusesAnOddShardOnEveryRank) {
   EXPECT_EQ(shard.forward(comm_, DT_CP_ZIGZAG, 1, 0.0), DT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(dt_error_last()).find("2 * cp"), std::string::npos) << dt_error_last();
   EXPECT_EQ(shard.backward(comm_, DT_CP_ZIGZAG, 1, 0.0), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(shard.forward(comm_, static_cast<dt_cp_layout>(7), 1, 0.0), DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(shard.forward(comm_, DT_CP_CONTIGUOUS, 1, 0.0), DT_OK) << dt_error_last();
 }
 
