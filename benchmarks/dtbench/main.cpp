@@ -4,6 +4,7 @@
 
 #include "collectives.hpp"
 #include "compare.hpp"
+#include "cp.hpp"
 #include "ddp.hpp"
 #include "gemm.hpp"
 #include "handoff.hpp"
@@ -21,6 +22,9 @@ const char kUsage[] =
     "  collectives   time libdtrain's collectives over this job's ranks\n"
     "                (dtrun -n N dtbench collectives; see dtbench collectives --help)\n"
     "  compare       print two results files side by side with their ratios\n"
+    "  cp            time causal ring attention against one rank, the share of its\n"
+    "                transfers hidden and each rank's share of the work, contiguous and\n"
+    "                zigzag (dtrun -n N dtbench cp)\n"
     "  ddp           time training steps of the example MLP with DDP and the share of\n"
     "                the allreduce hidden behind backward (dtrun -n N dtbench ddp)\n"
     "  gemm          libdtrain's GEMM on the CPU against OpenBLAS called directly and\n"
@@ -46,6 +50,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "collectives") == 0) return dtbench::run_collectives(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "compare") == 0) return dtbench::run_compare(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "gemm") == 0) return dtbench::run_gemm(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "cp") == 0) return dtbench::run_cp(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "handoff") == 0) return dtbench::run_handoff(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "kernels") == 0) return dtbench::run_kernels(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "moe") == 0) return dtbench::run_moe(argc - 1, argv + 1);

@@ -91,6 +91,10 @@
 %thread dt_moe_experts_forward;
 %thread dt_moe_experts_backward;
 %thread dt_pipeline_step;
+%thread dt_cp_ring_attention_forward;
+%thread dt_cp_ring_attention_backward;
+%thread dt_cp_ulysses_attention_forward;
+%thread dt_cp_ulysses_attention_backward;
 
 %include "swig/errors.i"
 %include "swig/tensor.i"
@@ -104,6 +108,7 @@
 %include "swig/pipeline.i"
 %include "swig/moe.i"
 %include "swig/pipeline_executor.i"
+%include "swig/cp.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -120,3 +125,4 @@
 %include "dtrain/tp.h"
 %include "dtrain/pipeline.h"
 %include "dtrain/moe.h"
+%include "dtrain/cp.h"

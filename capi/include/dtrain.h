@@ -20,5 +20,6 @@
 #include "dtrain/tp.h"
 #include "dtrain/pipeline.h"
 #include "dtrain/moe.h"
+#include "dtrain/cp.h"
 
 #endif /* DTRAIN_H */

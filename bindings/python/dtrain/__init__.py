@@ -1,5 +1,5 @@
-"""dtrain: distributed training collectives, data parallelism, ZeRO, the device mesh, tensor parallelism,
-pipeline schedules, expert parallelism and optimizers over libdtrain.
+"""dtrain: distributed training collectives, data parallelism, ZeRO, the device mesh, tensor, pipeline,
+expert and context parallelism, and optimizers over libdtrain.
 
     import numpy as np
     import dtrain
@@ -31,6 +31,9 @@ from ._moe import (DENSE_GRAD_DIMS, EXPERT_GRAD_DIMS, MoeActivation, MoeDropPoli
                    MoeScoring, moe_balance_loss, moe_experts_backward, moe_experts_forward, moe_route,
                    moe_route_backward, moe_z_loss)
 from ._pipeline_executor import Pipeline, PipelineStepInfo
+from ._cp import (CpLayout, attention, attention_merge, cp_positions, cp_shard, cp_unshard,
+                  ring_attention_backward, ring_attention_forward, ulysses_attention_backward,
+                  ulysses_attention_forward)
 
 # The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
 globals().update({member.name: member for member in Status})
@@ -49,6 +52,8 @@ __all__ = [
     "MoeOptions", "MoePlan", "MoeScoring", "MoeDropPolicy", "moe_route", "moe_route_backward",
     "moe_balance_loss", "moe_z_loss", "MoeActivation", "moe_experts_forward", "moe_experts_backward",
     "EXPERT_GRAD_DIMS", "DENSE_GRAD_DIMS",
+    "CpLayout", "cp_positions", "cp_shard", "cp_unshard", "attention", "attention_merge",
+    "ring_attention_forward", "ring_attention_backward", "ulysses_attention_forward", "ulysses_attention_backward",
     "build_info", "status_string", "error_last", "tensor_check",
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",

@@ -50,6 +50,8 @@ export MoeOptions, MoeScoring, DT_MOE_SOFTMAX, DT_MOE_SIGMOID, MoeDropPolicy, DT
        moe_balance_loss, moe_z_loss, MoePlan, moe_local_experts, moe_received, moe_expert_counts, moe_dispatch,
        moe_combine, moe_combine_backward, moe_dispatch_backward, MoeActivation, DT_MOE_GELU_TANH, DT_MOE_GELU_ERF,
        DT_MOE_SILU, moe_experts_forward, moe_experts_backward
+export CpLayout, DT_CP_CONTIGUOUS, DT_CP_ZIGZAG, cp_positions, cp_shard!, cp_unshard!, attention, attention_merge!,
+       ring_attention_forward, ring_attention_backward, ulysses_attention_forward, ulysses_attention_backward
 
 include("library.jl")
 include("status.jl")
@@ -70,5 +72,6 @@ include("tp.jl")
 include("pipeline.jl")
 include("moe.jl")
 include("pipeline_executor.jl")
+include("cp.jl")
 
 end # module

@@ -839,4 +839,45 @@ end
     end
 end
 
+@testset "context parallelism" begin
+    # Julia's (head_dim, heads, seq) is the library's row-major [seq, heads, head_dim].
+    q, k, v = rand(Float32, 4, 2, 6), rand(Float32, 4, 1, 6), rand(Float32, 4, 1, 6)
+    positions = collect(Int64, 0:5)
+    o, lse = attention(q, k, v; q_positions=positions, k_positions=positions, causal=true, scale=0.5)
+    # The first query sees only the first key: its output is that value.
+    @test o[:, 1, 1] ≈ v[:, 1, 1]
+    @test lse[1, 1] ≈ 0.5f0 * sum(q[:, 1, 1] .* k[:, 1, 1])
+    o1, lse1 = attention(q, k[:, :, 1:3], v[:, :, 1:3])
+    o2, lse2 = attention(q, k[:, :, 4:6], v[:, :, 4:6])
+    attention_merge!(o1, lse1, o2, lse2)
+    whole, whole_lse = attention(q, k, v)
+    @test o1 ≈ whole
+    @test lse1 ≈ whole_lse
+    @test cp_positions(DT_CP_ZIGZAG, 2, 0, 4) == [0, 1, 6, 7]
+    full = reshape(Float32.(1:16), 2, 8)
+    part = cp_shard!(zeros(Float32, 2, 4), full, DT_CP_ZIGZAG, 2, 1)
+    @test part == full[:, [3, 4, 5, 6]]
+    rebuilt = cp_unshard!(zeros(Float32, 2, 8), part, DT_CP_ZIGZAG, 2, 1)
+    @test rebuilt[:, 3:6] == full[:, 3:6]
+    Comm() do comm
+        ro, rlse = ring_attention_forward(comm, q, k, v; causal=true, layout=DT_CP_CONTIGUOUS)
+        want, want_lse = attention(q, k, v; q_positions=positions, k_positions=positions, causal=true)
+        @test ro ≈ want
+        @test rlse ≈ want_lse
+        dq, dk, dv = ring_attention_backward(comm, q, k, v, ro, rlse, ones(Float32, 4, 2, 6); causal=true,
+                                             layout=DT_CP_CONTIGUOUS)
+        @test sum(dv) ≈ 4 * 2 * 6
+        @test message_of(() -> ring_attention_forward(comm, q[:, :, 1:3], k[:, :, 1:3], v[:, :, 1:3]),
+                         DT_ERR_INVALID_ARGUMENT) != ""
+        uo, ulse = ulysses_attention_forward(comm, q, k, v; causal=true, layout=DT_CP_CONTIGUOUS)
+        @test uo ≈ want
+        @test ulse ≈ want_lse
+        udq, udk, udv = ulysses_attention_backward(comm, q, k, v, uo, ulse, ones(Float32, 4, 2, 6); causal=true,
+                                                   layout=DT_CP_CONTIGUOUS)
+        @test udq ≈ dq
+        @test udk ≈ dk
+        @test udv ≈ dv
+    end
+end
+
 end # @testset "DTrain"

@@ -590,6 +590,35 @@ def check_pipeline(comm, check):
         if me == size - 1:
             check.equal(f"pipeline {kind} loss", state["loss"], product * total)
         check.equal(f"pipeline {kind} weight gradient", state["grad_w"], product / weights[me] * total)
+def check_context_parallel(comm, check):
+    """Ring and all-to-all attention on each rank's zigzag shard: the rows of
+    dtrain.attention over the whole sequence, and the same gradients both ways."""
+    me, size = comm.rank, comm.size
+    seq, heads, kv_heads, dim = 4 * size, 2 * size, size, 4
+    rng = np.random.default_rng(7)
+    q, d_o = (rng.uniform(-1, 1, (seq, heads, dim)).astype(np.float32) for _ in range(2))
+    k, v = (rng.uniform(-1, 1, (seq, kv_heads, dim)).astype(np.float32) for _ in range(2))
+    everywhere = np.arange(seq, dtype=np.int64)
+    want_o, want_lse = dtrain.attention(q, k, v, everywhere, everywhere, causal=True)
+    mine = dtrain.cp_positions(seq // size, size, me, "zigzag")
+    local = [dtrain.cp_shard(x, size, me, "zigzag") for x in (q, k, v, d_o)]
+    grads = {}
+    for name, forward, backward in [
+            ("ring", dtrain.ring_attention_forward, dtrain.ring_attention_backward),
+            ("all-to-all", dtrain.ulysses_attention_forward, dtrain.ulysses_attention_backward)]:
+        o, lse = forward(comm, *local[:3], causal=True, layout="zigzag")
+        check.true(f"{name} o", np.allclose(o, want_o[mine], rtol=1e-5, atol=1e-6))
+        check.true(f"{name} lse", np.allclose(lse, want_lse[mine], rtol=1e-5, atol=1e-6))
+        grads[name] = backward(comm, *local[:3], o, lse, local[3], causal=True, layout="zigzag")
+    for what, ring, all_to_all in zip(("dq", "dk", "dv"), grads["ring"], grads["all-to-all"]):
+        check.true(f"{what} ring vs all-to-all", np.allclose(ring, all_to_all, rtol=1e-4, atol=1e-5))
+    if size > 1:
+        try:
+            dtrain.ring_attention_forward(comm, *local[:3], causal=True, scale=0.25 if me == 0 else 0.0)
+        except dtrain.MismatchError:
+            check.true("ranks disagreeing about the scale are refused", True)
+        else:
+            raise CheckFailed("ranks that disagree about the scale were not refused")
 
 
 def main():
@@ -615,6 +644,7 @@ def main():
             ("mesh", lambda: check_mesh(comm, check)),
             ("tensor parallel", lambda: check_tp(comm, check)),
             ("pipeline", lambda: check_pipeline(comm, check)),
+            ("context parallel", lambda: check_context_parallel(comm, check)),
             ("barrier", comm.barrier),
         ]
         for name, step in steps:

@@ -3567,3 +3567,179 @@ extern "C" {
         dw2: *mut DLTensor,
     ) -> dt_status;
 }
+pub const DT_CP_CONTIGUOUS: dt_cp_layout = 0;
+pub const DT_CP_ZIGZAG: dt_cp_layout = 1;
+#[doc = " How a sequence is split between the ranks of a context-parallel group (see above)."]
+pub type dt_cp_layout = ::std::os::raw::c_uint;
+extern "C" {
+    #[doc = " The global positions of the S / cp tokens rank `cp_rank` of `cp_size` holds"]
+    #[doc = " in `layout`, into `positions` (int64, [s_local], s_local = S / cp). Local."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT: an unknown layout; cp_size < 1; cp_rank outside"]
+    #[doc = " 0..cp_size-1; `positions` NULL, not int64, not one-dimensional, or (zigzag)"]
+    #[doc = " of odd length."]
+    pub fn dt_cp_positions(
+        layout: dt_cp_layout,
+        cp_size: ::std::os::raw::c_int,
+        cp_rank: ::std::os::raw::c_int,
+        positions: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Copies the rows of `full` ([S, ...], any dtype) that rank `cp_rank` of"]
+    #[doc = " `cp_size` holds in `layout` into `local` ([S / cp_size, ...], the same"]
+    #[doc = " dtype and trailing dimensions), in local order. Local: the caller provides"]
+    #[doc = " the whole sequence. DT_ERR_INVALID_ARGUMENT: an unknown layout; cp_size < 1;"]
+    #[doc = " cp_rank out of range; a NULL or 0-dimensional tensor; S not divisible by"]
+    #[doc = " cp_size (contiguous) or by 2 * cp_size (zigzag); `local` of another shape"]
+    #[doc = " or dtype (the message gives both); `local` and `full` overlapping."]
+    pub fn dt_cp_shard(
+        layout: dt_cp_layout,
+        cp_size: ::std::os::raw::c_int,
+        cp_rank: ::std::os::raw::c_int,
+        full: *const DLTensor,
+        local: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " The reverse of dt_cp_shard(): writes the rows of `local` to their places"]
+    #[doc = " in `full`, leaving the rows other ranks hold untouched (so that calling it"]
+    #[doc = " with every rank's shard rebuilds the sequence). Same shapes and errors as"]
+    #[doc = " dt_cp_shard()."]
+    pub fn dt_cp_unshard(
+        layout: dt_cp_layout,
+        cp_size: ::std::os::raw::c_int,
+        cp_rank: ::std::os::raw::c_int,
+        local: *const DLTensor,
+        full: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Blockwise attention (see above) of the queries `q` against one block of"]
+    #[doc = " keys and values `k`, `v`, into `o` and `lse`. `q_positions` ([s_q]) and"]
+    #[doc = " `k_positions` ([s_kv]) are the tokens' global positions (int64); they are"]
+    #[doc = " required when `causal` is 1 and ignored (may be NULL) when it is 0. Local."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT: a NULL tensor; a dtype other than float32 (int64"]
+    #[doc = " for positions); shapes other than those above (h_q not a multiple of h_kv,"]
+    #[doc = " head dimensions or lengths that differ, a zero dimension); causal not 0 or"]
+    #[doc = " 1; a bad scale; overlapping outputs. DT_ERR_UNSUPPORTED: CUDA memory."]
+    pub fn dt_cp_attention(
+        q: *const DLTensor,
+        k: *const DLTensor,
+        v: *const DLTensor,
+        q_positions: *const DLTensor,
+        k_positions: *const DLTensor,
+        causal: ::std::os::raw::c_int,
+        scale: f64,
+        o: *mut DLTensor,
+        lse: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Merges a second partial attention result (`o_other`, `lse_other`) of the"]
+    #[doc = " same queries against other keys into (`o`, `lse`), in place:"]
+    #[doc = ""]
+    #[doc = "   lse' = log(exp(lse) + exp(lse_other))"]
+    #[doc = "   o'   = exp(lse - lse') * o + exp(lse_other - lse') * o_other"]
+    #[doc = ""]
+    #[doc = " so that merging the results of disjoint key blocks gives attention over"]
+    #[doc = " their union. Where both lse are -infinity, o becomes 0 and lse stays"]
+    #[doc = " -infinity. o, o_other: float32 [s, h, d]; lse, lse_other: float32 [s, h]."]
+    #[doc = " Local. DT_ERR_INVALID_ARGUMENT for NULL tensors, other dtypes or shapes."]
+    pub fn dt_cp_attention_merge(
+        o: *mut DLTensor,
+        lse: *mut DLTensor,
+        o_other: *const DLTensor,
+        lse_other: *const DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Ring attention, forward. Each rank holds its shard of the sequence in"]
+    #[doc = " `layout` (q: [s_local, h_q, d]; k, v: [s_local, h_kv, d], the same s_local"]
+    #[doc = " on every rank, even for zigzag) and gets `o` and `lse` for its own queries"]
+    #[doc = " against the whole sequence, positions following from the layout: exactly"]
+    #[doc = " dt_cp_attention() of its queries against the keys and values of every"]
+    #[doc = " rank. The key/value blocks travel around the ring of ranks (rank r sends"]
+    #[doc = " to r + 1 and receives from r - 1, cp - 1 times); the next block's transfer"]
+    #[doc = " is under way while the current one is computed. Collective and blocking"]
+    #[doc = " (see above). DT_ERR_INVALID_ARGUMENT, besides those of dt_cp_attention():"]
+    #[doc = " `comm` NULL, an unknown layout, an odd s_local with DT_CP_ZIGZAG (a"]
+    #[doc = " sequence not divisible by 2 * cp), k and v of another length than q."]
+    pub fn dt_cp_ring_attention_forward(
+        comm: *mut dt_comm,
+        layout: dt_cp_layout,
+        causal: ::std::os::raw::c_int,
+        scale: f64,
+        q: *const DLTensor,
+        k: *const DLTensor,
+        v: *const DLTensor,
+        o: *mut DLTensor,
+        lse: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Ring attention, backward: from the gradient `d_o` of the output"]
+    #[doc = " ([s_local, h_q, d]) and what the forward call took and returned (q, k, v,"]
+    #[doc = " o, lse, unchanged), the gradients of this rank's queries, keys and values"]
+    #[doc = " (`dq` like q, `dk` and `dv` like k), overwritten. Attention probabilities"]
+    #[doc = " are recomputed block by block from lse; dq accumulates on this rank, while"]
+    #[doc = " each block's dk/dv accumulators travel around the ring with their keys and"]
+    #[doc = " values, gathering every rank's contribution, and come home at the end."]
+    #[doc = " Collective and blocking; the errors of dt_cp_ring_attention_forward()."]
+    pub fn dt_cp_ring_attention_backward(
+        comm: *mut dt_comm,
+        layout: dt_cp_layout,
+        causal: ::std::os::raw::c_int,
+        scale: f64,
+        q: *const DLTensor,
+        k: *const DLTensor,
+        v: *const DLTensor,
+        o: *const DLTensor,
+        lse: *const DLTensor,
+        d_o: *const DLTensor,
+        dq: *mut DLTensor,
+        dk: *mut DLTensor,
+        dv: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " All-to-all (Ulysses) attention, forward: the same arguments, results and"]
+    #[doc = " errors as dt_cp_ring_attention_forward(), computed another way. An"]
+    #[doc = " all-to-all over `comm` gives each rank every token of h_q / cp query heads"]
+    #[doc = " and h_kv / cp key/value heads (rank j gets heads [j h / cp, (j + 1) h / cp)),"]
+    #[doc = " each rank attends over the whole sequence for those heads, and a second"]
+    #[doc = " all-to-all returns o and lse to the ranks holding the tokens. Fewer, larger"]
+    #[doc = " messages than the ring, but every rank holds the whole sequence for its"]
+    #[doc = " heads. DT_ERR_INVALID_ARGUMENT besides: h_q or h_kv not divisible by the"]
+    #[doc = " size of `comm`."]
+    pub fn dt_cp_ulysses_attention_forward(
+        comm: *mut dt_comm,
+        layout: dt_cp_layout,
+        causal: ::std::os::raw::c_int,
+        scale: f64,
+        q: *const DLTensor,
+        k: *const DLTensor,
+        v: *const DLTensor,
+        o: *mut DLTensor,
+        lse: *mut DLTensor,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " All-to-all (Ulysses) attention, backward: the same arguments, results and"]
+    #[doc = " errors as dt_cp_ring_attention_backward() (and those of"]
+    #[doc = " dt_cp_ulysses_attention_forward()), through the same two all-to-alls."]
+    pub fn dt_cp_ulysses_attention_backward(
+        comm: *mut dt_comm,
+        layout: dt_cp_layout,
+        causal: ::std::os::raw::c_int,
+        scale: f64,
+        q: *const DLTensor,
+        k: *const DLTensor,
+        v: *const DLTensor,
+        o: *const DLTensor,
+        lse: *const DLTensor,
+        d_o: *const DLTensor,
+        dq: *mut DLTensor,
+        dk: *mut DLTensor,
+        dv: *mut DLTensor,
+    ) -> dt_status;
+}

@@ -36,6 +36,7 @@
 mod abort;
 mod collectives;
 mod comm;
+mod cp;
 mod ddp;
 mod device;
 mod element;
@@ -61,6 +62,7 @@ pub use dtrain_sys as sys;
 
 pub use abort::AbortHandle;
 pub use comm::Comm;
+pub use cp::{attention_merge, cp_positions, cp_shard, cp_unshard, AttentionSpec, CpLayout, SavedAttention, Sharding};
 pub use ddp::{
     broadcast_parameters, broadcast_parameters_device, BucketState, Compression, Ddp, DdpOptions,
     GradientSource,

@@ -1,0 +1,336 @@
+// dtbench cp. Causal ring attention forward (dt_cp_ring_attention_forward)
+// over this job's ranks, in both layouts, measured three ways, each the mean
+// of --iters calls started together after a barrier:
+//   ring     the call itself (the slowest rank's time)
+//   compute  on each rank, the same blocks attended to and merged one after
+//            another with dt_cp_attention / dt_cp_attention_merge, no
+//            communication: the rank's share of the work
+//   transfer the cp - 1 key/value shifts of the ring alone (dt_send and
+//            dt_recv of the same blocks), no compute
+// hidden share = (compute + transfer - ring) / transfer, with the slowest
+// rank's figures, clamped to [0, 1]: the part of the transfers the ring did
+// not wait for. Rank balance = the slowest rank's compute over the mean;
+// on a machine with fewer free cores than ranks, ranks that compute at the
+// same time slow each other, so the balance of the work itself is also
+// given: the slowest rank's count of visible (query, key) pairs over the
+// mean, counted from the layout's positions.
+// Rank 0 also times dt_cp_attention over the whole sequence alone (the same
+// kernel, one rank), which the ring's time is compared with.
+#include "cp.hpp"
+
+#include <dtrain.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "comm.hpp"
+#include "usage.hpp"
+
+namespace dtbench {
+
+namespace {
+
+const char kUsage[] =
+    "usage: dtrun -n N dtbench cp [options]\n"
+    "\n"
+    "Times causal ring attention (forward) over the job's ranks in the contiguous\n"
+    "and zigzag layouts: the call, each rank's compute alone and the key/value\n"
+    "transfers alone, the share of the transfers hidden behind compute, each rank's\n"
+    "share of the work, and attention over the whole sequence on one rank with the\n"
+    "same kernel. Rank 0 prints.\n"
+    "\n"
+    "options:\n"
+    "  --seq N       tokens in the whole sequence, a multiple of 2 * ranks (default 1024)\n"
+    "  --heads N     query heads (default 4)\n"
+    "  --kv-heads N  key/value heads, dividing --heads (default 4)\n"
+    "  --head-dim N  head dimension (default 64)\n"
+    "  --iters N     timed calls per figure (default 3)\n"
+    "  --json PATH   also write the results as JSON\n"
+    "  -h, --help    show this help\n";
+
+const Usage kCli{"cp", kUsage};
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  int seq = 1024;
+  int heads = 4;
+  int kv_heads = 4;
+  int head_dim = 64;
+  int iters = 3;
+  std::string json;
+};
+
+// A float32 or int64 host tensor that owns its data.
+template <typename T>
+class Tensor {
+ public:
+  explicit Tensor(std::vector<std::int64_t> shape) : shape_(std::move(shape)) {
+    std::int64_t count = 1;
+    for (std::int64_t n : shape_) count *= n;
+    data_.assign(static_cast<std::size_t>(count), T{});
+    tensor_.data = data_.data();
+    tensor_.device = {kDLCPU, 0};
+    tensor_.ndim = static_cast<int>(shape_.size());
+    tensor_.dtype = sizeof(T) == 4 ? DLDataType{kDLFloat, 32, 1} : DLDataType{kDLInt, 64, 1};
+    tensor_.shape = shape_.data();
+  }
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+
+  DLTensor* get() { return &tensor_; }
+  std::vector<T>& data() { return data_; }
+
+ private:
+  std::vector<std::int64_t> shape_;
+  std::vector<T> data_;
+  DLTensor tensor_{};
+};
+
+// One rank's tensors for a sequence of `rows` local tokens.
+struct Shard {
+  Tensor<float> q, k, v, o, lse, block_o, block_lse;
+  Tensor<std::int64_t> q_positions, k_positions;
+
+  Shard(const Args& a, std::int64_t rows)
+      : q({rows, a.heads, a.head_dim}), k({rows, a.kv_heads, a.head_dim}), v({rows, a.kv_heads, a.head_dim}),
+        o({rows, a.heads, a.head_dim}), lse({rows, a.heads}), block_o({rows, a.heads, a.head_dim}),
+        block_lse({rows, a.heads}), q_positions({rows}), k_positions({rows}) {
+    // Values in [-1, 1): the scores stay moderate, as in a trained model.
+    for (Tensor<float>* t : {&q, &k, &v}) {
+      std::uint32_t state = 12345;
+      for (float& x : t->data()) {
+        state = state * 1664525U + 1013904223U;
+        x = static_cast<float>(state >> 8) / static_cast<float>(1U << 23) - 1.0F;
+      }
+    }
+  }
+};
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// The mean time of `iters` calls of `body`, each started after a barrier.
+template <typename Body>
+double mean_ms(Comm& comm, int iters, Body&& body) {
+  double total = 0;
+  for (int i = 0; i < iters; ++i) {
+    comm.barrier();
+    const auto start = Clock::now();
+    body();
+    total += ms_since(start);
+  }
+  return total / iters;
+}
+
+// This rank's blocks, one after another, as the ring would compute them.
+void compute_alone(Comm& comm, dt_cp_layout layout, Shard& s) {
+  const int size = comm.size();
+  comm.check("dt_cp_positions", dt_cp_positions(layout, size, comm.rank(), s.q_positions.get()));
+  for (int step = 0; step < size; ++step) {
+    const int owner = (comm.rank() - step + size) % size;
+    comm.check("dt_cp_positions", dt_cp_positions(layout, size, owner, s.k_positions.get()));
+    DLTensor* o = step == 0 ? s.o.get() : s.block_o.get();
+    DLTensor* lse = step == 0 ? s.lse.get() : s.block_lse.get();
+    comm.check("dt_cp_attention", dt_cp_attention(s.q.get(), s.k.get(), s.v.get(), s.q_positions.get(),
+                                                  s.k_positions.get(), 1, 0.0, o, lse));
+    if (step > 0) {
+      comm.check("dt_cp_attention_merge",
+                 dt_cp_attention_merge(s.o.get(), s.lse.get(), s.block_o.get(), s.block_lse.get()));
+    }
+  }
+}
+
+// The ring's cp - 1 shifts of [k; v] alone.
+void transfer_alone(Comm& comm, std::vector<float>& current, std::vector<float>& next) {
+  const int size = comm.size();
+  std::int64_t count = static_cast<std::int64_t>(current.size());
+  for (int step = 0; step + 1 < size; ++step) {
+    DLTensor send{current.data(), {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, &count, nullptr, 0};
+    DLTensor recv{next.data(), {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, &count, nullptr, 0};
+    dt_request* received = nullptr;
+    dt_request* sent = nullptr;
+    comm.check("dt_recv", dt_recv(comm.handle(), &recv, (comm.rank() + size - 1) % size, step, nullptr, &received));
+    comm.check("dt_send", dt_send(comm.handle(), &send, (comm.rank() + 1) % size, step, nullptr, &sent));
+    comm.check("dt_request_wait", dt_request_wait(received, -1));
+    comm.check("dt_request_wait", dt_request_wait(sent, -1));
+    dt_request_free(received);
+    dt_request_free(sent);
+    current.swap(next);
+  }
+}
+
+// The largest of `values` over their mean.
+double max_over_mean(const std::vector<double>& values) {
+  double mean = 0;
+  for (double v : values) mean += v / static_cast<double>(values.size());
+  return *std::max_element(values.begin(), values.end()) / mean;
+}
+
+// The (query, key) pairs the causal mask leaves this rank, over all blocks.
+double visible_pairs(Comm& comm, dt_cp_layout layout, Shard& s) {
+  const int size = comm.size();
+  comm.check("dt_cp_positions", dt_cp_positions(layout, size, comm.rank(), s.q_positions.get()));
+  double pairs = 0;
+  for (int owner = 0; owner < size; ++owner) {
+    comm.check("dt_cp_positions", dt_cp_positions(layout, size, owner, s.k_positions.get()));
+    for (std::int64_t q : s.q_positions.data()) {
+      for (std::int64_t k : s.k_positions.data()) pairs += k <= q ? 1 : 0;
+    }
+  }
+  return pairs;
+}
+
+struct LayoutResult {
+  const char* layout;
+  double ring_ms;
+  double transfer_ms;
+  std::vector<double> compute_ms;     // per rank
+  std::vector<double> visible_pairs;  // per rank
+
+  double slowest_compute() const { return *std::max_element(compute_ms.begin(), compute_ms.end()); }
+  double balance() const { return max_over_mean(compute_ms); }
+  double work_balance() const { return max_over_mean(visible_pairs); }
+  double hidden() const {
+    if (transfer_ms <= 0) return 0;
+    return std::clamp((slowest_compute() + transfer_ms - ring_ms) / transfer_ms, 0.0, 1.0);
+  }
+};
+
+LayoutResult measure(Comm& comm, const Args& a, dt_cp_layout layout) {
+  const std::int64_t rows = a.seq / comm.size();
+  Shard s(a, rows);
+  LayoutResult r{layout == DT_CP_ZIGZAG ? "zigzag" : "contiguous", 0, 0, {}, {}};
+  r.ring_ms = comm.max(mean_ms(comm, a.iters, [&] {
+    comm.check("dt_cp_ring_attention_forward",
+               dt_cp_ring_attention_forward(comm.handle(), layout, 1, 0.0, s.q.get(), s.k.get(), s.v.get(), s.o.get(),
+                                            s.lse.get()));
+  }));
+  std::vector<double> compute(static_cast<std::size_t>(comm.size()), 0.0);
+  compute[static_cast<std::size_t>(comm.rank())] = mean_ms(comm, a.iters, [&] { compute_alone(comm, layout, s); });
+  comm.sum(compute.data(), static_cast<std::int64_t>(compute.size()));
+  r.compute_ms = compute;
+  std::vector<double> pairs(static_cast<std::size_t>(comm.size()), 0.0);
+  pairs[static_cast<std::size_t>(comm.rank())] = visible_pairs(comm, layout, s);
+  comm.sum(pairs.data(), static_cast<std::int64_t>(pairs.size()));
+  r.visible_pairs = pairs;
+  std::vector<float> current(2 * s.k.data().size()), next(current.size());
+  r.transfer_ms = comm.max(mean_ms(comm, a.iters, [&] { transfer_alone(comm, current, next); }));
+  return r;
+}
+
+// dt_cp_attention over the whole sequence, causal, on rank 0 alone.
+double full_attention_ms(Comm& comm, const Args& a) {
+  if (comm.rank() != 0) {
+    comm.meet(true);
+    return 0;
+  }
+  Shard s(a, a.seq);
+  comm.check("dt_cp_positions", dt_cp_positions(DT_CP_CONTIGUOUS, 1, 0, s.q_positions.get()));
+  double total = 0;
+  for (int i = 0; i < a.iters; ++i) {
+    const auto start = Clock::now();
+    comm.check("dt_cp_attention", dt_cp_attention(s.q.get(), s.k.get(), s.v.get(), s.q_positions.get(),
+                                                  s.q_positions.get(), 1, 0.0, s.o.get(), s.lse.get()));
+    total += ms_since(start);
+  }
+  comm.meet(false);
+  return total / a.iters;
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; i += 2) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (i + 1 >= argc) kCli.error(arg + " needs a value");
+    const char* value = argv[i + 1];
+    if (arg == "--seq") {
+      a.seq = kCli.integer(arg, value, 2, 1 << 20);
+    } else if (arg == "--heads") {
+      a.heads = kCli.integer(arg, value, 1, 1024);
+    } else if (arg == "--kv-heads") {
+      a.kv_heads = kCli.integer(arg, value, 1, 1024);
+    } else if (arg == "--head-dim") {
+      a.head_dim = kCli.integer(arg, value, 1, 4096);
+    } else if (arg == "--iters") {
+      a.iters = kCli.integer(arg, value, 1, 1000000);
+    } else if (arg == "--json") {
+      a.json = value;
+    } else {
+      kCli.error("unknown option " + arg);
+    }
+  }
+  if (a.heads % a.kv_heads != 0) kCli.error("--kv-heads must divide --heads");
+  return a;
+}
+
+void print_table(const Args& a, int ranks, double full_ms, const std::vector<LayoutResult>& results) {
+  std::printf("# causal ring attention forward, %d ranks, sequence %d, heads %d/%d, head dim %d, float32\n", ranks,
+              a.seq, a.heads, a.kv_heads, a.head_dim);
+  std::printf("# whole sequence on one rank (same kernel): %.2f ms\n", full_ms);
+  std::printf("%-11s %10s %9s %12s %12s %9s %9s %9s  %s\n", "layout", "ring_ms", "speedup", "compute_ms",
+              "transfer_ms", "hidden", "balance", "work_bal", "compute_ms per rank");
+  for (const LayoutResult& r : results) {
+    std::string per_rank;
+    for (double t : r.compute_ms) per_rank += (per_rank.empty() ? "" : " ") + std::to_string(t).substr(0, 7);
+    std::printf("%-11s %10.2f %8.2fx %12.2f %12.3f %8.0f%% %9.2f %9.2f  %s\n", r.layout, r.ring_ms,
+                full_ms / r.ring_ms, r.slowest_compute(), r.transfer_ms, 100 * r.hidden(), r.balance(),
+                r.work_balance(), per_rank.c_str());
+  }
+}
+
+int write_json(const Args& a, int ranks, double full_ms, const std::vector<LayoutResult>& results) {
+  FILE* out = open_results(kCli, a.json);
+  if (out == nullptr) return 1;
+  std::fprintf(out,
+               "{\n  \"benchmark\": \"cp\",\n  \"ranks\": %d,\n  \"seq\": %d,\n  \"heads\": %d,\n  \"kv_heads\": %d,\n"
+               "  \"head_dim\": %d,\n  \"iters\": %d,\n  \"causal\": true,\n  \"full_attention_ms\": %.4f,\n"
+               "  \"results\": [",
+               ranks, a.seq, a.heads, a.kv_heads, a.head_dim, a.iters, full_ms);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const LayoutResult& r = results[i];
+    std::fprintf(out,
+                 "%s\n    {\"layout\": \"%s\", \"ring_ms\": %.4f, \"speedup\": %.4f, \"compute_ms\": %.4f, "
+                 "\"transfer_ms\": %.4f, \"hidden_share\": %.4f, \"balance\": %.4f, \"work_balance\": %.4f, "
+                 "\"compute_ms_per_rank\": [",
+                 i == 0 ? "" : ",", r.layout, r.ring_ms, full_ms / r.ring_ms, r.slowest_compute(), r.transfer_ms,
+                 r.hidden(), r.balance(), r.work_balance());
+    for (std::size_t k = 0; k < r.compute_ms.size(); ++k) {
+      std::fprintf(out, "%s%.4f", k == 0 ? "" : ", ", r.compute_ms[k]);
+    }
+    std::fputs("]}", out);
+  }
+  std::fputs("\n  ]\n}\n", out);
+  close_results(out, a.json);
+  return 0;
+}
+
+}  // namespace
+
+int run_cp(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  Comm comm;
+  if (a.seq % (2 * comm.size()) != 0) kCli.error("--seq must be a multiple of 2 * ranks");
+  std::vector<LayoutResult> results;
+  for (dt_cp_layout layout : {DT_CP_CONTIGUOUS, DT_CP_ZIGZAG}) results.push_back(measure(comm, a, layout));
+  const double full_ms = full_attention_ms(comm, a);
+  int status = 0;
+  if (comm.rank() == 0) {
+    print_table(a, comm.size(), full_ms, results);
+    if (!a.json.empty()) status = write_json(a, comm.size(), full_ms, results);
+  }
+  comm.exit(status);
+}
+
+}  // namespace dtbench

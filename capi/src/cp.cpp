@@ -1,0 +1,240 @@
+// Context parallelism (dtrain/cp.h). The ring and all-to-all calls check
+// their arguments inside the agreement the core runs first, so that a rank
+// refusing its own arguments still tells the others instead of leaving them
+// waiting.
+#include <algorithm>
+#include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "base/enum_value.hpp"
+#include "base/error.hpp"
+#include "entry.hpp"
+#include "handles.hpp"
+#include "parallel/cp/agreement.hpp"
+#include "parallel/cp/arguments.hpp"
+#include "parallel/cp/block_attention.hpp"
+#include "parallel/cp/layout.hpp"
+#include "parallel/cp/ring.hpp"
+#include "parallel/cp/shard.hpp"
+#include "parallel/cp/ulysses.hpp"
+#include "dtrain/cp.h"
+
+using dtrain::DType;
+using dtrain::capi::entry;
+using dtrain::capi::require;
+using namespace dtrain::parallel::cp;
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) { dtrain::raise(DT_ERR_INVALID_ARGUMENT, message); }
+
+struct BlockOutputs {
+  HostArray o, lse;
+};
+
+BlockOutputs check_outputs(const AttentionShape& shape, DLTensor* o, DLTensor* lse) {
+  BlockOutputs out{host_array(o, "o", DType::f32, 3), host_array(lse, "lse", DType::f32, 2)};
+  expect_shape(out.o, output_shape(shape));
+  expect_shape(out.lse, lse_shape(shape));
+  return out;
+}
+
+// A layout, and queries, keys and values of one local length that the
+// layout can hold on a group of `cp_size`; for the all-to-all, head counts
+// it can split.
+struct ShardedInputs {
+  SequenceLayout layout = SequenceLayout::contiguous;
+  AttentionInputs in;
+};
+
+enum class Strategy { ring, all_to_all };
+
+ShardedInputs check_sharded_inputs(Strategy strategy, int cp_size, int layout, int causal, double scale,
+                                   const DLTensor* q, const DLTensor* k, const DLTensor* v) {
+  ShardedInputs sharded{layout_from(layout), check_attention_inputs(q, k, v, causal, scale)};
+  const AttentionShape& shape = sharded.in.shape;
+  if (shape.kv_rows != shape.q_rows) {
+    invalid("k and v have " + std::to_string(shape.kv_rows) + " rows but q has " + std::to_string(shape.q_rows) +
+            "; each rank passes its shard of one sequence");
+  }
+  check_local_rows(sharded.layout, cp_size, shape.q_rows);
+  if (strategy == Strategy::all_to_all && (shape.q_heads % cp_size != 0 || shape.kv_heads % cp_size != 0)) {
+    invalid("all-to-all attention splits the heads between the " + std::to_string(cp_size) + " ranks, but q has " +
+            std::to_string(shape.q_heads) + " and k and v " + std::to_string(shape.kv_heads));
+  }
+  return sharded;
+}
+
+// Runs `check` (returning the checked arguments, a struct with a `sharded`
+// member, or throwing) and then the agreement every rank takes part in,
+// whether or not its own check passed; returns the arguments agreed on.
+template <typename Check>
+auto checked_together(dtrain::comm::Communicator& comm, const char* context, Check&& check) {
+  std::optional<decltype(check())> args;
+  std::exception_ptr failure;
+  try {
+    args.emplace(check());
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  const ShardedInputs agreed = args ? args->sharded : ShardedInputs{};
+  agree_on_attention(comm, context, agreed.layout, agreed.in.shape, failure);
+  return std::move(*args);
+}
+
+dt_status sharded_forward(const char* context, Strategy strategy, ShardedForward run, dt_comm* comm, int layout,
+                          int causal, double scale, const DLTensor* q, const DLTensor* k, const DLTensor* v,
+                          DLTensor* o, DLTensor* lse) {
+  return entry([&] {
+    auto& group = *require(comm, "comm")->impl;
+    struct Args {
+      ShardedInputs sharded;
+      BlockOutputs out;
+    };
+    const Args args = checked_together(group, context, [&] {
+      Args checked{check_sharded_inputs(strategy, group.size(), layout, causal, scale, q, k, v), {}};
+      checked.out = check_outputs(checked.sharded.in.shape, o, lse);
+      const AttentionInputs& in = checked.sharded.in;
+      refuse_overlap({&checked.out.o, &checked.out.lse}, {&in.q, &in.k, &in.v});
+      return checked;
+    });
+    const AttentionInputs& in = args.sharded.in;
+    run(group, args.sharded.layout, in.shape, in.q.data<const float>(), in.k.data<const float>(),
+        in.v.data<const float>(), args.out.o.data<float>(), args.out.lse.data<float>());
+  });
+}
+
+dt_status sharded_backward(const char* context, Strategy strategy, ShardedBackward run, dt_comm* comm, int layout,
+                           int causal, double scale, const DLTensor* q, const DLTensor* k, const DLTensor* v,
+                           const DLTensor* o, const DLTensor* lse, const DLTensor* d_o, DLTensor* dq, DLTensor* dk,
+                           DLTensor* dv) {
+  return entry([&] {
+    auto& group = *require(comm, "comm")->impl;
+    struct Args {
+      ShardedInputs sharded;
+      HostArray o, lse, d_o, dq, dk, dv;
+    };
+    const Args args = checked_together(group, context, [&] {
+      Args checked{check_sharded_inputs(strategy, group.size(), layout, causal, scale, q, k, v), {}, {}, {}, {}, {},
+                   {}};
+      const AttentionInputs& in = checked.sharded.in;
+      checked.o = host_array(o, "o", DType::f32, 3);
+      checked.lse = host_array(lse, "lse", DType::f32, 2);
+      checked.d_o = host_array(d_o, "d_o", DType::f32, 3);
+      checked.dq = host_array(dq, "dq", DType::f32, 3);
+      checked.dk = host_array(dk, "dk", DType::f32, 3);
+      checked.dv = host_array(dv, "dv", DType::f32, 3);
+      for (const HostArray* like_q : {&checked.o, &checked.d_o, &checked.dq}) expect_shape(*like_q, in.q.shape);
+      expect_shape(checked.lse, lse_shape(in.shape));
+      expect_shape(checked.dk, in.k.shape);
+      expect_shape(checked.dv, in.k.shape);
+      refuse_overlap({&checked.dq, &checked.dk, &checked.dv},
+                     {&in.q, &in.k, &in.v, &checked.o, &checked.lse, &checked.d_o});
+      return checked;
+    });
+    const AttentionInputs& in = args.sharded.in;
+    run(group, args.sharded.layout, in.shape,
+        {in.q.data<const float>(), in.k.data<const float>(), in.v.data<const float>(), args.o.data<const float>(),
+         args.lse.data<const float>(), args.d_o.data<const float>()},
+        args.dq.data<float>(), args.dk.data<float>(), args.dv.data<float>());
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+DT_API dt_status dt_cp_positions(dt_cp_layout layout, int cp_size, int cp_rank, DLTensor* positions) {
+  return entry([&] {
+    const SequenceLayout checked = layout_from(dtrain::enum_value(layout));
+    check_group(cp_size, cp_rank);
+    const HostArray out = host_array(positions, "positions", DType::i64, 1);
+    check_local_rows(checked, cp_size, out.shape[0]);
+    const auto values = global_positions(checked, cp_size, cp_rank, out.shape[0]);
+    std::copy(values.begin(), values.end(), out.data<std::int64_t>());
+  });
+}
+
+DT_API dt_status dt_cp_shard(dt_cp_layout layout, int cp_size, int cp_rank, const DLTensor* full, DLTensor* local) {
+  return entry([&] {
+    copy_shard(layout_from(dtrain::enum_value(layout)), cp_size, cp_rank, full, local, ShardDirection::full_to_local);
+  });
+}
+
+DT_API dt_status dt_cp_unshard(dt_cp_layout layout, int cp_size, int cp_rank, const DLTensor* local,
+                               DLTensor* full) {
+  return entry([&] {
+    copy_shard(layout_from(dtrain::enum_value(layout)), cp_size, cp_rank, full, local, ShardDirection::local_to_full);
+  });
+}
+
+DT_API dt_status dt_cp_attention(const DLTensor* q, const DLTensor* k, const DLTensor* v,
+                                 const DLTensor* q_positions, const DLTensor* k_positions, int causal, double scale,
+                                 DLTensor* o, DLTensor* lse) {
+  return entry([&] {
+    const AttentionInputs in = check_attention_inputs(q, k, v, causal, scale);
+    const BlockOutputs out = check_outputs(in.shape, o, lse);
+    std::optional<HostArray> q_at, k_at;
+    if (in.shape.causal) {
+      q_at = host_array(q_positions, "q_positions", DType::i64, 1);
+      k_at = host_array(k_positions, "k_positions", DType::i64, 1);
+      expect_shape(*q_at, {in.shape.q_rows});
+      expect_shape(*k_at, {in.shape.kv_rows});
+    }
+    refuse_overlap({&out.o, &out.lse}, {&in.q, &in.k, &in.v, q_at ? &*q_at : nullptr, k_at ? &*k_at : nullptr});
+    const BlockPositions positions{q_at ? q_at->data<const std::int64_t>() : nullptr,
+                                   k_at ? k_at->data<const std::int64_t>() : nullptr};
+    attention_forward(in.shape, in.q.data<const float>(), in.k.data<const float>(), in.v.data<const float>(),
+                      positions, out.o.data<float>(), out.lse.data<float>());
+  });
+}
+
+DT_API dt_status dt_cp_attention_merge(DLTensor* o, DLTensor* lse, const DLTensor* o_other,
+                                       const DLTensor* lse_other) {
+  return entry([&] {
+    const HostArray o_in = host_array(o, "o", DType::f32, 3);
+    const HostArray lse_in = host_array(lse, "lse", DType::f32, 2);
+    const HostArray o_other_in = host_array(o_other, "o_other", DType::f32, 3);
+    const HostArray lse_other_in = host_array(lse_other, "lse_other", DType::f32, 2);
+    expect_shape(lse_in, {o_in.shape[0], o_in.shape[1]});
+    expect_shape(o_other_in, o_in.shape);
+    expect_shape(lse_other_in, lse_in.shape);
+    refuse_overlap({&o_in, &lse_in}, {&o_other_in, &lse_other_in});
+    merge_attention(o_in.shape[0], o_in.shape[1], o_in.shape[2], o_in.data<float>(), lse_in.data<float>(),
+                    o_other_in.data<const float>(), lse_other_in.data<const float>());
+  });
+}
+
+DT_API dt_status dt_cp_ring_attention_forward(dt_comm* comm, dt_cp_layout layout, int causal, double scale,
+                                              const DLTensor* q, const DLTensor* k, const DLTensor* v, DLTensor* o,
+                                              DLTensor* lse) {
+  return sharded_forward("dt_cp_ring_attention_forward", Strategy::ring, ring_attention_forward, comm,
+                         dtrain::enum_value(layout), causal, scale, q, k, v, o, lse);
+}
+
+DT_API dt_status dt_cp_ring_attention_backward(dt_comm* comm, dt_cp_layout layout, int causal, double scale,
+                                               const DLTensor* q, const DLTensor* k, const DLTensor* v,
+                                               const DLTensor* o, const DLTensor* lse, const DLTensor* d_o,
+                                               DLTensor* dq, DLTensor* dk, DLTensor* dv) {
+  return sharded_backward("dt_cp_ring_attention_backward", Strategy::ring, ring_attention_backward, comm,
+                          dtrain::enum_value(layout), causal, scale, q, k, v, o, lse, d_o, dq, dk, dv);
+}
+
+DT_API dt_status dt_cp_ulysses_attention_forward(dt_comm* comm, dt_cp_layout layout, int causal, double scale,
+                                                 const DLTensor* q, const DLTensor* k, const DLTensor* v,
+                                                 DLTensor* o, DLTensor* lse) {
+  return sharded_forward("dt_cp_ulysses_attention_forward", Strategy::all_to_all, ulysses_attention_forward, comm,
+                         dtrain::enum_value(layout), causal, scale, q, k, v, o, lse);
+}
+
+DT_API dt_status dt_cp_ulysses_attention_backward(dt_comm* comm, dt_cp_layout layout, int causal, double scale,
+                                                  const DLTensor* q, const DLTensor* k, const DLTensor* v,
+                                                  const DLTensor* o, const DLTensor* lse, const DLTensor* d_o,
+                                                  DLTensor* dq, DLTensor* dk, DLTensor* dv) {
+  return sharded_backward("dt_cp_ulysses_attention_backward", Strategy::all_to_all, ulysses_attention_backward,
+                          comm, dtrain::enum_value(layout), causal, scale, q, k, v, o, lse, d_o, dq, dk, dv);
+}
+
+}  // extern "C"

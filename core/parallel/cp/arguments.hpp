@@ -1,0 +1,58 @@
+// The checks of the attention calls' tensors (dtrain/cp.h): host memory,
+// the dtype and rank each argument must have, shapes that agree with the
+// queries', outputs that overlap nothing. Each refusal names the argument.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "base/tensor.hpp"
+#include "parallel/cp/block_attention.hpp"
+
+namespace dtrain::parallel::cp {
+
+// A caller's tensor accepted as host memory of one dtype and rank.
+struct HostArray {
+  const char* name = "";
+  TensorView view;
+  std::vector<std::int64_t> shape;
+
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(view.data);
+  }
+};
+
+// DT_ERR_INVALID_ARGUMENT for a NULL tensor, another dtype or number of
+// dimensions; DT_ERR_UNSUPPORTED for CUDA memory.
+HostArray host_array(const DLTensor* tensor, const char* name, DType dtype, std::size_t ndim);
+
+// DT_ERR_INVALID_ARGUMENT unless `array` has exactly `shape`.
+void expect_shape(const HostArray& array, const std::vector<std::int64_t>& shape);
+
+// Queries, keys and values checked together, and the shape of their attention.
+struct AttentionInputs {
+  HostArray q, k, v;
+  AttentionShape shape;
+};
+
+// q [s_q, h_q, d], k and v [s_kv, h_kv, d] float32, no dimension zero, h_kv
+// dividing h_q; causal 0 or 1; scale 0 (1/sqrt(d)) or positive and finite.
+AttentionInputs check_attention_inputs(const DLTensor* q, const DLTensor* k, const DLTensor* v, int causal,
+                                       double scale);
+
+// The outputs' shapes: o (and tensors like it) [s_q, h_q, d], lse [s_q, h_q].
+std::vector<std::int64_t> output_shape(const AttentionShape& shape);
+std::vector<std::int64_t> lse_shape(const AttentionShape& shape);
+
+// Whether the memory of `a` and `b` overlaps.
+bool views_overlap(const TensorView& a, const TensorView& b);
+
+// DT_ERR_INVALID_ARGUMENT when an output's memory overlaps that of any
+// other tensor listed (outputs or inputs; nullptr entries are skipped),
+// naming both.
+void refuse_overlap(const std::vector<const HostArray*>& outputs, const std::vector<const HostArray*>& inputs);
+
+}  // namespace dtrain::parallel::cp

@@ -1,0 +1,24 @@
+// Ring attention (dtrain/cp.h): each rank keeps its queries and passes key
+// and value blocks to the next rank, computing on the block it holds while
+// the next one arrives, until it has seen every rank's block. Arguments are
+// checked and agreed on by the caller (capi); these run the ring.
+#pragma once
+
+#include "comm/communicator.hpp"
+#include "parallel/cp/block_attention.hpp"
+#include "parallel/cp/layout.hpp"
+#include "parallel/cp/sharded_attention.hpp"
+
+namespace dtrain::parallel::cp {
+
+// A ShardedForward.
+void ring_attention_forward(comm::Communicator& comm, SequenceLayout layout, const AttentionShape& shape,
+                            const float* q, const float* k, const float* v, float* o, float* lse);
+
+// A ShardedBackward. dq sums locally; each key/value block's gradient
+// accumulator travels with it around the ring, each rank adding its
+// queries' contribution, and reaches its owner last.
+void ring_attention_backward(comm::Communicator& comm, SequenceLayout layout, const AttentionShape& shape,
+                             const GradientInputs& in, float* dq, float* dk, float* dv);
+
+}  // namespace dtrain::parallel::cp

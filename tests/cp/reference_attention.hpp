@@ -1,0 +1,167 @@
+// Test helper: attention over a whole sequence in double, forward and
+// backward, written from the formulas in dtrain/cp.h and sharing no code with
+// the library, so that blockwise and ring attention are checked against an
+// independent reference. Also the tensors the tests feed both with.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "dtrain.h"
+
+namespace dtrain::testing {
+
+struct AttentionCase {
+  std::int64_t seq = 0;  // tokens (of the whole sequence, or of a block)
+  std::int64_t kv_seq = 0;
+  std::int64_t q_heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;
+  bool causal = false;
+  double scale = 0.0;
+};
+
+struct ReferenceResult {
+  std::vector<double> o, lse, dq, dk, dv;
+};
+
+// Attention of q [seq, q_heads, d] against k, v [kv_seq, kv_heads, d], with
+// key j visible to query i when not causal or k_pos[j] <= q_pos[i]; with
+// d_o given, also the gradients.
+inline ReferenceResult reference_attention(const AttentionCase& c, const std::vector<float>& q,
+                                           const std::vector<float>& k, const std::vector<float>& v,
+                                           const std::vector<std::int64_t>& q_pos,
+                                           const std::vector<std::int64_t>& k_pos, const std::vector<float>& d_o) {
+  const std::int64_t d = c.head_dim;
+  const std::int64_t group = c.q_heads / c.kv_heads;
+  auto qi = [&](std::int64_t i, std::int64_t h, std::int64_t x) { return (i * c.q_heads + h) * d + x; };
+  auto ki = [&](std::int64_t j, std::int64_t h, std::int64_t x) { return (j * c.kv_heads + h / group) * d + x; };
+  ReferenceResult r;
+  r.o.assign(q.size(), 0.0);
+  r.lse.assign(static_cast<std::size_t>(c.seq * c.q_heads), -std::numeric_limits<double>::infinity());
+  r.dq.assign(q.size(), 0.0);
+  r.dk.assign(k.size(), 0.0);
+  r.dv.assign(k.size(), 0.0);
+  std::vector<double> p(static_cast<std::size_t>(c.kv_seq));
+  for (std::int64_t i = 0; i < c.seq; ++i) {
+    for (std::int64_t h = 0; h < c.q_heads; ++h) {
+      double top = -std::numeric_limits<double>::infinity();
+      std::vector<bool> seen(static_cast<std::size_t>(c.kv_seq));
+      for (std::int64_t j = 0; j < c.kv_seq; ++j) {
+        seen[j] = !c.causal || k_pos[j] <= q_pos[i];
+        double s = 0;
+        for (std::int64_t x = 0; x < d; ++x) s += double(q[qi(i, h, x)]) * double(k[ki(j, h, x)]);
+        p[j] = s * c.scale;
+        if (seen[j]) top = std::max(top, p[j]);
+      }
+      if (top == -std::numeric_limits<double>::infinity()) continue;
+      double sum = 0;
+      for (std::int64_t j = 0; j < c.kv_seq; ++j) {
+        p[j] = seen[j] ? std::exp(p[j] - top) : 0.0;
+        sum += p[j];
+      }
+      r.lse[i * c.q_heads + h] = top + std::log(sum);
+      for (std::int64_t j = 0; j < c.kv_seq; ++j) {
+        p[j] /= sum;
+        for (std::int64_t x = 0; x < d; ++x) r.o[qi(i, h, x)] += p[j] * double(v[ki(j, h, x)]);
+      }
+      if (d_o.empty()) continue;
+      // dP = dO V^T; dS = P (dP - rowsum(dO * O)); dQ = scale dS K; dK = scale dS^T Q; dV = P^T dO.
+      double row_dot = 0;
+      for (std::int64_t x = 0; x < d; ++x) row_dot += double(d_o[qi(i, h, x)]) * r.o[qi(i, h, x)];
+      for (std::int64_t j = 0; j < c.kv_seq; ++j) {
+        double dp = 0;
+        for (std::int64_t x = 0; x < d; ++x) dp += double(d_o[qi(i, h, x)]) * double(v[ki(j, h, x)]);
+        const double ds = p[j] * (dp - row_dot) * c.scale;
+        for (std::int64_t x = 0; x < d; ++x) {
+          r.dq[qi(i, h, x)] += ds * double(k[ki(j, h, x)]);
+          r.dk[ki(j, h, x)] += ds * double(q[qi(i, h, x)]);
+          r.dv[ki(j, h, x)] += p[j] * double(d_o[qi(i, h, x)]);
+        }
+      }
+    }
+  }
+  return r;
+}
+
+// The positions rank r of cp holds in a sequence of `seq` tokens, from the
+// description of the layouts in dtrain/cp.h.
+inline std::vector<std::int64_t> layout_positions(dt_cp_layout layout, int cp, int r, std::int64_t seq) {
+  std::vector<std::int64_t> out;
+  if (layout == DT_CP_CONTIGUOUS) {
+    for (std::int64_t t = r * seq / cp; t < (r + 1) * seq / cp; ++t) out.push_back(t);
+    return out;
+  }
+  const std::int64_t chunk = seq / (2 * cp);
+  for (std::int64_t c : {std::int64_t{r}, std::int64_t{2 * cp - 1 - r}}) {
+    for (std::int64_t t = c * chunk; t < (c + 1) * chunk; ++t) out.push_back(t);
+  }
+  return out;
+}
+
+// The rows at `positions` of a [seq, row] array.
+template <typename T>
+std::vector<T> rows_at(const std::vector<T>& full, const std::vector<std::int64_t>& positions, std::int64_t row) {
+  std::vector<T> out;
+  for (std::int64_t p : positions) out.insert(out.end(), full.begin() + p * row, full.begin() + (p + 1) * row);
+  return out;
+}
+
+// Uniform in [-1, 1), the same on every rank for the same seed.
+inline std::vector<float> random_values(std::size_t n, unsigned seed) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> uniform(-1.0F, 1.0F);
+  std::vector<float> values(n);
+  for (auto& x : values) x = uniform(generator);
+  return values;
+}
+
+// A DLTensor over a vector the caller keeps alive (with its shape).
+template <typename T>
+struct TensorOf {
+  std::vector<std::int64_t> shape;
+  DLTensor tensor{};
+
+  TensorOf(std::vector<T>& data, std::vector<std::int64_t> dims) : shape(std::move(dims)) {
+    tensor.data = data.data();
+    tensor.device = {kDLCPU, 0};
+    tensor.ndim = static_cast<int>(shape.size());
+    tensor.dtype = std::is_same_v<T, float> ? DLDataType{kDLFloat, 32, 1} : DLDataType{kDLInt, 64, 1};
+    tensor.shape = shape.data();
+  }
+  TensorOf(const TensorOf&) = delete;
+  DLTensor* get() { return &tensor; }
+};
+
+// The largest difference from the reference stays within `relative` times
+// the reference's largest magnitude.
+inline void expect_close(const std::vector<float>& got, const std::vector<double>& want, double relative,
+                         const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double scale = 0, worst = 0;
+  std::size_t worst_at = 0;
+  for (std::size_t e = 0; e < want.size(); ++e) {
+    if (std::isinf(want[e])) {
+      EXPECT_EQ(double(got[e]), want[e]) << what << " at " << e;
+      continue;
+    }
+    scale = std::max(scale, std::abs(want[e]));
+    if (std::abs(got[e] - want[e]) > worst) {
+      worst = std::abs(got[e] - want[e]);
+      worst_at = e;
+    }
+  }
+  EXPECT_LE(worst, relative * std::max(scale, 1e-30))
+      << what << ": element " << worst_at << " is " << got[worst_at] << ", reference " << want[worst_at];
+}
+
+}  // namespace dtrain::testing

@@ -1,0 +1,189 @@
+// Ring and all-to-all (Ulysses) attention through the C API, one process
+// per rank: every rank holds its shard of one sequence (contiguous or
+// zigzag), and its outputs and gradients must be the rows of attention over
+// the whole sequence that the test computes in double on its own
+// (reference_attention.hpp). Then the refusals, which must reach every rank
+// instead of hanging.
+//
+// CTest runs this alone (a world of one) and under dtrun with 2, 3 and 4 ranks.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/world_fixture.hpp"
+#include "cp/reference_attention.hpp"
+#include "dtrain.h"
+
+namespace {
+
+using dtrain::testing::AttentionCase;
+using dtrain::testing::expect_close;
+using dtrain::testing::layout_positions;
+using dtrain::testing::random_values;
+using dtrain::testing::reference_attention;
+using dtrain::testing::rows_at;
+using dtrain::testing::TensorOf;
+using Floats = std::vector<float>;
+
+constexpr double kTolerance = 1e-5;
+constexpr std::int64_t kHeadDim = 8;
+constexpr std::int64_t kRowsPerChunk = 3;
+
+// The calls of one way of attending over a sharded sequence.
+struct Strategy {
+  const char* name;
+  decltype(&dt_cp_ring_attention_forward) forward;
+  decltype(&dt_cp_ring_attention_backward) backward;
+};
+const Strategy kRing{"ring", dt_cp_ring_attention_forward, dt_cp_ring_attention_backward};
+const Strategy kUlysses{"all-to-all", dt_cp_ulysses_attention_forward, dt_cp_ulysses_attention_backward};
+
+// One rank's tensors for one call, shaped from the local length.
+struct Shard {
+  std::int64_t rows, q_heads, kv_heads;
+  Floats q, k, v, d_o, o, lse, dq, dk, dv;
+
+  Strategy strategy = kRing;
+
+  Shard(std::int64_t rows_, std::int64_t q_heads_, std::int64_t kv_heads_)
+      : rows(rows_), q_heads(q_heads_), kv_heads(kv_heads_), q(size_q(), 0.5F), k(size_kv(), 0.25F),
+        v(size_kv(), 0.75F), d_o(size_q(), 1.0F), o(size_q()), lse(static_cast<std::size_t>(rows * q_heads)),
+        dq(size_q()), dk(size_kv()), dv(size_kv()) {}
+  std::size_t size_q() const { return static_cast<std::size_t>(rows * q_heads * kHeadDim); }
+  std::size_t size_kv() const { return static_cast<std::size_t>(rows * kv_heads * kHeadDim); }
+
+  dt_status forward(dt_comm* comm, dt_cp_layout layout, int causal, double scale) {
+    TensorOf<float> tq(q, {rows, q_heads, kHeadDim}), tk(k, {rows, kv_heads, kHeadDim}),
+        tv(v, {rows, kv_heads, kHeadDim}), to(o, {rows, q_heads, kHeadDim}), tl(lse, {rows, q_heads});
+    return strategy.forward(comm, layout, causal, scale, tq.get(), tk.get(), tv.get(), to.get(), tl.get());
+  }
+
+  dt_status backward(dt_comm* comm, dt_cp_layout layout, int causal, double scale) {
+    TensorOf<float> tq(q, {rows, q_heads, kHeadDim}), tk(k, {rows, kv_heads, kHeadDim}),
+        tv(v, {rows, kv_heads, kHeadDim}), to(o, {rows, q_heads, kHeadDim}), tl(lse, {rows, q_heads}),
+        tdo(d_o, {rows, q_heads, kHeadDim}), tdq(dq, {rows, q_heads, kHeadDim}), tdk(dk, {rows, kv_heads, kHeadDim}),
+        tdv(dv, {rows, kv_heads, kHeadDim});
+    return strategy.backward(comm, layout, causal, scale, tq.get(), tk.get(), tv.get(), to.get(), tl.get(), tdo.get(),
+                             tdq.get(), tdk.get(), tdv.get());
+  }
+};
+
+class ShardedAttention : public dtrain::testing::WorldFixture {
+ protected:
+  void expect_full_attention(const Strategy& strategy, dt_cp_layout layout, bool causal, std::int64_t q_heads,
+                             std::int64_t kv_heads) {
+    const std::int64_t seq = 2 * size_ * kRowsPerChunk;
+    const AttentionCase whole{seq, seq, q_heads, kv_heads, kHeadDim, causal, 0.3};
+    const Floats q = random_values(static_cast<std::size_t>(seq * q_heads * kHeadDim), 1);
+    const Floats k = random_values(static_cast<std::size_t>(seq * kv_heads * kHeadDim), 2);
+    const Floats v = random_values(k.size(), 3);
+    const Floats d_o = random_values(q.size(), 4);
+    std::vector<std::int64_t> everywhere(static_cast<std::size_t>(seq));
+    for (std::int64_t t = 0; t < seq; ++t) everywhere[static_cast<std::size_t>(t)] = t;
+    const auto want = reference_attention(whole, q, k, v, everywhere, everywhere, d_o);
+
+    const auto mine = layout_positions(layout, size_, rank_, seq);
+    const std::int64_t q_row = q_heads * kHeadDim, kv_row = kv_heads * kHeadDim;
+    Shard shard(seq / size_, q_heads, kv_heads);
+    shard.strategy = strategy;
+    shard.q = rows_at(q, mine, q_row);
+    shard.k = rows_at(k, mine, kv_row);
+    shard.v = rows_at(v, mine, kv_row);
+    shard.d_o = rows_at(d_o, mine, q_row);
+    const std::string what = std::string(strategy.name) + ", " + (layout == DT_CP_ZIGZAG ? "zigzag" : "contiguous") +
+                             (causal ? ", causal" : "") + ", heads " + std::to_string(q_heads) + "/" +
+                             std::to_string(kv_heads) + ", rank " + std::to_string(rank_);
+    ASSERT_EQ(shard.forward(comm_, layout, causal, 0.3), DT_OK) << dt_error_last();
+    expect_close(shard.o, rows_at(want.o, mine, q_row), kTolerance, "o, " + what);
+    expect_close(shard.lse, rows_at(want.lse, mine, q_heads), kTolerance, "lse, " + what);
+    ASSERT_EQ(shard.backward(comm_, layout, causal, 0.3), DT_OK) << dt_error_last();
+    expect_close(shard.dq, rows_at(want.dq, mine, q_row), kTolerance, "dq, " + what);
+    expect_close(shard.dk, rows_at(want.dk, mine, kv_row), kTolerance, "dk, " + what);
+    expect_close(shard.dv, rows_at(want.dv, mine, kv_row), kTolerance, "dv, " + what);
+  }
+
+  // Every rank but `odd_one` gets `others`; `odd_one` gets `its_own`.
+  void expect_statuses(dt_status got, int odd_one, dt_status its_own, dt_status others) {
+    EXPECT_EQ(got, rank_ == odd_one ? its_own : others) << dt_error_last();
+  }
+};
+
+// Head counts the all-to-all can split: as many as ranks, and grouped
+// queries with twice as many.
+TEST_F(ShardedAttention, ForwardAndBackwardMatchAttentionOverTheWholeSequence) {
+  for (const Strategy& strategy : {kRing, kUlysses}) {
+    for (dt_cp_layout layout : {DT_CP_CONTIGUOUS, DT_CP_ZIGZAG}) {
+      for (bool causal : {false, true}) {
+        expect_full_attention(strategy, layout, causal, size_, size_);
+        expect_full_attention(strategy, layout, causal, 2 * size_, size_);
+      }
+    }
+  }
+}
+
+TEST_F(ShardedAttention, AllToAllRefusesHeadsItCannotSplit) {
+  if (size_ < 2) GTEST_SKIP() << "one rank splits any number of heads";
+  Shard shard(4, size_ + 1, size_ + 1);
+  shard.strategy = kUlysses;
+  EXPECT_EQ(shard.forward(comm_, DT_CP_CONTIGUOUS, 0, 0.0), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_error_last()).find("splits the heads"), std::string::npos) << dt_error_last();
+  EXPECT_EQ(shard.backward(comm_, DT_CP_CONTIGUOUS, 0, 0.0), DT_ERR_INVALID_ARGUMENT);
+  Shard divisible(4, size_, size_);
+  divisible.strategy = kUlysses;
+  EXPECT_EQ(divisible.forward(comm_, rank_ == 0 ? DT_CP_ZIGZAG : DT_CP_CONTIGUOUS, 0, 0.0), DT_ERR_MISMATCH);
+  EXPECT_EQ(divisible.forward(comm_, DT_CP_ZIGZAG, 1, 0.0), DT_OK) << dt_error_last();
+}
+
+TEST_F(ShardedAttention, ZigzagRefusesAnOddShardOnEveryRank) {
+  Shard shard(3, 2, 2);
+  EXPECT_EQ(shard.forward(comm_, DT_CP_ZIGZAG, 1, 0.0), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_error_last()).find("2 * cp"), std::string::npos) << dt_error_last();
+  EXPECT_EQ(shard.backward(comm_, DT_CP_ZIGZAG, 1, 0.0), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(shard.forward(comm_, static_cast<dt_cp_layout>(7), 1, 0.0), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(shard.forward(comm_, DT_CP_CONTIGUOUS, 1, 0.0), DT_OK) << dt_error_last();
+}
+
+TEST_F(ShardedAttention, NullCommAndCudaTensorsAreRefused) {
+  Shard shard(2, 2, 2);
+  EXPECT_EQ(shard.forward(nullptr, DT_CP_CONTIGUOUS, 0, 0.0), DT_ERR_INVALID_ARGUMENT);
+  TensorOf<float> tq(shard.q, {2, 2, kHeadDim}), to(shard.o, {2, 2, kHeadDim}), tl(shard.lse, {2, 2});
+  DLTensor q_cuda = *tq.get();
+  q_cuda.device = {kDLCUDA, 0};
+  // Every rank passes CUDA memory, so every rank refuses its own arguments.
+  EXPECT_EQ(dt_cp_ring_attention_forward(comm_, DT_CP_CONTIGUOUS, 0, 0.0, &q_cuda, tq.get(), tq.get(), to.get(),
+                                         tl.get()),
+            DT_ERR_UNSUPPORTED);
+}
+
+TEST_F(ShardedAttention, RanksThatDisagreeAreAllRefusedAndTheRingStillWorks) {
+  if (size_ < 2) GTEST_SKIP() << "disagreement needs two ranks";
+  const int last = size_ - 1;
+  Shard shard(4, 2, 2);
+  // A different scale on the last rank: every rank is refused.
+  EXPECT_EQ(shard.forward(comm_, DT_CP_CONTIGUOUS, 1, rank_ == last ? 0.5 : 0.0), DT_ERR_MISMATCH);
+  EXPECT_NE(std::string(dt_error_last()).find("rank " + std::to_string(last)), std::string::npos) << dt_error_last();
+  // A different layout.
+  EXPECT_EQ(shard.forward(comm_, rank_ == 0 ? DT_CP_ZIGZAG : DT_CP_CONTIGUOUS, 1, 0.0), DT_ERR_MISMATCH);
+  // A rank refusing its own causal flag; the others hear of it.
+  expect_statuses(shard.forward(comm_, DT_CP_CONTIGUOUS, rank_ == last ? 2 : 1, 0.0), last,
+                  DT_ERR_INVALID_ARGUMENT, DT_ERR_MISMATCH);
+  // A different local length.
+  Shard longer(rank_ == last ? 6 : 4, 2, 2);
+  EXPECT_EQ(longer.forward(comm_, DT_CP_CONTIGUOUS, 0, 0.0), DT_ERR_MISMATCH);
+  // Backward: a gradient of the wrong shape on rank 0.
+  Shard wrong(4, 2, 2);
+  if (rank_ == 0) wrong.dk.resize(wrong.dk.size() / 2);
+  TensorOf<float> tq(wrong.q, {4, 2, kHeadDim}), tk(wrong.k, {4, 2, kHeadDim}), to(wrong.o, {4, 2, kHeadDim}),
+      tl(wrong.lse, {4, 2}), tdq(wrong.dq, {4, 2, kHeadDim}), tdk(wrong.dk, {rank_ == 0 ? 2 : 4, 2, kHeadDim}),
+      tdv(wrong.dv, {4, 2, kHeadDim});
+  expect_statuses(dt_cp_ring_attention_backward(comm_, DT_CP_CONTIGUOUS, 0, 0.0, tq.get(), tk.get(), tk.get(), to.get(),
+                                                tl.get(), to.get(), tdq.get(), tdk.get(), tdv.get()),
+                  0, DT_ERR_INVALID_ARGUMENT, DT_ERR_MISMATCH);
+  // After all that, the same communicator still runs a ring.
+  EXPECT_EQ(shard.forward(comm_, DT_CP_ZIGZAG, 1, 0.0), DT_OK) << dt_error_last();
+  EXPECT_EQ(shard.backward(comm_, DT_CP_ZIGZAG, 1, 0.0), DT_OK) << dt_error_last();
+}
+
+}  // namespace
