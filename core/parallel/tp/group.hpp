@@ -40,10 +40,13 @@ class Group {
   int started_ = 0;
 };
 
-// Host scratch memory of `count` elements of `dtype`, as a matrix.
+// Host scratch memory of rows x cols elements of `dtype`, as a matrix (none
+// for 0 rows). Not copyable: the matrix points into it.
 class Scratch {
  public:
   Scratch(DType dtype, std::int64_t rows, std::int64_t cols);
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
   const Matrix& matrix() const { return matrix_; }
 
  private:

@@ -1,6 +1,5 @@
 #include "parallel/tp/linear.hpp"
 
-#include <optional>
 
 #include "base/error.hpp"
 #include "parallel/tp/local_math.hpp"
@@ -27,19 +26,15 @@ void check_dtypes(const Matrix& a, const Matrix& w, const TensorView* bias, cons
 // `x` as the whole sequence: itself, or gathered from every rank's rows.
 class WholeSequence {
  public:
-  WholeSequence(Group& group, const Matrix& x, bool sequence_parallel) {
-    if (!sequence_parallel) {
-      matrix_ = x;
-      return;
-    }
-    gathered_.emplace(x.view.dtype, x.rows * group.size(), x.cols);
-    matrix_ = gathered_->matrix();
-    group.allgather_rows(x, matrix_);
+  WholeSequence(Group& group, const Matrix& x, bool sequence_parallel)
+      : gathered_(x.view.dtype, sequence_parallel ? x.rows * group.size() : 0, x.cols),
+        matrix_(sequence_parallel ? gathered_.matrix() : x) {
+    if (sequence_parallel) group.allgather_rows(x, matrix_);
   }
   const Matrix& matrix() const { return matrix_; }
 
  private:
-  std::optional<Scratch> gathered_;
+  Scratch gathered_;  // empty unless gathered
   Matrix matrix_;
 };
 
@@ -54,12 +49,12 @@ void column_forward(Group& group, const Matrix& x, const Matrix& w, const Tensor
   expect_shape(y, "y", rows, flags.gather_output ? w.rows * group.size() : w.rows);
 
   const WholeSequence input(group, x, flags.sequence_parallel);
-  std::optional<Scratch> local;
-  if (flags.gather_output) local.emplace(y.view.dtype, rows, w.rows);
-  const Matrix& out = local ? local->matrix() : y;
+  // With the output gathered, this rank's columns are computed apart first.
+  const Scratch local(y.view.dtype, flags.gather_output ? rows : 0, w.rows);
+  const Matrix& out = flags.gather_output ? local.matrix() : y;
   x_times_wt(input.matrix(), w, out, 0.0);
   if (bias) add_bias(out, *bias);
-  if (local) group.allgather_columns(out, y);
+  if (flags.gather_output) group.allgather_columns(out, y);
 }
 
 void column_backward(Group& group, const Matrix& x, const Matrix& w, const Matrix& dy, const Matrix* dx,
@@ -85,22 +80,18 @@ void column_backward(Group& group, const Matrix& x, const Matrix& w, const Matri
   }
   if (db) expect_count(*db, "dbias", w.rows);
 
-  std::optional<Scratch> own_columns;
-  if (flags.gather_output) {
-    own_columns.emplace(dy.view.dtype, rows, w.rows);
-    copy_columns(dy, group.rank() * w.rows, own_columns->matrix());
-  }
-  const Matrix& grad = own_columns ? own_columns->matrix() : dy;
+  const Scratch own_columns(dy.view.dtype, flags.gather_output ? rows : 0, w.rows);
+  if (flags.gather_output) copy_columns(dy, group.rank() * w.rows, own_columns.matrix());
+  const Matrix& grad = flags.gather_output ? own_columns.matrix() : dy;
   const WholeSequence input(group, x, gather_x);
 
   // The input gradient first, so that its reduction runs during the weight's GEMMs.
   comm::RequestPtr reduction;
-  std::optional<Scratch> partial;
+  const Scratch partial(x.view.dtype, dx && flags.sequence_parallel ? rows : 0, x.cols);
   if (dx) {
     if (flags.sequence_parallel) {
-      partial.emplace(x.view.dtype, rows, x.cols);
-      dy_times_w(grad, w, partial->matrix(), 0.0);
-      reduction = group.start_reduce_scatter_rows(partial->matrix(), *dx);
+      dy_times_w(grad, w, partial.matrix(), 0.0);
+      reduction = group.start_reduce_scatter_rows(partial.matrix(), *dx);
     } else {
       dy_times_w(grad, w, *dx, 0.0);
       reduction = group.start_allreduce_sum(dx->view);

@@ -95,13 +95,9 @@ void embedding_backward(Group& group, const TensorView& ids, const Matrix& dout,
   }
   check_ids(tokens, "ids", dtable.rows * group.size());
 
-  std::optional<Scratch> gathered;
-  Matrix grad = dout;
-  if (sequence_parallel) {
-    gathered.emplace(DType::f32, rows, dout.cols);
-    grad = gathered->matrix();
-    group.allgather_rows(dout, grad);
-  }
+  const Scratch gathered(DType::f32, sequence_parallel ? rows : 0, dout.cols);
+  const Matrix& grad = sequence_parallel ? gathered.matrix() : dout;
+  if (sequence_parallel) group.allgather_rows(dout, grad);
   if (!accumulate) std::memset(dtable.view.data, 0, dtable.view.bytes());
   const std::int64_t first = group.rank() * dtable.rows;
   for (std::int64_t t = 0; t < rows; ++t) {
