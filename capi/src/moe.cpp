@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "base/enum_value.hpp"
 #include "base/error.hpp"
 #include "base/options.hpp"
 #include "entry.hpp"
@@ -42,10 +43,12 @@ moe::Options read_moe_options(const dt_moe_options* user) {
   moe::Options result;
   result.experts = opts.num_experts;
   result.k = opts.top_k;
-  result.scoring = static_cast<moe::Scoring>(or_default(opts.scoring, kDefaultOptions.scoring));
+  // Enum fields are read as raw ints: DT_UNDEF, or any int a C caller put there, is no enumerator.
+  result.scoring = static_cast<moe::Scoring>(or_default(dtrain::enum_value(opts.scoring), kDefaultOptions.scoring));
   result.normalize = or_default(opts.normalize, kDefaultOptions.normalize) != 0;
   result.capacity_factor = opts.capacity_factor;
-  result.drop_policy = static_cast<moe::DropPolicy>(or_default(opts.drop_policy, kDefaultOptions.drop_policy));
+  result.drop_policy =
+      static_cast<moe::DropPolicy>(or_default(dtrain::enum_value(opts.drop_policy), kDefaultOptions.drop_policy));
   moe::check_options(result);
   return result;
 }

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "base/enum_value.hpp"
 #include "base/error.hpp"
 #include "entry.hpp"
 #include "handles.hpp"
@@ -48,18 +49,21 @@ tp::LinearFlags linear_flags(unsigned flags) {
 
 tp::Group group_of(dt_comm* comm) { return tp::Group(*require(comm, "tp")->impl); }
 
-tp::Region region_of(dt_tp_region region) {
-  if (region < DT_TP_COPY || region > DT_TP_SEQ_REDUCE_SCATTER) {
-    invalid("region " + std::to_string(static_cast<int>(region)) + " is not a dt_tp_region");
+// Enums from C are read as raw ints (base/enum_value.hpp) and checked.
+tp::Region region_of(const dt_tp_region& region) {
+  const int raw = dtrain::enum_value(region);
+  if (raw < DT_TP_COPY || raw > DT_TP_SEQ_REDUCE_SCATTER) {
+    invalid("region " + std::to_string(raw) + " is not a dt_tp_region");
   }
-  return static_cast<tp::Region>(region);
+  return static_cast<tp::Region>(raw);
 }
 
-tp::ShardKind shard_kind_of(dt_tp_shard_kind kind) {
-  if (kind < DT_TP_SHARD_ROWS || kind > DT_TP_SHARD_QKV) {
-    invalid("kind " + std::to_string(static_cast<int>(kind)) + " is not a dt_tp_shard_kind");
+tp::ShardKind shard_kind_of(const dt_tp_shard_kind& kind) {
+  const int raw = dtrain::enum_value(kind);
+  if (raw < DT_TP_SHARD_ROWS || raw > DT_TP_SHARD_QKV) {
+    invalid("kind " + std::to_string(raw) + " is not a dt_tp_shard_kind");
   }
-  return static_cast<tp::ShardKind>(kind);
+  return static_cast<tp::ShardKind>(raw);
 }
 
 // An optional tensor: NULL stays absent.
