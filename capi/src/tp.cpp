@@ -78,6 +78,34 @@ const T* pointer_or_null(const std::optional<T>& value) {
   return value ? &*value : nullptr;
 }
 
+// The column- and row-parallel layers take the same arguments: one body
+// each for forward and backward, given the layer.
+using LinearForward = void (*)(tp::Group&, const tp::Matrix&, const tp::Matrix&, const TensorView*,
+                               const tp::Matrix&, tp::LinearFlags);
+using LinearBackward = void (*)(tp::Group&, const tp::Matrix&, const tp::Matrix&, const tp::Matrix&,
+                                const tp::Matrix*, const tp::Matrix&, const TensorView*, tp::LinearFlags);
+
+dt_status linear_forward(LinearForward layer, dt_comm* comm, const DLTensor* x, const DLTensor* weight,
+                         const DLTensor* bias, DLTensor* y, unsigned flags) {
+  return entry([&] {
+    tp::Group group = group_of(comm);
+    const auto b = optional_of<TensorView>(bias, "bias", view_of);
+    layer(group, matrix_of(x, "x"), matrix_of(weight, "weight"), pointer_or_null(b), matrix_of(y, "y"),
+          linear_flags(flags));
+  });
+}
+
+dt_status linear_backward(LinearBackward layer, dt_comm* comm, const DLTensor* x, const DLTensor* weight,
+                          const DLTensor* dy, DLTensor* dx, DLTensor* dweight, DLTensor* dbias, unsigned flags) {
+  return entry([&] {
+    tp::Group group = group_of(comm);
+    const auto grad_x = optional_of<tp::Matrix>(dx, "dx", matrix_of);
+    const auto grad_b = optional_of<TensorView>(dbias, "dbias", view_of);
+    layer(group, matrix_of(x, "x"), matrix_of(weight, "weight"), matrix_of(dy, "dy"), pointer_or_null(grad_x),
+          matrix_of(dweight, "dweight"), pointer_or_null(grad_b), linear_flags(flags));
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -100,48 +128,24 @@ DT_API dt_status dt_tp_region_backward(dt_comm* comm, dt_tp_region region, const
 
 DT_API dt_status dt_tp_column_linear_forward(dt_comm* comm, const DLTensor* x, const DLTensor* weight,
                                              const DLTensor* bias, DLTensor* y, unsigned flags) {
-  return entry([&] {
-    tp::Group group = group_of(comm);
-    const auto b = optional_of<TensorView>(bias, "bias", view_of);
-    tp::column_forward(group, matrix_of(x, "x"), matrix_of(weight, "weight"), pointer_or_null(b), matrix_of(y, "y"),
-                       linear_flags(flags));
-  });
+  return linear_forward(tp::column_forward, comm, x, weight, bias, y, flags);
 }
 
 DT_API dt_status dt_tp_column_linear_backward(dt_comm* comm, const DLTensor* x, const DLTensor* weight,
                                               const DLTensor* dy, DLTensor* dx, DLTensor* dweight, DLTensor* dbias,
                                               unsigned flags) {
-  return entry([&] {
-    tp::Group group = group_of(comm);
-    const auto grad_x = optional_of<tp::Matrix>(dx, "dx", matrix_of);
-    const auto grad_b = optional_of<TensorView>(dbias, "dbias", view_of);
-    tp::column_backward(group, matrix_of(x, "x"), matrix_of(weight, "weight"), matrix_of(dy, "dy"),
-                        pointer_or_null(grad_x), matrix_of(dweight, "dweight"), pointer_or_null(grad_b),
-                        linear_flags(flags));
-  });
+  return linear_backward(tp::column_backward, comm, x, weight, dy, dx, dweight, dbias, flags);
 }
 
 DT_API dt_status dt_tp_row_linear_forward(dt_comm* comm, const DLTensor* x, const DLTensor* weight,
                                           const DLTensor* bias, DLTensor* y, unsigned flags) {
-  return entry([&] {
-    tp::Group group = group_of(comm);
-    const auto b = optional_of<TensorView>(bias, "bias", view_of);
-    tp::row_forward(group, matrix_of(x, "x"), matrix_of(weight, "weight"), pointer_or_null(b), matrix_of(y, "y"),
-                    linear_flags(flags));
-  });
+  return linear_forward(tp::row_forward, comm, x, weight, bias, y, flags);
 }
 
 DT_API dt_status dt_tp_row_linear_backward(dt_comm* comm, const DLTensor* x, const DLTensor* weight,
                                            const DLTensor* dy, DLTensor* dx, DLTensor* dweight, DLTensor* dbias,
                                            unsigned flags) {
-  return entry([&] {
-    tp::Group group = group_of(comm);
-    const auto grad_x = optional_of<tp::Matrix>(dx, "dx", matrix_of);
-    const auto grad_b = optional_of<TensorView>(dbias, "dbias", view_of);
-    tp::row_backward(group, matrix_of(x, "x"), matrix_of(weight, "weight"), matrix_of(dy, "dy"),
-                     pointer_or_null(grad_x), matrix_of(dweight, "dweight"), pointer_or_null(grad_b),
-                     linear_flags(flags));
-  });
+  return linear_backward(tp::row_backward, comm, x, weight, dy, dx, dweight, dbias, flags);
 }
 
 DT_API dt_status dt_tp_embedding_forward(dt_comm* comm, const DLTensor* table, const DLTensor* ids,

@@ -1,4 +1,4 @@
-"""Status codes, reduce ops, backends, optimizer kinds, DDP and pipeline enums, with the C API's values."""
+"""Status codes, reduce ops, backends, optimizer kinds, DDP, pipeline and tensor-parallel enums, with the C API's values."""
 
 import enum
 
@@ -86,3 +86,19 @@ def status_or_int(value):
     except ValueError:
         return int(value)
 
+
+class TpRegion(enum.IntEnum):
+    """The conjugate mappings (dt_tp_region)."""
+    COPY = _capi.DT_TP_COPY
+    REDUCE = _capi.DT_TP_REDUCE
+    SCATTER = _capi.DT_TP_SCATTER
+    GATHER = _capi.DT_TP_GATHER
+    SEQ_GATHER = _capi.DT_TP_SEQ_GATHER
+    SEQ_REDUCE_SCATTER = _capi.DT_TP_SEQ_REDUCE_SCATTER
+
+
+class TpShardKind(enum.IntEnum):
+    """How a full weight is split (dt_tp_shard_kind)."""
+    ROWS = _capi.DT_TP_SHARD_ROWS
+    COLUMNS = _capi.DT_TP_SHARD_COLUMNS
+    QKV = _capi.DT_TP_SHARD_QKV

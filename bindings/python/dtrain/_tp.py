@@ -8,26 +8,9 @@ protocol) the caller owns; outputs are written in place. Weights are
 [out, in] as ``torch.nn.Linear`` stores them. Optional tensors are None.
 """
 
-import enum
-
 from . import _capi
-
-
-class Region(enum.IntEnum):
-    """The conjugate mappings (dt_tp_region)."""
-    COPY = _capi.DT_TP_COPY
-    REDUCE = _capi.DT_TP_REDUCE
-    SCATTER = _capi.DT_TP_SCATTER
-    GATHER = _capi.DT_TP_GATHER
-    SEQ_GATHER = _capi.DT_TP_SEQ_GATHER
-    SEQ_REDUCE_SCATTER = _capi.DT_TP_SEQ_REDUCE_SCATTER
-
-
-class ShardKind(enum.IntEnum):
-    """How a full weight is split (dt_tp_shard_kind)."""
-    ROWS = _capi.DT_TP_SHARD_ROWS
-    COLUMNS = _capi.DT_TP_SHARD_COLUMNS
-    QKV = _capi.DT_TP_SHARD_QKV
+from ._comm import _choice
+from ._constants import TpRegion as Region, TpShardKind as ShardKind  # noqa: F401 (dtrain.tp.Region)
 
 
 def _flags(sequence_parallel=False, gather_output=False, accumulate=False):
@@ -36,19 +19,15 @@ def _flags(sequence_parallel=False, gather_output=False, accumulate=False):
             | (_capi.DT_TP_ACCUMULATE if accumulate else 0))
 
 
-def _region(region):
-    return Region[region.upper()] if isinstance(region, str) else Region(region)
-
-
 def region_forward(tp, region, x, out):
     """The forward half of ``region`` ("copy", "reduce", "scatter", "gather", "seq_gather", "seq_reduce_scatter")."""
-    _capi.dt_tp_region_forward(tp._live(), _region(region), x, out)
+    _capi.dt_tp_region_forward(tp._live(), _choice(Region, region, "region"), x, out)
     return out
 
 
 def region_backward(tp, region, grad_out, grad_in):
     """The backward half of ``region``: grad_out -> grad_in."""
-    _capi.dt_tp_region_backward(tp._live(), _region(region), grad_out, grad_in)
+    _capi.dt_tp_region_backward(tp._live(), _choice(Region, region, "region"), grad_out, grad_in)
     return grad_in
 
 
@@ -106,13 +85,11 @@ def cross_entropy_backward(tp, logits, targets, lse, dloss, dlogits, label_smoot
 
 def shard(kind, full, local, rank, size, q_heads=0, kv_heads=0):
     """Copies rank ``rank``'s shard of ``full`` into ``local`` (no communication)."""
-    kind = ShardKind[kind.upper()] if isinstance(kind, str) else ShardKind(kind)
-    _capi.dt_tp_shard(kind, full, local, int(rank), int(size), int(q_heads), int(kv_heads))
+    _capi.dt_tp_shard(_choice(ShardKind, kind, "kind"), full, local, int(rank), int(size), int(q_heads), int(kv_heads))
     return local
 
 
 def unshard(tp, kind, local, full, q_heads=0, kv_heads=0):
     """Gathers every rank's ``local`` shard into ``full`` (collective)."""
-    kind = ShardKind[kind.upper()] if isinstance(kind, str) else ShardKind(kind)
-    _capi.dt_tp_unshard(tp._live(), kind, local, full, int(q_heads), int(kv_heads))
+    _capi.dt_tp_unshard(tp._live(), _choice(ShardKind, kind, "kind"), local, full, int(q_heads), int(kv_heads))
     return full

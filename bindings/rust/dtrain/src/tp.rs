@@ -132,8 +132,18 @@ pub fn region_backward<T: Element>(tp: &Comm<'_>, region: Region, grad_out: Matr
     check(unsafe { sys::dt_tp_region_backward(tp.as_raw(), region as u32, g.as_ptr(), i.as_mut_ptr()) })
 }
 
-/// Column-parallel linear: `y = x W_r^T + b_r` with this rank's rows of the weight.
-pub fn column_linear_forward<T: Element>(
+/// The C entry points of the column- and row-parallel layers, which share
+/// their arguments: one wrapper body each for forward and backward.
+type RawForward = unsafe extern "C" fn(
+    *mut sys::dt_comm, *const sys::DLTensor, *const sys::DLTensor, *const sys::DLTensor, *mut sys::DLTensor, u32,
+) -> sys::dt_status;
+type RawBackward = unsafe extern "C" fn(
+    *mut sys::dt_comm, *const sys::DLTensor, *const sys::DLTensor, *const sys::DLTensor, *mut sys::DLTensor,
+    *mut sys::DLTensor, *mut sys::DLTensor, u32,
+) -> sys::dt_status;
+
+fn linear_forward<T: Element>(
+    raw: RawForward,
     tp: &Comm<'_>,
     x: Matrix<'_, T>,
     weight: Matrix<'_, T>,
@@ -142,10 +152,44 @@ pub fn column_linear_forward<T: Element>(
     flags: TpFlags,
 ) -> Result<()> {
     let (x, w, b, mut y) = (x.raw(), weight.raw(), optional(bias), y.raw());
-    // SAFETY: as above; a missing bias is NULL.
+    // SAFETY: live communicator; descriptors valid for the call; a missing bias is NULL.
+    check(unsafe { raw(tp.as_raw(), x.as_ptr(), w.as_ptr(), ptr_of(&b), y.as_mut_ptr(), flags.raw()) })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn linear_backward<T: Element>(
+    raw: RawBackward,
+    tp: &Comm<'_>,
+    x: Matrix<'_, T>,
+    weight: Matrix<'_, T>,
+    dy: Matrix<'_, T>,
+    dx: Option<MatrixMut<'_, T>>,
+    mut dweight: MatrixMut<'_, T>,
+    dbias: Option<&mut [T]>,
+    flags: TpFlags,
+) -> Result<()> {
+    let (x, w, dy) = (x.raw(), weight.raw(), dy.raw());
+    let mut dx = dx.map(|mut m| m.raw());
+    let (mut dw, mut db) = (dweight.raw(), optional_mut(dbias));
+    // SAFETY: as above; a missing dx or dbias is NULL.
     check(unsafe {
-        sys::dt_tp_column_linear_forward(tp.as_raw(), x.as_ptr(), w.as_ptr(), ptr_of(&b), y.as_mut_ptr(), flags.raw())
+        raw(
+            tp.as_raw(), x.as_ptr(), w.as_ptr(), dy.as_ptr(), mut_ptr_of(&mut dx), dw.as_mut_ptr(),
+            mut_ptr_of(&mut db), flags.raw(),
+        )
     })
+}
+
+/// Column-parallel linear: `y = x W_r^T + b_r` with this rank's rows of the weight.
+pub fn column_linear_forward<T: Element>(
+    tp: &Comm<'_>,
+    x: Matrix<'_, T>,
+    weight: Matrix<'_, T>,
+    bias: Option<&[T]>,
+    y: MatrixMut<'_, T>,
+    flags: TpFlags,
+) -> Result<()> {
+    linear_forward(sys::dt_tp_column_linear_forward, tp, x, weight, bias, y, flags)
 }
 
 /// Backward of [`column_linear_forward`]; `dx` and `dbias` are optional.
@@ -156,20 +200,11 @@ pub fn column_linear_backward<T: Element>(
     weight: Matrix<'_, T>,
     dy: Matrix<'_, T>,
     dx: Option<MatrixMut<'_, T>>,
-    mut dweight: MatrixMut<'_, T>,
+    dweight: MatrixMut<'_, T>,
     dbias: Option<&mut [T]>,
     flags: TpFlags,
 ) -> Result<()> {
-    let (x, w, dy) = (x.raw(), weight.raw(), dy.raw());
-    let mut dx = dx.map(|mut m| m.raw());
-    let (mut dw, mut db) = (dweight.raw(), optional_mut(dbias));
-    // SAFETY: as above.
-    check(unsafe {
-        sys::dt_tp_column_linear_backward(
-            tp.as_raw(), x.as_ptr(), w.as_ptr(), dy.as_ptr(), mut_ptr_of(&mut dx), dw.as_mut_ptr(),
-            mut_ptr_of(&mut db), flags.raw(),
-        )
-    })
+    linear_backward(sys::dt_tp_column_linear_backward, tp, x, weight, dy, dx, dweight, dbias, flags)
 }
 
 /// Row-parallel linear: `y = sum_r x_r W_r^T + b`.
@@ -178,14 +213,10 @@ pub fn row_linear_forward<T: Element>(
     x: Matrix<'_, T>,
     weight: Matrix<'_, T>,
     bias: Option<&[T]>,
-    mut y: MatrixMut<'_, T>,
+    y: MatrixMut<'_, T>,
     flags: TpFlags,
 ) -> Result<()> {
-    let (x, w, b, mut y) = (x.raw(), weight.raw(), optional(bias), y.raw());
-    // SAFETY: as above.
-    check(unsafe {
-        sys::dt_tp_row_linear_forward(tp.as_raw(), x.as_ptr(), w.as_ptr(), ptr_of(&b), y.as_mut_ptr(), flags.raw())
-    })
+    linear_forward(sys::dt_tp_row_linear_forward, tp, x, weight, bias, y, flags)
 }
 
 /// Backward of [`row_linear_forward`]; `dx` and `dbias` are optional.
@@ -196,20 +227,11 @@ pub fn row_linear_backward<T: Element>(
     weight: Matrix<'_, T>,
     dy: Matrix<'_, T>,
     dx: Option<MatrixMut<'_, T>>,
-    mut dweight: MatrixMut<'_, T>,
+    dweight: MatrixMut<'_, T>,
     dbias: Option<&mut [T]>,
     flags: TpFlags,
 ) -> Result<()> {
-    let (x, w, dy) = (x.raw(), weight.raw(), dy.raw());
-    let mut dx = dx.map(|mut m| m.raw());
-    let (mut dw, mut db) = (dweight.raw(), optional_mut(dbias));
-    // SAFETY: as above.
-    check(unsafe {
-        sys::dt_tp_row_linear_backward(
-            tp.as_raw(), x.as_ptr(), w.as_ptr(), dy.as_ptr(), mut_ptr_of(&mut dx), dw.as_mut_ptr(),
-            mut_ptr_of(&mut db), flags.raw(),
-        )
-    })
+    linear_backward(sys::dt_tp_row_linear_backward, tp, x, weight, dy, dx, dweight, dbias, flags)
 }
 
 /// Vocabulary-parallel embedding of `ids` from this rank's rows of the table.
