@@ -32,56 +32,40 @@ class Ones {
   TensorView view_;
 };
 
+// c = op(a) op(b) + beta c, the shape read off the operands.
+void product(const Matrix& a, bool transpose_a, const Matrix& b, bool transpose_b, const Matrix& c, double beta) {
+  device::GemmShape shape;
+  shape.transpose_a = transpose_a;
+  shape.transpose_b = transpose_b;
+  shape.m = transpose_a ? a.cols : a.rows;
+  shape.k = transpose_a ? a.rows : a.cols;
+  shape.n = transpose_b ? b.rows : b.cols;
+  shape.beta = beta;
+  device::gemm(shape, a.view, b.view, c.view);
+}
 
 }  // namespace
 
 void x_times_wt(const Matrix& x, const Matrix& w, const Matrix& y, double beta) {
-  device::GemmShape shape;
-  shape.transpose_b = true;
-  shape.m = x.rows;
-  shape.k = x.cols;
-  shape.n = w.rows;
-  shape.beta = beta;
-  device::gemm(shape, x.view, w.view, y.view);
+  product(x, false, w, true, y, beta);
 }
 
 void dy_times_w(const Matrix& dy, const Matrix& w, const Matrix& dx, double beta) {
-  device::GemmShape shape;
-  shape.m = dy.rows;
-  shape.k = dy.cols;
-  shape.n = w.cols;
-  shape.beta = beta;
-  device::gemm(shape, dy.view, w.view, dx.view);
+  product(dy, false, w, false, dx, beta);
 }
 
 void dyt_times_x(const Matrix& dy, const Matrix& x, const Matrix& dw, double beta) {
-  device::GemmShape shape;
-  shape.transpose_a = true;
-  shape.m = dy.cols;
-  shape.k = dy.rows;
-  shape.n = x.cols;
-  shape.beta = beta;
-  device::gemm(shape, dy.view, x.view, dw.view);
+  product(dy, true, x, false, dw, beta);
 }
 
 void add_bias(const Matrix& y, const TensorView& bias) {
   const Ones ones(y.view.dtype, y.rows);
-  device::GemmShape shape;
-  shape.m = y.rows;
-  shape.k = 1;
-  shape.n = y.cols;
-  shape.beta = 1.0;
-  device::gemm(shape, ones.view(), bias, y.view);
+  product({ones.view(), y.rows, 1}, false, {bias, 1, y.cols}, false, y, 1.0);
 }
 
 void sum_rows(const Matrix& dy, const TensorView& db, double beta) {
   const Ones ones(dy.view.dtype, dy.rows);
-  device::GemmShape shape;
-  shape.m = 1;
-  shape.k = dy.rows;
-  shape.n = dy.cols;
-  shape.beta = beta;
-  device::gemm(shape, ones.view(), dy.view, db);
+  product({ones.view(), 1, dy.rows}, false, dy, false, {db, 1, dy.cols}, beta);
 }
 
 }  // namespace dtrain::parallel::tp
