@@ -56,6 +56,9 @@ struct DeviceTensor {
     cudaSetDevice(device);
     cuda_ok(cudaMalloc(&data, values.size() * sizeof(T) + 16), "cudaMalloc");
     cuda_ok(cudaMemcpy(data, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+    // A copy from pageable memory may return before its transfer lands; the
+    // tests write on non-blocking streams, which do not wait for it.
+    cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     cudaSetDevice(previous);
     tensor.data = data;
     tensor.device = {kDLCUDA, device};

@@ -224,7 +224,7 @@ TEST(NcclMultiGpu, InPlaceAndTypes) {
   }, nccl_world());
 }
 
-TEST(NcclMultiGpu, SplitUsesNcclCommSplit) {
+TEST(NcclMultiGpu, SplitHalvesReduceOverNccl) {
   DT_REQUIRE_NCCL();
   run_staged_world(nccl_ranks(), [](StagedRank& me) {
     auto one = to_device(std::vector<float>(8, 1.0f), me.rank);

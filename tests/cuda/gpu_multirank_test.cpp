@@ -35,6 +35,10 @@ struct DeviceFloats {
   DeviceFloats(const std::vector<float>& values, int device) : shape(static_cast<std::int64_t>(values.size())) {
     check(cudaMalloc(reinterpret_cast<void**>(&data), values.size() * sizeof(float) + 4), "cudaMalloc");
     check(cudaMemcpy(data, values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
+    // A copy from pageable memory may return before its transfer lands, and
+    // the tests then write on non-blocking streams, which are not ordered
+    // after the legacy stream's copy: the initial values could land last.
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     tensor.data = data;
     tensor.device = {kDLCUDA, device};
     tensor.ndim = 1;

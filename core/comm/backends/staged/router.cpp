@@ -209,30 +209,17 @@ RequestPtr DeviceRouter::p2p_group(const std::vector<P2pOp>& ops) {
 
 std::unique_ptr<Backend> DeviceRouter::split(int color, int key, int* new_rank, int* new_size) {
   auto child_host = host_->split(color, key, new_rank, new_size);
-  Backend* parent_nccl = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(state_mutex_);
-    parent_nccl = nccl_.get();
-  }
-  std::unique_ptr<Backend> child_nccl;
-  if (parent_nccl != nullptr) {
-    // ncclCommSplit is collective over the parent, DT_UNDEF ranks included.
-    int nccl_rank = -1;
-    int nccl_size = 0;
-    child_nccl = parent_nccl->split(color, key, &nccl_rank, &nccl_size);
-    if (child_host && child_nccl && (nccl_rank != *new_rank || nccl_size != *new_size)) {
-      raise(DT_ERR_INTERNAL, "split: NCCL made rank " + std::to_string(nccl_rank) + " of " +
-                                 std::to_string(nccl_size) + " where the host backend made rank " +
-                                 std::to_string(*new_rank) + " of " + std::to_string(*new_size));
-    }
-  }
   if (!child_host) return nullptr;
   Devices devices = devices_;
   devices.rank = *new_rank;
   devices.size = *new_size;
-  auto child = std::make_unique<DeviceRouter>(std::move(child_host), std::move(devices));
-  if (child_nccl) child->adopt_nccl(std::move(child_nccl));
-  return child;
+  // The child creates its own NCCL communicator at its first CUDA operation
+  // (ncclCommInitRank, the unique id shared over the child's host backend)
+  // instead of taking one from ncclCommSplit of ours: children made by
+  // ncclCommSplit corrupted the heap at their first operation with NCCL
+  // 2.28.9 (half the runs of a world of one on an H200), and a fresh
+  // communicator did not.
+  return std::make_unique<DeviceRouter>(std::move(child_host), std::move(devices));
 }
 
 void DeviceRouter::abort() {

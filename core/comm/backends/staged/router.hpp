@@ -9,8 +9,8 @@
 // with DT_BACKEND_NCCL): every rank must reach one, as NCCL's own
 // initialisation requires. Its unique id travels through the host backend.
 // A failed creation is remembered and reported again by every later CUDA
-// operation. split() splits the host backend and, when the NCCL communicator
-// exists, the NCCL one with ncclCommSplit (both collective).
+// operation. split() splits the host backend (collective); a child creates
+// its own NCCL communicator at its first CUDA operation, as its parent did.
 #pragma once
 
 #include <atomic>
