@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -292,11 +293,12 @@ DT_API dt_status dt_plan_evaluate(const dt_plan_model* model, const dt_plan_clus
     plan::Estimate estimate;
     estimate.config = chosen;
     const plan::Verdict verdict = plan::evaluate(t, c, o, chosen, estimate);
-    const auto reason = static_cast<dt_plan_reason>(verdict.reason);
-    write_estimate(verdict.reason == plan::Reason::none || verdict.reason == plan::Reason::memory
-                       ? estimate
-                       : plan::Estimate{chosen},
-                   reason, out);
+    // Only a configuration rejected for memory was estimated.
+    if (verdict.reason != plan::Reason::none && verdict.reason != plan::Reason::memory) {
+      estimate = plan::Estimate{};
+      estimate.config = chosen;
+    }
+    write_estimate(estimate, static_cast<dt_plan_reason>(verdict.reason), out);
     if (!verdict.accepted()) {
       invalid(std::string("rejected (") + plan::reason_name(verdict.reason) + "): " + verdict.message);
     }
@@ -320,6 +322,11 @@ DT_API dt_status dt_plan_write(const dt_plan* plan, const char* path, dt_plan_fo
         break;
       default:
         invalid("format " + std::to_string(dtrain::enum_value(format)) + " is not a dt_plan_format");
+    }
+    if (std::string(path) == "-") {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      if (std::fflush(stdout) != 0) dtrain::raise(DT_ERR_IO, "cannot write to standard output");
+      return;
     }
     std::ofstream file(path, std::ios::binary | std::ios::trunc);
     file << text;

@@ -176,7 +176,9 @@ typedef struct dt_plan_estimate {
 } dt_plan_estimate;
 
 #define DT_PLAN_ESTIMATE_VERSION 1u
-#define DT_PLAN_ESTIMATE_INIT { DT_PLAN_ESTIMATE_VERSION }
+#define DT_PLAN_ESTIMATE_INIT                                                                   \
+  { DT_PLAN_ESTIMATE_VERSION, DT_PLAN_ACCEPTED, DT_PLAN_CONFIG_INIT, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
+    0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 }
 
 /** A search's totals. The caller sets `version`. Grows only at its end. */
 typedef struct dt_plan_summary {
@@ -199,7 +201,7 @@ typedef struct dt_plan_rejection {
 } dt_plan_rejection;
 
 #define DT_PLAN_REJECTION_VERSION 1u
-#define DT_PLAN_REJECTION_INIT { DT_PLAN_REJECTION_VERSION }
+#define DT_PLAN_REJECTION_INIT { DT_PLAN_REJECTION_VERSION, 0, DT_PLAN_CONFIG_INIT, NULL }
 
 /** Fill `model`, `opts` or `config` with the defaults of `version`; DT_ERR_INVALID_ARGUMENT for NULL or an unknown version. */
 DT_API dt_status dt_plan_model_init(dt_plan_model *model, unsigned version);
@@ -275,8 +277,8 @@ DT_API dt_status dt_plan_evaluate(const dt_plan_model *model, const dt_plan_clus
                                   const dt_plan_options *opts, const dt_plan_config *config, dt_plan_estimate *out);
 
 /**
- * Writes the plan to `path` in `format`: its `top` fastest configurations
- * (0: all kept) and the rejections. DT_ERR_IO when the file cannot be
+ * Writes the plan to `path` ("-": standard output, flushed) in `format`:
+ * its `top` fastest configurations (0: all kept) and the rejections. DT_ERR_IO when the file cannot be
  * written; DT_ERR_INVALID_ARGUMENT for NULLs or an unknown format.
  */
 DT_API dt_status dt_plan_write(const dt_plan *plan, const char *path, dt_plan_format format, size_t top);
