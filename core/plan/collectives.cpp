@@ -8,9 +8,16 @@ namespace dtrain::plan {
 Group group_of(int size, int stride, int gpus_per_node) {
   Group g;
   g.size = size;
-  // Neighbours `stride` apart: a node of G ranks holds G / stride of them
-  // (at least one), and never more than the group.
-  g.local = stride >= gpus_per_node ? 1 : std::min(size, std::max(1, gpus_per_node / stride));
+  // Neighbours `stride` apart: a node of G ranks holds G / stride of them,
+  // and never more than the group.
+  // A group that does not tile the nodes (tp = 6 on nodes of 8) has members
+  // on both sides of a node boundary in some ring: it runs at the pace of
+  // the link between nodes, as if one member were on each.
+  g.local = 1;
+  if (stride >= gpus_per_node || gpus_per_node % stride != 0) return g;
+  const int per_node = gpus_per_node / stride;
+  if (size <= per_node && per_node % size == 0) g.local = size;
+  if (size > per_node && size % per_node == 0) g.local = per_node;
   return g;
 }
 
