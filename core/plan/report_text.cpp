@@ -62,7 +62,7 @@ std::string table(const Plan& plan, std::size_t top) {
   s << plan.evaluated << " configurations evaluated in " << format("%.3f", plan.seconds) << " s: " << plan.feasible
     << " feasible\n\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%4s %5s %4s %4s %3s %3s %2s %-14s %3s %-9s | %6s %6s %6s %6s %6s %6s | %8s %7s %7s %7s %7s %7s %7s %7s | %5s %7s\n",
+  std::snprintf(line, sizeof line, "%4s %5s %4s %4s %3s %3s %2s %-16s %3s %-9s | %6s %6s %6s %6s %6s %6s | %8s %7s %7s %7s %7s %7s %7s %7s | %5s %7s\n",
                 "rank", "dp", "tp", "pp", "cp", "ep", "z", "schedule", "mb", "recompute", "params", "grads", "optim",
                 "master", "act", "total", "step s", "compute", "recomp", "bubble", "tp", "cp+ep", "pp", "dp", "MFU",
                 "TFLOP/s");
@@ -74,7 +74,7 @@ std::string table(const Plan& plan, std::size_t top) {
     std::string schedule = c.pp == 1 ? "-" : schedule_name(c.schedule);
     if (c.schedule == Schedule::interleaved) schedule += "(v=" + std::to_string(c.virtual_stages) + ")";
     std::snprintf(line, sizeof line,
-                  "%4zu %5d %4d %4d %3d %3d %2d %-14s %3lld %-9s | %6s %6s %6s %6s %6s %6s | %8.3f %7.3f %7.3f %7.3f "
+                  "%4zu %5d %4d %4d %3d %3d %2d %-16s %3lld %-9s | %6s %6s %6s %6s %6s %6s | %8.3f %7.3f %7.3f %7.3f "
                   "%7.3f %7.3f %7.3f %7.3f | %4.1f%% %7.1f\n",
                   i + 1, c.dp, c.tp, c.pp, c.cp, c.ep, c.zero_stage, schedule.c_str(),
                   static_cast<long long>(c.micro_batch), recompute_name(c.recompute), gb(e.memory.parameters).c_str(),
