@@ -123,7 +123,8 @@ plan::Config read_config(const dt_plan_config* user) {
   result.pp = c.pp;
   result.cp = c.cp;
   result.ep = c.ep;
-  if (c.zero_stage < 0 || c.zero_stage > 3) invalid("config.zero_stage " + std::to_string(c.zero_stage) + " is not 0-3");
+  if (c.zero_stage < 0 || c.zero_stage > 3)
+    invalid("config.zero_stage " + std::to_string(c.zero_stage) + " is not 0-3");
   result.zero_stage = c.zero_stage;
   const int schedule = dtrain::enum_value(c.schedule);
   if (schedule < DT_PIPELINE_GPIPE || schedule > DT_PIPELINE_INTERLEAVED_1F1B) {
@@ -344,7 +345,8 @@ DT_API dt_status dt_plan_zero_memory(const int64_t* unit_elements, size_t units,
     if (units == 0) invalid("units is 0");
     if (stage < 0 || stage > 3) invalid("stage " + std::to_string(stage) + " is not 0-3");
     if (ranks < 1) invalid("ranks is " + std::to_string(ranks) + "; it must be >= 1");
-    if (rank < 0 || rank >= ranks) invalid("rank " + std::to_string(rank) + " is not in 0.." + std::to_string(ranks - 1));
+    if (rank < 0 || rank >= ranks)
+      invalid("rank " + std::to_string(rank) + " is not in 0.." + std::to_string(ranks - 1));
     const auto type = dtrain::dtype_from_dlpack(dtype);
     if (!type || (*type != dtrain::DType::f32 && *type != dtrain::DType::f16 && *type != dtrain::DType::bf16)) {
       invalid("dtype must be float32, float16 or bfloat16, as dt_zero's parameters");
@@ -358,8 +360,7 @@ DT_API dt_status dt_plan_zero_memory(const int64_t* unit_elements, size_t units,
     // the units' element counts.
     const dtrain::parallel::zero::Layout layout(counts, std::vector<std::size_t>(units, 1), stage == 0 ? 1 : ranks,
                                                 stage == 0 ? 0 : rank);
-    const auto usage =
-        dtrain::parallel::zero::footprint(layout, stage, *type, dtrain::optim::state_buffers(config));
+    const auto usage = dtrain::parallel::zero::footprint(layout, stage, *type, dtrain::optim::state_buffers(config));
     out->parameters = usage.parameters;
     out->gradients = usage.gradients;
     out->optimizer_state = usage.optimizer_state;

@@ -28,8 +28,8 @@ double layer_activation_bytes(const Transformer& t, std::int64_t micro_batch, co
 }
 
 double logit_bytes(const Transformer& t, std::int64_t micro_batch, const LayerSplit& split) {
-  return 4.0 * static_cast<double>(t.seq) / split.cp * static_cast<double>(micro_batch) *
-         static_cast<double>(t.vocab) / split.tp;
+  return 4.0 * static_cast<double>(t.seq) / split.cp * static_cast<double>(micro_batch) * static_cast<double>(t.vocab) /
+         split.tp;
 }
 
 }  // namespace dtrain::plan

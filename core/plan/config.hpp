@@ -45,7 +45,7 @@ struct Memory {
   std::int64_t gradients = 0;
   std::int64_t optimizer_state = 0;
   std::int64_t master_weights = 0;
-  std::int64_t activations = 0;                     // with the configuration's recomputation
+  std::int64_t activations = 0;                    // with the configuration's recomputation
   std::int64_t activations_without_recompute = 0;  // what they would be without it
   std::int64_t communication = 0;
   std::int64_t total = 0;
@@ -53,9 +53,9 @@ struct Memory {
 
 // Seconds per step, each a share of the critical path.
 struct Time {
-  double compute = 0;    // forward and backward on the slowest stage
-  double recompute = 0;  // forward passes run again in backward
-  double bubble = 0;     // pipeline fill and drain
+  double compute = 0;                             // forward and backward on the slowest stage
+  double recompute = 0;                           // forward passes run again in backward
+  double bubble = 0;                              // pipeline fill and drain
   double tp = 0, cp = 0, ep = 0, pp = 0, dp = 0;  // exposed communication per dimension
   double optimizer = 0;
   double step = 0;

@@ -56,8 +56,8 @@ Verdict check_shape(const Transformer& t, const Cluster& c, const Config& config
     if (d < 1) return reject(Reason::gpus, "every mesh size must be >= 1");
   }
   if (static_cast<std::int64_t>(config.gpus()) != c.gpus()) {
-    return reject(Reason::gpus, "dp*tp*pp*cp*ep = " + str(config.gpus()) + " but the cluster has " + str(c.gpus()) +
-                                    " GPUs");
+    return reject(Reason::gpus,
+                  "dp*tp*pp*cp*ep = " + str(config.gpus()) + " but the cluster has " + str(c.gpus()) + " GPUs");
   }
   if (t.heads % config.tp != 0 || t.kv_heads % config.tp != 0) {
     return reject(Reason::heads_tp, str(t.heads) + " heads (" + str(t.kv_heads) +
@@ -70,8 +70,8 @@ Verdict check_shape(const Transformer& t, const Cluster& c, const Config& config
     return reject(Reason::layers_pp, str(t.layers) + " layers are not divisible by pp = " + str(config.pp));
   }
   if (config.cp > 1 && t.seq % (2 * config.cp) != 0) {
-    return reject(Reason::seq_cp, "sequence length " + str(t.seq) + " is not divisible by 2*cp = " +
-                                      str(2 * config.cp) + " (zigzag halves)");
+    return reject(Reason::seq_cp, "sequence length " + str(t.seq) +
+                                      " is not divisible by 2*cp = " + str(2 * config.cp) + " (zigzag halves)");
   }
   if (!t.moe() && config.ep > 1) {
     return reject(Reason::experts_ep, "ep = " + str(config.ep) + " on a dense model (experts = 1)");
@@ -140,8 +140,8 @@ Verdict evaluate_variant(const Transformer& t, const Cluster& c, const Options& 
   const int v = config.virtual_stages;
   if (config.schedule == Schedule::interleaved) {
     if (config.pp < 2 || v < 2) {
-      return reject(Reason::schedule, "interleaved 1F1B needs pp >= 2 and virtual stages >= 2 (pp = " +
-                                          str(config.pp) + ", v = " + str(v) + ")");
+      return reject(Reason::schedule, "interleaved 1F1B needs pp >= 2 and virtual stages >= 2 (pp = " + str(config.pp) +
+                                          ", v = " + str(v) + ")");
     }
     if (m % config.pp != 0) {
       return reject(Reason::schedule, "interleaved 1F1B needs the micro-batches (" + str(m) +
@@ -168,15 +168,13 @@ Verdict evaluate_variant(const Transformer& t, const Cluster& c, const Options& 
   if (static_cast<double>(out.memory.total) > usable) {
     return reject(Reason::memory, "needs " + std::to_string(out.memory.total / 1000000) + " MB per GPU; " +
                                       std::to_string(static_cast<std::int64_t>(usable / 1e6)) + " MB usable (" +
-                                      std::to_string(static_cast<int>(options.memory_fraction * 100 + 0.5)) +
-                                      " % of " + std::to_string(static_cast<std::int64_t>(c.gpu_memory / 1e6)) +
-                                      " MB)");
+                                      std::to_string(static_cast<int>(options.memory_fraction * 100 + 0.5)) + " % of " +
+                                      std::to_string(static_cast<std::int64_t>(c.gpu_memory / 1e6)) + " MB)");
   }
   return {};
 }
 
-Verdict evaluate(const Transformer& t, const Cluster& c, const Options& options, const Config& config,
-                 Estimate& out) {
+Verdict evaluate(const Transformer& t, const Cluster& c, const Options& options, const Config& config, Estimate& out) {
   Verdict shape = check_shape(t, c, config);
   if (!shape.accepted()) return shape;
   return evaluate_variant(t, c, options, config, stage_states(t, config), out);

@@ -14,15 +14,15 @@ namespace dtrain::plan {
 // Why a configuration was rejected, from the shape of the mesh to memory.
 enum class Reason {
   none = 0,
-  gpus,              // dp*tp*pp*cp*ep is not the cluster's GPU count
-  heads_tp,          // attention heads (or key/value heads) not divisible by tp
-  ffn_tp,            // the MLP width not divisible by tp
-  layers_pp,         // layers not divisible by pp * virtual stages
-  seq_cp,            // sequence not divisible by 2 * cp (zigzag halves)
-  experts_ep,        // experts not divisible by ep, or ep > 1 on a dense model
-  batch,             // global batch not divisible by dp * ep * micro-batch
-  schedule,          // a schedule that does not fit pp or the micro-batches
-  memory,            // more than the usable memory of a GPU
+  gpus,        // dp*tp*pp*cp*ep is not the cluster's GPU count
+  heads_tp,    // attention heads (or key/value heads) not divisible by tp
+  ffn_tp,      // the MLP width not divisible by tp
+  layers_pp,   // layers not divisible by pp * virtual stages
+  seq_cp,      // sequence not divisible by 2 * cp (zigzag halves)
+  experts_ep,  // experts not divisible by ep, or ep > 1 on a dense model
+  batch,       // global batch not divisible by dp * ep * micro-batch
+  schedule,    // a schedule that does not fit pp or the micro-batches
+  memory,      // more than the usable memory of a GPU
   count
 };
 
@@ -52,8 +52,7 @@ StageStates stage_states(const Transformer& t, const Config& config);
 // The whole verdict: shape, schedule and batch checks, then the estimate
 // (filled in `out` whenever the configuration can be laid out, including
 // when it is rejected for memory).
-Verdict evaluate(const Transformer& t, const Cluster& c, const Options& options, const Config& config,
-                 Estimate& out);
+Verdict evaluate(const Transformer& t, const Cluster& c, const Options& options, const Config& config, Estimate& out);
 // The same with the shape already checked and its states computed.
 Verdict evaluate_variant(const Transformer& t, const Cluster& c, const Options& options, const Config& config,
                          const StageStates& states, Estimate& out);

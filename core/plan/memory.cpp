@@ -43,7 +43,8 @@ Memory memory_per_gpu(const Transformer& t, const Options& options, const Config
   // Recomputing a layer in backward rebuilds its whole activations, once.
   const double working = whole - kept;
   const double first_flight = first_stage_in_flight(config, micro_batches);
-  const double last_flight = config.pp > 1 && config.schedule == Schedule::gpipe ? static_cast<double>(micro_batches) : 1.0;
+  const double last_flight =
+      config.pp > 1 && config.schedule == Schedule::gpipe ? static_cast<double>(micro_batches) : 1.0;
   const double logits = logit_bytes(t, b, split);
   const double first_act = first_flight * layers * kept + working + (config.pp == 1 ? logits : 0.0);
   const double last_act = last_flight * layers * kept + working + logits;
@@ -64,8 +65,7 @@ Memory memory_per_gpu(const Transformer& t, const Options& options, const Config
   if (config.zero_stage == 2) comm += unit_bytes;
   if (config.zero_stage == 3) comm += 3.0 * unit_bytes;
 
-  const bool last_heavier =
-      states_total(states.last) + last_act > states_total(states.first) + first_act;
+  const bool last_heavier = states_total(states.last) + last_act > states_total(states.first) + first_act;
   const parallel::zero::MemoryUsage& s = last_heavier ? states.last : states.first;
   Memory m;
   m.parameters = s.parameters;

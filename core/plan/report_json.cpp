@@ -26,9 +26,9 @@ std::string quoted(const std::string& text) {
 
 void config_fields(std::ostringstream& s, const Config& c) {
   s << "\"dp\": " << c.dp << ", \"tp\": " << c.tp << ", \"pp\": " << c.pp << ", \"cp\": " << c.cp
-    << ", \"ep\": " << c.ep << ", \"zero_stage\": " << c.zero_stage << ", \"schedule\": \""
-    << schedule_name(c.schedule) << "\", \"virtual_stages\": " << c.virtual_stages
-    << ", \"micro_batch\": " << c.micro_batch << ", \"recompute\": \"" << recompute_name(c.recompute) << "\"";
+    << ", \"ep\": " << c.ep << ", \"zero_stage\": " << c.zero_stage << ", \"schedule\": \"" << schedule_name(c.schedule)
+    << "\", \"virtual_stages\": " << c.virtual_stages << ", \"micro_batch\": " << c.micro_batch << ", \"recompute\": \""
+    << recompute_name(c.recompute) << "\"";
 }
 
 }  // namespace
@@ -45,8 +45,7 @@ std::string json(const Plan& plan, std::size_t top) {
     << ", \"gpu_memory\": " << num(c.gpu_memory) << ", \"peak_flops\": " << num(c.peak_flops)
     << ", \"memory_bandwidth\": " << num(c.memory_bandwidth) << ", \"gemm_efficiency\": " << num(c.gemm_efficiency)
     << ", \"intra_bandwidth\": " << num(c.intra.bandwidth) << ", \"intra_latency\": " << num(c.intra.latency)
-    << ", \"inter_bandwidth\": " << num(c.inter.bandwidth) << ", \"inter_latency\": " << num(c.inter.latency)
-    << "},\n";
+    << ", \"inter_bandwidth\": " << num(c.inter.bandwidth) << ", \"inter_latency\": " << num(c.inter.latency) << "},\n";
   s << "  \"global_batch\": " << plan.options.global_batch << ",\n  \"evaluated\": " << plan.evaluated
     << ",\n  \"feasible\": " << plan.feasible << ",\n  \"seconds\": " << num(plan.seconds)
     << ",\n  \"configurations\": [";
@@ -61,11 +60,11 @@ std::string json(const Plan& plan, std::size_t top) {
       << ", \"gradients\": " << m.gradients << ", \"optimizer_state\": " << m.optimizer_state
       << ", \"master_weights\": " << m.master_weights << ", \"activations\": " << m.activations
       << ", \"activations_without_recompute\": " << m.activations_without_recompute
-      << ", \"communication\": " << m.communication << ", \"total\": " << m.total << "},\n     \"time\": {\"step\": "
-      << num(tm.step) << ", \"compute\": " << num(tm.compute) << ", \"recompute\": " << num(tm.recompute)
-      << ", \"bubble\": " << num(tm.bubble) << ", \"tp\": " << num(tm.tp) << ", \"cp\": " << num(tm.cp)
-      << ", \"ep\": " << num(tm.ep) << ", \"pp\": " << num(tm.pp) << ", \"dp\": " << num(tm.dp)
-      << ", \"optimizer\": " << num(tm.optimizer) << "},\n     \"mfu\": " << num(e.mfu)
+      << ", \"communication\": " << m.communication << ", \"total\": " << m.total
+      << "},\n     \"time\": {\"step\": " << num(tm.step) << ", \"compute\": " << num(tm.compute)
+      << ", \"recompute\": " << num(tm.recompute) << ", \"bubble\": " << num(tm.bubble) << ", \"tp\": " << num(tm.tp)
+      << ", \"cp\": " << num(tm.cp) << ", \"ep\": " << num(tm.ep) << ", \"pp\": " << num(tm.pp)
+      << ", \"dp\": " << num(tm.dp) << ", \"optimizer\": " << num(tm.optimizer) << "},\n     \"mfu\": " << num(e.mfu)
       << ", \"tflops_per_gpu\": " << num(e.tflops_per_gpu) << ", \"model_flops\": " << num(e.model_flops)
       << ", \"hardware_flops\": " << num(e.hardware_flops) << "}";
   }

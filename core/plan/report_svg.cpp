@@ -77,16 +77,16 @@ std::string svg(const Plan& plan, std::size_t top) {
                     {"dp", "#59a14f", t.dp},
                     {"optimizer", "#edc948", t.optimizer}});
     time_full = std::max(time_full, t.step);
-    labels.push_back("#" + std::to_string(i + 1) + " dp" + std::to_string(c.dp) + " tp" + std::to_string(c.tp) +
-                     " pp" + std::to_string(c.pp) + " cp" + std::to_string(c.cp) + " ep" + std::to_string(c.ep) +
-                     " z" + std::to_string(c.zero_stage) + " mb" + std::to_string(c.micro_batch) + " " +
+    labels.push_back("#" + std::to_string(i + 1) + " dp" + std::to_string(c.dp) + " tp" + std::to_string(c.tp) + " pp" +
+                     std::to_string(c.pp) + " cp" + std::to_string(c.cp) + " ep" + std::to_string(c.ep) + " z" +
+                     std::to_string(c.zero_stage) + " mb" + std::to_string(c.micro_batch) + " " +
                      recompute_name(c.recompute));
   }
   const double left = 330, width = 520;
   const double block = static_cast<double>(n) * 22 + 70;
   std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 120 << "\" height=\""
-    << 2 * block + 40 << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 120 << "\" height=\"" << 2 * block + 40
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   bars(s, memory, labels, memory_full, left, 40, width, "memory per GPU (GB; bar width = the GPU's memory)", "GB");
   bars(s, time, labels, time_full, left, 40 + block, width, "step time (s)", "s");

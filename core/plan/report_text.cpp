@@ -31,8 +31,8 @@ const char* recompute_name(Recompute recompute) {
 
 std::string describe(const Config& c) {
   std::ostringstream s;
-  s << "dp=" << c.dp << " tp=" << c.tp << " pp=" << c.pp << " cp=" << c.cp << " ep=" << c.ep
-    << " zero=" << c.zero_stage << " " << schedule_name(c.schedule);
+  s << "dp=" << c.dp << " tp=" << c.tp << " pp=" << c.pp << " cp=" << c.cp << " ep=" << c.ep << " zero=" << c.zero_stage
+    << " " << schedule_name(c.schedule);
   if (c.schedule == Schedule::interleaved) s << "(v=" << c.virtual_stages << ")";
   s << " mb=" << c.micro_batch << " recompute=" << recompute_name(c.recompute);
   return s.str();
@@ -56,13 +56,15 @@ std::size_t shown(const Plan& plan, std::size_t top) {
 
 std::string table(const Plan& plan, std::size_t top) {
   std::ostringstream s;
-  s << "model: " << total_parameters(plan.model) / 1e9 << "B parameters; cluster: " << plan.cluster.gpus()
-    << " GPUs (" << plan.cluster.nodes << " x " << plan.cluster.gpus_per_node << "); global batch "
-    << plan.options.global_batch << "\n";
+  s << "model: " << total_parameters(plan.model) / 1e9 << "B parameters; cluster: " << plan.cluster.gpus() << " GPUs ("
+    << plan.cluster.nodes << " x " << plan.cluster.gpus_per_node << "); global batch " << plan.options.global_batch
+    << "\n";
   s << plan.evaluated << " configurations evaluated in " << format("%.3f", plan.seconds) << " s: " << plan.feasible
     << " feasible\n\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%4s %5s %4s %4s %3s %3s %2s %-16s %3s %-9s | %6s %6s %6s %6s %6s %6s | %8s %7s %7s %7s %7s %7s %7s %7s | %5s %7s\n",
+  std::snprintf(line, sizeof line,
+                "%4s %5s %4s %4s %3s %3s %2s %-16s %3s %-9s | %6s %6s %6s %6s %6s %6s | %8s %7s %7s %7s %7s %7s %7s "
+                "%7s | %5s %7s\n",
                 "rank", "dp", "tp", "pp", "cp", "ep", "z", "schedule", "mb", "recompute", "params", "grads", "optim",
                 "master", "act", "total", "step s", "compute", "recomp", "bubble", "tp", "cp+ep", "pp", "dp", "MFU",
                 "TFLOP/s");

@@ -27,7 +27,7 @@ struct Plan {
   std::int64_t evaluated = 0;    // configurations looked at
   std::int64_t feasible = 0;
   std::array<Rejections, static_cast<std::size_t>(Reason::count)> rejected;  // by Reason
-  double seconds = 0;  // the search's wall time
+  double seconds = 0;                                                        // the search's wall time
 };
 
 // Throws DT_ERR_INVALID_ARGUMENT for a model, cluster or options that make

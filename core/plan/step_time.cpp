@@ -98,8 +98,7 @@ Time step_time(const Transformer& t, const Cluster& c, const Options& options, c
 
   // Data parallel: ZeRO's collectives over the ranks that share parameters,
   // on the parameters of the heavier stage (bytes of 16-bit elements).
-  const parallel::zero::MemoryUsage& s =
-      states.last.parameters >= states.first.parameters ? states.last : states.first;
+  const parallel::zero::MemoryUsage& s = states.last.parameters >= states.first.parameters ? states.last : states.first;
   const int replicas = config.dp * config.cp * config.ep;
   const Group dp_group = group_of(replicas, config.tp, c.gpus_per_node);
   const double params = static_cast<double>(config.zero_stage == 3 ? s.parameters * replicas : s.parameters);
@@ -125,8 +124,8 @@ Time step_time(const Transformer& t, const Cluster& c, const Options& options, c
   // state in and out, and its 16-bit gradient in and parameter out.
   const double updated = static_cast<double>(s.master_weights) / 4.0;
   time.optimizer = updated * (2.0 * 4.0 * 3.0 + 2.0 * kElement) / c.memory_bandwidth;
-  time.step = time.compute + time.recompute + time.bubble + time.tp + time.cp + time.ep + time.pp + time.dp +
-              time.optimizer;
+  time.step =
+      time.compute + time.recompute + time.bubble + time.tp + time.cp + time.ep + time.pp + time.dp + time.optimizer;
   return time;
 }
 

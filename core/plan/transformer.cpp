@@ -9,7 +9,8 @@ namespace dtrain::plan {
 namespace {
 
 void positive(std::int64_t value, const char* name) {
-  if (value < 1) raise(DT_ERR_INVALID_ARGUMENT, std::string("model.") + name + " is " + std::to_string(value) + "; it must be >= 1");
+  if (value < 1)
+    raise(DT_ERR_INVALID_ARGUMENT, std::string("model.") + name + " is " + std::to_string(value) + "; it must be >= 1");
 }
 
 }  // namespace
@@ -25,16 +26,16 @@ void check(const Transformer& t) {
   positive(t.experts, "experts");
   positive(t.top_k, "top_k");
   if (t.hidden % t.heads != 0) {
-    raise(DT_ERR_INVALID_ARGUMENT, "model.hidden " + std::to_string(t.hidden) + " is not divisible by model.heads " +
-                                       std::to_string(t.heads));
+    raise(DT_ERR_INVALID_ARGUMENT,
+          "model.hidden " + std::to_string(t.hidden) + " is not divisible by model.heads " + std::to_string(t.heads));
   }
   if (t.heads % t.kv_heads != 0) {
     raise(DT_ERR_INVALID_ARGUMENT, "model.heads " + std::to_string(t.heads) + " is not divisible by model.kv_heads " +
                                        std::to_string(t.kv_heads));
   }
   if (t.top_k > t.experts) {
-    raise(DT_ERR_INVALID_ARGUMENT, "model.top_k " + std::to_string(t.top_k) + " exceeds model.experts " +
-                                       std::to_string(t.experts));
+    raise(DT_ERR_INVALID_ARGUMENT,
+          "model.top_k " + std::to_string(t.top_k) + " exceeds model.experts " + std::to_string(t.experts));
   }
 }
 

@@ -14,9 +14,9 @@ struct Transformer {
   std::int64_t kv_heads = 0;  // grouped-query attention; == heads for multi-head attention
   std::int64_t ffn = 0;       // the MLP's inner width
   std::int64_t vocab = 0;
-  std::int64_t seq = 0;       // tokens per sequence
-  std::int64_t experts = 1;   // 1: dense MLP; > 1: every layer's MLP is a mixture of experts
-  std::int64_t top_k = 1;     // experts each token visits
+  std::int64_t seq = 0;      // tokens per sequence
+  std::int64_t experts = 1;  // 1: dense MLP; > 1: every layer's MLP is a mixture of experts
+  std::int64_t top_k = 1;    // experts each token visits
 
   bool moe() const { return experts > 1; }
   std::int64_t head_dim() const { return hidden / heads; }

@@ -1,4 +1,6 @@
 // Cluster presets and the cluster file format.
+#include "plan/cluster.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -6,7 +8,6 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "plan/cluster.hpp"
 
 namespace dtrain::plan {
 namespace {
@@ -40,8 +41,8 @@ TEST(Cluster, PresetsHaveTheDataSheetFigures) {
 }
 
 TEST(Cluster, FileStartsFromAPresetAndOverridesIt) {
-  const Cluster c = parse_cluster(
-      "# 16 H100 nodes on RoCE\npreset = h100\nnodes = 16\ninter_bandwidth = 25e9  # 200 Gb/s\n\n", "x");
+  const Cluster c =
+      parse_cluster("# 16 H100 nodes on RoCE\npreset = h100\nnodes = 16\ninter_bandwidth = 25e9  # 200 Gb/s\n\n", "x");
   EXPECT_EQ(c.nodes, 16);
   EXPECT_EQ(c.gpus_per_node, 8);
   EXPECT_EQ(c.inter.bandwidth, 25e9);

@@ -99,8 +99,8 @@ TEST(Activations, KorthikantiTable2) {
   const double s = 2048, b = 2, h = 12288, a = 96, tp = 8;
   const double sbh = s * b * h;
   EXPECT_NEAR(layer_activation_bytes(t, 2, {1, 1, false}, Recompute::none), sbh * (34 + 5 * a * s / h), 1);
-  EXPECT_NEAR(layer_activation_bytes(t, 2, {8, 1, false}, Recompute::none),
-              sbh * (10 + 24 / tp + 5 * a * s / (h * tp)), 1);
+  EXPECT_NEAR(layer_activation_bytes(t, 2, {8, 1, false}, Recompute::none), sbh * (10 + 24 / tp + 5 * a * s / (h * tp)),
+              1);
   EXPECT_NEAR(layer_activation_bytes(t, 2, {8, 1, true}, Recompute::none), sbh / tp * (34 + 5 * a * s / h), 1);
   EXPECT_NEAR(layer_activation_bytes(t, 2, {8, 1, true}, Recompute::selective), 34 * sbh / tp, 1);
   EXPECT_NEAR(layer_activation_bytes(t, 2, {8, 1, false}, Recompute::full), 2 * sbh, 1);
@@ -162,8 +162,7 @@ TEST(Collectives, RingAndTreeByHand) {
   EXPECT_DOUBLE_EQ(allreduce({4, 4}, 64, c), tree_allreduce(4, 64, link));
   // Across 2 nodes of 8: reduce-scatter and allgather inside the node
   // around an allreduce of 1/8 across nodes.
-  EXPECT_DOUBLE_EQ(allreduce({16, 8}, 8e6, c),
-                   2 * ring_allgather(8, 8e6, link) + ring_allreduce(2, 1e6, c.inter));
+  EXPECT_DOUBLE_EQ(allreduce({16, 8}, 8e6, c), 2 * ring_allgather(8, 8e6, link) + ring_allreduce(2, 1e6, c.inter));
   EXPECT_DOUBLE_EQ(allgather({16, 8}, 8e6, c), ring_allgather(2, 1e6, c.inter) + ring_allgather(8, 8e6, link));
   // All-to-all of 4e6 bytes over 8 ranks, 4 per node: 3 shares inside, 4 across.
   EXPECT_DOUBLE_EQ(alltoall({8, 4}, 4e6, c), 3 * 5e5 / 1e9 + 4 * 5e5 / 1e8 + 3 * 1e-5 + 4 * 1e-4);

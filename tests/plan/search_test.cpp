@@ -1,12 +1,13 @@
 // Rejections with their reasons, and the search: what it ranks, what it
 // counts, and how the step time is put together.
+#include "plan/search.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
 #include "base/error.hpp"
-#include "plan/search.hpp"
 
 namespace dtrain::plan {
 namespace {

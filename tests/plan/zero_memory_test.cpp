@@ -95,8 +95,7 @@ TEST_F(ZeroMemory, BadArgumentsAreRefused) {
   EXPECT_EQ(dt_plan_zero_memory(counts, 2, 4, 2, 0, kBf16, nullptr, &out), DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(dt_plan_zero_memory(counts, 2, 1, 0, 0, kBf16, nullptr, &out), DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(dt_plan_zero_memory(counts, 2, 1, 2, 2, kBf16, nullptr, &out), DT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(dt_plan_zero_memory(counts, 2, 1, 2, 0, DLDataType{kDLInt, 32, 1}, nullptr, &out),
-            DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dt_plan_zero_memory(counts, 2, 1, 2, 0, DLDataType{kDLInt, 32, 1}, nullptr, &out), DT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(dt_error_last()).find("dtype"), std::string::npos) << dt_error_last();
   const int64_t negative[] = {10, -1};
   EXPECT_EQ(dt_plan_zero_memory(negative, 2, 1, 2, 0, kBf16, nullptr, &out), DT_ERR_INVALID_ARGUMENT);

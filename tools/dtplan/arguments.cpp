@@ -70,8 +70,9 @@ unsigned bits(const std::string& text, const std::map<std::string, unsigned>& na
   return mask;
 }
 
-const std::map<std::string, unsigned> kSchedules{
-    {"gpipe", 1u << DT_PIPELINE_GPIPE}, {"1f1b", 1u << DT_PIPELINE_1F1B}, {"interleaved", 1u << DT_PIPELINE_INTERLEAVED_1F1B}};
+const std::map<std::string, unsigned> kSchedules{{"gpipe", 1u << DT_PIPELINE_GPIPE},
+                                                 {"1f1b", 1u << DT_PIPELINE_1F1B},
+                                                 {"interleaved", 1u << DT_PIPELINE_INTERLEAVED_1F1B}};
 const std::map<std::string, unsigned> kRecompute{{"none", 1u << DT_PLAN_RECOMPUTE_NONE},
                                                  {"selective", 1u << DT_PLAN_RECOMPUTE_SELECTIVE},
                                                  {"full", 1u << DT_PLAN_RECOMPUTE_FULL}};
@@ -97,9 +98,14 @@ void fail(dt_status status, const char* what) {
 
 dt_plan_config parse_config(const std::string& text) {
   dt_plan_config c = DT_PLAN_CONFIG_INIT;
-  std::map<std::string, int*> numbers{{"dp", &c.dp},   {"tp", &c.tp},     {"pp", &c.pp},
-                                      {"cp", &c.cp},   {"ep", &c.ep},     {"zero", &c.zero_stage},
-                                      {"v", &c.virtual_stages}, {"mb", &c.micro_batch}};
+  std::map<std::string, int*> numbers{{"dp", &c.dp},
+                                      {"tp", &c.tp},
+                                      {"pp", &c.pp},
+                                      {"cp", &c.cp},
+                                      {"ep", &c.ep},
+                                      {"zero", &c.zero_stage},
+                                      {"v", &c.virtual_stages},
+                                      {"mb", &c.micro_batch}};
   for (const std::string& part : split(text)) {
     const auto equals = part.find('=');
     if (equals == std::string::npos) usage("--compare: \"" + part + "\" is not key=value");
@@ -123,8 +129,8 @@ Arguments parse(int argc, char** argv) {
   std::string cluster = "h100", cluster_file;
   int nodes = 1;
   std::map<std::string, int*> model_sizes{
-      {"--layers", &a.model.layers},     {"--hidden", &a.model.hidden}, {"--heads", &a.model.heads},
-      {"--kv-heads", &a.model.kv_heads}, {"--ffn", &a.model.ffn_hidden}, {"--vocab", &a.model.vocab},
+      {"--layers", &a.model.layers},     {"--hidden", &a.model.hidden},   {"--heads", &a.model.heads},
+      {"--kv-heads", &a.model.kv_heads}, {"--ffn", &a.model.ffn_hidden},  {"--vocab", &a.model.vocab},
       {"--seq", &a.model.seq_len},       {"--experts", &a.model.experts}, {"--top-k", &a.model.top_k}};
   // The preset first, so that sizes given anywhere override it.
   for (int i = 1; i + 1 < argc; ++i) {
@@ -153,7 +159,8 @@ Arguments parse(int argc, char** argv) {
       a.options.global_batch = integer(value, flag);
     } else if (flag == "--dims") {
       a.options.dimensions =
-          bits(value, {{"tp", DT_PLAN_DIM_TP}, {"pp", DT_PLAN_DIM_PP}, {"cp", DT_PLAN_DIM_CP}, {"ep", DT_PLAN_DIM_EP}}, flag);
+          bits(value, {{"tp", DT_PLAN_DIM_TP}, {"pp", DT_PLAN_DIM_PP}, {"cp", DT_PLAN_DIM_CP}, {"ep", DT_PLAN_DIM_EP}},
+               flag);
     } else if (flag == "--zero") {
       a.options.zero_stages = bits(value, {{"0", 1u}, {"1", 2u}, {"2", 4u}, {"3", 8u}}, flag);
     } else if (flag == "--schedules") {

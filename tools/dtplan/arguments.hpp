@@ -2,9 +2,9 @@
 // search, as the C API's structs.
 #pragma once
 
-#include <string>
-
 #include <dtrain.h>
+
+#include <string>
 
 namespace dtplan {
 

@@ -2,9 +2,9 @@
 // the time goes: the reasoning behind a ranking.
 #pragma once
 
-#include <string>
-
 #include <dtrain.h>
+
+#include <string>
 
 namespace dtplan {
 

@@ -1,10 +1,10 @@
 // dtplan: plans the parallelism of a transformer's training on a cluster
 // (dtrain/plan.h) and prints the ranked configurations, their memory and
 // time breakdowns, and why the others were rejected.
+#include <dtrain.h>
+
 #include <cstdio>
 #include <cstdlib>
-
-#include <dtrain.h>
 
 #include "arguments.hpp"
 #include "compare.hpp"
