@@ -109,6 +109,7 @@
 %include "swig/moe.i"
 %include "swig/pipeline_executor.i"
 %include "swig/cp.i"
+%include "swig/plan.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -126,3 +127,4 @@
 %include "dtrain/pipeline.h"
 %include "dtrain/moe.h"
 %include "dtrain/cp.h"
+%include "dtrain/plan.h"

@@ -21,5 +21,6 @@
 #include "dtrain/pipeline.h"
 #include "dtrain/moe.h"
 #include "dtrain/cp.h"
+#include "dtrain/plan.h"
 
 #endif /* DTRAIN_H */

@@ -35,7 +35,10 @@ STRUCTS = {"DLDevice": "DLDevice", "DLDataType": "DLDataType", "DLTensor": "DLTe
            "dt_zero_options": "ZeroOptions", "dt_zero_memory": "ZeroMemory", "dt_p2p_op": "P2POpC",
            "dt_pipeline_schedule_options": "PipelineScheduleOptions", "dt_pipeline_action": "RawPipelineAction",
            "dt_moe_options": "MoeOptions", "dt_pipeline_options": "PipelineOptions",
-           "dt_pipeline_step_info": "RawPipelineStepInfo"}
+           "dt_pipeline_step_info": "RawPipelineStepInfo", "dt_plan_model": "PlanModel",
+           "dt_plan_cluster": "PlanCluster", "dt_plan_options": "PlanOptions", "dt_plan_config": "PlanConfig",
+           "dt_plan_estimate": "PlanEstimate", "dt_plan_summary": "PlanSummary",
+           "dt_plan_rejection": "RawPlanRejection"}
 
 # Canonical scalar kinds, shared by both languages.
 C_SCALARS = {"int": "i32", "signed": "i32", "signed int": "i32", "unsigned": "u32", "unsigned int": "u32",

@@ -162,5 +162,105 @@ int main(void) {
   CONSTANT(kDLUInt);
   CONSTANT(kDLFloat);
   CONSTANT(kDLBfloat);
+
+  STRUCT(dt_plan_model);
+  FIELD(dt_plan_model, version);
+  FIELD(dt_plan_model, layers);
+  FIELD(dt_plan_model, hidden);
+  FIELD(dt_plan_model, heads);
+  FIELD(dt_plan_model, kv_heads);
+  FIELD(dt_plan_model, ffn_hidden);
+  FIELD(dt_plan_model, vocab);
+  FIELD(dt_plan_model, seq_len);
+  FIELD(dt_plan_model, experts);
+  FIELD(dt_plan_model, top_k);
+
+  STRUCT(dt_plan_cluster);
+  FIELD(dt_plan_cluster, version);
+  FIELD(dt_plan_cluster, nodes);
+  FIELD(dt_plan_cluster, gpus_per_node);
+  FIELD(dt_plan_cluster, gpu_memory);
+  FIELD(dt_plan_cluster, peak_flops);
+  FIELD(dt_plan_cluster, memory_bandwidth);
+  FIELD(dt_plan_cluster, gemm_efficiency);
+  FIELD(dt_plan_cluster, intra_bandwidth);
+  FIELD(dt_plan_cluster, intra_latency);
+  FIELD(dt_plan_cluster, inter_bandwidth);
+  FIELD(dt_plan_cluster, inter_latency);
+
+  STRUCT(dt_plan_options);
+  FIELD(dt_plan_options, version);
+  FIELD(dt_plan_options, global_batch);
+  FIELD(dt_plan_options, dimensions);
+  FIELD(dt_plan_options, zero_stages);
+  FIELD(dt_plan_options, schedules);
+  FIELD(dt_plan_options, recompute);
+  FIELD(dt_plan_options, max_micro_batch);
+  FIELD(dt_plan_options, max_virtual_stages);
+  FIELD(dt_plan_options, sequence_parallel);
+  FIELD(dt_plan_options, memory_fraction);
+  FIELD(dt_plan_options, keep);
+
+  STRUCT(dt_plan_config);
+  FIELD(dt_plan_config, version);
+  FIELD(dt_plan_config, dp);
+  FIELD(dt_plan_config, tp);
+  FIELD(dt_plan_config, pp);
+  FIELD(dt_plan_config, cp);
+  FIELD(dt_plan_config, ep);
+  FIELD(dt_plan_config, zero_stage);
+  FIELD(dt_plan_config, schedule);
+  FIELD(dt_plan_config, virtual_stages);
+  FIELD(dt_plan_config, micro_batch);
+  FIELD(dt_plan_config, recompute);
+
+  STRUCT(dt_plan_estimate);
+  FIELD(dt_plan_estimate, version);
+  FIELD(dt_plan_estimate, reason);
+  FIELD(dt_plan_estimate, config);
+  FIELD(dt_plan_estimate, micro_batches);
+  FIELD(dt_plan_estimate, mem_parameters);
+  FIELD(dt_plan_estimate, mem_gradients);
+  FIELD(dt_plan_estimate, mem_optimizer_state);
+  FIELD(dt_plan_estimate, mem_master_weights);
+  FIELD(dt_plan_estimate, mem_activations);
+  FIELD(dt_plan_estimate, mem_activations_without_recompute);
+  FIELD(dt_plan_estimate, mem_communication);
+  FIELD(dt_plan_estimate, mem_total);
+  FIELD(dt_plan_estimate, time_compute);
+  FIELD(dt_plan_estimate, time_recompute);
+  FIELD(dt_plan_estimate, time_bubble);
+  FIELD(dt_plan_estimate, time_tp);
+  FIELD(dt_plan_estimate, time_cp);
+  FIELD(dt_plan_estimate, time_ep);
+  FIELD(dt_plan_estimate, time_pp);
+  FIELD(dt_plan_estimate, time_dp);
+  FIELD(dt_plan_estimate, time_optimizer);
+  FIELD(dt_plan_estimate, time_step);
+  FIELD(dt_plan_estimate, model_flops);
+  FIELD(dt_plan_estimate, hardware_flops);
+  FIELD(dt_plan_estimate, mfu);
+  FIELD(dt_plan_estimate, tflops_per_gpu);
+
+  STRUCT(dt_plan_summary);
+  FIELD(dt_plan_summary, version);
+  FIELD(dt_plan_summary, evaluated);
+  FIELD(dt_plan_summary, feasible);
+  FIELD(dt_plan_summary, kept);
+  FIELD(dt_plan_summary, seconds);
+
+  STRUCT(dt_plan_rejection);
+  FIELD(dt_plan_rejection, version);
+  FIELD(dt_plan_rejection, count);
+  FIELD(dt_plan_rejection, example);
+  FIELD(dt_plan_rejection, message);
+
+  CONSTANT(DT_PLAN_MODEL_VERSION);
+  CONSTANT(DT_PLAN_CLUSTER_VERSION);
+  CONSTANT(DT_PLAN_OPTIONS_VERSION);
+  CONSTANT(DT_PLAN_CONFIG_VERSION);
+  CONSTANT(DT_PLAN_ESTIMATE_VERSION);
+  CONSTANT(DT_PLAN_SUMMARY_VERSION);
+  CONSTANT(DT_PLAN_REJECTION_VERSION);
   return 0;
 }

@@ -1,5 +1,5 @@
-# Checks DESIGN.md's one-way data flow inside core/ (capi -> parallel ->
-# comm/optim -> device -> base; bootstrap under comm): a file of one folder
+# Checks DESIGN.md's one-way data flow inside core/ (capi -> plan ->
+# parallel -> comm/optim -> device -> base; bootstrap under comm): a file of one folder
 # may include headers of its own folder and of the folders listed for it,
 # plus the public C headers (dtrain/...). Inside parallel/, a strategy's
 # folder may include only its own headers, parallel/common/ (what the
@@ -20,7 +20,8 @@ set(_allowed_bootstrap "base")
 set(_allowed_comm "base;device;bootstrap")
 set(_allowed_optim "base;device;comm")
 set(_allowed_parallel "base;device;bootstrap;comm;optim")
-set(_layers base device bootstrap comm optim parallel)
+set(_allowed_plan "base;optim;parallel")
+set(_layers base device bootstrap comm optim parallel plan)
 
 set(_violations "")
 set(_checked 0)

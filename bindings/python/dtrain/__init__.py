@@ -1,5 +1,5 @@
 """dtrain: distributed training collectives, data parallelism, ZeRO, the device mesh, tensor, pipeline,
-expert and context parallelism, and optimizers over libdtrain.
+expert and context parallelism, optimizers and the parallelism planner over libdtrain.
 
     import numpy as np
     import dtrain
@@ -14,7 +14,7 @@ status code.
 """
 
 from ._constants import (UNDEF, Backend, BucketState, Compression, OptimizerKind, PipelineActionKind, PipelineKind,
-                         ReduceOp, Status)
+                         PlanFormat, PlanReason, PlanRecompute, ReduceOp, Status)
 from ._errors import (AbortedError, AuthError, Error, InternalError, InvalidArgumentError,
                       InvalidUsageError, IoError, MismatchError, OutOfMemoryError, RemoteError, TimeoutError,
                       TransportError, UnsupportedError)
@@ -34,6 +34,8 @@ from ._pipeline_executor import Pipeline, PipelineStepInfo
 from ._cp import (CpLayout, attention, attention_merge, cp_positions, cp_shard, cp_unshard,
                   ring_attention_backward, ring_attention_forward, ulysses_attention_backward,
                   ulysses_attention_forward)
+from ._plan import (Plan, PlanCluster, PlanConfig, PlanEstimate, PlanModel, PlanRejectedError, PlanRejection,
+                    cluster_load, cluster_preset, plan_evaluate, zero_memory)
 
 # The C API's constants under their short names: dtrain.SUM, dtrain.ERR_TIMEOUT, ...
 globals().update({member.name: member for member in Status})
@@ -54,6 +56,8 @@ __all__ = [
     "EXPERT_GRAD_DIMS", "DENSE_GRAD_DIMS",
     "CpLayout", "cp_positions", "cp_shard", "cp_unshard", "attention", "attention_merge",
     "ring_attention_forward", "ring_attention_backward", "ulysses_attention_forward", "ulysses_attention_backward",
+    "Plan", "PlanModel", "PlanCluster", "PlanConfig", "PlanEstimate", "PlanRejection", "PlanRejectedError",
+    "PlanRecompute", "PlanReason", "PlanFormat", "cluster_preset", "cluster_load", "plan_evaluate", "zero_memory",
     "build_info", "status_string", "error_last", "tensor_check",
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",

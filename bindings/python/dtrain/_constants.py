@@ -1,4 +1,4 @@
-"""Status codes, reduce ops, backends, optimizer kinds, DDP, pipeline and tensor-parallel enums, with the C API's values."""
+"""Status codes, reduce ops, backends, optimizer kinds, DDP, pipeline, tensor-parallel and planner enums, with the C API's values."""
 
 import enum
 
@@ -102,3 +102,31 @@ class TpShardKind(enum.IntEnum):
     ROWS = _capi.DT_TP_SHARD_ROWS
     COLUMNS = _capi.DT_TP_SHARD_COLUMNS
     QKV = _capi.DT_TP_SHARD_QKV
+
+
+class PlanRecompute(enum.IntEnum):
+    """Activation recomputation a plan considers (``dt_plan_recompute``)."""
+    NONE = _capi.DT_PLAN_RECOMPUTE_NONE
+    SELECTIVE = _capi.DT_PLAN_RECOMPUTE_SELECTIVE
+    FULL = _capi.DT_PLAN_RECOMPUTE_FULL
+
+
+class PlanReason(enum.IntEnum):
+    """Why a configuration was rejected (``dt_plan_reason``)."""
+    ACCEPTED = _capi.DT_PLAN_ACCEPTED
+    GPUS = _capi.DT_PLAN_REJECT_GPUS
+    HEADS_TP = _capi.DT_PLAN_REJECT_HEADS_TP
+    FFN_TP = _capi.DT_PLAN_REJECT_FFN_TP
+    LAYERS_PP = _capi.DT_PLAN_REJECT_LAYERS_PP
+    SEQ_CP = _capi.DT_PLAN_REJECT_SEQ_CP
+    EXPERTS_EP = _capi.DT_PLAN_REJECT_EXPERTS_EP
+    BATCH = _capi.DT_PLAN_REJECT_BATCH
+    SCHEDULE = _capi.DT_PLAN_REJECT_SCHEDULE
+    MEMORY = _capi.DT_PLAN_REJECT_MEMORY
+
+
+class PlanFormat(enum.IntEnum):
+    """Output formats of :meth:`Plan.write` (``dt_plan_format``)."""
+    TABLE = _capi.DT_PLAN_TABLE
+    JSON = _capi.DT_PLAN_JSON
+    SVG = _capi.DT_PLAN_SVG

@@ -6,7 +6,7 @@ Julia binding of libdtrain, distributed training as an embeddable library.
 Arrays are handed to the library as borrowed DLPack tensors: dense host arrays of
 `Float32`, `Float64`, `Float16`, `Int32`, `Int64`, `Int8` or `UInt8`, or CUDA
 device memory described by a [`DeviceBuffer`](@ref). Handles
-(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`, `Mesh`, `PipelineSchedule`, `MoePlan`) are freed by `close` or, failing that, by their
+(`Comm`, `Request`, `Optimizer`, `DDP`, `Zero`, `Mesh`, `PipelineSchedule`, `MoePlan`, `Plan`) are freed by `close` or, failing that, by their
 finalizers, which only release local resources and never communicate.
 
 The library is `ENV["LIBDTRAIN"]` when set, otherwise `libdtrain.so.0` from the
@@ -52,6 +52,13 @@ export MoeOptions, MoeScoring, DT_MOE_SOFTMAX, DT_MOE_SIGMOID, MoeDropPolicy, DT
        DT_MOE_SILU, moe_experts_forward, moe_experts_backward
 export CpLayout, DT_CP_CONTIGUOUS, DT_CP_ZIGZAG, cp_positions, cp_shard!, cp_unshard!, attention, attention_merge!,
        ring_attention_forward, ring_attention_backward, ulysses_attention_forward, ulysses_attention_backward
+export Plan, PlanModel, PlanCluster, PlanOptions, PlanConfig, PlanEstimate, PlanSummary, PlanRecompute,
+       DT_PLAN_RECOMPUTE_NONE, DT_PLAN_RECOMPUTE_SELECTIVE, DT_PLAN_RECOMPUTE_FULL, PlanDimension, DT_PLAN_DIM_TP,
+       DT_PLAN_DIM_PP, DT_PLAN_DIM_CP, DT_PLAN_DIM_EP, PlanReason, DT_PLAN_ACCEPTED, DT_PLAN_REJECT_GPUS,
+       DT_PLAN_REJECT_HEADS_TP, DT_PLAN_REJECT_FFN_TP, DT_PLAN_REJECT_LAYERS_PP, DT_PLAN_REJECT_SEQ_CP,
+       DT_PLAN_REJECT_EXPERTS_EP, DT_PLAN_REJECT_BATCH, DT_PLAN_REJECT_SCHEDULE, DT_PLAN_REJECT_MEMORY, PlanFormat,
+       DT_PLAN_TABLE, DT_PLAN_JSON, DT_PLAN_SVG, cluster_preset, cluster_load, plan_summary, plan_ranked,
+       plan_rejection, plan_write, plan_evaluate, zero_memory
 
 include("library.jl")
 include("status.jl")
@@ -73,5 +80,6 @@ include("pipeline.jl")
 include("moe.jl")
 include("pipeline_executor.jl")
 include("cp.jl")
+include("plan.jl")
 
 end # module

@@ -880,4 +880,48 @@ end
     end
 end
 
+@testset "planner" begin
+    model = PlanModel(; layers=8, hidden=1024, heads=16, vocab=32000, seq_len=1024)
+    cluster = cluster_preset("h100", 2)
+    @test (cluster.nodes, cluster.gpus_per_node, cluster.peak_flops) == (2, 8, 989e12)
+    @test message_of(() -> cluster_preset("v100"), DT_ERR_INVALID_ARGUMENT) != ""
+    Plan(model, cluster, PlanOptions(64; keep=5)) do plan
+        summary = plan_summary(plan)
+        @test summary.kept == 5
+        @test summary.evaluated > summary.feasible > 0
+        steps = [plan_ranked(plan, i).time_step for i in 1:5]
+        @test issorted(steps)
+        best = plan_ranked(plan, 1)
+        c = best.config
+        @test c.dp * c.tp * c.pp * c.cp * c.ep == 16
+        @test best.mem_total <= 0.9 * 80e9
+        count, example, message = plan_rejection(plan, DT_PLAN_REJECT_EXPERTS_EP)
+        @test count > 0 && example.ep > 1 && occursin("dense model", message)
+        @test plan_rejection(plan, DT_PLAN_REJECT_HEADS_TP)[1] == 0
+        path = tempname() * ".json"
+        plan_write(plan, path; format=DT_PLAN_JSON, top=2)
+        @test occursin("\"rank\": 2", read(path, String))
+        @test message_of(() -> plan_write(plan, "/nonexistent/dir/p.svg"; format=DT_PLAN_SVG), DT_ERR_IO) != ""
+    end
+    a100 = cluster_preset("a100", 1)
+    options = PlanOptions(64)
+    e = plan_evaluate(model, a100, options, PlanConfig(; tp=8))
+    @test e.reason == Cint(DT_PLAN_ACCEPTED) && e.time_tp > 0
+    e = plan_evaluate(model, a100, options, PlanConfig(; pp=8, schedule=DT_PIPELINE_INTERLEAVED_1F1B, virtual_stages=2))
+    @test e.reason == Cint(DT_PLAN_REJECT_LAYERS_PP)
+    big = PlanModel(; layers=64, hidden=8192, heads=64, vocab=32000, seq_len=1024)
+    e = plan_evaluate(big, a100, options, PlanConfig(; dp=8))
+    @test e.reason == Cint(DT_PLAN_REJECT_MEMORY) && e.mem_total > 72e9
+    @test message_of(() -> plan_evaluate(model, a100, options, PlanConfig(; dp=8, zero_stage=4)),
+                     DT_ERR_INVALID_ARGUMENT) != ""
+    Comm() do comm
+        for stage in 0:3
+            Zero(comm, [zeros(Float32, 500), zeros(Float32, 300), zeros(Float32, 201)]; stage,
+                 unit_sizes=[1, 1, 1]) do z
+                @test zero_memory([500, 300, 201], stage, 1) == memory_usage(z)
+            end
+        end
+    end
+end
+
 end # @testset "DTrain"

@@ -21,6 +21,13 @@ pub const DT_PIPELINE_STEP_INFO_VERSION: u32 = 1;
 pub const DT_MOE_EXPERT_GRAD_DIMS: &[u8; 6usize] = b"dp,cp\0";
 pub const DT_MOE_DENSE_GRAD_DIMS: &[u8; 9usize] = b"dp,cp,ep\0";
 pub const DT_MOE_OPTIONS_VERSION: u32 = 1;
+pub const DT_PLAN_MODEL_VERSION: u32 = 1;
+pub const DT_PLAN_CLUSTER_VERSION: u32 = 1;
+pub const DT_PLAN_OPTIONS_VERSION: u32 = 1;
+pub const DT_PLAN_CONFIG_VERSION: u32 = 1;
+pub const DT_PLAN_ESTIMATE_VERSION: u32 = 1;
+pub const DT_PLAN_SUMMARY_VERSION: u32 = 1;
+pub const DT_PLAN_REJECTION_VERSION: u32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int64_t = ::std::os::raw::c_long;
@@ -3741,5 +3748,1711 @@ extern "C" {
         dq: *mut DLTensor,
         dk: *mut DLTensor,
         dv: *mut DLTensor,
+    ) -> dt_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_plan {
+    _unused: [u8; 0],
+}
+pub const DT_PLAN_RECOMPUTE_NONE: dt_plan_recompute = 0;
+pub const DT_PLAN_RECOMPUTE_SELECTIVE: dt_plan_recompute = 1;
+pub const DT_PLAN_RECOMPUTE_FULL: dt_plan_recompute = 2;
+#[doc = " Activation recomputation (Korthikanti et al. 2022)."]
+pub type dt_plan_recompute = ::std::os::raw::c_uint;
+pub const DT_PLAN_DIM_TP: dt_plan_dimension = 1;
+pub const DT_PLAN_DIM_PP: dt_plan_dimension = 2;
+pub const DT_PLAN_DIM_CP: dt_plan_dimension = 4;
+pub const DT_PLAN_DIM_EP: dt_plan_dimension = 8;
+#[doc = " Bits of dt_plan_options.dimensions: the mesh dimensions searched (dp takes what is left)."]
+pub type dt_plan_dimension = ::std::os::raw::c_uint;
+pub const DT_PLAN_ACCEPTED: dt_plan_reason = 0;
+pub const DT_PLAN_REJECT_GPUS: dt_plan_reason = 1;
+pub const DT_PLAN_REJECT_HEADS_TP: dt_plan_reason = 2;
+pub const DT_PLAN_REJECT_FFN_TP: dt_plan_reason = 3;
+pub const DT_PLAN_REJECT_LAYERS_PP: dt_plan_reason = 4;
+pub const DT_PLAN_REJECT_SEQ_CP: dt_plan_reason = 5;
+pub const DT_PLAN_REJECT_EXPERTS_EP: dt_plan_reason = 6;
+pub const DT_PLAN_REJECT_BATCH: dt_plan_reason = 7;
+pub const DT_PLAN_REJECT_SCHEDULE: dt_plan_reason = 8;
+pub const DT_PLAN_REJECT_MEMORY: dt_plan_reason = 9;
+#[doc = " Why a configuration was rejected."]
+pub type dt_plan_reason = ::std::os::raw::c_uint;
+pub const DT_PLAN_TABLE: dt_plan_format = 0;
+pub const DT_PLAN_JSON: dt_plan_format = 1;
+pub const DT_PLAN_SVG: dt_plan_format = 2;
+#[doc = " Output formats of dt_plan_write()."]
+pub type dt_plan_format = ::std::os::raw::c_uint;
+#[doc = " A decoder-only transformer. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_plan_model {
+    pub version: ::std::os::raw::c_uint,
+    pub layers: ::std::os::raw::c_int,
+    pub hidden: ::std::os::raw::c_int,
+    pub heads: ::std::os::raw::c_int,
+    pub kv_heads: ::std::os::raw::c_int,
+    pub ffn_hidden: ::std::os::raw::c_int,
+    pub vocab: ::std::os::raw::c_int,
+    pub seq_len: ::std::os::raw::c_int,
+    pub experts: ::std::os::raw::c_int,
+    pub top_k: ::std::os::raw::c_int,
+}
+#[test]
+fn bindgen_test_layout_dt_plan_model() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_plan_model>(),
+        40usize,
+        concat!("Size of: ", stringify!(dt_plan_model))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_plan_model>(),
+        4usize,
+        concat!("Alignment of ", stringify!(dt_plan_model))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_model>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_model),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_layers() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_model>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).layers) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_model),
+                "::",
+                stringify!(layers)
+            )
+        );
+    }
+    test_field_layers();
+    fn test_field_hidden() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_model>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).hidden) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_model),
+                "::",
+                stringify!(hidden)
+            )
+        );
+    }
+    test_field_hidden();
+    fn test_field_heads() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_model>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).heads) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_model),
+                "::",
+                stringify!(heads)
+            )
+        );
+    }
+    test_field_heads();
+    fn test_field_kv_heads() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_model>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kv_heads) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_model),
+                "::",
+                stringify!(kv_heads)
+            )
+        );
+    }
+    test_field_kv_heads();
+    fn test_field_ffn_hidden() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_model>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ffn_hidden) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_model),
+                "::",
+                stringify!(ffn_hidden)
+            )
+        );
+    }
+    test_field_ffn_hidden();
+    fn test_field_vocab() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_model>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).vocab) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_model),
+                "::",
+                stringify!(vocab)
+            )
+        );
+    }
+    test_field_vocab();
+    fn test_field_seq_len() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_model>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_len) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_model),
+                "::",
+                stringify!(seq_len)
+            )
+        );
+    }
+    test_field_seq_len();
+    fn test_field_experts() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_model>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).experts) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_model),
+                "::",
+                stringify!(experts)
+            )
+        );
+    }
+    test_field_experts();
+    fn test_field_top_k() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_model>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).top_k) as usize - ptr as usize
+            },
+            36usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_model),
+                "::",
+                stringify!(top_k)
+            )
+        );
+    }
+    test_field_top_k();
+}
+#[doc = " A cluster of identical nodes. Bandwidths per GPU, each direction. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_plan_cluster {
+    pub version: ::std::os::raw::c_uint,
+    pub nodes: ::std::os::raw::c_int,
+    pub gpus_per_node: ::std::os::raw::c_int,
+    pub gpu_memory: f64,
+    pub peak_flops: f64,
+    pub memory_bandwidth: f64,
+    pub gemm_efficiency: f64,
+    pub intra_bandwidth: f64,
+    pub intra_latency: f64,
+    pub inter_bandwidth: f64,
+    pub inter_latency: f64,
+}
+#[test]
+fn bindgen_test_layout_dt_plan_cluster() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_plan_cluster>(),
+        80usize,
+        concat!("Size of: ", stringify!(dt_plan_cluster))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_plan_cluster>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_plan_cluster))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_cluster>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_cluster),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_nodes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_cluster>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).nodes) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_cluster),
+                "::",
+                stringify!(nodes)
+            )
+        );
+    }
+    test_field_nodes();
+    fn test_field_gpus_per_node() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_cluster>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).gpus_per_node) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_cluster),
+                "::",
+                stringify!(gpus_per_node)
+            )
+        );
+    }
+    test_field_gpus_per_node();
+    fn test_field_gpu_memory() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_cluster>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).gpu_memory) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_cluster),
+                "::",
+                stringify!(gpu_memory)
+            )
+        );
+    }
+    test_field_gpu_memory();
+    fn test_field_peak_flops() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_cluster>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).peak_flops) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_cluster),
+                "::",
+                stringify!(peak_flops)
+            )
+        );
+    }
+    test_field_peak_flops();
+    fn test_field_memory_bandwidth() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_cluster>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).memory_bandwidth) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_cluster),
+                "::",
+                stringify!(memory_bandwidth)
+            )
+        );
+    }
+    test_field_memory_bandwidth();
+    fn test_field_gemm_efficiency() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_cluster>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).gemm_efficiency) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_cluster),
+                "::",
+                stringify!(gemm_efficiency)
+            )
+        );
+    }
+    test_field_gemm_efficiency();
+    fn test_field_intra_bandwidth() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_cluster>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).intra_bandwidth) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_cluster),
+                "::",
+                stringify!(intra_bandwidth)
+            )
+        );
+    }
+    test_field_intra_bandwidth();
+    fn test_field_intra_latency() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_cluster>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).intra_latency) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_cluster),
+                "::",
+                stringify!(intra_latency)
+            )
+        );
+    }
+    test_field_intra_latency();
+    fn test_field_inter_bandwidth() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_cluster>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).inter_bandwidth) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_cluster),
+                "::",
+                stringify!(inter_bandwidth)
+            )
+        );
+    }
+    test_field_inter_bandwidth();
+    fn test_field_inter_latency() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_cluster>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).inter_latency) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_cluster),
+                "::",
+                stringify!(inter_latency)
+            )
+        );
+    }
+    test_field_inter_latency();
+}
+#[doc = " What to search. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_plan_options {
+    pub version: ::std::os::raw::c_uint,
+    pub global_batch: i64,
+    pub dimensions: ::std::os::raw::c_uint,
+    pub zero_stages: ::std::os::raw::c_uint,
+    pub schedules: ::std::os::raw::c_uint,
+    pub recompute: ::std::os::raw::c_uint,
+    pub max_micro_batch: ::std::os::raw::c_int,
+    pub max_virtual_stages: ::std::os::raw::c_int,
+    pub sequence_parallel: ::std::os::raw::c_int,
+    pub memory_fraction: f64,
+    pub keep: usize,
+}
+#[test]
+fn bindgen_test_layout_dt_plan_options() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_plan_options>(),
+        64usize,
+        concat!("Size of: ", stringify!(dt_plan_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_plan_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_plan_options))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_options),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_global_batch() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).global_batch) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_options),
+                "::",
+                stringify!(global_batch)
+            )
+        );
+    }
+    test_field_global_batch();
+    fn test_field_dimensions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dimensions) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_options),
+                "::",
+                stringify!(dimensions)
+            )
+        );
+    }
+    test_field_dimensions();
+    fn test_field_zero_stages() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).zero_stages) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_options),
+                "::",
+                stringify!(zero_stages)
+            )
+        );
+    }
+    test_field_zero_stages();
+    fn test_field_schedules() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).schedules) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_options),
+                "::",
+                stringify!(schedules)
+            )
+        );
+    }
+    test_field_schedules();
+    fn test_field_recompute() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).recompute) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_options),
+                "::",
+                stringify!(recompute)
+            )
+        );
+    }
+    test_field_recompute();
+    fn test_field_max_micro_batch() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_micro_batch) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_options),
+                "::",
+                stringify!(max_micro_batch)
+            )
+        );
+    }
+    test_field_max_micro_batch();
+    fn test_field_max_virtual_stages() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_virtual_stages) as usize - ptr as usize
+            },
+            36usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_options),
+                "::",
+                stringify!(max_virtual_stages)
+            )
+        );
+    }
+    test_field_max_virtual_stages();
+    fn test_field_sequence_parallel() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sequence_parallel) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_options),
+                "::",
+                stringify!(sequence_parallel)
+            )
+        );
+    }
+    test_field_sequence_parallel();
+    fn test_field_memory_fraction() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).memory_fraction) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_options),
+                "::",
+                stringify!(memory_fraction)
+            )
+        );
+    }
+    test_field_memory_fraction();
+    fn test_field_keep() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).keep) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_options),
+                "::",
+                stringify!(keep)
+            )
+        );
+    }
+    test_field_keep();
+}
+#[doc = " One way of running a step. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_plan_config {
+    pub version: ::std::os::raw::c_uint,
+    pub dp: ::std::os::raw::c_int,
+    pub tp: ::std::os::raw::c_int,
+    pub pp: ::std::os::raw::c_int,
+    pub cp: ::std::os::raw::c_int,
+    pub ep: ::std::os::raw::c_int,
+    pub zero_stage: ::std::os::raw::c_int,
+    pub schedule: dt_pipeline_schedule_kind,
+    pub virtual_stages: ::std::os::raw::c_int,
+    pub micro_batch: ::std::os::raw::c_int,
+    pub recompute: dt_plan_recompute,
+}
+#[test]
+fn bindgen_test_layout_dt_plan_config() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_plan_config>(),
+        44usize,
+        concat!("Size of: ", stringify!(dt_plan_config))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_plan_config>(),
+        4usize,
+        concat!("Alignment of ", stringify!(dt_plan_config))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_config),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_dp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dp) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_config),
+                "::",
+                stringify!(dp)
+            )
+        );
+    }
+    test_field_dp();
+    fn test_field_tp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tp) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_config),
+                "::",
+                stringify!(tp)
+            )
+        );
+    }
+    test_field_tp();
+    fn test_field_pp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).pp) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_config),
+                "::",
+                stringify!(pp)
+            )
+        );
+    }
+    test_field_pp();
+    fn test_field_cp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cp) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_config),
+                "::",
+                stringify!(cp)
+            )
+        );
+    }
+    test_field_cp();
+    fn test_field_ep() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ep) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_config),
+                "::",
+                stringify!(ep)
+            )
+        );
+    }
+    test_field_ep();
+    fn test_field_zero_stage() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).zero_stage) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_config),
+                "::",
+                stringify!(zero_stage)
+            )
+        );
+    }
+    test_field_zero_stage();
+    fn test_field_schedule() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).schedule) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_config),
+                "::",
+                stringify!(schedule)
+            )
+        );
+    }
+    test_field_schedule();
+    fn test_field_virtual_stages() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).virtual_stages) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_config),
+                "::",
+                stringify!(virtual_stages)
+            )
+        );
+    }
+    test_field_virtual_stages();
+    fn test_field_micro_batch() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).micro_batch) as usize - ptr as usize
+            },
+            36usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_config),
+                "::",
+                stringify!(micro_batch)
+            )
+        );
+    }
+    test_field_micro_batch();
+    fn test_field_recompute() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_config>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).recompute) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_config),
+                "::",
+                stringify!(recompute)
+            )
+        );
+    }
+    test_field_recompute();
+}
+#[doc = " The estimate of one configuration: memory per GPU in bytes on the"]
+#[doc = " pipeline stage that needs most, and the step's seconds on the critical"]
+#[doc = " path. The caller sets `version` (DT_PLAN_ESTIMATE_INIT); the library"]
+#[doc = " writes the rest. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_plan_estimate {
+    pub version: ::std::os::raw::c_uint,
+    pub reason: dt_plan_reason,
+    pub config: dt_plan_config,
+    pub micro_batches: i64,
+    pub mem_parameters: i64,
+    pub mem_gradients: i64,
+    pub mem_optimizer_state: i64,
+    pub mem_master_weights: i64,
+    pub mem_activations: i64,
+    pub mem_activations_without_recompute: i64,
+    pub mem_communication: i64,
+    pub mem_total: i64,
+    pub time_compute: f64,
+    pub time_recompute: f64,
+    pub time_bubble: f64,
+    pub time_tp: f64,
+    pub time_cp: f64,
+    pub time_ep: f64,
+    pub time_pp: f64,
+    pub time_dp: f64,
+    pub time_optimizer: f64,
+    pub time_step: f64,
+    pub model_flops: f64,
+    pub hardware_flops: f64,
+    pub mfu: f64,
+    pub tflops_per_gpu: f64,
+}
+#[test]
+fn bindgen_test_layout_dt_plan_estimate() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_plan_estimate>(),
+        240usize,
+        concat!("Size of: ", stringify!(dt_plan_estimate))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_plan_estimate>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_plan_estimate))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_reason() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reason) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(reason)
+            )
+        );
+    }
+    test_field_reason();
+    fn test_field_config() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).config) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(config)
+            )
+        );
+    }
+    test_field_config();
+    fn test_field_micro_batches() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).micro_batches) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(micro_batches)
+            )
+        );
+    }
+    test_field_micro_batches();
+    fn test_field_mem_parameters() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mem_parameters) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(mem_parameters)
+            )
+        );
+    }
+    test_field_mem_parameters();
+    fn test_field_mem_gradients() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mem_gradients) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(mem_gradients)
+            )
+        );
+    }
+    test_field_mem_gradients();
+    fn test_field_mem_optimizer_state() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mem_optimizer_state) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(mem_optimizer_state)
+            )
+        );
+    }
+    test_field_mem_optimizer_state();
+    fn test_field_mem_master_weights() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mem_master_weights) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(mem_master_weights)
+            )
+        );
+    }
+    test_field_mem_master_weights();
+    fn test_field_mem_activations() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mem_activations) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(mem_activations)
+            )
+        );
+    }
+    test_field_mem_activations();
+    fn test_field_mem_activations_without_recompute() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mem_activations_without_recompute) as usize
+                    - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(mem_activations_without_recompute)
+            )
+        );
+    }
+    test_field_mem_activations_without_recompute();
+    fn test_field_mem_communication() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mem_communication) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(mem_communication)
+            )
+        );
+    }
+    test_field_mem_communication();
+    fn test_field_mem_total() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mem_total) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(mem_total)
+            )
+        );
+    }
+    test_field_mem_total();
+    fn test_field_time_compute() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).time_compute) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(time_compute)
+            )
+        );
+    }
+    test_field_time_compute();
+    fn test_field_time_recompute() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).time_recompute) as usize - ptr as usize
+            },
+            136usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(time_recompute)
+            )
+        );
+    }
+    test_field_time_recompute();
+    fn test_field_time_bubble() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).time_bubble) as usize - ptr as usize
+            },
+            144usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(time_bubble)
+            )
+        );
+    }
+    test_field_time_bubble();
+    fn test_field_time_tp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).time_tp) as usize - ptr as usize
+            },
+            152usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(time_tp)
+            )
+        );
+    }
+    test_field_time_tp();
+    fn test_field_time_cp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).time_cp) as usize - ptr as usize
+            },
+            160usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(time_cp)
+            )
+        );
+    }
+    test_field_time_cp();
+    fn test_field_time_ep() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).time_ep) as usize - ptr as usize
+            },
+            168usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(time_ep)
+            )
+        );
+    }
+    test_field_time_ep();
+    fn test_field_time_pp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).time_pp) as usize - ptr as usize
+            },
+            176usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(time_pp)
+            )
+        );
+    }
+    test_field_time_pp();
+    fn test_field_time_dp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).time_dp) as usize - ptr as usize
+            },
+            184usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(time_dp)
+            )
+        );
+    }
+    test_field_time_dp();
+    fn test_field_time_optimizer() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).time_optimizer) as usize - ptr as usize
+            },
+            192usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(time_optimizer)
+            )
+        );
+    }
+    test_field_time_optimizer();
+    fn test_field_time_step() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).time_step) as usize - ptr as usize
+            },
+            200usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(time_step)
+            )
+        );
+    }
+    test_field_time_step();
+    fn test_field_model_flops() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).model_flops) as usize - ptr as usize
+            },
+            208usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(model_flops)
+            )
+        );
+    }
+    test_field_model_flops();
+    fn test_field_hardware_flops() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).hardware_flops) as usize - ptr as usize
+            },
+            216usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(hardware_flops)
+            )
+        );
+    }
+    test_field_hardware_flops();
+    fn test_field_mfu() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mfu) as usize - ptr as usize
+            },
+            224usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(mfu)
+            )
+        );
+    }
+    test_field_mfu();
+    fn test_field_tflops_per_gpu() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_estimate>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tflops_per_gpu) as usize - ptr as usize
+            },
+            232usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_estimate),
+                "::",
+                stringify!(tflops_per_gpu)
+            )
+        );
+    }
+    test_field_tflops_per_gpu();
+}
+#[doc = " A search's totals. The caller sets `version`. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_plan_summary {
+    pub version: ::std::os::raw::c_uint,
+    pub evaluated: i64,
+    pub feasible: i64,
+    pub kept: usize,
+    pub seconds: f64,
+}
+#[test]
+fn bindgen_test_layout_dt_plan_summary() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_plan_summary>(),
+        40usize,
+        concat!("Size of: ", stringify!(dt_plan_summary))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_plan_summary>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_plan_summary))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_summary>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_summary),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_evaluated() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_summary>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).evaluated) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_summary),
+                "::",
+                stringify!(evaluated)
+            )
+        );
+    }
+    test_field_evaluated();
+    fn test_field_feasible() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_summary>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).feasible) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_summary),
+                "::",
+                stringify!(feasible)
+            )
+        );
+    }
+    test_field_feasible();
+    fn test_field_kept() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_summary>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kept) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_summary),
+                "::",
+                stringify!(kept)
+            )
+        );
+    }
+    test_field_kept();
+    fn test_field_seconds() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_summary>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seconds) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_summary),
+                "::",
+                stringify!(seconds)
+            )
+        );
+    }
+    test_field_seconds();
+}
+#[doc = " The configurations rejected for one reason. The caller sets `version`. Grows only at its end."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_plan_rejection {
+    pub version: ::std::os::raw::c_uint,
+    pub count: i64,
+    pub example: dt_plan_config,
+    pub message: *const ::std::os::raw::c_char,
+}
+#[test]
+fn bindgen_test_layout_dt_plan_rejection() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_plan_rejection>(),
+        72usize,
+        concat!("Size of: ", stringify!(dt_plan_rejection))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_plan_rejection>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_plan_rejection))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_rejection>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_rejection),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_rejection>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).count) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_rejection),
+                "::",
+                stringify!(count)
+            )
+        );
+    }
+    test_field_count();
+    fn test_field_example() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_rejection>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).example) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_rejection),
+                "::",
+                stringify!(example)
+            )
+        );
+    }
+    test_field_example();
+    fn test_field_message() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_rejection>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).message) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_rejection),
+                "::",
+                stringify!(message)
+            )
+        );
+    }
+    test_field_message();
+}
+extern "C" {
+    #[doc = " Fill `model`, `opts` or `config` with the defaults of `version`; DT_ERR_INVALID_ARGUMENT for NULL or an unknown version."]
+    pub fn dt_plan_model_init(
+        model: *mut dt_plan_model,
+        version: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_plan_options_init(
+        opts: *mut dt_plan_options,
+        version: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_plan_config_init(
+        config: *mut dt_plan_config,
+        version: ::std::os::raw::c_uint,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Fills `out` (its version set by the caller) with `nodes` nodes of preset"]
+    #[doc = " `name`: \"a100\" (8 x A100 80 GB SXM, NVLink 3, HDR 200 Gb/s per GPU),"]
+    #[doc = " \"h100\" (8 x H100 SXM, NVLink 4, NDR 400 Gb/s per GPU) or \"h200\" (the same"]
+    #[doc = " with H200's 141 GB). DT_ERR_INVALID_ARGUMENT for another name (the message"]
+    #[doc = " lists the presets), nodes < 1, NULLs or an unknown version."]
+    pub fn dt_plan_cluster_preset(
+        out: *mut dt_plan_cluster,
+        name: *const ::std::os::raw::c_char,
+        nodes: ::std::os::raw::c_int,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Reads the cluster file at `path` into `out` (its version set by the"]
+    #[doc = " caller). The format: lines \"key = value\", '#' starts a comment; keys are"]
+    #[doc = " the fields of dt_plan_cluster, and \"preset = NAME\" sets every field from a"]
+    #[doc = " preset first (later lines override it); nodes defaults to 1. Example:"]
+    #[doc = ""]
+    #[doc = "   preset = h100"]
+    #[doc = "   nodes = 16"]
+    #[doc = "   inter_bandwidth = 25e9   # RoCE at 200 Gb/s per GPU"]
+    #[doc = ""]
+    #[doc = " DT_ERR_IO when the file cannot be read; DT_ERR_INVALID_ARGUMENT naming"]
+    #[doc = " the line of a bad key or value, or a field missing or out of range."]
+    pub fn dt_plan_cluster_load(
+        out: *mut dt_plan_cluster,
+        path: *const ::std::os::raw::c_char,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Searches every configuration of the cluster's GPUs that `opts` allows and"]
+    #[doc = " keeps the `keep` fastest. `opts` must give global_batch."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT (nothing created) for NULL arguments, unknown"]
+    #[doc = " versions, a model that is no transformer (hidden not divisible by heads,"]
+    #[doc = " heads not divisible by kv_heads, top_k > experts, a size < 1), a cluster"]
+    #[doc = " field out of range, or options out of range. A search in which nothing"]
+    #[doc = " is feasible still succeeds: dt_plan_rejected() says why."]
+    pub fn dt_plan_create(
+        out: *mut *mut dt_plan,
+        model: *const dt_plan_model,
+        cluster: *const dt_plan_cluster,
+        opts: *const dt_plan_options,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Destroys `plan` (NULL: no-op)."]
+    pub fn dt_plan_destroy(plan: *mut dt_plan) -> dt_status;
+}
+extern "C" {
+    #[doc = " Fills `out` (its version set) with the search's totals."]
+    pub fn dt_plan_info(plan: *const dt_plan, out: *mut dt_plan_summary) -> dt_status;
+}
+extern "C" {
+    #[doc = " Fills `out` (its version set) with the estimate ranked `index` (0: the"]
+    #[doc = " fastest). DT_ERR_INVALID_ARGUMENT for index >= dt_plan_summary.kept."]
+    pub fn dt_plan_ranked(
+        plan: *const dt_plan,
+        index: usize,
+        out: *mut dt_plan_estimate,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Fills `out` (its version set) with the configurations rejected for"]
+    #[doc = " `reason` (count 0 when none were). DT_ERR_INVALID_ARGUMENT for"]
+    #[doc = " DT_PLAN_ACCEPTED or a value outside dt_plan_reason."]
+    pub fn dt_plan_rejected(
+        plan: *const dt_plan,
+        reason: dt_plan_reason,
+        out: *mut dt_plan_rejection,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Evaluates one configuration `config` of the model on the cluster with"]
+    #[doc = " the options' batch and limits. DT_OK: feasible, `out` filled. Rejected:"]
+    #[doc = " DT_ERR_INVALID_ARGUMENT with dt_error_last() giving the reason and"]
+    #[doc = " out->reason its code; the rest of `out` is filled only for"]
+    #[doc = " DT_PLAN_REJECT_MEMORY (the estimate that did not fit) and zeroed"]
+    #[doc = " otherwise. DT_ERR_INVALID_ARGUMENT with out->reason DT_PLAN_ACCEPTED for"]
+    #[doc = " bad arguments (NULLs, versions, model, cluster or options as in"]
+    #[doc = " dt_plan_create(), a schedule or recompute value outside its enum)."]
+    pub fn dt_plan_evaluate(
+        model: *const dt_plan_model,
+        cluster: *const dt_plan_cluster,
+        opts: *const dt_plan_options,
+        config: *const dt_plan_config,
+        out: *mut dt_plan_estimate,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " Writes the plan to `path` (\"-\": standard output, flushed) in `format`:"]
+    #[doc = " its `top` fastest configurations (0: all kept) and the rejections. DT_ERR_IO when the file cannot be"]
+    #[doc = " written; DT_ERR_INVALID_ARGUMENT for NULLs or an unknown format."]
+    pub fn dt_plan_write(
+        plan: *const dt_plan,
+        path: *const ::std::os::raw::c_char,
+        format: dt_plan_format,
+        top: usize,
+    ) -> dt_status;
+}
+extern "C" {
+    #[doc = " What dt_zero_create() with `stage` on `ranks` ranks will hold on rank"]
+    #[doc = " `rank` for parameters of `dtype` grouped into `units` units of"]
+    #[doc = " `unit_elements[u]` elements (as dt_zero_options.unit_sizes groups them)"]
+    #[doc = " with optimizer `optim` (NULL: AdamW): `out` (its version set) gets the"]
+    #[doc = " bytes by purpose and the padding that dt_zero_memory_usage() reports right"]
+    #[doc = " after creation, and as `peak` the most held during creation."]
+    #[doc = " DT_ERR_INVALID_ARGUMENT for NULLs, units == 0, a negative element count,"]
+    #[doc = " a stage outside 0-3, ranks < 1, rank outside 0..ranks-1, a dtype other"]
+    #[doc = " than f32, f16 or bf16, or a bad optimizer."]
+    pub fn dt_plan_zero_memory(
+        unit_elements: *const i64,
+        units: usize,
+        stage: ::std::os::raw::c_int,
+        ranks: ::std::os::raw::c_int,
+        rank: ::std::os::raw::c_int,
+        dtype: DLDataType,
+        optim: *const dt_optimizer_options,
+        out: *mut dt_zero_memory,
     ) -> dt_status;
 }

@@ -16,7 +16,8 @@
 //! gradients, [`Ddp::new_device`], it keeps their [`DeviceTensor`]s). A [`Zero`]
 //! (ZeRO stages 0–3) owns its parameters and gradients, lends them out as
 //! slices borrowed from it, and borrows its communicator. A
-//! [`PipelineSchedule`] is plain data: each rank's pipeline actions in order.
+//! [`PipelineSchedule`] is plain data: each rank's pipeline actions in order,
+//! and so is a [`Plan`], the planner's ranked configurations.
 //!
 //! ```
 //! use dtrain::{Comm, ReduceOp};
@@ -51,6 +52,7 @@ mod options;
 mod p2p;
 mod pipeline;
 mod pipeline_executor;
+mod plan;
 mod request;
 mod start;
 mod tensor;
@@ -83,6 +85,10 @@ pub use pipeline::{
     ActionKind, PipelineAction, PipelineSchedule, PipelineScheduleOptions, ScheduleKind,
 };
 pub use pipeline_executor::{Pipeline, PipelineStepInfo, StageFn, StageFunctions};
+pub use plan::{
+    cluster_load, cluster_preset, plan_evaluate, zero_memory, Plan, PlanCluster, PlanConfig, PlanEstimate, PlanFormat,
+    PlanMemory, PlanModel, PlanOptions, PlanReason, PlanRejection, PlanSummary, PlanTime, Recompute,
+};
 pub use request::Request;
 pub use tensor::tensor_check;
 pub use version::{build_info, version, Version, HEADER_VERSION};

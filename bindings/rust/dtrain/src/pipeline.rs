@@ -24,12 +24,25 @@ pub enum ScheduleKind {
 }
 
 impl ScheduleKind {
-    fn to_raw(self) -> sys::dt_pipeline_schedule_kind {
+    pub(crate) fn to_raw(self) -> sys::dt_pipeline_schedule_kind {
         match self {
             ScheduleKind::GPipe => sys::DT_PIPELINE_GPIPE,
             ScheduleKind::OneFOneB => sys::DT_PIPELINE_1F1B,
             ScheduleKind::Interleaved1F1B => sys::DT_PIPELINE_INTERLEAVED_1F1B,
             ScheduleKind::ZbH1 => sys::DT_PIPELINE_ZB_H1,
+        }
+    }
+
+    pub(crate) fn from_raw(raw: sys::dt_pipeline_schedule_kind) -> Result<ScheduleKind> {
+        match raw {
+            sys::DT_PIPELINE_GPIPE => Ok(ScheduleKind::GPipe),
+            sys::DT_PIPELINE_1F1B => Ok(ScheduleKind::OneFOneB),
+            sys::DT_PIPELINE_INTERLEAVED_1F1B => Ok(ScheduleKind::Interleaved1F1B),
+            sys::DT_PIPELINE_ZB_H1 => Ok(ScheduleKind::ZbH1),
+            other => Err(Error::new(
+                Status::Internal,
+                format!("unknown schedule kind {other}"),
+            )),
         }
     }
 }

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Writes a planner cluster file (dtrain/plan.h) fitted to dtbench measurements.
+
+    calibrate.py --collectives dtbench-collectives.json [--gemm dtbench-gemm.json]
+                 [--gpu-memory BYTES] [--preset NAME] -o cluster.txt
+
+--collectives: `dtrun -n N dtbench collectives --json FILE` on one host. The
+alpha-beta model of docs/planner.md is fitted to its allreduce, allgather and
+reduce_scatter rows by least squares on relative error (the sizes span
+decades): a ring allreduce takes 2(N-1) alpha + 2(N-1)/N bytes/beta, an
+allgather or reduce-scatter (N-1) alpha + (N-1)/N bytes/beta. The fit sets
+the intra-node link; one host has no other, so the inter-node link is the
+same. gpus_per_node is N (the ranks), and memory_bandwidth the run's memcpy
+bandwidth.
+
+--gemm: `dtbench gemm --json FILE`. peak_flops is its cpu_peak_gflops (the
+device's peak where CUDA rows are given and --peak-flops says it), and
+gemm_efficiency the median share of peak of its three largest shapes.
+
+Without --gemm, --preset NAME keeps a preset's compute figures; the file
+starts with "preset = NAME" and later keys override it.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+
+# Steps and the share of the buffer each moves, per collective, on N ranks.
+RING = {
+    "allreduce": lambda n: (2 * (n - 1), 2 * (n - 1) / n),
+    "allgather": lambda n: (n - 1, (n - 1) / n),
+    "reduce_scatter": lambda n: (n - 1, (n - 1) / n),
+}
+
+
+def fit_link(results, world):
+    """(alpha seconds, beta bytes/s) minimising the relative error of the ring model."""
+    # Each row: t = steps * alpha + share * bytes * g, with g = 1/beta. Divided by t,
+    # rows weigh alike whatever their size: 1 = (steps/t) alpha + (share bytes/t) g.
+    a11 = a12 = a22 = b1 = b2 = 0.0
+    rows = 0
+    for row in results:
+        model = RING.get(row.get("op"))
+        t = row.get("time_us")
+        if model is None or t is None or t <= 0 or row.get("bytes", 0) <= 0:
+            continue
+        steps, share = model(world)
+        x1 = steps / (t * 1e-6)
+        x2 = share * row["bytes"] / (t * 1e-6)
+        a11, a12, a22 = a11 + x1 * x1, a12 + x1 * x2, a22 + x2 * x2
+        b1, b2 = b1 + x1, b2 + x2
+        rows += 1
+    det = a11 * a22 - a12 * a12
+    if rows < 2 or det <= 0:
+        raise SystemExit("calibrate: need allreduce, allgather or reduce_scatter rows of at least two sizes")
+    alpha = (b1 * a22 - b2 * a12) / det
+    g = (a11 * b2 - a12 * b1) / det
+    if g <= 0:
+        raise SystemExit("calibrate: the measurements give no positive bandwidth")
+    return max(alpha, 0.0), 1.0 / g
+
+
+def fit_gemm(gemm, peak_flops):
+    """(peak FLOP/s, efficiency) from dtbench gemm's rows."""
+    rows = gemm.get("results", [])
+    cuda = [r for r in rows if r.get("cuda_gflops")]
+    if cuda:
+        if peak_flops is None:
+            raise SystemExit("calibrate: CUDA GEMM rows need --peak-flops (the device's 16-bit peak)")
+        rate = "cuda_gflops"
+    else:
+        peak_flops = gemm["cpu_peak_gflops"] * 1e9
+        rate = "direct_gflops"
+        cuda = rows
+    largest = sorted(cuda, key=lambda r: r["m"] * r["n"] * r["k"])[-3:]
+    if not largest:
+        raise SystemExit("calibrate: the GEMM results have no rows")
+    efficiency = statistics.median(r[rate] * 1e9 / peak_flops for r in largest)
+    return peak_flops, min(efficiency, 1.0)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--collectives", required=True)
+    parser.add_argument("--gemm")
+    parser.add_argument("--peak-flops", type=float)
+    parser.add_argument("--gpu-memory", type=float, help="bytes each rank may use (default: the preset's)")
+    parser.add_argument("--preset", help="a100, h100 or h200: the figures no measurement gives")
+    parser.add_argument("-o", "--output", required=True)
+    args = parser.parse_args(argv)
+
+    with open(args.collectives) as f:
+        collectives = json.load(f)
+    world = int(collectives["world_size"])
+    if world < 2:
+        raise SystemExit("calibrate: a collectives run of one rank measures no link")
+    alpha, beta = fit_link(collectives["results"], world)
+    lines = [f"# fitted by calibrate.py to {args.collectives}" + (f" and {args.gemm}" if args.gemm else "")]
+    if args.preset:
+        lines.append(f"preset = {args.preset}")
+    lines += ["nodes = 1", f"gpus_per_node = {world}",
+              f"intra_bandwidth = {beta:.6g}", f"intra_latency = {alpha:.6g}",
+              f"inter_bandwidth = {beta:.6g}", f"inter_latency = {alpha:.6g}"]
+    if collectives.get("memcpy_GBps"):
+        lines.append(f"memory_bandwidth = {collectives['memcpy_GBps'] * 1e9:.6g}")
+    if args.gemm:
+        with open(args.gemm) as f:
+            peak, efficiency = fit_gemm(json.load(f), args.peak_flops)
+        lines += [f"peak_flops = {peak:.6g}", f"gemm_efficiency = {efficiency:.4g}"]
+    if args.gpu_memory:
+        lines.append(f"gpu_memory = {args.gpu_memory:.6g}")
+    with open(args.output, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"alpha {alpha * 1e6:.2f} us, beta {beta / 1e9:.3f} GB/s on {world} ranks; wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
