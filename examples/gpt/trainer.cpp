@@ -1,0 +1,301 @@
+#include "trainer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "tensor.hpp"
+
+namespace gpt {
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+float *data_of(const DLTensor *t) { return t ? (float *)((char *)t->data + t->byte_offset) : nullptr; }
+
+// The executor calls these; an exception must not cross into C.
+dt_status on_forward(void *user, int chunk, int mb, const DLTensor *input, DLTensor *output) {
+  try {
+    static_cast<Trainer *>(user)->forward(chunk, mb, data_of(input), data_of(output));
+    return DT_OK;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "forward: %s\n", e.what());
+    return DT_ERR_INTERNAL;
+  }
+}
+
+dt_status on_backward(void *user, int chunk, int mb, const DLTensor *grad_output, DLTensor *grad_input) {
+  try {
+    static_cast<Trainer *>(user)->backward(chunk, mb, data_of(grad_output), data_of(grad_input));
+    return DT_OK;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "backward: %s\n", e.what());
+    return DT_ERR_INTERNAL;
+  }
+}
+
+}  // namespace
+
+Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o), corpus_(corpus), world_(world) {
+  cfg_.vocab = corpus.vocab;
+  cfg_.seq = o.seq;
+  cfg_.hidden = o.hidden;
+  cfg_.heads = o.heads;
+  cfg_.layers = o.layers;
+  cfg_.seed = o.seed;
+  mb_seqs_ = o.batch / ((int64_t)o.dp * o.microbatches);
+
+  const int sizes[5] = {o.tp, o.cp, o.ep, o.dp, o.pp};
+  check(dt_mesh_create(&mesh_, world, 5, nullptr, sizes), "dt_mesh_create");
+  check(dt_mesh_comm(mesh_, "tp", &tp_), "dt_mesh_comm(tp)");
+  check(dt_mesh_comm(mesh_, "pp", &pp_), "dt_mesh_comm(pp)");
+  check(dt_mesh_comm(mesh_, "dp", &dp_), "dt_mesh_comm(dp)");
+  check(dt_mesh_comm(mesh_, "tp,pp", &model_), "dt_mesh_comm(tp,pp)");
+  check(dt_mesh_coord(mesh_, "tp", &tp_rank_), "dt_mesh_coord");
+  check(dt_mesh_coord(mesh_, "pp", &pp_rank_), "dt_mesh_coord");
+  check(dt_mesh_coord(mesh_, "dp", &dp_rank_), "dt_mesh_coord");
+
+  const int stages = o.pp * o.chunks;
+  for (int c = 0; c < o.chunks; ++c) {
+    Chunk ch;
+    ch.stage = std::make_unique<Stage>(cfg_, c * o.pp + pp_rank_, stages, tp_, tp_rank_, o.tp);
+    ch.saved.resize((size_t)o.microbatches);
+    ch.live_bytes.assign((size_t)o.microbatches, 0);
+    chunks_.push_back(std::move(ch));
+  }
+  for (Chunk &ch : chunks_)
+    for (Param &p : ch.stage->params()) params_.push_back(&p);
+
+  // Views for the calls that read the tensors' descriptions once.
+  std::vector<std::unique_ptr<View>> wv, gv;
+  std::vector<DLTensor> w, g;
+  for (Param *p : params_) {
+    int64_t cols = p->local.size() > 1 ? p->local[1] : 0;
+    wv.push_back(std::make_unique<View>(p->w.data(), p->local[0], cols));
+    gv.push_back(std::make_unique<View>(p->g.data(), p->local[0], cols));
+    w.push_back(*wv.back()->get());
+    g.push_back(*gv.back()->get());
+  }
+  // Clipping is done here, over the whole model (see step()), so the optimizer does not clip.
+  dt_optimizer_options oo = DT_OPTIMIZER_OPTIONS_INIT;
+  oo.kind = DT_OPTIM_ADAMW;
+  oo.lr = o.lr;
+  oo.weight_decay = o.weight_decay;
+  oo.beta2 = 0.99f;
+  check(dt_optimizer_create(&opt_, w.data(), g.data(), w.size(), &oo), "dt_optimizer_create");
+  if (o.dp > 1) {
+    std::vector<const DLTensor *> gp;
+    for (DLTensor &t : g) gp.push_back(&t);
+    check(dt_ddp_create(&ddp_, dp_, gp.data(), gp.size(), nullptr), "dt_ddp_create");
+  }
+
+  dt_pipeline_schedule_options so = DT_PIPELINE_SCHEDULE_OPTIONS_INIT;
+  so.kind = o.kind;
+  so.stages = o.pp;
+  so.microbatches = o.microbatches;
+  so.chunks = o.chunks;
+  dt_pipeline_schedule *schedule = nullptr;
+  check(dt_pipeline_schedule_create(&schedule, &so), "dt_pipeline_schedule_create");
+  dt_pipeline_options po = DT_PIPELINE_OPTIONS_INIT;
+  po.activation_elements = mb_seqs_ * o.seq * o.hidden;
+  po.forward = on_forward;
+  po.backward = on_backward;
+  po.user = this;
+  dt_status s = dt_pipeline_create(&pipe_, pp_, schedule, &po);
+  dt_pipeline_schedule_destroy(schedule);
+  check(s, "dt_pipeline_create");
+}
+
+Trainer::~Trainer() {
+  dt_pipeline_destroy(pipe_);
+  dt_ddp_destroy(ddp_);
+  dt_optimizer_destroy(opt_);
+  for (dt_comm *c : {tp_, pp_, dp_, model_}) dt_comm_destroy(c);
+  dt_mesh_destroy(mesh_);
+}
+
+// The windows of micro-batch `mb` of this data-parallel rank: global
+// windows [dp_rank B/dp + mb s, ... + s) of the step, s per micro-batch.
+void Trainer::fill_windows(Saved &s, bool ids, bool targets, int mb) {
+  const int64_t T = o_.seq;
+  s.ids.resize((size_t)(mb_seqs_ * T));
+  s.targets.resize(s.ids.size());
+  for (int64_t i = 0; i < mb_seqs_; ++i) {
+    int64_t index = dp_rank_ * (o_.batch / o_.dp) + mb * mb_seqs_ + i;
+    int64_t start = window_start(o_.seed, step_, index, (int64_t)corpus_.train.size(), T);
+    const int32_t *src = corpus_.train.data() + start;
+    if (ids) std::copy(src, src + T, s.ids.begin() + i * T);
+    if (targets) std::copy(src + 1, src + T + 1, s.targets.begin() + i * T);
+  }
+}
+
+void Trainer::forward(int chunk, int mb, const float *input, float *output) {
+  Chunk &ch = chunks_[(size_t)chunk];
+  Saved &s = ch.saved[(size_t)mb];
+  fill_windows(s, ch.stage->first(), ch.stage->last(), mb);
+  loss_sum_ += ch.stage->forward(s, input, output, mb_seqs_, o_.seq);
+  ch.live_bytes[(size_t)mb] = s.bytes();
+  live_ += (double)s.bytes();
+  peak_live_ = std::max(peak_live_, live_);
+}
+
+void Trainer::backward(int chunk, int mb, const float *grad_output, float *grad_input) {
+  Chunk &ch = chunks_[(size_t)chunk];
+  // Each rank's loss is the mean over its own tokens; DDP averages the ranks.
+  float weight = 1.0f / (float)(o_.microbatches * mb_seqs_ * o_.seq);
+  ch.stage->backward(ch.saved[(size_t)mb], grad_output, grad_input, mb_seqs_, o_.seq, weight);
+  live_ -= (double)ch.live_bytes[(size_t)mb];
+}
+
+double Trainer::sum_over(dt_comm *c, double v) {
+  int64_t shape = 1;
+  DLTensor t{&v, {kDLCPU, 0}, 1, {kDLFloat, 64, 1}, &shape, nullptr, 0};
+  check(dt_allreduce(c, &t, &t, DT_SUM, nullptr, nullptr), "dt_allreduce");
+  return v;
+}
+
+float Trainer::learning_rate(int step) const {
+  if (step < o_.warmup) return o_.lr * (float)(step + 1) / (float)o_.warmup;
+  double span = std::max(1, o_.steps - o_.warmup - 1);
+  double progress = std::min(1.0, (double)(step - o_.warmup) / span);
+  double cosine = 0.5 * (1.0 + std::cos(M_PI * progress));
+  return (float)(o_.lr * (o_.min_lr_ratio + (1.0 - o_.min_lr_ratio) * cosine));
+}
+
+StepReport Trainer::step(int step) {
+  StepReport r;
+  double t0 = now();
+  step_ = step;
+  loss_sum_ = 0;
+  check(dt_optimizer_zero_grad(opt_), "dt_optimizer_zero_grad");
+  dt_pipeline_step_info info = DT_PIPELINE_STEP_INFO_INIT;
+  check(dt_pipeline_step(pipe_, &info), "dt_pipeline_step");
+  double t1 = now();
+  if (ddp_) {
+    for (size_t i = params_.size(); i-- > 0;) check(dt_ddp_mark_ready(ddp_, i), "dt_ddp_mark_ready");
+    check(dt_ddp_wait(ddp_, -1), "dt_ddp_wait");
+  }
+  // The global gradient norm: shards add up over tp x pp, replicas count once.
+  double sq = 0;
+  for (Param *p : params_)
+    if (p->counted)
+      for (float v : p->g) sq += (double)v * v;
+  sq = sum_over(model_, sq);
+  r.grad_norm = std::sqrt(sq);
+  if (o_.clip > 0 && r.grad_norm > o_.clip) {
+    float scale = (float)(o_.clip / (r.grad_norm + 1e-6));
+    for (Param *p : params_)
+      for (float &v : p->g) v *= scale;
+  }
+  double t2 = now();
+  r.lr = learning_rate(step);
+  check(dt_optimizer_set_lr(opt_, (float)r.lr), "dt_optimizer_set_lr");
+  check(dt_optimizer_step(opt_, nullptr), "dt_optimizer_step");
+  // The last stages hold the loss; each tensor-parallel replica counts once.
+  bool holder = chunks_.back().stage->last() && tp_rank_ == 0;
+  double t3 = now();
+  double mean = holder ? loss_sum_ / (double)(o_.microbatches * mb_seqs_ * o_.seq) : 0.0;
+  r.loss = sum_over(world_, mean) / o_.dp;
+  double t4 = now();
+  r.seconds = t4 - t0;
+  r.comm_seconds = info.comm_wait_seconds + (t2 - t1) + (t4 - t3);
+  return r;
+}
+
+// Runs the global stages in order, forward only: each rank runs its chunks
+// as their turn comes, receiving its input from the rank before and sending
+// its output to the rank after. Returns the summed loss on the last stage.
+double Trainer::forward_only(std::vector<Saved> &per_chunk, int64_t seqs, int64_t len) {
+  const int stages = o_.pp * o_.chunks;
+  const int64_t n = seqs * len * o_.hidden;
+  std::vector<float> in((size_t)n), out((size_t)n);
+  int64_t shape = n;
+  double loss = 0;
+  for (int g = 0; g < stages; ++g) {
+    if (g % o_.pp != pp_rank_) continue;
+    Chunk &ch = chunks_[(size_t)(g / o_.pp)];
+    int prev = (g - 1) % o_.pp, next = (g + 1) % o_.pp;
+    if (g > 0 && prev != pp_rank_) {
+      DLTensor t{in.data(), {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, &shape, nullptr, 0};
+      check(dt_recv(pp_, &t, prev, g, nullptr, nullptr), "dt_recv");
+    }
+    Saved &s = per_chunk[(size_t)(g / o_.pp)];
+    loss += ch.stage->forward(s, in.data(), out.data(), seqs, len);
+    if (g + 1 < stages && next != pp_rank_) {
+      DLTensor t{out.data(), {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, &shape, nullptr, 0};
+      check(dt_send(pp_, &t, next, g + 1, nullptr, nullptr), "dt_send");
+    }
+    in.swap(out);
+  }
+  return loss;
+}
+
+double Trainer::validation_loss() {
+  const int64_t T = o_.seq, local = o_.eval_seqs / o_.dp;
+  const int64_t span = (int64_t)corpus_.val.size() - T - 1;
+  std::vector<Saved> saved(chunks_.size());
+  for (Saved &s : saved) {
+    s.ids.resize((size_t)(local * T));
+    s.targets.resize(s.ids.size());
+    for (int64_t i = 0; i < local; ++i) {
+      int64_t start = (dp_rank_ * local + i) * span / o_.eval_seqs;  // evenly spread over the held-out text
+      std::copy(&corpus_.val[(size_t)start], &corpus_.val[(size_t)(start + T)], s.ids.begin() + i * T);
+      std::copy(&corpus_.val[(size_t)start + 1], &corpus_.val[(size_t)(start + T + 1)], s.targets.begin() + i * T);
+    }
+  }
+  double loss = forward_only(saved, local, T);
+  bool holder = chunks_.back().stage->last() && tp_rank_ == 0;
+  return sum_over(world_, holder ? loss / (double)(local * T) : 0.0) / o_.dp;
+}
+
+// Generates from a newline, one character at a time over the last `seq`
+// characters, sampling at temperature 0.8 with the seed. The last stage
+// draws; the pipeline group hears the draw from it.
+std::string Trainer::sample(int chars) {
+  const double temperature = 0.8;
+  const int64_t real = (int64_t)corpus_.bytes.size();
+  auto newline = std::find(corpus_.bytes.begin(), corpus_.bytes.end(), '\n');
+  std::vector<int32_t> context{(int32_t)(newline == corpus_.bytes.end() ? 0 : newline - corpus_.bytes.begin())};
+  std::string text;
+  std::vector<Saved> saved(chunks_.size());
+  for (int n = 0; n < chars; ++n) {
+    int64_t len = std::min<int64_t>((int64_t)context.size(), o_.seq);
+    for (Saved &s : saved) {
+      s.ids.assign(context.end() - len, context.end());
+      s.targets.assign((size_t)len, 0);
+    }
+    forward_only(saved, 1, len);
+    int32_t token = 0;
+    Stage &lastc = *chunks_.back().stage;
+    if (lastc.last()) {
+      std::vector<float> logits = lastc.full_logits(saved.back(), len - 1);
+      double mx = *std::max_element(logits.begin(), logits.begin() + real), total = 0;
+      std::vector<double> p((size_t)real);
+      for (int64_t v = 0; v < real; ++v) total += p[(size_t)v] = std::exp((logits[(size_t)v] - mx) / temperature);
+      double u = (double)(mix64(o_.seed * 7919 + (uint64_t)n) >> 11) / 9007199254740992.0 * total;
+      while (token < real - 1 && u >= p[(size_t)token]) u -= p[(size_t)token++];
+    }
+    int64_t one = 1;
+    DLTensor t{&token, {kDLCPU, 0}, 1, {kDLInt, 32, 1}, &one, nullptr, 0};
+    check(dt_broadcast(pp_, &t, o_.pp - 1, nullptr, nullptr), "dt_broadcast");
+    context.push_back(token);
+    text.push_back((char)corpus_.bytes[(size_t)token]);
+  }
+  return text;
+}
+
+Memory Trainer::memory() const {
+  Memory m;
+  for (const Param *p : params_) m.params += 4.0 * (double)p->w.size();
+  m.grads = m.params;
+  m.optimizer = 2 * m.params;  // AdamW's two moments, f32
+  m.activations = peak_live_;
+  m.ddp = ddp_ ? m.grads : 0;  // the buckets hold one copy of the gradients
+  return m;
+}
+
+}  // namespace gpt

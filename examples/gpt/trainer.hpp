@@ -1,0 +1,72 @@
+// One rank of the GPT's training: its pipeline chunks, the pipeline
+// executor that runs them, DDP over the data-parallel ranks, AdamW with
+// global-norm clipping and a warm-up + cosine learning rate, validation and
+// sampling. Every rank makes the same calls in the same order.
+#pragma once
+
+#include <dtrain.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model.hpp"
+#include "options.hpp"
+#include "text.hpp"
+
+namespace gpt {
+
+struct StepReport {
+  double loss = 0, grad_norm = 0, lr = 0, seconds = 0, comm_seconds = 0;
+};
+
+// Bytes this rank holds, by purpose.
+struct Memory {
+  double params = 0, grads = 0, optimizer = 0, activations = 0, ddp = 0;
+};
+
+class Trainer {
+ public:
+  Trainer(const Options &o, const Corpus &corpus, dt_comm *world);
+  ~Trainer();
+  Trainer(const Trainer &) = delete;
+  Trainer &operator=(const Trainer &) = delete;
+
+  StepReport step(int step);          // one optimizer step (from 0)
+  double validation_loss();           // the mean loss over the held-out windows
+  std::string sample(int chars);      // text generated from the model
+  Memory memory() const;
+
+  // The pipeline callbacks' bodies.
+  void forward(int chunk, int mb, const float *input, float *output);
+  void backward(int chunk, int mb, const float *grad_output, float *grad_input);
+
+ private:
+  struct Chunk {
+    std::unique_ptr<Stage> stage;
+    std::vector<Saved> saved;       // one per micro-batch of a step
+    std::vector<int64_t> live_bytes;
+  };
+  float learning_rate(int step) const;
+  double forward_only(std::vector<Saved> &per_chunk, int64_t seqs, int64_t len);
+  void fill_windows(Saved &s, bool ids, bool targets, int mb);
+  double sum_over(dt_comm *c, double v);
+
+  Options o_;
+  const Corpus &corpus_;
+  Config cfg_;
+  dt_comm *world_;
+  dt_mesh *mesh_ = nullptr;
+  dt_comm *tp_ = nullptr, *pp_ = nullptr, *dp_ = nullptr, *model_ = nullptr;  // model_: tp x pp
+  int tp_rank_ = 0, pp_rank_ = 0, dp_rank_ = 0;
+  std::vector<Chunk> chunks_;
+  std::vector<Param *> params_;
+  dt_optimizer *opt_ = nullptr;
+  dt_ddp *ddp_ = nullptr;
+  dt_pipeline *pipe_ = nullptr;
+  int64_t mb_seqs_;  // sequences per micro-batch
+  int step_ = 0;
+  double loss_sum_ = 0, live_ = 0, peak_live_ = 0;
+};
+
+}  // namespace gpt
