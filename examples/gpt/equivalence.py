@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Trains the GPT for a few steps on one process and on several meshes with
+the same seed, and checks that every mesh gives the one process's losses.
+
+    python3 examples/gpt/equivalence.py --build build/ci            the whole matrix
+    python3 examples/gpt/equivalence.py --build build/ci --subset   what CTest runs
+
+The whole matrix is every (dp, tp, pp) in {1, 2}^3, each pipeline of two
+stages under every schedule. A mesh passes when its loss at the last step is
+within --rtol (relative) of the one process's. Prints a table; exits 1 when
+a mesh differs or fails to run.
+"""
+import argparse
+import itertools
+import os
+import re
+import subprocess
+import sys
+import time
+
+# A model small enough for 8 ranks on two cores, with 4 layers so that an
+# interleaved pipeline of 2 ranks x 2 chunks has a layer per stage.
+TINY = ["--layers", "4", "--hidden", "32", "--heads", "4", "--seq", "16", "--batch", "8",
+        "--microbatches", "2", "--warmup", "5", "--log-every", "1", "--eval-every", "1000",
+        "--eval-seqs", "8", "--sample", "0"]
+STEP = re.compile(r"step +(\d+)/\d+ +loss ([0-9.eE+-]+)")
+
+
+def meshes(subset):
+    if subset:
+        return [(2, 1, 1, "1f1b"), (1, 2, 1, "1f1b"), (1, 1, 2, "1f1b"), (1, 1, 2, "interleaved"),
+                (2, 2, 2, "1f1b")]
+    out = []
+    for dp, tp, pp in itertools.product((1, 2), repeat=3):
+        for schedule in (("gpipe", "1f1b", "interleaved") if pp > 1 else ("1f1b",)):
+            out.append((dp, tp, pp, schedule))
+    return out
+
+
+def train(args, dp, tp, pp, schedule):
+    ranks = dp * tp * pp
+    cmd = [os.path.join(args.build, "tools/dtrun/dtrun"), "-n", str(ranks), "--timeout", str(args.timeout),
+           os.path.join(args.build, "examples/gpt/train_gpt"), "--data", args.data, "--steps", str(args.steps),
+           "--seed", str(args.seed), "--dp", str(dp), "--tp", str(tp), "--pp", str(pp),
+           "--schedule", schedule] + TINY
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    t0 = time.monotonic()
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout + 30)
+    seconds = time.monotonic() - t0
+    losses = {int(m.group(1)): float(m.group(2)) for m in STEP.finditer(run.stdout)}
+    if run.returncode not in (0, 1) or args.steps not in losses:  # 1: too few steps to learn, not a failure here
+        sys.stderr.write(f"mesh dp{dp} tp{tp} pp{pp} {schedule} failed ({run.returncode}):\n{run.stdout}{run.stderr}\n")
+        return None, seconds
+    return losses, seconds
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", required=True, help="the build directory (holds tools/dtrun and examples/gpt)")
+    p.add_argument("--data", default=os.path.join(here, "..", "..", "README.md"), help="the text to train on")
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rtol", type=float, default=1e-4)
+    p.add_argument("--timeout", type=int, default=100, help="seconds per run")
+    p.add_argument("--subset", action="store_true", help="a representative subset instead of the whole matrix")
+    args = p.parse_args()
+
+    ref, ref_s = train(args, 1, 1, 1, "1f1b")
+    if ref is None:
+        return 1
+    print(f"reference: one process, loss at step {args.steps} = {ref[args.steps]:.7f} ({ref_s:.1f} s)")
+    print(f"{'dp':>2} {'tp':>2} {'pp':>2} {'schedule':<12} {'ranks':>5} {'loss @' + str(args.steps):>12} "
+          f"{'rel. diff':>10} {'max rel. diff':>14} {'seconds':>8}  result")
+    failed = 0
+    for dp, tp, pp, schedule in meshes(args.subset):
+        losses, seconds = train(args, dp, tp, pp, schedule)
+        if losses is None:
+            failed += 1
+            print(f"{dp:>2} {tp:>2} {pp:>2} {schedule:<12} {dp * tp * pp:>5} {'-':>12} {'-':>10} {'-':>14} "
+                  f"{seconds:>8.1f}  FAILED TO RUN")
+            continue
+        rel = abs(losses[args.steps] - ref[args.steps]) / abs(ref[args.steps])
+        worst = max(abs(losses[s] - ref[s]) / abs(ref[s]) for s in ref)
+        ok = rel <= args.rtol
+        failed += not ok
+        print(f"{dp:>2} {tp:>2} {pp:>2} {schedule:<12} {dp * tp * pp:>5} {losses[args.steps]:>12.7f} {rel:>10.2e} "
+              f"{worst:>14.2e} {seconds:>8.1f}  {'ok' if ok else 'DIFFERS'}", flush=True)
+    print(f"{failed} mesh(es) differ or failed" if failed else "every mesh gives the one process's losses")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
