@@ -6,7 +6,8 @@ the same seed, and checks that every mesh gives the one process's losses.
     python3 examples/gpt/equivalence.py --build build/ci --subset   what CTest runs
 
 The whole matrix is every (dp, tp, pp) in {1, 2}^3, each pipeline of two
-stages under every schedule. A mesh passes when its loss at the last step is
+stages under every schedule, and context parallelism (cp = 2: zigzag shards,
+ring attention) alone and with each of the others. A mesh passes when its loss at the last step is
 within --rtol (relative) of the one process's. Prints a table; exits 1 when
 a mesh differs or fails to run.
 """
@@ -27,21 +28,24 @@ STEP = re.compile(r"step +(\d+)/\d+ +loss ([0-9.eE+-]+)")
 
 
 def meshes(subset):
+    """(dp, tp, pp, cp, schedule) tuples."""
     if subset:
-        return [(2, 1, 1, "1f1b"), (1, 2, 1, "1f1b"), (1, 1, 2, "1f1b"), (1, 1, 2, "interleaved"),
-                (2, 2, 2, "1f1b")]
+        return [(2, 1, 1, 1, "1f1b"), (1, 2, 1, 1, "1f1b"), (1, 1, 2, 1, "1f1b"), (1, 1, 2, 1, "interleaved"),
+                (1, 1, 1, 2, "1f1b"), (2, 2, 2, 1, "1f1b")]
     out = []
     for dp, tp, pp in itertools.product((1, 2), repeat=3):
         for schedule in (("gpipe", "1f1b", "interleaved") if pp > 1 else ("1f1b",)):
-            out.append((dp, tp, pp, schedule))
+            out.append((dp, tp, pp, 1, schedule))
+    out += [(1, 1, 1, 2, "1f1b"), (2, 1, 1, 2, "1f1b"), (1, 2, 1, 2, "1f1b"), (1, 1, 2, 2, "1f1b"),
+            (1, 2, 2, 2, "1f1b")]
     return out
 
 
-def train(args, dp, tp, pp, schedule):
-    ranks = dp * tp * pp
+def train(args, dp, tp, pp, cp, schedule):
+    ranks = dp * tp * pp * cp
     cmd = [os.path.join(args.build, "tools/dtrun/dtrun"), "-n", str(ranks), "--timeout", str(args.timeout),
            os.path.join(args.build, "examples/gpt/train_gpt"), "--data", args.data, "--steps", str(args.steps),
-           "--seed", str(args.seed), "--dp", str(dp), "--tp", str(tp), "--pp", str(pp),
+           "--seed", str(args.seed), "--dp", str(dp), "--tp", str(tp), "--pp", str(pp), "--cp", str(cp),
            "--schedule", schedule] + TINY
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     t0 = time.monotonic()
@@ -49,7 +53,7 @@ def train(args, dp, tp, pp, schedule):
     seconds = time.monotonic() - t0
     losses = {int(m.group(1)): float(m.group(2)) for m in STEP.finditer(run.stdout)}
     if run.returncode not in (0, 1) or args.steps not in losses:  # 1: too few steps to learn, not a failure here
-        sys.stderr.write(f"mesh dp{dp} tp{tp} pp{pp} {schedule} failed ({run.returncode}):\n{run.stdout}{run.stderr}\n")
+        sys.stderr.write(f"mesh dp{dp} tp{tp} pp{pp} cp{cp} {schedule} failed ({run.returncode}):\n{run.stdout}{run.stderr}\n")
         return None, seconds
     return losses, seconds
 
@@ -66,25 +70,26 @@ def main():
     p.add_argument("--subset", action="store_true", help="a representative subset instead of the whole matrix")
     args = p.parse_args()
 
-    ref, ref_s = train(args, 1, 1, 1, "1f1b")
+    ref, ref_s = train(args, 1, 1, 1, 1, "1f1b")
     if ref is None:
         return 1
     print(f"reference: one process, loss at step {args.steps} = {ref[args.steps]:.7f} ({ref_s:.1f} s)")
-    print(f"{'dp':>2} {'tp':>2} {'pp':>2} {'schedule':<12} {'ranks':>5} {'loss @' + str(args.steps):>12} "
+    print(f"{'dp':>2} {'tp':>2} {'pp':>2} {'cp':>2} {'schedule':<12} {'ranks':>5} {'loss @' + str(args.steps):>12} "
           f"{'rel. diff':>10} {'max rel. diff':>14} {'seconds':>8}  result")
     failed = 0
-    for dp, tp, pp, schedule in meshes(args.subset):
-        losses, seconds = train(args, dp, tp, pp, schedule)
+    for dp, tp, pp, cp, schedule in meshes(args.subset):
+        losses, seconds = train(args, dp, tp, pp, cp, schedule)
+        mesh = f"{dp:>2} {tp:>2} {pp:>2} {cp:>2} {schedule:<12} {dp * tp * pp * cp:>5}"
         if losses is None:
             failed += 1
-            print(f"{dp:>2} {tp:>2} {pp:>2} {schedule:<12} {dp * tp * pp:>5} {'-':>12} {'-':>10} {'-':>14} "
+            print(f"{mesh} {'-':>12} {'-':>10} {'-':>14} "
                   f"{seconds:>8.1f}  FAILED TO RUN")
             continue
         rel = abs(losses[args.steps] - ref[args.steps]) / abs(ref[args.steps])
         worst = max(abs(losses[s] - ref[s]) / abs(ref[s]) for s in ref)
         ok = rel <= args.rtol
         failed += not ok
-        print(f"{dp:>2} {tp:>2} {pp:>2} {schedule:<12} {dp * tp * pp:>5} {losses[args.steps]:>12.7f} {rel:>10.2e} "
+        print(f"{mesh} {losses[args.steps]:>12.7f} {rel:>10.2e} "
               f"{worst:>14.2e} {seconds:>8.1f}  {'ok' if ok else 'DIFFERS'}", flush=True)
     print(f"{failed} mesh(es) differ or failed" if failed else "every mesh gives the one process's losses")
     return 1 if failed else 0

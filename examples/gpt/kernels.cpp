@@ -129,12 +129,13 @@ void attention_backward(const float *qkv, const float *probs, const float *dout,
     }
 }
 
-void add_positions(float *x, const float *pos, int64_t rows, int64_t len, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) add_into(x + r * cols, pos + (r % len) * cols, cols);
+void add_positions(float *x, const float *pos, const int64_t *where, int64_t rows, int64_t len, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) add_into(x + r * cols, pos + where[r % len] * cols, cols);
 }
 
-void positions_backward(const float *dx, float *dpos, int64_t rows, int64_t len, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) add_into(dpos + (r % len) * cols, dx + r * cols, cols);
+void positions_backward(const float *dx, float *dpos, const int64_t *where, int64_t rows, int64_t len,
+                        int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) add_into(dpos + where[r % len] * cols, dx + r * cols, cols);
 }
 
 void add_into(float *y, const float *x, int64_t n) {

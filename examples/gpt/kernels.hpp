@@ -32,9 +32,11 @@ void attention_forward(const float *qkv, float *out, float *probs, int64_t seqs,
 void attention_backward(const float *qkv, const float *probs, const float *dout, float *dqkv, int64_t seqs,
                         int64_t len, int64_t heads, int64_t dim);
 
-// x[r] += pos[r mod len]; and its backward dpos[r mod len] += dx[r].
-void add_positions(float *x, const float *pos, int64_t rows, int64_t len, int64_t cols);
-void positions_backward(const float *dx, float *dpos, int64_t rows, int64_t len, int64_t cols);
+// Rows are sequences of `len` tokens whose positions are `where[0..len)`:
+// x[r] += pos[where[r mod len]]; and its backward dpos[where[r mod len]] += dx[r].
+void add_positions(float *x, const float *pos, const int64_t *where, int64_t rows, int64_t len, int64_t cols);
+void positions_backward(const float *dx, float *dpos, const int64_t *where, int64_t rows, int64_t len,
+                        int64_t cols);
 
 // y[i] += x[i].
 void add_into(float *y, const float *x, int64_t n);

@@ -48,8 +48,9 @@ struct ParamView {
 int64_t Saved::bytes() const {
   int64_t n = (int64_t)(ids.capacity() + targets.capacity()) * 4;
   for (const auto *v : {&xf, &hf, &muf, &rsf, &logits, &lse, &loss}) n += (int64_t)v->capacity() * 4;
+  n += (int64_t)where.capacity() * 8;
   for (const Block &b : blocks)
-    for (const auto *v : {&b.x, &b.h1, &b.mu1, &b.rs1, &b.qkv, &b.probs, &b.att, &b.x1, &b.h2, &b.mu2, &b.rs2, &b.f,
+    for (const auto *v : {&b.x, &b.h1, &b.mu1, &b.rs1, &b.qkv, &b.probs, &b.lse, &b.att, &b.x1, &b.h2, &b.mu2, &b.rs2, &b.f,
                           &b.gl})
       n += (int64_t)v->capacity() * 4;
   return n;
@@ -85,8 +86,8 @@ Param *Stage::add(const std::string &name, std::vector<int64_t> full, Split spli
   return &params_.back();
 }
 
-Stage::Stage(const Config &cfg, int stage, int stages, dt_comm *tp, int tp_rank, int tp_size)
-    : cfg_(cfg), stage_(stage), stages_(stages), tp_(tp), tp_rank_(tp_rank), tp_size_(tp_size) {
+Stage::Stage(const Config &cfg, int stage, int stages, Group tp, Group cp)
+    : cfg_(cfg), stage_(stage), stages_(stages), tp_(tp.comm), tp_rank_(tp.rank), tp_size_(tp.size), cp_(cp) {
   const int64_t H = cfg.hidden, L = cfg.layers;
   const int64_t l0 = stage * L / stages, l1 = (stage + 1) * L / stages;
   params_.reserve((size_t)(12 * (l1 - l0) + 5));  // Layer and the members below point into it
@@ -119,8 +120,69 @@ Stage::Stage(const Config &cfg, int stage, int stages, dt_comm *tp, int tp_rank,
   }
 }
 
+namespace {
+
+// The queries, keys or values (`part` 0, 1, 2) of one sequence's packed qkv
+// rows as [len, heads, dim], the layout of libdtrain's attention calls; and back.
+void unpack(const float *qkv, int part, int64_t len, int64_t width, float *out) {
+  for (int64_t i = 0; i < len; ++i)
+    std::memcpy(out + i * width, qkv + i * 3 * width + part * width, (size_t)width * sizeof(float));
+}
+
+void pack(const float *in, int part, int64_t len, int64_t width, float *qkv) {
+  for (int64_t i = 0; i < len; ++i)
+    std::memcpy(qkv + i * 3 * width + part * width, in + i * width, (size_t)width * sizeof(float));
+}
+
+}  // namespace
+
+void Stage::attention_forward(Saved::Block &b, int64_t seqs, int64_t len) {
+  const int64_t heads = cfg_.heads / tp_size_, dim = cfg_.hidden / cfg_.heads, width = heads * dim;
+  b.att.resize((size_t)(seqs * len * width));
+  if (cp_.size == 1) {
+    b.probs.resize((size_t)(seqs * heads * len * len));
+    gpt::attention_forward(b.qkv.data(), b.att.data(), b.probs.data(), seqs, len, heads, dim);
+    return;
+  }
+  b.lse.resize((size_t)(seqs * len * heads));
+  std::vector<float> qkv((size_t)(3 * len * width));
+  for (int64_t s = 0; s < seqs; ++s) {
+    for (int part = 0; part < 3; ++part)
+      unpack(b.qkv.data() + s * len * 3 * width, part, len, width, qkv.data() + part * len * width);
+    View q(qkv.data(), len, heads, dim), k(qkv.data() + len * width, len, heads, dim),
+        v(qkv.data() + 2 * len * width, len, heads, dim), o(b.att.data() + s * len * width, len, heads, dim),
+        lse(b.lse.data() + s * len * heads, len, heads);
+    check(dt_cp_ring_attention_forward(cp_.comm, DT_CP_ZIGZAG, 1, 0.0, q.get(), k.get(), v.get(), o.get(), lse.get()),
+          "ring attention forward");
+  }
+}
+
+void Stage::attention_backward(Saved::Block &b, const float *datt, float *dqkv, int64_t seqs, int64_t len) {
+  const int64_t heads = cfg_.heads / tp_size_, dim = cfg_.hidden / cfg_.heads, width = heads * dim;
+  if (cp_.size == 1) {
+    gpt::attention_backward(b.qkv.data(), b.probs.data(), datt, dqkv, seqs, len, heads, dim);
+    return;
+  }
+  std::vector<float> qkv((size_t)(3 * len * width)), grads(qkv.size());
+  for (int64_t s = 0; s < seqs; ++s) {
+    for (int part = 0; part < 3; ++part)
+      unpack(b.qkv.data() + s * len * 3 * width, part, len, width, qkv.data() + part * len * width);
+    const int64_t at = s * len * width;
+    View q(qkv.data(), len, heads, dim), k(qkv.data() + len * width, len, heads, dim),
+        v(qkv.data() + 2 * len * width, len, heads, dim), o(b.att.data() + at, len, heads, dim),
+        lse(b.lse.data() + s * len * heads, len, heads), d_o(datt + at, len, heads, dim),
+        dq(grads.data(), len, heads, dim), dk(grads.data() + len * width, len, heads, dim),
+        dv(grads.data() + 2 * len * width, len, heads, dim);
+    check(dt_cp_ring_attention_backward(cp_.comm, DT_CP_ZIGZAG, 1, 0.0, q.get(), k.get(), v.get(), o.get(), lse.get(),
+                                        d_o.get(), dq.get(), dk.get(), dv.get()),
+          "ring attention backward");
+    for (int part = 0; part < 3; ++part)
+      pack(grads.data() + part * len * width, part, len, width, dqkv + s * len * 3 * width);
+  }
+}
+
 void Stage::block_forward(const Layer &l, Saved::Block &b, const float *x, float *out, int64_t seqs, int64_t len) {
-  const int64_t rows = seqs * len, H = cfg_.hidden, Hl = H / tp_size_, heads = cfg_.heads / tp_size_;
+  const int64_t rows = seqs * len, H = cfg_.hidden, Hl = H / tp_size_;
   b.x.assign(x, x + rows * H);
   b.h1.resize((size_t)(rows * H));
   b.mu1.resize((size_t)rows);
@@ -132,9 +194,7 @@ void Stage::block_forward(const Layer &l, Saved::Block &b, const float *x, float
     ParamView w(*l.qkvw, false), bias(*l.qkvb, false);
     check(dt_tp_column_linear_forward(tp_, in.get(), w.get(), bias.get(), y.get(), 0), "qkv forward");
   }
-  b.att.resize((size_t)(rows * Hl));
-  b.probs.resize((size_t)(seqs * heads * len * len));
-  attention_forward(b.qkv.data(), b.att.data(), b.probs.data(), seqs, len, heads, H / cfg_.heads);
+  attention_forward(b, seqs, len);
   b.x1.resize((size_t)(rows * H));
   {
     View in(b.att.data(), rows, Hl), y(b.x1.data(), rows, H);
@@ -165,7 +225,7 @@ void Stage::block_forward(const Layer &l, Saved::Block &b, const float *x, float
 
 // `dx` holds the gradient of the block's output on entry and of its input on return.
 void Stage::block_backward(const Layer &l, Saved::Block &b, float *dx, int64_t seqs, int64_t len) {
-  const int64_t rows = seqs * len, H = cfg_.hidden, Hl = H / tp_size_, heads = cfg_.heads / tp_size_;
+  const int64_t rows = seqs * len, H = cfg_.hidden, Hl = H / tp_size_;
   std::vector<float> dgl((size_t)(rows * 4 * Hl)), dh((size_t)(rows * H));
   {
     View x(b.gl.data(), rows, 4 * Hl), dy(dx, rows, H), dxl(dgl.data(), rows, 4 * Hl);
@@ -190,7 +250,7 @@ void Stage::block_backward(const Layer &l, Saved::Block &b, float *dx, int64_t s
     check(dt_tp_row_linear_backward(tp_, x.get(), w.get(), dy.get(), dxl.get(), dw.get(), db.get(), kAcc),
           "proj backward");
   }
-  attention_backward(b.qkv.data(), b.probs.data(), datt.data(), dqkv.data(), seqs, len, heads, H / cfg_.heads);
+  attention_backward(b, datt.data(), dqkv.data(), seqs, len);
   {
     View x(b.h1.data(), rows, H), dy(dqkv.data(), rows, 3 * Hl), dxl(dh.data(), rows, H);
     ParamView w(*l.qkvw, false), dw(*l.qkvw, true), db(*l.qkvb, true);
@@ -208,7 +268,7 @@ double Stage::forward(Saved &s, const float *input, float *output, int64_t seqs,
     View ids(s.ids.data(), rows), out(x.data(), rows, H);
     ParamView table(*tok_, false);
     check(dt_tp_embedding_forward(tp_, table.get(), ids.get(), out.get(), 0), "embedding forward");
-    add_positions(x.data(), pos_->w.data(), rows, len, H);
+    add_positions(x.data(), pos_->w.data(), s.where.data(), rows, len, H);
   } else {
     std::memcpy(x.data(), input, x.size() * sizeof(float));
   }
@@ -275,7 +335,7 @@ void Stage::backward(Saved &s, const float *grad_output, float *grad_input, int6
     std::memcpy(grad_input, dx.data(), dx.size() * sizeof(float));
     return;
   }
-  positions_backward(dx.data(), pos_->g.data(), rows, len, H);
+  positions_backward(dx.data(), pos_->g.data(), s.where.data(), rows, len, H);
   View ids(s.ids.data(), rows), dout(dx.data(), rows, H);
   ParamView dtable(*tok_, true);
   check(dt_tp_embedding_backward(tp_, ids.get(), dout.get(), dtable.get(), kAcc), "embedding backward");

@@ -10,6 +10,12 @@
 // Layer norms, position embeddings and row-parallel biases are replicated:
 // every tensor-parallel rank holds them whole and computes the same gradient.
 //
+// Context parallelism: with cp > 1 each rank holds a zigzag shard of every
+// sequence (DT_CP_ZIGZAG, so causal attention costs every rank the same) and
+// attention runs as libdtrain's ring attention; everything else works token
+// by token and needs no change. With cp = 1 attention is the example's own
+// kernel.
+//
 // Initialisation makes the whole of each weight from the seed and the
 // weight's name, then keeps this rank's shard (dt_tp_shard), so every mesh
 // starts from the same model.
@@ -28,6 +34,12 @@ struct Config {
   uint64_t seed = 1;
 };
 
+// A rank's place in one dimension of the mesh.
+struct Group {
+  dt_comm *comm;
+  int rank, size;
+};
+
 enum class Split { replicated, rows, columns, qkv };
 
 struct Param {
@@ -42,9 +54,10 @@ struct Param {
 // One forward's saved activations: what the backward reads.
 struct Saved {
   struct Block {
-    std::vector<float> x, h1, mu1, rs1, qkv, probs, att, x1, h2, mu2, rs2, f, gl;
+    std::vector<float> x, h1, mu1, rs1, qkv, probs, lse, att, x1, h2, mu2, rs2, f, gl;
   };
   std::vector<int32_t> ids, targets;
+  std::vector<int64_t> where;  // the positions of a sequence's rows on this rank
   std::vector<Block> blocks;
   std::vector<float> xf, hf, muf, rsf, logits, lse, loss;
   int64_t bytes() const;
@@ -54,14 +67,15 @@ class Stage {
  public:
   // Global stage `stage` of `stages`: layers [stage L / stages, (stage + 1) L / stages),
   // the embeddings on the first, the final norm, head and loss on the last.
-  Stage(const Config &cfg, int stage, int stages, dt_comm *tp, int tp_rank, int tp_size);
+  Stage(const Config &cfg, int stage, int stages, Group tp, Group cp);
   bool first() const { return stage_ == 0; }
   bool last() const { return stage_ == stages_ - 1; }
   std::vector<Param> &params() { return params_; }
 
-  // `seqs` sequences of `len` tokens (rows = seqs * len). The first stage reads
-  // s.ids, the others `input` [rows, hidden]; the last reads s.targets and
-  // returns the summed loss of the rows, the others write `output`.
+  // `seqs` sequences of which this rank holds `len` tokens each (rows = seqs *
+  // len), at positions s.where. The first stage reads s.ids, the others
+  // `input` [rows, hidden]; the last reads s.targets and returns the summed
+  // loss of the rows, the others write `output`.
   double forward(Saved &s, const float *input, float *output, int64_t seqs, int64_t len);
   // The loss differentiated is `loss_weight` times the summed loss. Adds the
   // weight gradients into the parameters' `g`; writes `grad_input` (not on the
@@ -79,11 +93,14 @@ class Stage {
   Param *add(const std::string &name, std::vector<int64_t> full, Split split, float stddev, float fill);
   void block_forward(const Layer &l, Saved::Block &b, const float *x, float *out, int64_t seqs, int64_t len);
   void block_backward(const Layer &l, Saved::Block &b, float *dx, int64_t seqs, int64_t len);
+  void attention_forward(Saved::Block &b, int64_t seqs, int64_t len);
+  void attention_backward(Saved::Block &b, const float *datt, float *dqkv, int64_t seqs, int64_t len);
 
   Config cfg_;
   int stage_, stages_;
   dt_comm *tp_;
   int tp_rank_, tp_size_;
+  Group cp_;
   std::vector<Param> params_;
   std::vector<Layer> layers_;
   Param *tok_ = nullptr, *pos_ = nullptr, *lnfg_ = nullptr, *lnfb_ = nullptr, *head_ = nullptr;

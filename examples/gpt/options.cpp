@@ -13,7 +13,8 @@ const char kUsage[] =
     "usage: train_gpt [options]      (under dtrun -n N for N ranks)\n"
     "mesh (the product must be the number of ranks):\n"
     "  --dp N --tp N --pp N      data, tensor and pipeline parallel sizes (default 1)\n"
-    "  --cp N --ep N             context and expert parallel sizes (only 1 in this version)\n"
+    "  --cp N                    context parallel size: ring attention over zigzag shards (default 1)\n"
+    "  --ep N                    expert parallel size (only 1 in this version)\n"
     "  --schedule S              gpipe, 1f1b or interleaved (default 1f1b)\n"
     "  --chunks N                model chunks per pipeline rank for interleaved (default 2)\n"
     "  --microbatches N          micro-batches per step and data-parallel rank (default 4)\n"
@@ -126,15 +127,16 @@ std::string check_mesh(const Options &o, int world, int64_t vocab) {
   if (ranks != world) {
     why << "--dp " << o.dp << " x --tp " << o.tp << " x --pp " << o.pp << " x --cp " << o.cp << " x --ep " << o.ep
         << " = " << ranks << " ranks, but the world has " << world;
-  } else if (o.cp != 1 || o.ep != 1) {
-    why << "--cp and --ep above 1 are not supported by this version of the example";
+  } else if (o.ep != 1) {
+    why << "--ep above 1 is not supported by this version of the example";
   } else if (o.zero >= 0) {
     why << "--zero is not supported by this version of the example (gradients go through DDP)";
   } else if (divides(o.heads, "--heads", o.tp, "--tp") && divides(o.hidden, "--hidden", o.heads, "--heads") &&
              divides(vocab, "the padded vocabulary", o.tp, "--tp") &&
              divides(o.layers, "--layers", (long long)o.pp * o.chunks, "--pp x --chunks") &&
              divides(o.batch, "--batch", (long long)o.dp * o.microbatches, "--dp x --microbatches") &&
-             divides(o.eval_seqs, "--eval-seqs", o.dp, "--dp")) {
+             divides(o.eval_seqs, "--eval-seqs", o.dp, "--dp") &&
+             (o.cp == 1 || divides(o.seq, "--seq", 2LL * o.cp, "2 x --cp (zigzag halves)"))) {
     if (o.kind == DT_PIPELINE_INTERLEAVED_1F1B) divides(o.microbatches, "--microbatches", o.pp, "--pp");
   }
   return why.str();

@@ -11,27 +11,33 @@
 namespace gpt {
 
 // A borrowed, row-major view of rows x cols floats (cols 0: a vector of
-// rows), or of n int32 ids. Not copyable: the DLTensor points at its shape.
+// rows), of rows x heads x dim floats (attention's layout), or of n int32
+// ids or int64 positions. Not copyable: the DLTensor points at its shape.
 class View {
  public:
-  View(const float *data, int64_t rows, int64_t cols = 0) { init(data, kDLFloat, rows, cols); }
-  View(const int32_t *data, int64_t n) { init(data, kDLInt, n, 0); }
+  View(const float *data, int64_t rows, int64_t cols = 0) { init(data, kDLFloat, 32, {rows, cols, 0}); }
+  View(const float *data, int64_t rows, int64_t heads, int64_t dim) { init(data, kDLFloat, 32, {rows, heads, dim}); }
+  View(const int32_t *data, int64_t n) { init(data, kDLInt, 32, {n, 0, 0}); }
+  View(const int64_t *data, int64_t n) { init(data, kDLInt, 64, {n, 0, 0}); }
   View(const View &) = delete;
   View &operator=(const View &) = delete;
   DLTensor *get() { return &t_; }
 
  private:
-  void init(const void *data, uint8_t code, int64_t rows, int64_t cols) {
-    shape_[0] = rows;
-    shape_[1] = cols;
+  struct Dims {
+    int64_t d[3];
+  };
+  void init(const void *data, uint8_t code, uint8_t bits, Dims dims) {
     t_ = DLTensor{};
+    t_.ndim = 0;
+    for (int64_t d : dims.d)
+      if (d > 0) shape_[t_.ndim++] = d;
     t_.data = const_cast<void *>(data);
     t_.device = {kDLCPU, 0};
-    t_.ndim = cols > 0 ? 2 : 1;
-    t_.dtype = {code, 32, 1};
+    t_.dtype = {code, bits, 1};
     t_.shape = shape_;
   }
-  int64_t shape_[2];
+  int64_t shape_[3];
   DLTensor t_;
 };
 

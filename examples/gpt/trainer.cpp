@@ -52,17 +52,27 @@ Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o)
   const int sizes[5] = {o.tp, o.cp, o.ep, o.dp, o.pp};
   check(dt_mesh_create(&mesh_, world, 5, nullptr, sizes), "dt_mesh_create");
   check(dt_mesh_comm(mesh_, "tp", &tp_), "dt_mesh_comm(tp)");
+  check(dt_mesh_comm(mesh_, "cp", &cp_), "dt_mesh_comm(cp)");
   check(dt_mesh_comm(mesh_, "pp", &pp_), "dt_mesh_comm(pp)");
-  check(dt_mesh_comm(mesh_, "dp", &dp_), "dt_mesh_comm(dp)");
+  check(dt_mesh_comm(mesh_, "dp,cp", &replicas_), "dt_mesh_comm(dp,cp)");
   check(dt_mesh_comm(mesh_, "tp,pp", &model_), "dt_mesh_comm(tp,pp)");
+  check(dt_mesh_comm(mesh_, "cp,pp", &cp_pp_), "dt_mesh_comm(cp,pp)");
   check(dt_mesh_coord(mesh_, "tp", &tp_rank_), "dt_mesh_coord");
+  check(dt_mesh_coord(mesh_, "cp", &cp_rank_), "dt_mesh_coord");
   check(dt_mesh_coord(mesh_, "pp", &pp_rank_), "dt_mesh_coord");
   check(dt_mesh_coord(mesh_, "dp", &dp_rank_), "dt_mesh_coord");
+  len_ = o.seq / o.cp;
+  where_.resize((size_t)len_);
+  {
+    View w(where_.data(), len_);
+    check(dt_cp_positions(o.cp > 1 ? DT_CP_ZIGZAG : DT_CP_CONTIGUOUS, o.cp, cp_rank_, w.get()), "dt_cp_positions");
+  }
 
   const int stages = o.pp * o.chunks;
   for (int c = 0; c < o.chunks; ++c) {
     Chunk ch;
-    ch.stage = std::make_unique<Stage>(cfg_, c * o.pp + pp_rank_, stages, tp_, tp_rank_, o.tp);
+    ch.stage = std::make_unique<Stage>(cfg_, c * o.pp + pp_rank_, stages, Group{tp_, tp_rank_, o.tp},
+                                       Group{cp_, cp_rank_, o.cp});
     ch.saved.resize((size_t)o.microbatches);
     ch.live_bytes.assign((size_t)o.microbatches, 0);
     chunks_.push_back(std::move(ch));
@@ -87,10 +97,10 @@ Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o)
   oo.weight_decay = o.weight_decay;
   oo.beta2 = 0.99f;
   check(dt_optimizer_create(&opt_, w.data(), g.data(), w.size(), &oo), "dt_optimizer_create");
-  if (o.dp > 1) {
+  if (o.dp * o.cp > 1) {
     std::vector<const DLTensor *> gp;
     for (DLTensor &t : g) gp.push_back(&t);
-    check(dt_ddp_create(&ddp_, dp_, gp.data(), gp.size(), nullptr), "dt_ddp_create");
+    check(dt_ddp_create(&ddp_, replicas_, gp.data(), gp.size(), nullptr), "dt_ddp_create");
   }
 
   dt_pipeline_schedule_options so = DT_PIPELINE_SCHEDULE_OPTIONS_INIT;
@@ -101,7 +111,7 @@ Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o)
   dt_pipeline_schedule *schedule = nullptr;
   check(dt_pipeline_schedule_create(&schedule, &so), "dt_pipeline_schedule_create");
   dt_pipeline_options po = DT_PIPELINE_OPTIONS_INIT;
-  po.activation_elements = mb_seqs_ * o.seq * o.hidden;
+  po.activation_elements = mb_seqs_ * len_ * o.hidden;
   po.forward = on_forward;
   po.backward = on_backward;
   po.user = this;
@@ -114,30 +124,37 @@ Trainer::~Trainer() {
   dt_pipeline_destroy(pipe_);
   dt_ddp_destroy(ddp_);
   dt_optimizer_destroy(opt_);
-  for (dt_comm *c : {tp_, pp_, dp_, model_}) dt_comm_destroy(c);
+  for (dt_comm *c : {tp_, cp_, pp_, replicas_, model_, cp_pp_}) dt_comm_destroy(c);
   dt_mesh_destroy(mesh_);
 }
 
-// The windows of micro-batch `mb` of this data-parallel rank: global
-// windows [dp_rank B/dp + mb s, ... + s) of the step, s per micro-batch.
-void Trainer::fill_windows(Saved &s, bool ids, bool targets, int mb) {
-  const int64_t T = o_.seq;
-  s.ids.resize((size_t)(mb_seqs_ * T));
+// This rank's tokens of the windows of `text` starting at `starts`: the
+// inputs at its positions and, as targets, the characters that follow them.
+void Trainer::fill_windows(Saved &s, const std::vector<int32_t> &text, const std::vector<int64_t> &starts) {
+  s.where = where_;
+  s.ids.resize(starts.size() * (size_t)len_);
   s.targets.resize(s.ids.size());
-  for (int64_t i = 0; i < mb_seqs_; ++i) {
-    int64_t index = dp_rank_ * (o_.batch / o_.dp) + mb * mb_seqs_ + i;
-    int64_t start = window_start(o_.seed, step_, index, (int64_t)corpus_.train.size(), T);
-    const int32_t *src = corpus_.train.data() + start;
-    if (ids) std::copy(src, src + T, s.ids.begin() + i * T);
-    if (targets) std::copy(src + 1, src + T + 1, s.targets.begin() + i * T);
-  }
+  for (size_t i = 0; i < starts.size(); ++i)
+    for (int64_t j = 0; j < len_; ++j) {
+      size_t at = (size_t)(starts[i] + where_[(size_t)j]);
+      s.ids[i * (size_t)len_ + (size_t)j] = text[at];
+      s.targets[i * (size_t)len_ + (size_t)j] = text[at + 1];
+    }
 }
+
+bool Trainer::loss_holder() const { return chunks_.back().stage->last() && tp_rank_ == 0; }
 
 void Trainer::forward(int chunk, int mb, const float *input, float *output) {
   Chunk &ch = chunks_[(size_t)chunk];
   Saved &s = ch.saved[(size_t)mb];
-  fill_windows(s, ch.stage->first(), ch.stage->last(), mb);
-  loss_sum_ += ch.stage->forward(s, input, output, mb_seqs_, o_.seq);
+  // Micro-batch mb of data-parallel rank d: the step's global windows
+  // d B/dp + mb s ... + s - 1, s per micro-batch.
+  std::vector<int64_t> starts((size_t)mb_seqs_);
+  for (int64_t i = 0; i < mb_seqs_; ++i)
+    starts[(size_t)i] = window_start(o_.seed, step_, dp_rank_ * (o_.batch / o_.dp) + mb * mb_seqs_ + i,
+                                     (int64_t)corpus_.train.size(), o_.seq);
+  fill_windows(s, corpus_.train, starts);
+  loss_sum_ += ch.stage->forward(s, input, output, mb_seqs_, len_);
   ch.live_bytes[(size_t)mb] = s.bytes();
   live_ += (double)s.bytes();
   peak_live_ = std::max(peak_live_, live_);
@@ -146,8 +163,8 @@ void Trainer::forward(int chunk, int mb, const float *input, float *output) {
 void Trainer::backward(int chunk, int mb, const float *grad_output, float *grad_input) {
   Chunk &ch = chunks_[(size_t)chunk];
   // Each rank's loss is the mean over its own tokens; DDP averages the ranks.
-  float weight = 1.0f / (float)(o_.microbatches * mb_seqs_ * o_.seq);
-  ch.stage->backward(ch.saved[(size_t)mb], grad_output, grad_input, mb_seqs_, o_.seq, weight);
+  float weight = 1.0f / (float)(o_.microbatches * mb_seqs_ * len_);
+  ch.stage->backward(ch.saved[(size_t)mb], grad_output, grad_input, mb_seqs_, len_, weight);
   live_ -= (double)ch.live_bytes[(size_t)mb];
 }
 
@@ -196,10 +213,9 @@ StepReport Trainer::step(int step) {
   check(dt_optimizer_set_lr(opt_, (float)r.lr), "dt_optimizer_set_lr");
   check(dt_optimizer_step(opt_, nullptr), "dt_optimizer_step");
   // The last stages hold the loss; each tensor-parallel replica counts once.
-  bool holder = chunks_.back().stage->last() && tp_rank_ == 0;
   double t3 = now();
-  double mean = holder ? loss_sum_ / (double)(o_.microbatches * mb_seqs_ * o_.seq) : 0.0;
-  r.loss = sum_over(world_, mean) / o_.dp;
+  double mean = loss_holder() ? loss_sum_ / (double)(o_.microbatches * mb_seqs_ * len_) : 0.0;
+  r.loss = sum_over(world_, mean) / (o_.dp * o_.cp);
   double t4 = now();
   r.seconds = t4 - t0;
   r.comm_seconds = info.comm_wait_seconds + (t2 - t1) + (t4 - t3);
@@ -209,9 +225,9 @@ StepReport Trainer::step(int step) {
 // Runs the global stages in order, forward only: each rank runs its chunks
 // as their turn comes, receiving its input from the rank before and sending
 // its output to the rank after. Returns the summed loss on the last stage.
-double Trainer::forward_only(std::vector<Saved> &per_chunk, int64_t seqs, int64_t len) {
+double Trainer::forward_only(std::vector<Saved> &per_chunk, int64_t seqs) {
   const int stages = o_.pp * o_.chunks;
-  const int64_t n = seqs * len * o_.hidden;
+  const int64_t n = seqs * len_ * o_.hidden;
   std::vector<float> in((size_t)n), out((size_t)n);
   int64_t shape = n;
   double loss = 0;
@@ -224,7 +240,7 @@ double Trainer::forward_only(std::vector<Saved> &per_chunk, int64_t seqs, int64_
       check(dt_recv(pp_, &t, prev, g, nullptr, nullptr), "dt_recv");
     }
     Saved &s = per_chunk[(size_t)(g / o_.pp)];
-    loss += ch.stage->forward(s, in.data(), out.data(), seqs, len);
+    loss += ch.stage->forward(s, in.data(), out.data(), seqs, len_);
     if (g + 1 < stages && next != pp_rank_) {
       DLTensor t{out.data(), {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, &shape, nullptr, 0};
       check(dt_send(pp_, &t, next, g + 1, nullptr, nullptr), "dt_send");
@@ -237,42 +253,44 @@ double Trainer::forward_only(std::vector<Saved> &per_chunk, int64_t seqs, int64_
 double Trainer::validation_loss() {
   const int64_t T = o_.seq, local = o_.eval_seqs / o_.dp;
   const int64_t span = (int64_t)corpus_.val.size() - T - 1;
+  std::vector<int64_t> starts((size_t)local);
+  for (int64_t i = 0; i < local; ++i)  // evenly spread over the held-out text
+    starts[(size_t)i] = (dp_rank_ * local + i) * span / o_.eval_seqs;
   std::vector<Saved> saved(chunks_.size());
-  for (Saved &s : saved) {
-    s.ids.resize((size_t)(local * T));
-    s.targets.resize(s.ids.size());
-    for (int64_t i = 0; i < local; ++i) {
-      int64_t start = (dp_rank_ * local + i) * span / o_.eval_seqs;  // evenly spread over the held-out text
-      std::copy(&corpus_.val[(size_t)start], &corpus_.val[(size_t)(start + T)], s.ids.begin() + i * T);
-      std::copy(&corpus_.val[(size_t)start + 1], &corpus_.val[(size_t)(start + T + 1)], s.targets.begin() + i * T);
-    }
-  }
-  double loss = forward_only(saved, local, T);
-  bool holder = chunks_.back().stage->last() && tp_rank_ == 0;
-  return sum_over(world_, holder ? loss / (double)(local * T) : 0.0) / o_.dp;
+  for (Saved &s : saved) fill_windows(s, corpus_.val, starts);
+  double loss = forward_only(saved, local);
+  return sum_over(world_, loss_holder() ? loss / (double)(local * len_) : 0.0) / (o_.dp * o_.cp);
 }
 
-// Generates from a newline, one character at a time over the last `seq`
-// characters, sampling at temperature 0.8 with the seed. The last stage
-// draws; the pipeline group hears the draw from it.
+// Generates one character at a time from the last `seq` characters (at
+// first newlines), sampling at temperature 0.8 with the seed. The rank of
+// the last stage that holds the last position draws; the others of its
+// cp x pp group hear the draw from it.
 std::string Trainer::sample(int chars) {
   const double temperature = 0.8;
-  const int64_t real = (int64_t)corpus_.bytes.size();
+  const int64_t real = (int64_t)corpus_.bytes.size(), T = o_.seq;
   auto newline = std::find(corpus_.bytes.begin(), corpus_.bytes.end(), '\n');
-  std::vector<int32_t> context{(int32_t)(newline == corpus_.bytes.end() ? 0 : newline - corpus_.bytes.begin())};
+  int32_t nl = (int32_t)(newline == corpus_.bytes.end() ? 0 : newline - corpus_.bytes.begin());
+  std::vector<int32_t> context((size_t)T, nl);
+  const int64_t row = std::find(where_.begin(), where_.end(), T - 1) - where_.begin();  // == len_: not here
+  int holder_cp = 0;
+  for (int r = 0; r < o_.cp; ++r) {  // zigzag: the last chunk is rank 0's, but ask the layout
+    std::vector<int64_t> w((size_t)len_);
+    View v(w.data(), len_);
+    check(dt_cp_positions(o_.cp > 1 ? DT_CP_ZIGZAG : DT_CP_CONTIGUOUS, o_.cp, r, v.get()), "dt_cp_positions");
+    if (std::find(w.begin(), w.end(), T - 1) != w.end()) holder_cp = r;
+  }
   std::string text;
   std::vector<Saved> saved(chunks_.size());
   for (int n = 0; n < chars; ++n) {
-    int64_t len = std::min<int64_t>((int64_t)context.size(), o_.seq);
-    for (Saved &s : saved) {
-      s.ids.assign(context.end() - len, context.end());
-      s.targets.assign((size_t)len, 0);
-    }
-    forward_only(saved, 1, len);
+    std::vector<int32_t> window(context.end() - T, context.end());
+    window.push_back(nl);  // a target for the last position, never used
+    for (Saved &s : saved) fill_windows(s, window, {0});
+    forward_only(saved, 1);
     int32_t token = 0;
     Stage &lastc = *chunks_.back().stage;
-    if (lastc.last()) {
-      std::vector<float> logits = lastc.full_logits(saved.back(), len - 1);
+    if (lastc.last() && cp_rank_ == holder_cp) {
+      std::vector<float> logits = lastc.full_logits(saved.back(), row);
       double mx = *std::max_element(logits.begin(), logits.begin() + real), total = 0;
       std::vector<double> p((size_t)real);
       for (int64_t v = 0; v < real; ++v) total += p[(size_t)v] = std::exp((logits[(size_t)v] - mx) / temperature);
@@ -281,7 +299,7 @@ std::string Trainer::sample(int chars) {
     }
     int64_t one = 1;
     DLTensor t{&token, {kDLCPU, 0}, 1, {kDLInt, 32, 1}, &one, nullptr, 0};
-    check(dt_broadcast(pp_, &t, o_.pp - 1, nullptr, nullptr), "dt_broadcast");
+    check(dt_broadcast(cp_pp_, &t, holder_cp + o_.cp * (o_.pp - 1), nullptr, nullptr), "dt_broadcast");
     context.push_back(token);
     text.push_back((char)corpus_.bytes[(size_t)token]);
   }

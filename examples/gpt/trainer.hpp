@@ -48,8 +48,9 @@ class Trainer {
     std::vector<int64_t> live_bytes;
   };
   float learning_rate(int step) const;
-  double forward_only(std::vector<Saved> &per_chunk, int64_t seqs, int64_t len);
-  void fill_windows(Saved &s, bool ids, bool targets, int mb);
+  double forward_only(std::vector<Saved> &per_chunk, int64_t seqs);
+  bool loss_holder() const;
+  void fill_windows(Saved &s, const std::vector<int32_t> &text, const std::vector<int64_t> &starts);
   double sum_over(dt_comm *c, double v);
 
   Options o_;
@@ -57,8 +58,13 @@ class Trainer {
   Config cfg_;
   dt_comm *world_;
   dt_mesh *mesh_ = nullptr;
-  dt_comm *tp_ = nullptr, *pp_ = nullptr, *dp_ = nullptr, *model_ = nullptr;  // model_: tp x pp
-  int tp_rank_ = 0, pp_rank_ = 0, dp_rank_ = 0;
+  // model_: tp x pp, over which the gradient norm adds up; replicas_: dp x cp,
+  // over which DDP averages; cp_pp_: where a sampled character is heard from.
+  dt_comm *tp_ = nullptr, *cp_ = nullptr, *pp_ = nullptr, *replicas_ = nullptr, *model_ = nullptr,
+          *cp_pp_ = nullptr;
+  int tp_rank_ = 0, cp_rank_ = 0, pp_rank_ = 0, dp_rank_ = 0;
+  int64_t len_;                // tokens of each sequence on this rank: seq / cp
+  std::vector<int64_t> where_; // their positions
   std::vector<Chunk> chunks_;
   std::vector<Param *> params_;
   dt_optimizer *opt_ = nullptr;
