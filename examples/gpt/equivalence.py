@@ -6,8 +6,10 @@ the same seed, and checks that every mesh gives the one process's losses.
     python3 examples/gpt/equivalence.py --build build/ci --subset   what CTest runs
 
 The whole matrix is every (dp, tp, pp) in {1, 2}^3, each pipeline of two
-stages under every schedule, and context parallelism (cp = 2: zigzag shards,
-ring attention) alone and with each of the others. A mesh passes when its loss at the last step is
+stages under every schedule, context parallelism (cp = 2: zigzag shards,
+ring attention) alone and with each of the others, and expert parallelism
+(ep = 2, a model with 4 experts in every other block, compared with that
+model on one process) alone and with each of the others. A mesh passes when its loss at the last step is
 within --rtol (relative) of the one process's. Prints a table; exits 1 when
 a mesh differs or fails to run.
 """
@@ -27,33 +29,39 @@ TINY = ["--layers", "4", "--hidden", "32", "--heads", "4", "--seq", "16", "--bat
 STEP = re.compile(r"step +(\d+)/\d+ +loss ([0-9.eE+-]+)")
 
 
+MOE = ["--experts", "4", "--top-k", "2"]
+
+
 def meshes(subset):
-    """(dp, tp, pp, cp, schedule) tuples."""
+    """(dp, tp, pp, cp, ep, schedule) tuples."""
     if subset:
-        return [(2, 1, 1, 1, "1f1b"), (1, 2, 1, 1, "1f1b"), (1, 1, 2, 1, "1f1b"), (1, 1, 2, 1, "interleaved"),
-                (1, 1, 1, 2, "1f1b"), (2, 2, 2, 1, "1f1b")]
+        return [(2, 1, 1, 1, 1, "1f1b"), (1, 2, 1, 1, 1, "1f1b"), (1, 1, 2, 1, 1, "1f1b"),
+                (1, 1, 2, 1, 1, "interleaved"), (1, 1, 1, 2, 1, "1f1b"), (1, 1, 1, 1, 2, "1f1b"),
+                (2, 2, 2, 1, 1, "1f1b")]
     out = []
     for dp, tp, pp in itertools.product((1, 2), repeat=3):
         for schedule in (("gpipe", "1f1b", "interleaved") if pp > 1 else ("1f1b",)):
-            out.append((dp, tp, pp, 1, schedule))
-    out += [(1, 1, 1, 2, "1f1b"), (2, 1, 1, 2, "1f1b"), (1, 2, 1, 2, "1f1b"), (1, 1, 2, 2, "1f1b"),
-            (1, 2, 2, 2, "1f1b")]
+            out.append((dp, tp, pp, 1, 1, schedule))
+    for dp, tp, pp in ((1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2), (1, 2, 2)):
+        out.append((dp, tp, pp, 2, 1, "1f1b"))
+    for dp, tp, pp in ((1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2), (2, 2, 1), (1, 2, 2)):
+        out.append((dp, tp, pp, 1, 2, "1f1b"))
     return out
 
 
-def train(args, dp, tp, pp, cp, schedule):
-    ranks = dp * tp * pp * cp
+def train(args, dp, tp, pp, cp, ep, schedule, moe):
+    ranks = dp * tp * pp * cp * ep
     cmd = [os.path.join(args.build, "tools/dtrun/dtrun"), "-n", str(ranks), "--timeout", str(args.timeout),
            os.path.join(args.build, "examples/gpt/train_gpt"), "--data", args.data, "--steps", str(args.steps),
-           "--seed", str(args.seed), "--dp", str(dp), "--tp", str(tp), "--pp", str(pp), "--cp", str(cp),
-           "--schedule", schedule] + TINY
+           "--seed", str(args.seed), "--dp", str(dp), "--tp", str(tp), "--pp", str(pp), "--cp", str(cp), "--ep", str(ep),
+           "--schedule", schedule] + TINY + (MOE if moe else [])
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     t0 = time.monotonic()
     run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout + 30)
     seconds = time.monotonic() - t0
     losses = {int(m.group(1)): float(m.group(2)) for m in STEP.finditer(run.stdout)}
     if run.returncode not in (0, 1) or args.steps not in losses:  # 1: too few steps to learn, not a failure here
-        sys.stderr.write(f"mesh dp{dp} tp{tp} pp{pp} cp{cp} {schedule} failed ({run.returncode}):\n{run.stdout}{run.stderr}\n")
+        sys.stderr.write(f"mesh dp{dp} tp{tp} pp{pp} cp{cp} ep{ep} {schedule} failed ({run.returncode}):\n{run.stdout}{run.stderr}\n")
         return None, seconds
     return losses, seconds
 
@@ -70,16 +78,21 @@ def main():
     p.add_argument("--subset", action="store_true", help="a representative subset instead of the whole matrix")
     args = p.parse_args()
 
-    ref, ref_s = train(args, 1, 1, 1, 1, "1f1b")
-    if ref is None:
-        return 1
-    print(f"reference: one process, loss at step {args.steps} = {ref[args.steps]:.7f} ({ref_s:.1f} s)")
-    print(f"{'dp':>2} {'tp':>2} {'pp':>2} {'cp':>2} {'schedule':<12} {'ranks':>5} {'loss @' + str(args.steps):>12} "
+    refs = {}
+    for moe in (False, True):
+        refs[moe], seconds = train(args, 1, 1, 1, 1, 1, "1f1b", moe)
+        if refs[moe] is None:
+            return 1
+        print(f"reference ({'with experts' if moe else 'dense'}): one process, "
+              f"loss at step {args.steps} = {refs[moe][args.steps]:.7f} ({seconds:.1f} s)")
+    print(f"{'dp':>2} {'tp':>2} {'pp':>2} {'cp':>2} {'ep':>2} {'schedule':<12} {'ranks':>5} {'loss @' + str(args.steps):>12} "
           f"{'rel. diff':>10} {'max rel. diff':>14} {'seconds':>8}  result")
     failed = 0
-    for dp, tp, pp, cp, schedule in meshes(args.subset):
-        losses, seconds = train(args, dp, tp, pp, cp, schedule)
-        mesh = f"{dp:>2} {tp:>2} {pp:>2} {cp:>2} {schedule:<12} {dp * tp * pp * cp:>5}"
+    for dp, tp, pp, cp, ep, schedule in meshes(args.subset):
+        moe = ep > 1
+        ref = refs[moe]
+        losses, seconds = train(args, dp, tp, pp, cp, ep, schedule, moe)
+        mesh = f"{dp:>2} {tp:>2} {pp:>2} {cp:>2} {ep:>2} {schedule:<12} {dp * tp * pp * cp * ep:>5}"
         if losses is None:
             failed += 1
             print(f"{mesh} {'-':>12} {'-':>10} {'-':>14} "

@@ -38,7 +38,8 @@ int64_t product(const std::vector<int64_t> &s) {
 
 // A DLTensor over a parameter's values (or, `grad`, its gradient) in its own shape.
 struct ParamView {
-  ParamView(Param &p, bool grad) : view(grad ? p.g.data() : p.w.data(), p.local[0], p.local.size() > 1 ? p.local[1] : 0) {}
+  ParamView(Param &p, bool grad)
+      : view(grad ? p.g.data() : p.w.data(), p.local[0], p.local.size() > 1 ? p.local[1] : -1) {}
   View view;
   DLTensor *get() { return view.get(); }
 };
@@ -53,6 +54,7 @@ int64_t Saved::bytes() const {
     for (const auto *v : {&b.x, &b.h1, &b.mu1, &b.rs1, &b.qkv, &b.probs, &b.lse, &b.att, &b.x1, &b.h2, &b.mu2, &b.rs2, &b.f,
                           &b.gl})
       n += (int64_t)v->capacity() * 4;
+  for (const Block &b : blocks) n += b.moe.bytes();
   return n;
 }
 
@@ -64,17 +66,24 @@ Param *Stage::add(const std::string &name, std::vector<int64_t> full, Split spli
   p.local = full;
   if (split == Split::columns)
     p.local.back() /= tp_size_;
+  else if (split == Split::experts)
+    p.local[0] /= ep_.size;
   else if (split != Split::replicated)
     p.local[0] /= tp_size_;
-  p.counted = split != Split::replicated || tp_rank_ == 0;
+  // Replicas count once: whole over tp on tp rank 0, dense over ep on ep rank 0.
+  bool tp_whole = split == Split::replicated || split == Split::experts;
+  p.counted = (!tp_whole || tp_rank_ == 0) && (split == Split::experts || ep_.rank == 0);
   std::vector<float> whole((size_t)product(full), fill);
   if (stddev > 0) fill_normal(whole, mix64(cfg_.seed) ^ name_hash(name), stddev);
   p.w.resize((size_t)product(p.local));
   p.g.assign(p.w.size(), 0.0f);
   if (split == Split::replicated) {
     p.w = whole;
+  } else if (split == Split::experts) {  // this ep rank's block of experts
+    std::copy(whole.begin() + (ptrdiff_t)(ep_.rank * p.w.size()), whole.begin() + (ptrdiff_t)((ep_.rank + 1) * p.w.size()),
+              p.w.begin());
   } else {
-    View from(whole.data(), full[0], full.size() > 1 ? full[1] : 0);
+    View from(whole.data(), full[0], full.size() > 1 ? full[1] : -1);
     ParamView to(p, false);
     dt_tp_shard_kind kind = split == Split::rows ? DT_TP_SHARD_ROWS
                             : split == Split::columns ? DT_TP_SHARD_COLUMNS
@@ -86,8 +95,15 @@ Param *Stage::add(const std::string &name, std::vector<int64_t> full, Split spli
   return &params_.back();
 }
 
-Stage::Stage(const Config &cfg, int stage, int stages, Group tp, Group cp)
-    : cfg_(cfg), stage_(stage), stages_(stages), tp_(tp.comm), tp_rank_(tp.rank), tp_size_(tp.size), cp_(cp) {
+Stage::Stage(const Config &cfg, int stage, int stages, Group tp, Group cp, Group ep)
+    : cfg_(cfg),
+      stage_(stage),
+      stages_(stages),
+      tp_(tp.comm),
+      tp_rank_(tp.rank),
+      tp_size_(tp.size),
+      cp_(cp),
+      ep_(ep) {
   const int64_t H = cfg.hidden, L = cfg.layers;
   const int64_t l0 = stage * L / stages, l1 = (stage + 1) * L / stages;
   params_.reserve((size_t)(12 * (l1 - l0) + 5));  // Layer and the members below point into it
@@ -107,10 +123,18 @@ Stage::Stage(const Config &cfg, int stage, int stages, Group tp, Group cp)
     y.projb = add(n + "proj.b", {H}, Split::replicated, 0, 0);
     y.ln2g = add(n + "ln2.g", {H}, Split::replicated, 0, 1);
     y.ln2b = add(n + "ln2.b", {H}, Split::replicated, 0, 0);
-    y.fc1w = add(n + "fc1.w", {4 * H, H}, Split::rows, std0, 0);
-    y.fc1b = add(n + "fc1.b", {4 * H}, Split::rows, 0, 0);
-    y.fc2w = add(n + "fc2.w", {H, 4 * H}, Split::columns, std_out, 0);
-    y.fc2b = add(n + "fc2.b", {H}, Split::replicated, 0, 0);
+    if (cfg.moe.experts > 0 && l % 2 == 1) {
+      // Experts of 2H hidden units: with top-2 routing a token costs what the dense 4H MLP does.
+      const int64_t E = cfg.moe.experts, F = 2 * H;
+      y.moe.router = add(n + "router.w", {E, H}, Split::replicated, std0, 0);
+      y.moe.w1 = add(n + "experts.w1", {E, H, F}, Split::experts, std0, 0);
+      y.moe.w2 = add(n + "experts.w2", {E, F, H}, Split::experts, std_out, 0);
+    } else {
+      y.fc1w = add(n + "fc1.w", {4 * H, H}, Split::rows, std0, 0);
+      y.fc1b = add(n + "fc1.b", {4 * H}, Split::rows, 0, 0);
+      y.fc2w = add(n + "fc2.w", {H, 4 * H}, Split::columns, std_out, 0);
+      y.fc2b = add(n + "fc2.b", {H}, Split::replicated, 0, 0);
+    }
     layers_.push_back(y);
   }
   if (last()) {
@@ -181,6 +205,46 @@ void Stage::attention_backward(Saved::Block &b, const float *datt, float *dqkv, 
   }
 }
 
+void Stage::mlp_forward(const Layer &l, Saved::Block &b, float *out, int64_t rows) {
+  const int64_t H = cfg_.hidden, Hl = H / tp_size_;
+  if (l.moe.router) {
+    moe_forward(cfg_.moe, ep_, l.moe, b.moe, b.h2.data(), out, rows, H);
+    return;
+  }
+  b.f.resize((size_t)(rows * 4 * Hl));
+  {
+    View in(b.h2.data(), rows, H), y(b.f.data(), rows, 4 * Hl);
+    ParamView w(*l.fc1w, false), bias(*l.fc1b, false);
+    check(dt_tp_column_linear_forward(tp_, in.get(), w.get(), bias.get(), y.get(), 0), "fc1 forward");
+  }
+  b.gl.resize(b.f.size());
+  gelu_forward(b.f.data(), b.gl.data(), rows * 4 * Hl);
+  {
+    View in(b.gl.data(), rows, 4 * Hl), y(out, rows, H);
+    ParamView w(*l.fc2w, false), bias(*l.fc2b, false);
+    check(dt_tp_row_linear_forward(tp_, in.get(), w.get(), bias.get(), y.get(), 0), "fc2 forward");
+  }
+}
+
+// dh [rows, H] (overwritten) from dy, the gradient of the MLP's output.
+void Stage::mlp_backward(const Layer &l, Saved::Block &b, const float *dy, float *dh, int64_t rows) {
+  const int64_t H = cfg_.hidden, Hl = H / tp_size_;
+  std::vector<float> dgl((size_t)(rows * 4 * Hl));
+  {
+    View x(b.gl.data(), rows, 4 * Hl), dyv(dy, rows, H), dxl(dgl.data(), rows, 4 * Hl);
+    ParamView w(*l.fc2w, false), dw(*l.fc2w, true), db(*l.fc2b, true);
+    check(dt_tp_row_linear_backward(tp_, x.get(), w.get(), dyv.get(), dxl.get(), dw.get(), db.get(), kAcc),
+          "fc2 backward");
+  }
+  gelu_backward(b.f.data(), dgl.data(), dgl.data(), rows * 4 * Hl);
+  {
+    View x(b.h2.data(), rows, H), dyl(dgl.data(), rows, 4 * Hl), dxl(dh, rows, H);
+    ParamView w(*l.fc1w, false), dw(*l.fc1w, true), db(*l.fc1b, true);
+    check(dt_tp_column_linear_backward(tp_, x.get(), w.get(), dyl.get(), dxl.get(), dw.get(), db.get(), kAcc),
+          "fc1 backward");
+  }
+}
+
 void Stage::block_forward(const Layer &l, Saved::Block &b, const float *x, float *out, int64_t seqs, int64_t len) {
   const int64_t rows = seqs * len, H = cfg_.hidden, Hl = H / tp_size_;
   b.x.assign(x, x + rows * H);
@@ -207,39 +271,18 @@ void Stage::block_forward(const Layer &l, Saved::Block &b, const float *x, float
   b.rs2.resize((size_t)rows);
   layernorm_forward(b.x1.data(), l.ln2g->w.data(), l.ln2b->w.data(), b.h2.data(), b.mu2.data(), b.rs2.data(), rows,
                     H);
-  b.f.resize((size_t)(rows * 4 * Hl));
-  {
-    View in(b.h2.data(), rows, H), y(b.f.data(), rows, 4 * Hl);
-    ParamView w(*l.fc1w, false), bias(*l.fc1b, false);
-    check(dt_tp_column_linear_forward(tp_, in.get(), w.get(), bias.get(), y.get(), 0), "fc1 forward");
-  }
-  b.gl.resize(b.f.size());
-  gelu_forward(b.f.data(), b.gl.data(), rows * 4 * Hl);
-  {
-    View in(b.gl.data(), rows, 4 * Hl), y(out, rows, H);
-    ParamView w(*l.fc2w, false), bias(*l.fc2b, false);
-    check(dt_tp_row_linear_forward(tp_, in.get(), w.get(), bias.get(), y.get(), 0), "fc2 forward");
-  }
+  mlp_forward(l, b, out, rows);
   add_into(out, b.x1.data(), rows * H);
 }
 
 // `dx` holds the gradient of the block's output on entry and of its input on return.
-void Stage::block_backward(const Layer &l, Saved::Block &b, float *dx, int64_t seqs, int64_t len) {
+void Stage::block_backward(const Layer &l, Saved::Block &b, float *dx, int64_t seqs, int64_t len, float loss_weight) {
   const int64_t rows = seqs * len, H = cfg_.hidden, Hl = H / tp_size_;
-  std::vector<float> dgl((size_t)(rows * 4 * Hl)), dh((size_t)(rows * H));
-  {
-    View x(b.gl.data(), rows, 4 * Hl), dy(dx, rows, H), dxl(dgl.data(), rows, 4 * Hl);
-    ParamView w(*l.fc2w, false), dw(*l.fc2w, true), db(*l.fc2b, true);
-    check(dt_tp_row_linear_backward(tp_, x.get(), w.get(), dy.get(), dxl.get(), dw.get(), db.get(), kAcc),
-          "fc2 backward");
-  }
-  gelu_backward(b.f.data(), dgl.data(), dgl.data(), rows * 4 * Hl);
-  {
-    View x(b.h2.data(), rows, H), dy(dgl.data(), rows, 4 * Hl), dxl(dh.data(), rows, H);
-    ParamView w(*l.fc1w, false), dw(*l.fc1w, true), db(*l.fc1b, true);
-    check(dt_tp_column_linear_backward(tp_, x.get(), w.get(), dy.get(), dxl.get(), dw.get(), db.get(), kAcc),
-          "fc1 backward");
-  }
+  std::vector<float> dh((size_t)(rows * H));
+  if (l.moe.router)
+    moe_backward(cfg_.moe, l.moe, b.moe, b.h2.data(), dx, dh.data(), seqs, len, H, loss_weight);
+  else
+    mlp_backward(l, b, dx, dh.data(), rows);
   // dx is now the gradient of x1 through the residual; add the norm's branch.
   layernorm_backward(b.x1.data(), b.mu2.data(), b.rs2.data(), l.ln2g->w.data(), dh.data(), dx, l.ln2g->g.data(),
                      l.ln2b->g.data(), rows, H);
@@ -330,7 +373,7 @@ void Stage::backward(Saved &s, const float *grad_output, float *grad_input, int6
   } else {
     std::memcpy(dx.data(), grad_output, dx.size() * sizeof(float));
   }
-  for (size_t i = layers_.size(); i-- > 0;) block_backward(layers_[i], s.blocks[i], dx.data(), seqs, len);
+  for (size_t i = layers_.size(); i-- > 0;) block_backward(layers_[i], s.blocks[i], dx.data(), seqs, len, loss_weight);
   if (!first()) {
     std::memcpy(grad_input, dx.data(), dx.size() * sizeof(float));
     return;

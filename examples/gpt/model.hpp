@@ -10,6 +10,11 @@
 // Layer norms, position embeddings and row-parallel biases are replicated:
 // every tensor-parallel rank holds them whole and computes the same gradient.
 //
+// Expert parallelism: with --experts E every other block (the odd ones)
+// replaces its MLP with a mixture of E experts (moe_layer.hpp), the experts
+// split over the ep ranks, which also split the data as data parallelism
+// does.
+//
 // Context parallelism: with cp > 1 each rank holds a zigzag shard of every
 // sequence (DT_CP_ZIGZAG, so causal attention costs every rank the same) and
 // attention runs as libdtrain's ring attention; everything else works token
@@ -27,34 +32,22 @@
 #include <string>
 #include <vector>
 
+#include "moe_layer.hpp"
+#include "param.hpp"
+
 namespace gpt {
 
 struct Config {
   int64_t vocab = 0, seq = 64, hidden = 128, heads = 4, layers = 4;
   uint64_t seed = 1;
-};
-
-// A rank's place in one dimension of the mesh.
-struct Group {
-  dt_comm *comm;
-  int rank, size;
-};
-
-enum class Split { replicated, rows, columns, qkv };
-
-struct Param {
-  std::string name;
-  std::vector<int64_t> full;  // the whole weight's shape
-  Split split;
-  std::vector<float> w, g;    // this rank's shard and its gradient
-  std::vector<int64_t> local; // the shard's shape
-  bool counted;               // adds to the global gradient norm on this rank (replicas count once)
+  MoeConfig moe;  // experts 0: every block dense
 };
 
 // One forward's saved activations: what the backward reads.
 struct Saved {
   struct Block {
     std::vector<float> x, h1, mu1, rs1, qkv, probs, lse, att, x1, h2, mu2, rs2, f, gl;
+    MoeSaved moe;
   };
   std::vector<int32_t> ids, targets;
   std::vector<int64_t> where;  // the positions of a sequence's rows on this rank
@@ -67,7 +60,7 @@ class Stage {
  public:
   // Global stage `stage` of `stages`: layers [stage L / stages, (stage + 1) L / stages),
   // the embeddings on the first, the final norm, head and loss on the last.
-  Stage(const Config &cfg, int stage, int stages, Group tp, Group cp);
+  Stage(const Config &cfg, int stage, int stages, Group tp, Group cp, Group ep);
   bool first() const { return stage_ == 0; }
   bool last() const { return stage_ == stages_ - 1; }
   std::vector<Param> &params() { return params_; }
@@ -88,11 +81,15 @@ class Stage {
 
  private:
   struct Layer {
-    Param *ln1g, *ln1b, *qkvw, *qkvb, *projw, *projb, *ln2g, *ln2b, *fc1w, *fc1b, *fc2w, *fc2b;
+    Param *ln1g, *ln1b, *qkvw, *qkvb, *projw, *projb, *ln2g, *ln2b;
+    Param *fc1w = nullptr, *fc1b = nullptr, *fc2w = nullptr, *fc2b = nullptr;  // dense blocks
+    MoeParams moe{};                                                           // MoE blocks
   };
   Param *add(const std::string &name, std::vector<int64_t> full, Split split, float stddev, float fill);
   void block_forward(const Layer &l, Saved::Block &b, const float *x, float *out, int64_t seqs, int64_t len);
-  void block_backward(const Layer &l, Saved::Block &b, float *dx, int64_t seqs, int64_t len);
+  void block_backward(const Layer &l, Saved::Block &b, float *dx, int64_t seqs, int64_t len, float loss_weight);
+  void mlp_forward(const Layer &l, Saved::Block &b, float *out, int64_t rows);
+  void mlp_backward(const Layer &l, Saved::Block &b, const float *dy, float *dh, int64_t rows);
   void attention_forward(Saved::Block &b, int64_t seqs, int64_t len);
   void attention_backward(Saved::Block &b, const float *datt, float *dqkv, int64_t seqs, int64_t len);
 
@@ -100,7 +97,7 @@ class Stage {
   int stage_, stages_;
   dt_comm *tp_;
   int tp_rank_, tp_size_;
-  Group cp_;
+  Group cp_, ep_;
   std::vector<Param> params_;
   std::vector<Layer> layers_;
   Param *tok_ = nullptr, *pos_ = nullptr, *lnfg_ = nullptr, *lnfb_ = nullptr, *head_ = nullptr;

@@ -14,13 +14,16 @@ const char kUsage[] =
     "mesh (the product must be the number of ranks):\n"
     "  --dp N --tp N --pp N      data, tensor and pipeline parallel sizes (default 1)\n"
     "  --cp N                    context parallel size: ring attention over zigzag shards (default 1)\n"
-    "  --ep N                    expert parallel size (only 1 in this version)\n"
+    "  --ep N                    expert parallel size: the experts split over ep ranks, which split\n"
+    "                            the data as dp does (default 1; needs --experts)\n"
     "  --schedule S              gpipe, 1f1b or interleaved (default 1f1b)\n"
     "  --chunks N                model chunks per pipeline rank for interleaved (default 2)\n"
     "  --microbatches N          micro-batches per step and data-parallel rank (default 4)\n"
     "  --zero S                  ZeRO stage (only DDP, the default, in this version)\n"
     "model and data:\n"
     "  --layers N --hidden N --heads N --seq N   (default 4, 128, 4, 64)\n"
+    "  --experts E --top-k K     every other block a mixture of E experts, K per token (default 0: none, 2)\n"
+    "  --moe-balance X           load-balancing loss coefficient (default 0.01)\n"
     "  --data PATH               a text file or a fortune directory (default /usr/share/games/fortunes)\n"
     "training:\n"
     "  --steps N --batch N       steps, and sequences per step over all ranks (default 200, 16)\n"
@@ -56,12 +59,14 @@ std::string parse_options(int argc, char **argv, Options &o) {
               {"--heads", &o.heads, 1},     {"--layers", &o.layers, 1},
               {"--warmup", &o.warmup, 0},   {"--log-every", &o.log_every, 1},
               {"--eval-every", &o.eval_every, 1}, {"--eval-seqs", &o.eval_seqs, 1},
-              {"--sample", &o.sample, 0}};
+              {"--sample", &o.sample, 0},   {"--experts", &o.experts, 0},
+              {"--top-k", &o.top_k, 1}};
   struct FloatOpt {
     const char *name;
     float *target;
   } floats[] = {{"--lr", &o.lr}, {"--min-lr-ratio", &o.min_lr_ratio}, {"--clip", &o.clip},
-                {"--weight-decay", &o.weight_decay}};
+                {"--weight-decay", &o.weight_decay},
+                {"--moe-balance", &o.moe_balance}};
   bool chunks_given = false;
   for (int i = 1; i < argc; ++i) {
     const char *name = argv[i];
@@ -127,15 +132,18 @@ std::string check_mesh(const Options &o, int world, int64_t vocab) {
   if (ranks != world) {
     why << "--dp " << o.dp << " x --tp " << o.tp << " x --pp " << o.pp << " x --cp " << o.cp << " x --ep " << o.ep
         << " = " << ranks << " ranks, but the world has " << world;
-  } else if (o.ep != 1) {
-    why << "--ep above 1 is not supported by this version of the example";
+  } else if (o.ep > 1 && o.experts == 0) {
+    why << "--ep " << o.ep << " needs experts to split (--experts E)";
+  } else if (o.experts > 0 && o.top_k > o.experts) {
+    why << "--top-k " << o.top_k << " is more than --experts " << o.experts;
   } else if (o.zero >= 0) {
     why << "--zero is not supported by this version of the example (gradients go through DDP)";
   } else if (divides(o.heads, "--heads", o.tp, "--tp") && divides(o.hidden, "--hidden", o.heads, "--heads") &&
              divides(vocab, "the padded vocabulary", o.tp, "--tp") &&
              divides(o.layers, "--layers", (long long)o.pp * o.chunks, "--pp x --chunks") &&
-             divides(o.batch, "--batch", (long long)o.dp * o.microbatches, "--dp x --microbatches") &&
-             divides(o.eval_seqs, "--eval-seqs", o.dp, "--dp") &&
+             divides(o.experts, "--experts", o.ep, "--ep") &&
+             divides(o.batch, "--batch", (long long)o.dp * o.ep * o.microbatches, "--dp x --ep x --microbatches") &&
+             divides(o.eval_seqs, "--eval-seqs", (long long)o.dp * o.ep, "--dp x --ep") &&
              (o.cp == 1 || divides(o.seq, "--seq", 2LL * o.cp, "2 x --cp (zigzag halves)"))) {
     if (o.kind == DT_PIPELINE_INTERLEAVED_1F1B) divides(o.microbatches, "--microbatches", o.pp, "--pp");
   }

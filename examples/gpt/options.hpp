@@ -17,6 +17,8 @@ struct Options {
   int microbatches = 4, zero = -1;
   int steps = 200, batch = 16, seq = 64, hidden = 128, heads = 4, layers = 4;
   int warmup = 20, log_every = 10, eval_every = 50, eval_seqs = 32, sample = 300;
+  int experts = 0, top_k = 2;  // experts 0: no MoE blocks
+  float moe_balance = 0.01f;
   float lr = 3e-3f, min_lr_ratio = 0.1f, clip = 1.0f, weight_decay = 0.0f;
   uint64_t seed = 1;
   std::string data = "/usr/share/games/fortunes";

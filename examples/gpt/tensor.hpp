@@ -10,15 +10,16 @@
 
 namespace gpt {
 
-// A borrowed, row-major view of rows x cols floats (cols 0: a vector of
+// A borrowed, row-major view of rows x cols floats (cols -1: a vector of
 // rows), of rows x heads x dim floats (attention's layout), or of n int32
-// ids or int64 positions. Not copyable: the DLTensor points at its shape.
+// ids or int64 positions or indices. Any size may be 0. Not copyable: the
+// DLTensor points at its shape.
 class View {
  public:
-  View(const float *data, int64_t rows, int64_t cols = 0) { init(data, kDLFloat, 32, {rows, cols, 0}); }
+  View(const float *data, int64_t rows, int64_t cols = -1) { init(data, kDLFloat, 32, {rows, cols, -1}); }
   View(const float *data, int64_t rows, int64_t heads, int64_t dim) { init(data, kDLFloat, 32, {rows, heads, dim}); }
-  View(const int32_t *data, int64_t n) { init(data, kDLInt, 32, {n, 0, 0}); }
-  View(const int64_t *data, int64_t n) { init(data, kDLInt, 64, {n, 0, 0}); }
+  View(const int32_t *data, int64_t n) { init(data, kDLInt, 32, {n, -1, -1}); }
+  View(const int64_t *data, int64_t rows, int64_t cols = -1) { init(data, kDLInt, 64, {rows, cols, -1}); }
   View(const View &) = delete;
   View &operator=(const View &) = delete;
   DLTensor *get() { return &t_; }
@@ -31,7 +32,7 @@ class View {
     t_ = DLTensor{};
     t_.ndim = 0;
     for (int64_t d : dims.d)
-      if (d > 0) shape_[t_.ndim++] = d;
+      if (d >= 0) shape_[t_.ndim++] = d;
     t_.data = const_cast<void *>(data);
     t_.device = {kDLCPU, 0};
     t_.dtype = {code, bits, 1};

@@ -47,20 +47,28 @@ Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o)
   cfg_.heads = o.heads;
   cfg_.layers = o.layers;
   cfg_.seed = o.seed;
-  mb_seqs_ = o.batch / ((int64_t)o.dp * o.microbatches);
+  cfg_.moe.experts = o.experts;
+  cfg_.moe.top_k = o.top_k;
+  cfg_.moe.balance = o.moe_balance;
+  data_ranks_ = o.dp * o.ep;
+  mb_seqs_ = o.batch / ((int64_t)data_ranks_ * o.microbatches);
 
   const int sizes[5] = {o.tp, o.cp, o.ep, o.dp, o.pp};
   check(dt_mesh_create(&mesh_, world, 5, nullptr, sizes), "dt_mesh_create");
   check(dt_mesh_comm(mesh_, "tp", &tp_), "dt_mesh_comm(tp)");
   check(dt_mesh_comm(mesh_, "cp", &cp_), "dt_mesh_comm(cp)");
   check(dt_mesh_comm(mesh_, "pp", &pp_), "dt_mesh_comm(pp)");
-  check(dt_mesh_comm(mesh_, "dp,cp", &replicas_), "dt_mesh_comm(dp,cp)");
-  check(dt_mesh_comm(mesh_, "tp,pp", &model_), "dt_mesh_comm(tp,pp)");
+  check(dt_mesh_comm(mesh_, "ep", &ep_), "dt_mesh_comm(ep)");
+  check(dt_mesh_comm(mesh_, DT_MOE_DENSE_GRAD_DIMS, &replicas_), "dt_mesh_comm(dp,cp,ep)");
+  check(dt_mesh_comm(mesh_, DT_MOE_EXPERT_GRAD_DIMS, &expert_replicas_), "dt_mesh_comm(dp,cp)");
+  check(dt_mesh_comm(mesh_, "tp,pp,ep", &model_), "dt_mesh_comm(tp,pp,ep)");
   check(dt_mesh_comm(mesh_, "cp,pp", &cp_pp_), "dt_mesh_comm(cp,pp)");
   check(dt_mesh_coord(mesh_, "tp", &tp_rank_), "dt_mesh_coord");
   check(dt_mesh_coord(mesh_, "cp", &cp_rank_), "dt_mesh_coord");
   check(dt_mesh_coord(mesh_, "pp", &pp_rank_), "dt_mesh_coord");
   check(dt_mesh_coord(mesh_, "dp", &dp_rank_), "dt_mesh_coord");
+  check(dt_mesh_coord(mesh_, "ep", &ep_rank_), "dt_mesh_coord");
+  data_rank_ = ep_rank_ + o.ep * dp_rank_;
   len_ = o.seq / o.cp;
   where_.resize((size_t)len_);
   {
@@ -72,21 +80,23 @@ Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o)
   for (int c = 0; c < o.chunks; ++c) {
     Chunk ch;
     ch.stage = std::make_unique<Stage>(cfg_, c * o.pp + pp_rank_, stages, Group{tp_, tp_rank_, o.tp},
-                                       Group{cp_, cp_rank_, o.cp});
+                                       Group{cp_, cp_rank_, o.cp}, Group{ep_, ep_rank_, o.ep});
     ch.saved.resize((size_t)o.microbatches);
     ch.live_bytes.assign((size_t)o.microbatches, 0);
     chunks_.push_back(std::move(ch));
   }
   for (Chunk &ch : chunks_)
-    for (Param &p : ch.stage->params()) params_.push_back(&p);
+    for (Param &p : ch.stage->params()) {
+      params_.push_back(&p);
+      (p.split == Split::experts ? experts_ : dense_).push_back(&p);
+    }
 
-  // Views for the calls that read the tensors' descriptions once.
+  // Flat views for the optimizer, which reads the descriptions once.
   std::vector<std::unique_ptr<View>> wv, gv;
   std::vector<DLTensor> w, g;
   for (Param *p : params_) {
-    int64_t cols = p->local.size() > 1 ? p->local[1] : 0;
-    wv.push_back(std::make_unique<View>(p->w.data(), p->local[0], cols));
-    gv.push_back(std::make_unique<View>(p->g.data(), p->local[0], cols));
+    wv.push_back(std::make_unique<View>(p->w.data(), (int64_t)p->w.size()));
+    gv.push_back(std::make_unique<View>(p->g.data(), (int64_t)p->g.size()));
     w.push_back(*wv.back()->get());
     g.push_back(*gv.back()->get());
   }
@@ -97,11 +107,8 @@ Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o)
   oo.weight_decay = o.weight_decay;
   oo.beta2 = 0.99f;
   check(dt_optimizer_create(&opt_, w.data(), g.data(), w.size(), &oo), "dt_optimizer_create");
-  if (o.dp * o.cp > 1) {
-    std::vector<const DLTensor *> gp;
-    for (DLTensor &t : g) gp.push_back(&t);
-    check(dt_ddp_create(&ddp_, replicas_, gp.data(), gp.size(), nullptr), "dt_ddp_create");
-  }
+  ddp_ = make_ddp(dense_, replicas_, o.dp * o.cp * o.ep);
+  ddp_experts_ = make_ddp(experts_, expert_replicas_, o.dp * o.cp);
 
   dt_pipeline_schedule_options so = DT_PIPELINE_SCHEDULE_OPTIONS_INIT;
   so.kind = o.kind;
@@ -120,11 +127,26 @@ Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o)
   check(s, "dt_pipeline_create");
 }
 
+// A DDP over `params`' gradients, or none where there is nothing to average.
+dt_ddp *Trainer::make_ddp(const std::vector<Param *> &params, dt_comm *comm, int ranks) {
+  if (ranks == 1 || params.empty()) return nullptr;
+  std::vector<std::unique_ptr<View>> views;
+  std::vector<const DLTensor *> grads;
+  for (Param *p : params) {
+    views.push_back(std::make_unique<View>(p->g.data(), (int64_t)p->g.size()));
+    grads.push_back(views.back()->get());
+  }
+  dt_ddp *ddp = nullptr;
+  check(dt_ddp_create(&ddp, comm, grads.data(), grads.size(), nullptr), "dt_ddp_create");
+  return ddp;
+}
+
 Trainer::~Trainer() {
   dt_pipeline_destroy(pipe_);
   dt_ddp_destroy(ddp_);
+  dt_ddp_destroy(ddp_experts_);
   dt_optimizer_destroy(opt_);
-  for (dt_comm *c : {tp_, cp_, pp_, replicas_, model_, cp_pp_}) dt_comm_destroy(c);
+  for (dt_comm *c : {tp_, cp_, ep_, pp_, replicas_, expert_replicas_, model_, cp_pp_}) dt_comm_destroy(c);
   dt_mesh_destroy(mesh_);
 }
 
@@ -147,11 +169,11 @@ bool Trainer::loss_holder() const { return chunks_.back().stage->last() && tp_ra
 void Trainer::forward(int chunk, int mb, const float *input, float *output) {
   Chunk &ch = chunks_[(size_t)chunk];
   Saved &s = ch.saved[(size_t)mb];
-  // Micro-batch mb of data-parallel rank d: the step's global windows
-  // d B/dp + mb s ... + s - 1, s per micro-batch.
+  // Micro-batch mb of data rank d (of dp x ep): the step's global windows
+  // d B/(dp ep) + mb s ... + s - 1, s per micro-batch.
   std::vector<int64_t> starts((size_t)mb_seqs_);
   for (int64_t i = 0; i < mb_seqs_; ++i)
-    starts[(size_t)i] = window_start(o_.seed, step_, dp_rank_ * (o_.batch / o_.dp) + mb * mb_seqs_ + i,
+    starts[(size_t)i] = window_start(o_.seed, step_, data_rank_ * (o_.batch / data_ranks_) + mb * mb_seqs_ + i,
                                      (int64_t)corpus_.train.size(), o_.seq);
   fill_windows(s, corpus_.train, starts);
   loss_sum_ += ch.stage->forward(s, input, output, mb_seqs_, len_);
@@ -192,10 +214,15 @@ StepReport Trainer::step(int step) {
   dt_pipeline_step_info info = DT_PIPELINE_STEP_INFO_INIT;
   check(dt_pipeline_step(pipe_, &info), "dt_pipeline_step");
   double t1 = now();
-  if (ddp_) {
-    for (size_t i = params_.size(); i-- > 0;) check(dt_ddp_mark_ready(ddp_, i), "dt_ddp_mark_ready");
-    check(dt_ddp_wait(ddp_, -1), "dt_ddp_wait");
+  for (auto [ddp, n] : {std::pair{ddp_, dense_.size()}, std::pair{ddp_experts_, experts_.size()}}) {
+    if (!ddp) continue;
+    for (size_t i = n; i-- > 0;) check(dt_ddp_mark_ready(ddp, i), "dt_ddp_mark_ready");
+    check(dt_ddp_wait(ddp, -1), "dt_ddp_wait");
   }
+  // An expert's gradient summed every ep rank's tokens, each rank's loss
+  // being the mean over its own: the mean over all of them is 1/ep of it.
+  for (Param *p : experts_)
+    for (float &v : p->g) v /= (float)o_.ep;
   // The global gradient norm: shards add up over tp x pp, replicas count once.
   double sq = 0;
   for (Param *p : params_)
@@ -215,7 +242,7 @@ StepReport Trainer::step(int step) {
   // The last stages hold the loss; each tensor-parallel replica counts once.
   double t3 = now();
   double mean = loss_holder() ? loss_sum_ / (double)(o_.microbatches * mb_seqs_ * len_) : 0.0;
-  r.loss = sum_over(world_, mean) / (o_.dp * o_.cp);
+  r.loss = sum_over(world_, mean) / (data_ranks_ * o_.cp);
   double t4 = now();
   r.seconds = t4 - t0;
   r.comm_seconds = info.comm_wait_seconds + (t2 - t1) + (t4 - t3);
@@ -251,15 +278,15 @@ double Trainer::forward_only(std::vector<Saved> &per_chunk, int64_t seqs) {
 }
 
 double Trainer::validation_loss() {
-  const int64_t T = o_.seq, local = o_.eval_seqs / o_.dp;
+  const int64_t T = o_.seq, local = o_.eval_seqs / data_ranks_;
   const int64_t span = (int64_t)corpus_.val.size() - T - 1;
   std::vector<int64_t> starts((size_t)local);
   for (int64_t i = 0; i < local; ++i)  // evenly spread over the held-out text
-    starts[(size_t)i] = (dp_rank_ * local + i) * span / o_.eval_seqs;
+    starts[(size_t)i] = (data_rank_ * local + i) * span / o_.eval_seqs;
   std::vector<Saved> saved(chunks_.size());
   for (Saved &s : saved) fill_windows(s, corpus_.val, starts);
   double loss = forward_only(saved, local);
-  return sum_over(world_, loss_holder() ? loss / (double)(local * len_) : 0.0) / (o_.dp * o_.cp);
+  return sum_over(world_, loss_holder() ? loss / (double)(local * len_) : 0.0) / (data_ranks_ * o_.cp);
 }
 
 // Generates one character at a time from the last `seq` characters (at
@@ -312,7 +339,10 @@ Memory Trainer::memory() const {
   m.grads = m.params;
   m.optimizer = 2 * m.params;  // AdamW's two moments, f32
   m.activations = peak_live_;
-  m.ddp = ddp_ ? m.grads : 0;  // the buckets hold one copy of the gradients
+  // The buckets hold one copy of the gradients they average.
+  for (const auto &[ddp, ps] : {std::pair{ddp_, &dense_}, std::pair{ddp_experts_, &experts_}})
+    if (ddp)
+      for (const Param *p : *ps) m.ddp += 4.0 * (double)p->g.size();
   return m;
 }
 

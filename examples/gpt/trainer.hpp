@@ -50,6 +50,7 @@ class Trainer {
   float learning_rate(int step) const;
   double forward_only(std::vector<Saved> &per_chunk, int64_t seqs);
   bool loss_holder() const;
+  static dt_ddp *make_ddp(const std::vector<Param *> &params, dt_comm *comm, int ranks);
   void fill_windows(Saved &s, const std::vector<int32_t> &text, const std::vector<int64_t> &starts);
   double sum_over(dt_comm *c, double v);
 
@@ -58,17 +59,20 @@ class Trainer {
   Config cfg_;
   dt_comm *world_;
   dt_mesh *mesh_ = nullptr;
-  // model_: tp x pp, over which the gradient norm adds up; replicas_: dp x cp,
-  // over which DDP averages; cp_pp_: where a sampled character is heard from.
-  dt_comm *tp_ = nullptr, *cp_ = nullptr, *pp_ = nullptr, *replicas_ = nullptr, *model_ = nullptr,
-          *cp_pp_ = nullptr;
-  int tp_rank_ = 0, cp_rank_ = 0, pp_rank_ = 0, dp_rank_ = 0;
+  // model_: tp x pp x ep, over which the gradient norm adds up; replicas_:
+  // dp x cp x ep, over which DDP averages dense gradients, and
+  // expert_replicas_: dp x cp, the experts' (moe.h's gradient groups);
+  // cp_pp_: where a sampled character is heard from.
+  dt_comm *tp_ = nullptr, *cp_ = nullptr, *ep_ = nullptr, *pp_ = nullptr, *replicas_ = nullptr,
+          *expert_replicas_ = nullptr, *model_ = nullptr, *cp_pp_ = nullptr;
+  int tp_rank_ = 0, cp_rank_ = 0, ep_rank_ = 0, pp_rank_ = 0, dp_rank_ = 0;
+  int data_rank_ = 0, data_ranks_ = 1;  // ep x dp split the data
   int64_t len_;                // tokens of each sequence on this rank: seq / cp
   std::vector<int64_t> where_; // their positions
   std::vector<Chunk> chunks_;
-  std::vector<Param *> params_;
+  std::vector<Param *> params_, dense_, experts_;
   dt_optimizer *opt_ = nullptr;
-  dt_ddp *ddp_ = nullptr;
+  dt_ddp *ddp_ = nullptr, *ddp_experts_ = nullptr;
   dt_pipeline *pipe_ = nullptr;
   int64_t mb_seqs_;  // sequences per micro-batch
   int step_ = 0;
