@@ -75,22 +75,10 @@ Param *Stage::add(const std::string &name, std::vector<int64_t> full, Split spli
   p.counted = (!tp_whole || tp_rank_ == 0) && (split == Split::experts || ep_.rank == 0);
   std::vector<float> whole((size_t)product(full), fill);
   if (stddev > 0) fill_normal(whole, mix64(cfg_.seed) ^ name_hash(name), stddev);
-  p.w.resize((size_t)product(p.local));
+  shard(p, whole, p.w, Group{tp_, tp_rank_, tp_size_}, ep_, (int)cfg_.heads);
   p.g.assign(p.w.size(), 0.0f);
-  if (split == Split::replicated) {
-    p.w = whole;
-  } else if (split == Split::experts) {  // this ep rank's block of experts
-    std::copy(whole.begin() + (ptrdiff_t)(ep_.rank * p.w.size()), whole.begin() + (ptrdiff_t)((ep_.rank + 1) * p.w.size()),
-              p.w.begin());
-  } else {
-    View from(whole.data(), full[0], full.size() > 1 ? full[1] : -1);
-    ParamView to(p, false);
-    dt_tp_shard_kind kind = split == Split::rows ? DT_TP_SHARD_ROWS
-                            : split == Split::columns ? DT_TP_SHARD_COLUMNS
-                                                      : DT_TP_SHARD_QKV;
-    check(dt_tp_shard(kind, from.get(), to.get(), tp_rank_, tp_size_, (int)cfg_.heads, (int)cfg_.heads),
-          "dt_tp_shard");
-  }
+  p.m.assign(p.w.size(), 0.0f);
+  p.v.assign(p.w.size(), 0.0f);
   params_.push_back(std::move(p));
   return &params_.back();
 }

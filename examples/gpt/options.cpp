@@ -25,6 +25,9 @@ const char kUsage[] =
     "  --experts E --top-k K     every other block a mixture of E experts, K per token (default 0: none, 2)\n"
     "  --moe-balance X           load-balancing loss coefficient (default 0.01)\n"
     "  --data PATH               a text file or a fortune directory (default /usr/share/games/fortunes)\n"
+    "checkpoints (any mesh resumes any other's):\n"
+    "  --checkpoint DIR --save-at N   save into DIR after step N\n"
+    "  --resume DIR              continue from the checkpoint in DIR up to --steps\n"
     "training:\n"
     "  --steps N --batch N       steps, and sequences per step over all ranks (default 200, 16)\n"
     "  --lr X --warmup N         peak learning rate and linear warm-up steps (default 0.003, 20)\n"
@@ -60,7 +63,7 @@ std::string parse_options(int argc, char **argv, Options &o) {
               {"--warmup", &o.warmup, 0},   {"--log-every", &o.log_every, 1},
               {"--eval-every", &o.eval_every, 1}, {"--eval-seqs", &o.eval_seqs, 1},
               {"--sample", &o.sample, 0},   {"--experts", &o.experts, 0},
-              {"--top-k", &o.top_k, 1}};
+              {"--top-k", &o.top_k, 1},     {"--save-at", &o.save_at, 0}};
   struct FloatOpt {
     const char *name;
     float *target;
@@ -100,6 +103,10 @@ std::string parse_options(int argc, char **argv, Options &o) {
       if (end == value || *end != '\0') return std::string("--seed: '") + value + "' is not an integer";
     } else if (!std::strcmp(name, "--data")) {
       o.data = value;
+    } else if (!std::strcmp(name, "--checkpoint")) {
+      o.checkpoint = value;
+    } else if (!std::strcmp(name, "--resume")) {
+      o.resume = value;
     } else if (!std::strcmp(name, "--schedule")) {
       o.schedule = value;
       if (o.schedule == "gpipe")
@@ -118,6 +125,7 @@ std::string parse_options(int argc, char **argv, Options &o) {
   if (o.kind != DT_PIPELINE_INTERLEAVED_1F1B && o.chunks != 1) return "--chunks: only the interleaved schedule has several";
   if (o.kind == DT_PIPELINE_INTERLEAVED_1F1B && o.chunks < 2) return "--chunks: interleaved needs at least 2";
   if (o.min_lr_ratio > 1.0f) return "--min-lr-ratio: at most 1";
+  if ((o.save_at > 0) != !o.checkpoint.empty()) return "--checkpoint and --save-at go together";
   return "";
 }
 

@@ -22,6 +22,8 @@ struct Options {
   float lr = 3e-3f, min_lr_ratio = 0.1f, clip = 1.0f, weight_decay = 0.0f;
   uint64_t seed = 1;
   std::string data = "/usr/share/games/fortunes";
+  std::string checkpoint, resume;  // where to save (with save_at) and what to resume
+  int save_at = 0;                 // save after this many steps (0: never)
 };
 
 // Parses argv; prints the usage and exits 0 for --help. Returns an empty

@@ -24,8 +24,20 @@ struct Param {
   std::vector<int64_t> full;  // the whole weight's shape
   Split split;
   std::vector<float> w, g;    // this rank's shard and its gradient
+  std::vector<float> m, v;    // AdamW's moments of the shard
   std::vector<int64_t> local; // the shard's shape
   bool counted;               // adds to the global gradient norm on this rank (replicas count once)
 };
+
+// This rank's shard of `full` (the whole weight, in `p.full`'s shape) into
+// `local` (p.local's shape). Local.
+void shard(const Param &p, const std::vector<float> &full, std::vector<float> &local, Group tp, Group ep,
+           int heads);
+// The whole weight from every rank's `local` shard: collective over tp (for
+// the tp splits) or ep (experts); a replicated weight is copied.
+std::vector<float> unshard(const Param &p, const std::vector<float> &local, Group tp, Group ep, int heads);
+
+// The checkpoint unit a parameter belongs to: "embed", "layer<l>" or "head".
+std::string unit_of(const std::string &name);
 
 }  // namespace gpt

@@ -79,10 +79,15 @@ int run(int argc, char **argv, dt_comm *world, int rank, int size) {
                 o.layers, o.hidden, o.heads, o.seq, o.batch, o.batch * o.seq);
     std::fflush(stdout);
   }
+  int start = 0;
+  if (!o.resume.empty()) {
+    start = trainer.load(o.resume);
+    if (rank == 0) std::printf("resumed from %s after step %d\n", o.resume.c_str(), start);
+  }
   double val = 0, tokens = 0, seconds = 0, comm = 0;
-  for (int step = 0; step < o.steps; ++step) {
+  for (int step = start; step < o.steps; ++step) {
     gpt::StepReport r = trainer.step(step);
-    if (step > 0) {  // the first step warms the connections up
+    if (step > start) {  // the first step warms the connections up
       tokens += (double)o.batch * o.seq;
       seconds += r.seconds;
       comm += r.comm_seconds;
@@ -97,12 +102,16 @@ int run(int argc, char **argv, dt_comm *world, int rank, int size) {
       std::printf("\n");
       std::fflush(stdout);
     }
+    if (step + 1 == o.save_at) {
+      trainer.save(o.checkpoint, step + 1);
+      if (rank == 0) std::printf("saved %s after step %d\n", o.checkpoint.c_str(), step + 1);
+    }
   }
   print_memory(world, rank, size, trainer.memory());
   std::string text = trainer.sample(o.sample);
   if (rank == 0) {
-    std::printf("summary: %.0f tokens/s over steps 2-%d, %.0f%% of the step waiting on communication (rank 0)\n",
-                seconds > 0 ? tokens / seconds : 0.0, o.steps, seconds > 0 ? 100.0 * comm / seconds : 0.0);
+    std::printf("summary: %.0f tokens/s over steps %d-%d, %.0f%% of the step waiting on communication (rank 0)\n",
+                seconds > 0 ? tokens / seconds : 0.0, start + 2, o.steps, seconds > 0 ? 100.0 * comm / seconds : 0.0);
     std::printf("validation loss %.4f nats/char against the text's unigram entropy %.4f nats/char (%s)\n", val,
                 entropy, val < entropy ? "below: the model uses context" : "NOT below: nothing learnt");
     std::printf("sample:\n%s\n", text.c_str());

@@ -91,22 +91,7 @@ Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o)
       (p.split == Split::experts ? experts_ : dense_).push_back(&p);
     }
 
-  // Flat views for the optimizer, which reads the descriptions once.
-  std::vector<std::unique_ptr<View>> wv, gv;
-  std::vector<DLTensor> w, g;
-  for (Param *p : params_) {
-    wv.push_back(std::make_unique<View>(p->w.data(), (int64_t)p->w.size()));
-    gv.push_back(std::make_unique<View>(p->g.data(), (int64_t)p->g.size()));
-    w.push_back(*wv.back()->get());
-    g.push_back(*gv.back()->get());
-  }
-  // Clipping is done here, over the whole model (see step()), so the optimizer does not clip.
-  dt_optimizer_options oo = DT_OPTIMIZER_OPTIONS_INIT;
-  oo.kind = DT_OPTIM_ADAMW;
-  oo.lr = o.lr;
-  oo.weight_decay = o.weight_decay;
-  oo.beta2 = 0.99f;
-  check(dt_optimizer_create(&opt_, w.data(), g.data(), w.size(), &oo), "dt_optimizer_create");
+  adam_.weight_decay = o.weight_decay;
   ddp_ = make_ddp(dense_, replicas_, o.dp * o.cp * o.ep);
   ddp_experts_ = make_ddp(experts_, expert_replicas_, o.dp * o.cp);
 
@@ -145,7 +130,6 @@ Trainer::~Trainer() {
   dt_pipeline_destroy(pipe_);
   dt_ddp_destroy(ddp_);
   dt_ddp_destroy(ddp_experts_);
-  dt_optimizer_destroy(opt_);
   for (dt_comm *c : {tp_, cp_, ep_, pp_, replicas_, expert_replicas_, model_, cp_pp_}) dt_comm_destroy(c);
   dt_mesh_destroy(mesh_);
 }
@@ -210,7 +194,7 @@ StepReport Trainer::step(int step) {
   double t0 = now();
   step_ = step;
   loss_sum_ = 0;
-  check(dt_optimizer_zero_grad(opt_), "dt_optimizer_zero_grad");
+  for (Param *p : params_) std::fill(p->g.begin(), p->g.end(), 0.0f);
   dt_pipeline_step_info info = DT_PIPELINE_STEP_INFO_INIT;
   check(dt_pipeline_step(pipe_, &info), "dt_pipeline_step");
   double t1 = now();
@@ -237,8 +221,7 @@ StepReport Trainer::step(int step) {
   }
   double t2 = now();
   r.lr = learning_rate(step);
-  check(dt_optimizer_set_lr(opt_, (float)r.lr), "dt_optimizer_set_lr");
-  check(dt_optimizer_step(opt_, nullptr), "dt_optimizer_step");
+  adam_.step(params_, (float)r.lr);
   // The last stages hold the loss; each tensor-parallel replica counts once.
   double t3 = now();
   double mean = loss_holder() ? loss_sum_ / (double)(o_.microbatches * mb_seqs_ * len_) : 0.0;
@@ -337,13 +320,35 @@ Memory Trainer::memory() const {
   Memory m;
   for (const Param *p : params_) m.params += 4.0 * (double)p->w.size();
   m.grads = m.params;
-  m.optimizer = 2 * m.params;  // AdamW's two moments, f32
+  m.optimizer = 2 * m.params;  // AdamW's two moments, f32, in the Params
   m.activations = peak_live_;
   // The buckets hold one copy of the gradients they average.
   for (const auto &[ddp, ps] : {std::pair{ddp_, &dense_}, std::pair{ddp_experts_, &experts_}})
     if (ddp)
       for (const Param *p : *ps) m.ddp += 4.0 * (double)p->g.size();
   return m;
+}
+
+}  // namespace gpt
+
+namespace gpt {
+
+CheckpointContext Trainer::checkpoint_context() {
+  int world_rank = 0;
+  check(dt_comm_rank(world_, &world_rank), "dt_comm_rank");
+  bool writer = tp_rank_ == 0 && ep_rank_ == 0 && dp_rank_ == 0 && cp_rank_ == 0;
+  return CheckpointContext{&cfg_, params_, Group{tp_, tp_rank_, o_.tp}, Group{ep_, ep_rank_, o_.ep}, writer, world_,
+                           world_rank};
+}
+
+void Trainer::save(const std::string &dir, int steps) { save_checkpoint(checkpoint_context(), dir, steps, adam_.steps); }
+
+int Trainer::load(const std::string &dir) {
+  int64_t steps = 0, adam_steps = 0;
+  std::string why = load_checkpoint(checkpoint_context(), dir, steps, adam_steps);
+  if (!why.empty()) throw std::runtime_error("checkpoint refused: " + why);
+  adam_.steps = adam_steps;
+  return (int)steps;
 }
 
 }  // namespace gpt

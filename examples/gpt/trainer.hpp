@@ -1,7 +1,7 @@
 // One rank of the GPT's training: its pipeline chunks, the pipeline
 // executor that runs them, DDP over the data-parallel ranks, AdamW with
-// global-norm clipping and a warm-up + cosine learning rate, validation and
-// sampling. Every rank makes the same calls in the same order.
+// global-norm clipping and a warm-up + cosine learning rate, validation,
+// sampling, and checkpoints that any other mesh can resume. Every rank makes the same calls in the same order.
 #pragma once
 
 #include <dtrain.h>
@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "adamw.hpp"
+#include "checkpoint.hpp"
 #include "model.hpp"
 #include "options.hpp"
 #include "text.hpp"
@@ -36,6 +38,11 @@ class Trainer {
   double validation_loss();           // the mean loss over the held-out windows
   std::string sample(int chars);      // text generated from the model
   Memory memory() const;
+  // Checkpoints (checkpoint.hpp), collective over the world: save after
+  // `steps` steps; load returns the steps already taken, or throws saying why
+  // the checkpoint was refused (nothing changed then).
+  void save(const std::string &dir, int steps);
+  int load(const std::string &dir);
 
   // The pipeline callbacks' bodies.
   void forward(int chunk, int mb, const float *input, float *output);
@@ -50,6 +57,7 @@ class Trainer {
   float learning_rate(int step) const;
   double forward_only(std::vector<Saved> &per_chunk, int64_t seqs);
   bool loss_holder() const;
+  CheckpointContext checkpoint_context();
   static dt_ddp *make_ddp(const std::vector<Param *> &params, dt_comm *comm, int ranks);
   void fill_windows(Saved &s, const std::vector<int32_t> &text, const std::vector<int64_t> &starts);
   double sum_over(dt_comm *c, double v);
@@ -71,7 +79,7 @@ class Trainer {
   std::vector<int64_t> where_; // their positions
   std::vector<Chunk> chunks_;
   std::vector<Param *> params_, dense_, experts_;
-  dt_optimizer *opt_ = nullptr;
+  AdamW adam_;
   dt_ddp *ddp_ = nullptr, *ddp_experts_ = nullptr;
   dt_pipeline *pipe_ = nullptr;
   int64_t mb_seqs_;  // sequences per micro-batch
