@@ -4,12 +4,15 @@ the same seed, and checks that every mesh gives the one process's losses.
 
     python3 examples/gpt/equivalence.py --build build/ci            the whole matrix
     python3 examples/gpt/equivalence.py --build build/ci --subset   what CTest runs
+    python3 examples/gpt/equivalence.py --build build/ci --twin     also the Python twin (train_gpt.py)
 
 The whole matrix is every (dp, tp, pp) in {1, 2}^3, each pipeline of two
 stages under every schedule, context parallelism (cp = 2: zigzag shards,
 ring attention) alone and with each of the others, and expert parallelism
 (ep = 2, a model with 4 experts in every other block, compared with that
-model on one process) alone and with each of the others. A mesh passes when its loss at the last step is
+model on one process) alone and with each of the others. With --twin, the
+Python twin of the training loop (train_gpt.py, over the bindings) runs on
+one process and on dp 2 x tp 2 x pp 2 too, against the same reference. A mesh passes when its loss at the last step is
 within --rtol (relative) of the one process's. Prints a table; exits 1 when
 a mesh differs or fails to run.
 """
@@ -49,13 +52,24 @@ def meshes(subset):
     return out
 
 
-def train(args, dp, tp, pp, cp, ep, schedule, moe):
+# What only train_gpt has, left out of the twin's command line.
+TWIN_LACKS = ("--eval-every", "--eval-seqs", "--sample")
+
+
+def train(args, dp, tp, pp, cp, ep, schedule, moe, twin=False):
     ranks = dp * tp * pp * cp * ep
-    cmd = [os.path.join(args.build, "tools/dtrun/dtrun"), "-n", str(ranks), "--timeout", str(args.timeout),
-           os.path.join(args.build, "examples/gpt/train_gpt"), "--data", args.data, "--steps", str(args.steps),
-           "--seed", str(args.seed), "--dp", str(dp), "--tp", str(tp), "--pp", str(pp), "--cp", str(cp), "--ep", str(ep),
-           "--schedule", schedule] + TINY + (MOE if moe else [])
+    options = ["--data", args.data, "--steps", str(args.steps), "--seed", str(args.seed), "--dp", str(dp),
+               "--tp", str(tp), "--pp", str(pp), "--schedule", schedule] + TINY
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    if twin:
+        program = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_gpt.py")]
+        options = [o for i, o in enumerate(options) if o not in TWIN_LACKS and options[i - 1] not in TWIN_LACKS]
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.join(os.path.abspath(args.build), "bindings/python"),
+                                                          env.get("PYTHONPATH")]))
+    else:
+        program = [os.path.join(args.build, "examples/gpt/train_gpt")]
+        options += ["--cp", str(cp), "--ep", str(ep)] + (MOE if moe else [])
+    cmd = [os.path.join(args.build, "tools/dtrun/dtrun"), "-n", str(ranks), "--timeout", str(args.timeout)] + program + options
     t0 = time.monotonic()
     run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout + 30)
     seconds = time.monotonic() - t0
@@ -76,6 +90,7 @@ def main():
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--timeout", type=int, default=100, help="seconds per run")
     p.add_argument("--subset", action="store_true", help="a representative subset instead of the whole matrix")
+    p.add_argument("--twin", action="store_true", help="also run the Python twin (needs the binding built)")
     args = p.parse_args()
 
     refs = {}
@@ -85,14 +100,18 @@ def main():
             return 1
         print(f"reference ({'with experts' if moe else 'dense'}): one process, "
               f"loss at step {args.steps} = {refs[moe][args.steps]:.7f} ({seconds:.1f} s)")
-    print(f"{'dp':>2} {'tp':>2} {'pp':>2} {'cp':>2} {'ep':>2} {'schedule':<12} {'ranks':>5} {'loss @' + str(args.steps):>12} "
+    print(f"{'dp':>2} {'tp':>2} {'pp':>2} {'cp':>2} {'ep':>2} {'schedule':<21} {'ranks':>5} {'loss @' + str(args.steps):>12} "
           f"{'rel. diff':>10} {'max rel. diff':>14} {'seconds':>8}  result")
     failed = 0
-    for dp, tp, pp, cp, ep, schedule in meshes(args.subset):
+    runs = [m + (False,) for m in meshes(args.subset)]
+    if args.twin:
+        runs += [(1, 1, 1, 1, 1, "1f1b", True), (2, 2, 2, 1, 1, "1f1b", True)]
+    for dp, tp, pp, cp, ep, schedule, twin in runs:
         moe = ep > 1
         ref = refs[moe]
-        losses, seconds = train(args, dp, tp, pp, cp, ep, schedule, moe)
-        mesh = f"{dp:>2} {tp:>2} {pp:>2} {cp:>2} {ep:>2} {schedule:<12} {dp * tp * pp * cp * ep:>5}"
+        losses, seconds = train(args, dp, tp, pp, cp, ep, schedule, moe, twin)
+        label = schedule + (" (python)" if twin else "")
+        mesh = f"{dp:>2} {tp:>2} {pp:>2} {cp:>2} {ep:>2} {label:<21} {dp * tp * pp * cp * ep:>5}"
         if losses is None:
             failed += 1
             print(f"{mesh} {'-':>12} {'-':>10} {'-':>14} "

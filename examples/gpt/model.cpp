@@ -372,6 +372,24 @@ void Stage::backward(Saved &s, const float *grad_output, float *grad_input, int6
   check(dt_tp_embedding_backward(tp_, ids.get(), dout.get(), dtable.get(), kAcc), "embedding backward");
 }
 
+int64_t Stage::saved_bytes(int64_t seqs, int64_t len) const {
+  const int64_t rows = seqs * len, H = cfg_.hidden, Hl = H / tp_size_, heads = cfg_.heads / tp_size_;
+  // Per token: x, h1, x1, h2, two means and two reciprocal deviations, qkv, the attention output.
+  const int64_t attention = cp_.size == 1 ? seqs * heads * len * len : rows * heads;  // probabilities or lse
+  int64_t floats = 2 * rows + len * 2;  // ids, targets (int32) and positions (int64)
+  for (const Layer &l : layers_) {
+    floats += rows * (4 * H + 4 + 4 * Hl) + attention;
+    if (l.moe.router) {
+      const int64_t E = cfg_.moe.experts, k = cfg_.moe.top_k, received = rows * k, F = 2 * H;
+      floats += rows * (E + k + 2 * k) + received * (2 * H + F);  // logits, weights, experts (int64)
+    } else {
+      floats += rows * 8 * Hl;  // f and its GELU
+    }
+  }
+  if (last()) floats += rows * (2 * H + 4 + cfg_.vocab / tp_size_);  // xf, hf, stats, logits, lse, loss
+  return 4 * floats;
+}
+
 std::vector<float> Stage::full_logits(const Saved &s, int64_t row) {
   const int64_t Vl = cfg_.vocab / tp_size_;
   std::vector<float> all((size_t)cfg_.vocab);

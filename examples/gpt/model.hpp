@@ -75,6 +75,10 @@ class Stage {
   // first stage) from `grad_output` (not on the last).
   void backward(Saved &s, const float *grad_output, float *grad_input, int64_t seqs, int64_t len,
                 float loss_weight);
+  // What forward() keeps for the backward of one micro-batch, in bytes, by
+  // formula (a block with experts counted as if each token's k choices were
+  // received evenly over the ep ranks).
+  int64_t saved_bytes(int64_t seqs, int64_t len) const;
   // The last stage after a forward: row `row`'s logits over the whole
   // vocabulary (gathered over tensor parallelism).
   std::vector<float> full_logits(const Saved &s, int64_t row);

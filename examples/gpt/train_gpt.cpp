@@ -39,19 +39,23 @@ namespace {
 constexpr int64_t kVocabPad = 8;  // the vocabulary is padded to a multiple of this, for tensor parallelism
 
 void print_memory(dt_comm *world, int rank, int size, const gpt::Memory &m) {
-  std::vector<double> mine{m.params, m.grads, m.optimizer, m.activations, m.ddp};
+  std::vector<double> mine{m.params, m.grads, m.optimizer, m.activations, m.activations_formula, m.ddp};
   std::vector<double> all(mine.size() * (size_t)size);
   int64_t n = (int64_t)mine.size(), total = (int64_t)all.size();
   DLTensor send{mine.data(), {kDLCPU, 0}, 1, {kDLFloat, 64, 1}, &n, nullptr, 0};
   DLTensor recv{all.data(), {kDLCPU, 0}, 1, {kDLFloat, 64, 1}, &total, nullptr, 0};
   gpt::check(dt_allgather(world, &send, &recv, nullptr, nullptr), "dt_allgather");
   if (rank != 0) return;
-  std::printf("memory per rank (MiB): rank  parameters  gradients  adamw-state  activations(peak)  ddp-buckets\n");
+  std::printf("memory per rank (MiB): rank  parameters  gradients  adamw-state  activations(peak)  (formula)  "
+              "ddp-buckets\n");
   for (int r = 0; r < size; ++r) {
     const double *v = &all[(size_t)r * mine.size()];
-    std::printf("                       %4d  %10.2f  %9.2f  %11.2f  %17.2f  %11.2f\n", r, v[0] / 1048576,
-                v[1] / 1048576, v[2] / 1048576, v[3] / 1048576, v[4] / 1048576);
+    std::printf("                       %4d  %10.2f  %9.2f  %11.2f  %17.2f  %9.2f  %11.2f\n", r, v[0] / 1048576,
+                v[1] / 1048576, v[2] / 1048576, v[3] / 1048576, v[4] / 1048576, v[5] / 1048576);
   }
+  std::printf("(adamw-state: two f32 moments per parameter; activations: what the forwards keep for their "
+              "backwards at the most micro-batches in flight, measured, and by formula: that peak times what "
+              "one keeps)\n");
 }
 
 int run(int argc, char **argv, dt_comm *world, int rank, int size) {

@@ -102,6 +102,7 @@ Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o)
   so.chunks = o.chunks;
   dt_pipeline_schedule *schedule = nullptr;
   check(dt_pipeline_schedule_create(&schedule, &so), "dt_pipeline_schedule_create");
+  check(dt_pipeline_schedule_peak_in_flight(schedule, pp_rank_, &peak_in_flight_), "dt_pipeline_schedule_peak_in_flight");
   dt_pipeline_options po = DT_PIPELINE_OPTIONS_INIT;
   po.activation_elements = mb_seqs_ * len_ * o.hidden;
   po.forward = on_forward;
@@ -322,6 +323,9 @@ Memory Trainer::memory() const {
   m.grads = m.params;
   m.optimizer = 2 * m.params;  // AdamW's two moments, f32, in the Params
   m.activations = peak_live_;
+  double per_mb = 0;  // the chunks' mean: a pair in flight belongs to any of them
+  for (const Chunk &ch : chunks_) per_mb += (double)ch.stage->saved_bytes(mb_seqs_, len_) / (double)chunks_.size();
+  m.activations_formula = peak_in_flight_ * per_mb;
   // The buckets hold one copy of the gradients they average.
   for (const auto &[ddp, ps] : {std::pair{ddp_, &dense_}, std::pair{ddp_experts_, &experts_}})
     if (ddp)

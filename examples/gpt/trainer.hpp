@@ -25,6 +25,7 @@ struct StepReport {
 // Bytes this rank holds, by purpose.
 struct Memory {
   double params = 0, grads = 0, optimizer = 0, activations = 0, ddp = 0;
+  double activations_formula = 0;  // peak micro-batches in flight x what each keeps (Stage::saved_bytes)
 };
 
 class Trainer {
@@ -83,6 +84,7 @@ class Trainer {
   dt_ddp *ddp_ = nullptr, *ddp_experts_ = nullptr;
   dt_pipeline *pipe_ = nullptr;
   int64_t mb_seqs_;  // sequences per micro-batch
+  int peak_in_flight_ = 0;  // the schedule's, for this rank
   int step_ = 0;
   double loss_sum_ = 0, live_ = 0, peak_live_ = 0;
 };
