@@ -126,6 +126,7 @@ std::string parse_options(int argc, char **argv, Options &o) {
   if (o.kind == DT_PIPELINE_INTERLEAVED_1F1B && o.chunks < 2) return "--chunks: interleaved needs at least 2";
   if (o.min_lr_ratio > 1.0f) return "--min-lr-ratio: at most 1";
   if ((o.save_at > 0) != !o.checkpoint.empty()) return "--checkpoint and --save-at go together";
+  if (o.save_at > o.steps) return "--save-at " + std::to_string(o.save_at) + " is after the last step";
   return "";
 }
 

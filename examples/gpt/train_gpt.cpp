@@ -18,11 +18,7 @@
  */
 #include <dtrain.h>
 
-#ifdef __has_include
-#if __has_include(<cblas.h>)
 #include <cblas.h>
-#endif
-#endif
 
 #include <cstdio>
 #include <exception>
