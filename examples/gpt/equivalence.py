@@ -10,7 +10,8 @@ The whole matrix is every (dp, tp, pp) in {1, 2}^3, each pipeline of two
 stages under every schedule, context parallelism (cp = 2: zigzag shards,
 ring attention) alone and with each of the others, and expert parallelism
 (ep = 2, a model with 4 experts in every other block, compared with that
-model on one process) alone and with each of the others. With --twin, the
+model on one process) alone and with each of the others, and ZeRO stages
+0-3 in place of DDP and the example's AdamW (--zero). With --twin, the
 Python twin of the training loop (train_gpt.py, over the bindings) runs on
 one process and on dp 2 x tp 2 x pp 2 too, against the same reference. A mesh passes when its loss at the last step is
 within --rtol (relative) of the one process's. Prints a table; exits 1 when
@@ -36,11 +37,18 @@ MOE = ["--experts", "4", "--top-k", "2"]
 
 
 def meshes(subset):
-    """(dp, tp, pp, cp, ep, schedule) tuples."""
+    """(dp, tp, pp, cp, ep, schedule, zero stage or None) tuples."""
     if subset:
-        return [(2, 1, 1, 1, 1, "1f1b"), (1, 2, 1, 1, 1, "1f1b"), (1, 1, 2, 1, 1, "1f1b"),
-                (1, 1, 2, 1, 1, "interleaved"), (1, 1, 1, 2, 1, "1f1b"), (1, 1, 1, 1, 2, "1f1b"),
-                (2, 2, 2, 1, 1, "1f1b")]
+        return [(2, 1, 1, 1, 1, "1f1b", None), (1, 2, 1, 1, 1, "1f1b", None), (1, 1, 2, 1, 1, "1f1b", None),
+                (1, 1, 2, 1, 1, "interleaved", None), (1, 1, 1, 2, 1, "1f1b", None),
+                (1, 1, 1, 1, 2, "1f1b", None), (2, 1, 1, 1, 1, "1f1b", 3), (2, 2, 2, 1, 1, "1f1b", None)]
+    return [m + (None,) for m in full_matrix()] + [(1, 1, 1, 1, 1, "1f1b", 0), (2, 1, 1, 1, 1, "1f1b", 1),
+                                                   (2, 1, 1, 1, 1, "1f1b", 2), (2, 1, 1, 1, 1, "1f1b", 3),
+                                                   (2, 1, 1, 2, 1, "1f1b", 3)]
+
+
+def full_matrix():
+    """Every (dp, tp, pp) in {1, 2}^3 under each schedule, then cp = 2 and ep = 2 with the others."""
     out = []
     for dp, tp, pp in itertools.product((1, 2), repeat=3):
         for schedule in (("gpipe", "1f1b", "interleaved") if pp > 1 else ("1f1b",)):
@@ -56,7 +64,7 @@ def meshes(subset):
 TWIN_LACKS = ("--eval-every", "--eval-seqs", "--sample")
 
 
-def train(args, dp, tp, pp, cp, ep, schedule, moe, twin=False):
+def train(args, dp, tp, pp, cp, ep, schedule, moe, twin=False, zero=None):
     ranks = dp * tp * pp * cp * ep
     options = ["--data", args.data, "--steps", str(args.steps), "--seed", str(args.seed), "--dp", str(dp),
                "--tp", str(tp), "--pp", str(pp), "--schedule", schedule] + TINY
@@ -69,6 +77,7 @@ def train(args, dp, tp, pp, cp, ep, schedule, moe, twin=False):
     else:
         program = [os.path.join(args.build, "examples/gpt/train_gpt")]
         options += ["--cp", str(cp), "--ep", str(ep)] + (MOE if moe else [])
+        options += [] if zero is None else ["--zero", str(zero)]
     cmd = [os.path.join(args.build, "tools/dtrun/dtrun"), "-n", str(ranks), "--timeout", str(args.timeout)] + program + options
     t0 = time.monotonic()
     run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout + 30)
@@ -105,12 +114,12 @@ def main():
     failed = 0
     runs = [m + (False,) for m in meshes(args.subset)]
     if args.twin:
-        runs += [(1, 1, 1, 1, 1, "1f1b", True), (2, 2, 2, 1, 1, "1f1b", True)]
-    for dp, tp, pp, cp, ep, schedule, twin in runs:
+        runs += [(1, 1, 1, 1, 1, "1f1b", None, True), (2, 2, 2, 1, 1, "1f1b", None, True)]
+    for dp, tp, pp, cp, ep, schedule, zero, twin in runs:
         moe = ep > 1
         ref = refs[moe]
-        losses, seconds = train(args, dp, tp, pp, cp, ep, schedule, moe, twin)
-        label = schedule + (" (python)" if twin else "")
+        losses, seconds = train(args, dp, tp, pp, cp, ep, schedule, moe, twin, zero)
+        label = schedule + (" (python)" if twin else "") + ("" if zero is None else f" zero {zero}")
         mesh = f"{dp:>2} {tp:>2} {pp:>2} {cp:>2} {ep:>2} {label:<21} {dp * tp * pp * cp * ep:>5}"
         if losses is None:
             failed += 1

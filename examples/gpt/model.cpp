@@ -77,8 +77,6 @@ Param *Stage::add(const std::string &name, std::vector<int64_t> full, Split spli
   if (stddev > 0) fill_normal(whole, mix64(cfg_.seed) ^ name_hash(name), stddev);
   shard(p, whole, p.w, Group{tp_, tp_rank_, tp_size_}, ep_, (int)cfg_.heads);
   p.g.assign(p.w.size(), 0.0f);
-  p.m.assign(p.w.size(), 0.0f);
-  p.v.assign(p.w.size(), 0.0f);
   params_.push_back(std::move(p));
   return &params_.back();
 }

@@ -19,7 +19,8 @@ const char kUsage[] =
     "  --schedule S              gpipe, 1f1b or interleaved (default 1f1b)\n"
     "  --chunks N                model chunks per pipeline rank for interleaved (default 2)\n"
     "  --microbatches N          micro-batches per step and data-parallel rank (default 4)\n"
-    "  --zero S                  ZeRO stage (only DDP, the default, in this version)\n"
+    "  --zero S                  ZeRO stage 0-3 over dp instead of DDP and the example's AdamW\n"
+    "                            (only with tp = pp = ep = 1: its gradient norm spans the dp ranks)\n"
     "model and data:\n"
     "  --layers N --hidden N --heads N --seq N   (default 4, 128, 4, 64)\n"
     "  --experts E --top-k K     every other block a mixture of E experts, K per token (default 0: none, 2)\n"
@@ -145,8 +146,13 @@ std::string check_mesh(const Options &o, int world, int64_t vocab) {
     why << "--ep " << o.ep << " needs experts to split (--experts E)";
   } else if (o.experts > 0 && o.top_k > o.experts) {
     why << "--top-k " << o.top_k << " is more than --experts " << o.experts;
-  } else if (o.zero >= 0) {
-    why << "--zero is not supported by this version of the example (gradients go through DDP)";
+  } else if (o.zero > 3) {
+    why << "--zero " << o.zero << ": the stages are 0 to 3";
+  } else if (o.zero >= 0 && (o.tp > 1 || o.pp > 1 || o.ep > 1)) {
+    why << "--zero needs --tp, --pp and --ep 1: ZeRO clips by the gradient norm over the ranks it shards "
+           "over, which is the whole model's only when no other dimension splits it";
+  } else if (o.zero >= 0 && (!o.checkpoint.empty() || !o.resume.empty())) {
+    why << "--zero does not take checkpoints here (the optimizer state is inside the dt_zero)";
   } else if (divides(o.heads, "--heads", o.tp, "--tp") && divides(o.hidden, "--hidden", o.heads, "--heads") &&
              divides(vocab, "the padded vocabulary", o.tp, "--tp") &&
              divides(o.layers, "--layers", (long long)o.pp * o.chunks, "--pp x --chunks") &&

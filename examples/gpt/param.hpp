@@ -24,7 +24,7 @@ struct Param {
   std::vector<int64_t> full;  // the whole weight's shape
   Split split;
   std::vector<float> w, g;    // this rank's shard and its gradient
-  std::vector<float> m, v;    // AdamW's moments of the shard
+  std::vector<float> m, v;    // AdamW's moments of the shard (empty before its first step)
   std::vector<int64_t> local; // the shard's shape
   bool counted;               // adds to the global gradient norm on this rank (replicas count once)
 };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels.hpp"
 #include "tensor.hpp"
 
 namespace gpt {
@@ -92,8 +93,12 @@ Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o)
     }
 
   adam_.weight_decay = o.weight_decay;
-  ddp_ = make_ddp(dense_, replicas_, o.dp * o.cp * o.ep);
-  ddp_experts_ = make_ddp(experts_, expert_replicas_, o.dp * o.cp);
+  if (o.zero >= 0) {
+    zero_create();
+  } else {
+    ddp_ = make_ddp(dense_, replicas_, o.dp * o.cp * o.ep);
+    ddp_experts_ = make_ddp(experts_, expert_replicas_, o.dp * o.cp);
+  }
 
   dt_pipeline_schedule_options so = DT_PIPELINE_SCHEDULE_OPTIONS_INIT;
   so.kind = o.kind;
@@ -127,7 +132,60 @@ dt_ddp *Trainer::make_ddp(const std::vector<Param *> &params, dt_comm *comm, int
   return ddp;
 }
 
+// ZeRO over dp x cp: one unit per parameter, AdamW as the example's own
+// (the same formulas) with the clipping inside, since with tp = pp = ep = 1
+// the norm over the dt_zero's ranks is the whole model's.
+void Trainer::zero_create() {
+  std::vector<std::unique_ptr<View>> views;
+  std::vector<const DLTensor *> params;
+  for (Param *p : params_) {
+    views.push_back(std::make_unique<View>(p->w.data(), (int64_t)p->w.size()));
+    params.push_back(views.back()->get());
+  }
+  dt_optimizer_options oo = DT_OPTIMIZER_OPTIONS_INIT;
+  oo.kind = DT_OPTIM_ADAMW;
+  oo.lr = o_.lr;
+  oo.beta1 = adam_.beta1;
+  oo.beta2 = adam_.beta2;
+  oo.eps = adam_.eps;
+  oo.weight_decay = o_.weight_decay;
+  oo.max_grad_norm = o_.clip;
+  std::vector<size_t> units(params.size(), 1);
+  dt_zero_options zo = DT_ZERO_OPTIONS_INIT;
+  zo.stage = o_.zero;
+  zo.unit_sizes = units.data();
+  zo.unit_count = units.size();
+  check(dt_zero_create(&zero_, replicas_, params.data(), params.size(), &oo, &zo), "dt_zero_create");
+}
+
+// Hands the step's gradients to the dt_zero (each unit made whole around
+// its use, as stage 3 requires), steps, and copies the updated parameters
+// back into the model's own tensors, which forward reads.
+double Trainer::zero_step(float lr) {
+  for (size_t i = params_.size(); i-- > 0;) {
+    check(dt_zero_gather_wait(zero_, i, -1), "dt_zero_gather_wait");
+    DLTensor g;
+    check(dt_zero_gradient(zero_, i, &g), "dt_zero_gradient");
+    add_into(static_cast<float *>(g.data), params_[i]->g.data(), (int64_t)params_[i]->g.size());
+    check(dt_zero_mark_ready(zero_, i), "dt_zero_mark_ready");
+    check(dt_zero_release(zero_, i), "dt_zero_release");
+  }
+  check(dt_zero_wait(zero_, -1), "dt_zero_wait");
+  check(dt_zero_set_lr(zero_, lr), "dt_zero_set_lr");
+  dt_optimizer_step_info info = DT_OPTIMIZER_STEP_INFO_INIT;
+  check(dt_zero_step(zero_, &info), "dt_zero_step");
+  for (size_t i = 0; i < params_.size(); ++i) {
+    check(dt_zero_gather_wait(zero_, i, -1), "dt_zero_gather_wait");
+    DLTensor w;
+    check(dt_zero_parameter(zero_, i, &w), "dt_zero_parameter");
+    std::memcpy(params_[i]->w.data(), w.data, params_[i]->w.size() * sizeof(float));
+    check(dt_zero_release(zero_, i), "dt_zero_release");
+  }
+  return info.grad_norm;
+}
+
 Trainer::~Trainer() {
+  dt_zero_destroy(zero_);
   dt_pipeline_destroy(pipe_);
   dt_ddp_destroy(ddp_);
   dt_ddp_destroy(ddp_experts_);
@@ -198,31 +256,36 @@ StepReport Trainer::step(int step) {
   for (Param *p : params_) std::fill(p->g.begin(), p->g.end(), 0.0f);
   dt_pipeline_step_info info = DT_PIPELINE_STEP_INFO_INIT;
   check(dt_pipeline_step(pipe_, &info), "dt_pipeline_step");
-  double t1 = now();
-  for (auto [ddp, n] : {std::pair{ddp_, dense_.size()}, std::pair{ddp_experts_, experts_.size()}}) {
-    if (!ddp) continue;
-    for (size_t i = n; i-- > 0;) check(dt_ddp_mark_ready(ddp, i), "dt_ddp_mark_ready");
-    check(dt_ddp_wait(ddp, -1), "dt_ddp_wait");
-  }
-  // An expert's gradient summed every ep rank's tokens, each rank's loss
-  // being the mean over its own: the mean over all of them is 1/ep of it.
-  for (Param *p : experts_)
-    for (float &v : p->g) v /= (float)o_.ep;
-  // The global gradient norm: shards add up over tp x pp, replicas count once.
-  double sq = 0;
-  for (Param *p : params_)
-    if (p->counted)
-      for (float v : p->g) sq += (double)v * v;
-  sq = sum_over(model_, sq);
-  r.grad_norm = std::sqrt(sq);
-  if (o_.clip > 0 && r.grad_norm > o_.clip) {
-    float scale = (float)(o_.clip / (r.grad_norm + 1e-6));
-    for (Param *p : params_)
-      for (float &v : p->g) v *= scale;
-  }
-  double t2 = now();
+  double t1 = now(), t2;
   r.lr = learning_rate(step);
-  adam_.step(params_, (float)r.lr);
+  if (zero_) {
+    r.grad_norm = zero_step((float)r.lr);
+    t2 = now();
+  } else {
+    for (auto [ddp, n] : {std::pair{ddp_, dense_.size()}, std::pair{ddp_experts_, experts_.size()}}) {
+      if (!ddp) continue;
+      for (size_t i = n; i-- > 0;) check(dt_ddp_mark_ready(ddp, i), "dt_ddp_mark_ready");
+      check(dt_ddp_wait(ddp, -1), "dt_ddp_wait");
+    }
+    // An expert's gradient summed every ep rank's tokens, each rank's loss
+    // being the mean over its own: the mean over all of them is 1/ep of it.
+    for (Param *p : experts_)
+      for (float &v : p->g) v /= (float)o_.ep;
+    // The global gradient norm: shards add up over tp x pp, replicas count once.
+    double sq = 0;
+    for (Param *p : params_)
+      if (p->counted)
+        for (float v : p->g) sq += (double)v * v;
+    sq = sum_over(model_, sq);
+    r.grad_norm = std::sqrt(sq);
+    if (o_.clip > 0 && r.grad_norm > o_.clip) {
+      float scale = (float)(o_.clip / (r.grad_norm + 1e-6));
+      for (Param *p : params_)
+        for (float &v : p->g) v *= scale;
+    }
+    t2 = now();
+    adam_.step(params_, (float)r.lr);
+  }
   // The last stages hold the loss; each tensor-parallel replica counts once.
   double t3 = now();
   double mean = loss_holder() ? loss_sum_ / (double)(o_.microbatches * mb_seqs_ * len_) : 0.0;
@@ -326,6 +389,14 @@ Memory Trainer::memory() const {
   double per_mb = 0;  // the chunks' mean: a pair in flight belongs to any of them
   for (const Chunk &ch : chunks_) per_mb += (double)ch.stage->saved_bytes(mb_seqs_, len_) / (double)chunks_.size();
   m.activations_formula = peak_in_flight_ * per_mb;
+  if (zero_) {  // the dt_zero's own, besides the model's whole parameters and gradients above
+    dt_zero_memory z = DT_ZERO_MEMORY_INIT;
+    check(dt_zero_memory_usage(zero_, &z), "dt_zero_memory_usage");
+    m.params += (double)(z.parameters + z.master_weights);
+    m.grads += (double)z.gradients;
+    m.optimizer = (double)z.optimizer_state;
+    m.ddp = (double)z.communication;
+  }
   // The buckets hold one copy of the gradients they average.
   for (const auto &[ddp, ps] : {std::pair{ddp_, &dense_}, std::pair{ddp_experts_, &experts_}})
     if (ddp)

@@ -59,6 +59,8 @@ class Trainer {
   double forward_only(std::vector<Saved> &per_chunk, int64_t seqs);
   bool loss_holder() const;
   CheckpointContext checkpoint_context();
+  void zero_create();
+  double zero_step(float lr);  // returns the gradient norm
   static dt_ddp *make_ddp(const std::vector<Param *> &params, dt_comm *comm, int ranks);
   void fill_windows(Saved &s, const std::vector<int32_t> &text, const std::vector<int64_t> &starts);
   double sum_over(dt_comm *c, double v);
@@ -82,6 +84,7 @@ class Trainer {
   std::vector<Param *> params_, dense_, experts_;
   AdamW adam_;
   dt_ddp *ddp_ = nullptr, *ddp_experts_ = nullptr;
+  dt_zero *zero_ = nullptr;  // --zero: owns the optimizer and averages instead
   dt_pipeline *pipe_ = nullptr;
   int64_t mb_seqs_;  // sequences per micro-batch
   int peak_in_flight_ = 0;  // the schedule's, for this rank
