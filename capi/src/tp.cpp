@@ -83,7 +83,7 @@ const T* pointer_or_null(const std::optional<T>& value) {
 using LinearForward = void (*)(tp::Group&, const tp::Matrix&, const tp::Matrix&, const TensorView*,
                                const tp::Matrix&, tp::LinearFlags);
 using LinearBackward = void (*)(tp::Group&, const tp::Matrix&, const tp::Matrix&, const tp::Matrix&,
-                                const tp::Matrix*, const tp::Matrix&, const TensorView*, tp::LinearFlags);
+                                const tp::Matrix*, const tp::Matrix*, const TensorView*, tp::LinearFlags);
 
 dt_status linear_forward(LinearForward layer, dt_comm* comm, const DLTensor* x, const DLTensor* weight,
                          const DLTensor* bias, DLTensor* y, unsigned flags) {
@@ -100,9 +100,10 @@ dt_status linear_backward(LinearBackward layer, dt_comm* comm, const DLTensor* x
   return entry([&] {
     tp::Group group = group_of(comm);
     const auto grad_x = optional_of<tp::Matrix>(dx, "dx", matrix_of);
+    const auto grad_w = optional_of<tp::Matrix>(dweight, "dweight", matrix_of);
     const auto grad_b = optional_of<TensorView>(dbias, "dbias", view_of);
     layer(group, matrix_of(x, "x"), matrix_of(weight, "weight"), matrix_of(dy, "dy"), pointer_or_null(grad_x),
-          matrix_of(dweight, "dweight"), pointer_or_null(grad_b), linear_flags(flags));
+          pointer_or_null(grad_w), pointer_or_null(grad_b), linear_flags(flags));
   });
 }
 

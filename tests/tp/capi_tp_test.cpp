@@ -132,6 +132,39 @@ TEST_F(Tp, MlpBlockPlainAndSequenceParallelMatchTheDenseBlock) {
   }
 }
 
+// A zero-bubble schedule's two halves: the input gradient alone (dweight
+// NULL), then the weight's and the bias's alone (dx NULL), for both layers
+// and plain and sequence parallel, give the one-call gradients.
+TEST_F(Tp, BackwardSplitsIntoInputAndWeightHalves) {
+  const Dense x = random_dense(T, H, 31), w = random_dense(F, H, 32), dy = random_dense(T, F, 33);
+  const Dense dx = matmul(dy, w), dw = matmul(dy, x, true, false), db = column_sums(dy);
+  for (unsigned flags : {0u, DT_TP_SEQUENCE_PARALLEL}) {
+    SCOPED_TRACE("flags " + std::to_string(flags));
+    const bool sp = flags & DT_TP_SEQUENCE_PARALLEL;
+    F32 x_in(sp ? row_block(x) : x), w_r(row_block(w)), dy_r(col_block(dy));
+    F32 dx_out(sp ? T / size_ : T, H), dw_out(F / size_, H), db_out(F / size_, 1);
+    ASSERT_EQ(dt_tp_column_linear_backward(comm_, &x_in, &w_r, &dy_r, &dx_out, nullptr, nullptr, flags), DT_OK)
+        << dt_error_last();
+    expect_close(dx_out, sp ? row_block(dx) : dx, "column dx alone");
+    ASSERT_EQ(dt_tp_column_linear_backward(comm_, &x_in, &w_r, &dy_r, nullptr, &dw_out, &db_out.flat(), flags),
+              DT_OK)
+        << dt_error_last();
+    expect_close(dw_out, row_block(dw), "column dweight alone");
+    expect_close(db_out, row_block(db), "column dbias alone");
+
+    // Row-parallel: x [T, F/tp], weight [H, F/tp]; its dy is the transpose-free [T, H].
+    const Dense xr = random_dense(T, F, 34), wr = random_dense(H, F, 35), dyr = random_dense(T, H, 36);
+    F32 xr_in(col_block(xr)), wr_in(col_block(wr)), dyr_in(sp ? row_block(dyr) : dyr);
+    F32 dxr(T, F / size_), dwr(H, F / size_);
+    ASSERT_EQ(dt_tp_row_linear_backward(comm_, &xr_in, &wr_in, &dyr_in, &dxr, nullptr, nullptr, flags), DT_OK)
+        << dt_error_last();
+    ASSERT_EQ(dt_tp_row_linear_backward(comm_, &xr_in, &wr_in, &dyr_in, nullptr, &dwr, nullptr, flags), DT_OK)
+        << dt_error_last();
+    expect_close(dxr, col_block(matmul(dyr, wr)), "row dx alone");
+    expect_close(dwr, col_block(matmul(dyr, xr, true, false)), "row dweight alone");
+  }
+}
+
 TEST_F(Tp, AccumulateAddsIntoTheGradients) {
   const Dense x = random_dense(T, H, 15), w = random_dense(F, H, 16), dy = random_dense(T, F, 17);
   Dense twice = matmul(dy, x, true, false);

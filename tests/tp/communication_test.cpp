@@ -42,9 +42,9 @@ Counts run_block(dtrain::comm::Communicator& comm, bool sequence_parallel, bool 
   dtrain::parallel::tp::column_forward(group, x.matrix, w1.matrix, nullptr, h.matrix, flags);
   dtrain::parallel::tp::row_forward(group, h.matrix, w2.matrix, nullptr, y.matrix, flags);
   const int forward = group.collectives_started();
-  dtrain::parallel::tp::row_backward(group, h.matrix, w2.matrix, dy.matrix, &dh.matrix, dw2.matrix, nullptr, flags);
+  dtrain::parallel::tp::row_backward(group, h.matrix, w2.matrix, dy.matrix, &dh.matrix, &dw2.matrix, nullptr, flags);
   const Matrix& input = keep_gathered_input ? whole_x.matrix : x.matrix;
-  dtrain::parallel::tp::column_backward(group, input, w1.matrix, dh.matrix, &dx.matrix, dw1.matrix, nullptr, flags);
+  dtrain::parallel::tp::column_backward(group, input, w1.matrix, dh.matrix, &dx.matrix, &dw1.matrix, nullptr, flags);
   return {forward, group.collectives_started() - forward};
 }
 

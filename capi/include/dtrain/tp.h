@@ -112,7 +112,11 @@ DT_API dt_status dt_tp_column_linear_forward(dt_comm *tp, const DLTensor *x, con
  *
  * `dx` has the shape of `x` and may be NULL (no input gradient and no
  * communication for it; every rank must pass NULL then); `dbias` may be NULL
- * (and must be when the forward had no bias, or is simply not computed).
+ * (and must be when the forward had no bias, or is simply not computed);
+ * `dweight` may be NULL (no weight gradient, and with sequence parallelism
+ * no gathering of `x`). A zero-bubble schedule splits the backward in two
+ * calls with the same arguments: `dweight` NULL for the input gradient, then
+ * `dx` NULL for the weight's (and the bias's).
  * The reduction of dx runs while dW and db are computed. With sequence
  * parallelism, `x` is either this rank's [T/tp, in], which is gathered again
  * (as Megatron-LM does, to keep one copy of the activations), or the whole
@@ -147,7 +151,9 @@ DT_API dt_status dt_tp_row_linear_forward(dt_comm *tp, const DLTensor *x, const 
  *   dx_r = dy W_r      dW_r = dy^T x_r      db = sum over rows of dy (the
  *                                           whole bias's gradient, the same on every rank)
  *
- * `dx` [T, in/tp] and `dbias` may be NULL. Communication: none, or one
+ * `dx` [T, in/tp], `dweight` and `dbias` may be NULL (a zero-bubble
+ * schedule's two halves, as for dt_tp_column_linear_backward()).
+ * Communication: none, or one
  * allgather with sequence parallelism.
  */
 DT_API dt_status dt_tp_row_linear_backward(dt_comm *tp, const DLTensor *x, const DLTensor *weight,

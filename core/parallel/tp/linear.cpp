@@ -58,9 +58,8 @@ void column_forward(Group& group, const Matrix& x, const Matrix& w, const Tensor
 }
 
 void column_backward(Group& group, const Matrix& x, const Matrix& w, const Matrix& dy, const Matrix* dx,
-                     const Matrix& dw, const TensorView* db, LinearFlags flags) {
+                     const Matrix* dw, const TensorView* db, LinearFlags flags) {
   check_dtypes(x, w, db, dy);
-  expect_dtype(dw.view, "dweight", x.view.dtype);
   expect_shape(w, "weight", w.rows, x.cols);
   const std::int64_t rows = dy.rows;
   expect_shape(dy, "dy", rows, flags.gather_output ? w.rows * group.size() : w.rows);
@@ -72,7 +71,10 @@ void column_backward(Group& group, const Matrix& x, const Matrix& w, const Matri
     expect_shape(x, "x", rows / group.size(), x.cols);
   }
   if (!flags.sequence_parallel) expect_shape(x, "x", rows, x.cols);
-  expect_shape(dw, "dweight", w.rows, w.cols);
+  if (dw) {
+    expect_dtype(dw->view, "dweight", x.view.dtype);
+    expect_shape(*dw, "dweight", w.rows, w.cols);
+  }
   if (dx) {
     expect_dtype(dx->view, "dx", x.view.dtype);
     expect_divisible(rows, "the rows of dy", flags.sequence_parallel ? group.size() : 1);
@@ -83,7 +85,8 @@ void column_backward(Group& group, const Matrix& x, const Matrix& w, const Matri
   const Scratch own_columns(dy.view.dtype, flags.gather_output ? rows : 0, w.rows);
   if (flags.gather_output) copy_columns(dy, group.rank() * w.rows, own_columns.matrix());
   const Matrix& grad = flags.gather_output ? own_columns.matrix() : dy;
-  const WholeSequence input(group, x, gather_x);
+  // Only the weight's gradient reads x: without it nothing is gathered.
+  const WholeSequence input(group, x, gather_x && dw);
 
   // The input gradient first, so that its reduction runs during the weight's GEMMs.
   comm::RequestPtr reduction;
@@ -98,7 +101,7 @@ void column_backward(Group& group, const Matrix& x, const Matrix& w, const Matri
     }
   }
   const double beta = flags.accumulate ? 1.0 : 0.0;
-  dyt_times_x(grad, input.matrix(), dw, beta);
+  if (dw) dyt_times_x(grad, input.matrix(), *dw, beta);
   if (db) sum_rows(grad, *db, beta);
   if (reduction) group.wait(reduction);
 }
@@ -124,14 +127,16 @@ void row_forward(Group& group, const Matrix& x, const Matrix& w, const TensorVie
 }
 
 void row_backward(Group& group, const Matrix& x, const Matrix& w, const Matrix& dy, const Matrix* dx,
-                  const Matrix& dw, const TensorView* db, LinearFlags flags) {
+                  const Matrix* dw, const TensorView* db, LinearFlags flags) {
   check_dtypes(x, w, db, dy);
-  expect_dtype(dw.view, "dweight", x.view.dtype);
   if (flags.gather_output) raise(DT_ERR_INVALID_ARGUMENT, "DT_TP_GATHER_OUTPUT is for column-parallel layers");
   expect_shape(w, "weight", w.rows, x.cols);
   if (flags.sequence_parallel) expect_divisible(x.rows, "the rows of x", group.size());
   expect_shape(dy, "dy", flags.sequence_parallel ? x.rows / group.size() : x.rows, w.rows);
-  expect_shape(dw, "dweight", w.rows, w.cols);
+  if (dw) {
+    expect_dtype(dw->view, "dweight", x.view.dtype);
+    expect_shape(*dw, "dweight", w.rows, w.cols);
+  }
   if (dx) {
     expect_dtype(dx->view, "dx", x.view.dtype);
     expect_shape(*dx, "dx", x.rows, x.cols);
@@ -141,7 +146,7 @@ void row_backward(Group& group, const Matrix& x, const Matrix& w, const Matrix& 
   const WholeSequence grad(group, dy, flags.sequence_parallel);
   const double beta = flags.accumulate ? 1.0 : 0.0;
   if (dx) dy_times_w(grad.matrix(), w, *dx, 0.0);
-  dyt_times_x(grad.matrix(), x, dw, beta);
+  if (dw) dyt_times_x(grad.matrix(), x, *dw, beta);
   if (db) sum_rows(grad.matrix(), *db, beta);
 }
 

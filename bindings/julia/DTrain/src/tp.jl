@@ -77,11 +77,11 @@ end
 """
     tp_column_linear_backward!(comm, x, weight, dy, dx, dweight, dbias; flags=0)
 
-Gradients of the column-parallel linear layer; `dx` and `dbias` may be `nothing`.
+Gradients of the column-parallel linear layer; `dx`, `dweight` and `dbias` may be `nothing`.
 """
 function tp_column_linear_backward!(comm::Comm, x, weight, dy, dx, dweight, dbias; flags::Integer=0)
     bx, bw, bdy = Borrowed(x), Borrowed(weight), Borrowed(dy)
-    bdx, bdw, bdb = _borrow_optional(dx), Borrowed(dweight), _borrow_optional(dbias)
+    bdx, bdw, bdb = _borrow_optional(dx), _borrow_optional(dweight), _borrow_optional(dbias)
     GC.@preserve bx bw bdy bdx bdw bdb _check(ccall(_sym(:dt_tp_column_linear_backward), Cint,
         (Ptr{Cvoid}, Ptr{DLTensor}, Ptr{DLTensor}, Ptr{DLTensor}, Ptr{DLTensor}, Ptr{DLTensor}, Ptr{DLTensor}, Cuint),
         comm, _tensor_pointer(bx), _tensor_pointer(bw), _tensor_pointer(bdy), _tensor_pointer(bdx),
@@ -105,11 +105,11 @@ end
 """
     tp_row_linear_backward!(comm, x, weight, dy, dx, dweight, dbias; flags=0)
 
-Gradients of the row-parallel linear layer; `dx` and `dbias` may be `nothing`.
+Gradients of the row-parallel linear layer; `dx`, `dweight` and `dbias` may be `nothing`.
 """
 function tp_row_linear_backward!(comm::Comm, x, weight, dy, dx, dweight, dbias; flags::Integer=0)
     bx, bw, bdy = Borrowed(x), Borrowed(weight), Borrowed(dy)
-    bdx, bdw, bdb = _borrow_optional(dx), Borrowed(dweight), _borrow_optional(dbias)
+    bdx, bdw, bdb = _borrow_optional(dx), _borrow_optional(dweight), _borrow_optional(dbias)
     GC.@preserve bx bw bdy bdx bdw bdb _check(ccall(_sym(:dt_tp_row_linear_backward), Cint,
         (Ptr{Cvoid}, Ptr{DLTensor}, Ptr{DLTensor}, Ptr{DLTensor}, Ptr{DLTensor}, Ptr{DLTensor}, Ptr{DLTensor}, Cuint),
         comm, _tensor_pointer(bx), _tensor_pointer(bw), _tensor_pointer(bdy), _tensor_pointer(bdx),

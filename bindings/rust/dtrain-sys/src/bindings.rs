@@ -2324,7 +2324,11 @@ extern "C" {
     #[doc = ""]
     #[doc = " `dx` has the shape of `x` and may be NULL (no input gradient and no"]
     #[doc = " communication for it; every rank must pass NULL then); `dbias` may be NULL"]
-    #[doc = " (and must be when the forward had no bias, or is simply not computed)."]
+    #[doc = " (and must be when the forward had no bias, or is simply not computed);"]
+    #[doc = " `dweight` may be NULL (no weight gradient, and with sequence parallelism"]
+    #[doc = " no gathering of `x`). A zero-bubble schedule splits the backward in two"]
+    #[doc = " calls with the same arguments: `dweight` NULL for the input gradient, then"]
+    #[doc = " `dx` NULL for the weight's (and the bias's)."]
     #[doc = " The reduction of dx runs while dW and db are computed. With sequence"]
     #[doc = " parallelism, `x` is either this rank's [T/tp, in], which is gathered again"]
     #[doc = " (as Megatron-LM does, to keep one copy of the activations), or the whole"]
@@ -2370,7 +2374,9 @@ extern "C" {
     #[doc = "   dx_r = dy W_r      dW_r = dy^T x_r      db = sum over rows of dy (the"]
     #[doc = "                                           whole bias's gradient, the same on every rank)"]
     #[doc = ""]
-    #[doc = " `dx` [T, in/tp] and `dbias` may be NULL. Communication: none, or one"]
+    #[doc = " `dx` [T, in/tp], `dweight` and `dbias` may be NULL (a zero-bubble"]
+    #[doc = " schedule's two halves, as for dt_tp_column_linear_backward())."]
+    #[doc = " Communication: none, or one"]
     #[doc = " allgather with sequence parallelism."]
     pub fn dt_tp_row_linear_backward(
         tp: *mut dt_comm,

@@ -164,17 +164,18 @@ fn linear_backward<T: Element>(
     weight: Matrix<'_, T>,
     dy: Matrix<'_, T>,
     dx: Option<MatrixMut<'_, T>>,
-    mut dweight: MatrixMut<'_, T>,
+    dweight: Option<MatrixMut<'_, T>>,
     dbias: Option<&mut [T]>,
     flags: TpFlags,
 ) -> Result<()> {
     let (x, w, dy) = (x.raw(), weight.raw(), dy.raw());
     let mut dx = dx.map(|mut m| m.raw());
-    let (mut dw, mut db) = (dweight.raw(), optional_mut(dbias));
-    // SAFETY: as above; a missing dx or dbias is NULL.
+    let mut dw = dweight.map(|mut m| m.raw());
+    let mut db = optional_mut(dbias);
+    // SAFETY: as above; a missing dx, dweight or dbias is NULL.
     check(unsafe {
         raw(
-            tp.as_raw(), x.as_ptr(), w.as_ptr(), dy.as_ptr(), mut_ptr_of(&mut dx), dw.as_mut_ptr(),
+            tp.as_raw(), x.as_ptr(), w.as_ptr(), dy.as_ptr(), mut_ptr_of(&mut dx), mut_ptr_of(&mut dw),
             mut_ptr_of(&mut db), flags.raw(),
         )
     })
@@ -192,7 +193,8 @@ pub fn column_linear_forward<T: Element>(
     linear_forward(sys::dt_tp_column_linear_forward, tp, x, weight, bias, y, flags)
 }
 
-/// Backward of [`column_linear_forward`]; `dx` and `dbias` are optional.
+/// Backward of [`column_linear_forward`]; `dx`, `dweight` and `dbias` are optional (a
+/// zero-bubble schedule passes `dweight` `None` for the input gradient, then `dx` `None`).
 #[allow(clippy::too_many_arguments)]
 pub fn column_linear_backward<T: Element>(
     tp: &Comm<'_>,
@@ -200,7 +202,7 @@ pub fn column_linear_backward<T: Element>(
     weight: Matrix<'_, T>,
     dy: Matrix<'_, T>,
     dx: Option<MatrixMut<'_, T>>,
-    dweight: MatrixMut<'_, T>,
+    dweight: Option<MatrixMut<'_, T>>,
     dbias: Option<&mut [T]>,
     flags: TpFlags,
 ) -> Result<()> {
@@ -219,7 +221,7 @@ pub fn row_linear_forward<T: Element>(
     linear_forward(sys::dt_tp_row_linear_forward, tp, x, weight, bias, y, flags)
 }
 
-/// Backward of [`row_linear_forward`]; `dx` and `dbias` are optional.
+/// Backward of [`row_linear_forward`]; `dx`, `dweight` and `dbias` are optional.
 #[allow(clippy::too_many_arguments)]
 pub fn row_linear_backward<T: Element>(
     tp: &Comm<'_>,
@@ -227,7 +229,7 @@ pub fn row_linear_backward<T: Element>(
     weight: Matrix<'_, T>,
     dy: Matrix<'_, T>,
     dx: Option<MatrixMut<'_, T>>,
-    dweight: MatrixMut<'_, T>,
+    dweight: Option<MatrixMut<'_, T>>,
     dbias: Option<&mut [T]>,
     flags: TpFlags,
 ) -> Result<()> {

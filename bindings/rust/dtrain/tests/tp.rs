@@ -29,15 +29,24 @@ fn column_and_row_layers_match_the_dense_products() {
     let (mut dx, mut dw, mut db) = ([0.0f32; 6], [0.0f32; 6], [0.0f32; 2]);
     tp::column_linear_backward(&comm, Matrix::new(&x, 3).unwrap(), Matrix::new(&w, 3).unwrap(),
                                Matrix::new(&dy, 2).unwrap(), Some(MatrixMut::new(&mut dx, 3).unwrap()),
-                               MatrixMut::new(&mut dw, 3).unwrap(), Some(&mut db), TpFlags::default()).unwrap();
+                               Some(MatrixMut::new(&mut dw, 3).unwrap()), Some(&mut db), TpFlags::default()).unwrap();
     assert!(close(&dw, &[5.0, 7.0, 9.0, 5.0, 7.0, 9.0]), "{dw:?}");
     assert!(close(&dx, &[1.5, 0.5, -0.5, 1.5, 0.5, -0.5]), "{dx:?}");
     assert!(close(&db, &[2.0, 2.0]));
     let (mut dx_row, mut dw_row) = ([0.0f32; 6], [0.0f32; 6]);
     tp::row_linear_backward(&comm, Matrix::new(&x, 3).unwrap(), Matrix::new(&w, 3).unwrap(),
                             Matrix::new(&dy, 2).unwrap(), Some(MatrixMut::new(&mut dx_row, 3).unwrap()),
-                            MatrixMut::new(&mut dw_row, 3).unwrap(), None, TpFlags::default()).unwrap();
+                            Some(MatrixMut::new(&mut dw_row, 3).unwrap()), None, TpFlags::default()).unwrap();
     assert!(close(&dw_row, &dw));
+    // The zero-bubble halves: the input gradient alone, then the weight's alone.
+    let (mut dx_half, mut dw_half) = ([0.0f32; 6], [0.0f32; 6]);
+    tp::row_linear_backward(&comm, Matrix::new(&x, 3).unwrap(), Matrix::new(&w, 3).unwrap(),
+                            Matrix::new(&dy, 2).unwrap(), Some(MatrixMut::new(&mut dx_half, 3).unwrap()),
+                            None, None, TpFlags::default()).unwrap();
+    tp::row_linear_backward(&comm, Matrix::new(&x, 3).unwrap(), Matrix::new(&w, 3).unwrap(),
+                            Matrix::new(&dy, 2).unwrap(), None, Some(MatrixMut::new(&mut dw_half, 3).unwrap()),
+                            None, TpFlags::default()).unwrap();
+    assert!(close(&dx_half, &dx_row) && close(&dw_half, &dw_row));
 }
 
 #[test]
