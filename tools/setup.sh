@@ -10,6 +10,7 @@ apt_packages=(
   openmpi-bin libopenmpi-dev
   swig python3-dev bindgen abigail-tools
   clang libclang-rt-14-dev iproute2 binutils
+  doxygen
 )
 missing=()
 for p in "${apt_packages[@]}"; do
