@@ -10,7 +10,7 @@ apt_packages=(
   openmpi-bin libopenmpi-dev
   swig python3-dev bindgen abigail-tools
   clang libclang-rt-14-dev iproute2 binutils
-  doxygen
+  doxygen debhelper dh-python lintian python3-all-dev python3-numpy python3-setuptools python3-wheel
 )
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -14,7 +14,8 @@ SWIG is $SWIG or the `swig` on PATH.
 The wheel is self-contained: it carries libdtrain.so.0 beside the module,
 which finds it through an $ORIGIN rpath, and the dtrun launcher, which the
 `dtrun` command runs. So an installed package needs neither LD_LIBRARY_PATH
-nor the tree it was built from.
+nor the tree it was built from. DTRAIN_BUNDLE=0 leaves both out, for a
+distribution's package that uses the system's libdtrain.so.0 and dtrun.
 """
 
 import glob
@@ -130,6 +131,8 @@ class BuildSwigExt(build_ext):
 
     def run(self):
         super().run()
+        if not BUNDLE:
+            return
         package = Path(self.get_ext_fullpath("dtrain._capi")).parent
         # The file the SONAME names, links followed: what the module loads.
         shutil.copy(Path(library_dir) / "libdtrain.so.0", package / "libdtrain.so.0")
@@ -153,6 +156,7 @@ class BuildSwigExt(build_ext):
 
 
 include_dirs, library_dir, dtrun = find_libdtrain()
+BUNDLE = os.environ.get("DTRAIN_BUNDLE", "1") != "0"
 
 setup(
     version=read_version(include_dirs),
@@ -163,7 +167,7 @@ setup(
             sources=["dtrain.i"],
             include_dirs=include_dirs,
             library_dirs=[library_dir],
-            runtime_library_dirs=["$ORIGIN"],
+            runtime_library_dirs=["$ORIGIN"] if BUNDLE else [],
             libraries=["dtrain"],
         )
     ],
