@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -136,8 +137,9 @@ dtrun::Outcome run_once(const dtrun::Options& options, const std::string& token,
     }
     env.insert(env.end(), extra_env.begin(), extra_env.end());
     bool capture = options.tag_output || options.log_dir;
+    int log_fd = open_log(options, rank, attempt == 0);  // before the rank exists: a failure here orphans nothing
     ranks.push_back(dtrun::spawn_rank(rank, options.command, env, capture));
-    ranks.back().log_fd = open_log(options, rank, attempt == 0);
+    ranks.back().log_fd = log_fd;
     if (!ranks.back().running) break;  // the program cannot be started: no point in starting more
   }
 
@@ -151,6 +153,12 @@ dtrun::Outcome run_once(const dtrun::Options& options, const std::string& token,
   dtrun::Outcome outcome = dtrun::supervise(ranks, supervise_options);
   for (dtrun::RankProcess& r : ranks) {
     if (r.log_fd >= 0) close(r.log_fd);
+  }
+  if (link) {
+    // Node 0's store must outlive the ranks of every node, which may still
+    // use it while they finish.
+    link->finished();
+    if (store.server) link->wait_for_nodes(options.nnodes, std::chrono::seconds(30));
   }
   link.reset();
   if (store.server) store.server->stop();

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <sstream>
+#include <vector>
 
 #include "base/error.hpp"
 
@@ -81,6 +82,28 @@ void NodeLink::post(int exit_code, const std::string& what) {
     client->compare_and_set(kKey, std::nullopt, value);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dtrun: could not tell the other nodes that %s: %s\n", what.c_str(), e.what());
+  }
+}
+
+void NodeLink::finished() {
+  try {
+    connect(std::chrono::seconds(5))->set("dtrun/finished/" + std::to_string(node_rank_), "1");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dtrun: could not tell the other nodes that node %d finished: %s\n", node_rank_, e.what());
+  }
+}
+
+void NodeLink::wait_for_nodes(int nnodes, std::chrono::milliseconds timeout) {
+  std::vector<std::string> keys;
+  for (int node = 0; node < nnodes; ++node) keys.push_back("dtrun/finished/" + std::to_string(node));
+  try {
+    std::vector<std::string> missing = connect(std::chrono::seconds(5))->wait_for(keys, timeout);
+    for (const std::string& key : missing) {
+      std::fprintf(stderr, "dtrun: node %s did not finish within %lld s; closing the store anyway\n",
+                   key.substr(key.rfind('/') + 1).c_str(), static_cast<long long>(timeout.count() / 1000));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dtrun: could not learn whether the other nodes finished: %s\n", e.what());
   }
 }
 

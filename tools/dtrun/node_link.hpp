@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,6 +34,11 @@ class NodeLink {
   void post(int exit_code, const std::string& what);
   // What another node posted, once the watcher has woken the supervisor.
   std::optional<RemoteFailure> failure();
+  // Says that this node's ranks have all ended.
+  void finished();
+  // Waits, at most `timeout`, until every node has said finished(); says
+  // which did not.
+  void wait_for_nodes(int nnodes, std::chrono::milliseconds timeout);
 
  private:
   void watch();
