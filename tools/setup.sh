@@ -10,6 +10,7 @@ apt_packages=(
   openmpi-bin libopenmpi-dev
   swig python3-dev bindgen abigail-tools
   clang libclang-rt-14-dev iproute2 binutils
+  doxygen debhelper dh-python lintian python3-all-dev python3-numpy python3-setuptools python3-wheel
   fortunes   # the text the main job (tools/run-main.sh) trains its GPT on
 )
 missing=()

@@ -4,10 +4,18 @@ Where libdtrain comes from (the first that is set or found wins):
   DTRAIN_PREFIX=<prefix>      an installed tree: <prefix>/include and
                               <prefix>/lib, lib64 or lib/<multiarch>
   DTRAIN_BUILD_DIR=<build>    a CMake build tree: <build>/capi, with the headers
-                              of the source tree it was configured from
+                              of the source tree it was configured from. A
+                              relative path is taken from the directory pip
+                              was started in ($PWD), as a user means it, then
+                              from the source tree's root.
   pkg-config dtrain
-SWIG is $SWIG or the `swig` on PATH. The module records the library's
-directory as its rpath, so it finds libdtrain.so.0 without LD_LIBRARY_PATH.
+SWIG is $SWIG or the `swig` on PATH.
+
+The wheel is self-contained: it carries libdtrain.so.0 beside the module,
+which finds it through an $ORIGIN rpath, and the dtrun launcher, which the
+`dtrun` command runs. So an installed package needs neither LD_LIBRARY_PATH
+nor the tree it was built from. DTRAIN_BUNDLE=0 leaves both out, for a
+distribution's package that uses the system's libdtrain.so.0 and dtrun.
 """
 
 import glob
@@ -36,7 +44,21 @@ def _from_prefix(prefix):
     lib = _lib_dir([prefix / "lib", prefix / "lib64", *sorted(glob.glob(str(prefix / "lib" / "*-linux-*")))])
     if lib is None:
         raise SystemExit(f"DTRAIN_PREFIX={prefix}: no libdtrain.so in lib/, lib64/ or lib/<multiarch>/")
-    return [str(prefix / "include")], lib
+    return [str(prefix / "include")], lib, prefix / "bin" / "dtrun"
+
+
+def _resolve_build_dir(build):
+    build = Path(build)
+    if build.is_absolute():
+        return build
+    # pip runs this file from the package's folder (or a copy of it); the user
+    # wrote the path from the shell's directory, which PWD still names.
+    bases = [Path(os.environ["PWD"])] if os.environ.get("PWD") else []
+    bases += [HERE.parent.parent, Path.cwd()]
+    for base in bases:
+        if (base / build).is_dir():
+            return (base / build).resolve()
+    raise SystemExit(f"DTRAIN_BUILD_DIR={build}: not a directory under any of {[str(b) for b in bases]}")
 
 
 def _cache_value(cache, name):
@@ -45,7 +67,7 @@ def _cache_value(cache, name):
 
 
 def _from_build_dir(build):
-    build = Path(build).resolve()
+    build = _resolve_build_dir(build)
     cache_file = build / "CMakeCache.txt"
     source = None
     if cache_file.exists():
@@ -55,7 +77,7 @@ def _from_build_dir(build):
     lib = _lib_dir([build / "capi"])
     if lib is None:
         raise SystemExit(f"DTRAIN_BUILD_DIR={build}: no capi/libdtrain.so; build the library first")
-    return [str(source / "capi" / "include")], lib
+    return [str(source / "capi" / "include")], lib, build / "tools" / "dtrun" / "dtrun"
 
 
 def _pkg_config(*args):
@@ -69,13 +91,14 @@ def _from_pkg_config():
         include = [_pkg_config("--variable=includedir")]
         include += [flag[2:] for flag in shlex.split(_pkg_config("--cflags-only-I"))]
         lib = _pkg_config("--variable=libdir")
+        prefix = _pkg_config("--variable=prefix")
     except (OSError, subprocess.CalledProcessError):
         return None
-    return [os.path.normpath(d) for d in include], os.path.normpath(lib)
+    return [os.path.normpath(d) for d in include], os.path.normpath(lib), Path(prefix) / "bin" / "dtrun"
 
 
 def find_libdtrain():
-    """(include_dirs, library_dir) of the libdtrain to build against."""
+    """(include_dirs, library_dir, dtrun) of the libdtrain to build against."""
     if os.environ.get("DTRAIN_PREFIX"):
         return _from_prefix(os.environ["DTRAIN_PREFIX"])
     if os.environ.get("DTRAIN_BUILD_DIR"):
@@ -103,7 +126,20 @@ class BuildSwigExt(build_ext):
 
     `swig -builtin -interface _capi` makes the compiled extension the whole
     module dtrain._capi; the Python file SWIG also writes is not needed.
+    Then puts libdtrain.so.0 and dtrun into the package (see the top).
     """
+
+    def run(self):
+        super().run()
+        if not BUNDLE:
+            return
+        package = Path(self.get_ext_fullpath("dtrain._capi")).parent
+        # The file the SONAME names, links followed: what the module loads.
+        shutil.copy(Path(library_dir) / "libdtrain.so.0", package / "libdtrain.so.0")
+        if not dtrun.is_file():
+            raise SystemExit(f"dtrun is not at {dtrun}: build the tools (target dtrun) or install them")
+        (package / "bin").mkdir(exist_ok=True)
+        shutil.copy(dtrun, package / "bin" / "dtrun")
 
     def build_extension(self, ext):
         swig = os.environ.get("SWIG") or shutil.which("swig") or shutil.which("swig4.0")
@@ -119,7 +155,8 @@ class BuildSwigExt(build_ext):
         super().build_extension(ext)
 
 
-include_dirs, library_dir = find_libdtrain()
+include_dirs, library_dir, dtrun = find_libdtrain()
+BUNDLE = os.environ.get("DTRAIN_BUNDLE", "1") != "0"
 
 setup(
     version=read_version(include_dirs),
@@ -130,7 +167,7 @@ setup(
             sources=["dtrain.i"],
             include_dirs=include_dirs,
             library_dirs=[library_dir],
-            runtime_library_dirs=[library_dir],
+            runtime_library_dirs=["$ORIGIN"] if BUNDLE else [],
             libraries=["dtrain"],
         )
     ],

@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — distributed training as an embeddable library.
  *
  * The only public API: include this header and link libdtrain.so.

@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — bootstrapping from an existing MPI communicator.
  *
  * Header-only: the calling program links MPI; libdtrain itself never does.
@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-/* The out-of-band allgather over the MPI communicator `user` points to. */
+/** The out-of-band allgather over the MPI communicator `user` points to. */
 static inline dt_status dt_mpi_oob_allgather(void *user, const void *send, void *recv, size_t bytes) {
   MPI_Comm comm = *(MPI_Comm *)user;
   if (bytes > (size_t)INT_MAX) return DT_ERR_INVALID_ARGUMENT;
@@ -32,7 +32,7 @@ static inline dt_status dt_mpi_oob_allgather(void *user, const void *send, void 
   return rc == MPI_SUCCESS ? DT_OK : DT_ERR_TRANSPORT;
 }
 
-/*
+/**
  * Creates a libdtrain communicator over the ranks of `mpi_comm`. `opts` may
  * be NULL; its rank, world_size, store, oob_allgather and oob_user are
  * replaced by what `mpi_comm` says. Collective over `mpi_comm`.

@@ -112,7 +112,8 @@ def test_external_store_and_timeout_are_passed_on():
 def test_lines_are_tagged_whole_and_stderr_stays_stderr():
     script = 'i=0; while [ $i -lt 200 ]; do echo "line $i of rank $DTRAIN_RANK"; i=$((i+1)); done; ' \
              'printf "no newline at end"; echo "to stderr" >&2'
-    result = dtrun("-n", "3", *sh(script))
+    # Thread counts set: 3 ranks on a 2-core machine would add dtrun's warning.
+    result = dtrun("-n", "3", *sh(script), env={**os.environ, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"})
     assert result.returncode == 0
     for line in result.stdout.splitlines():
         m = re.fullmatch(r"\[(\d)\] (line \d+ of rank (\d)|no newline at end)", line)

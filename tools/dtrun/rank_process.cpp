@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,12 +41,18 @@ void make_pipe(int fds[2]) {
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
 }
 
+// Runs a posix_spawn call, throwing what failed.
+void check(int error, const char* what) {
+  if (error != 0) throw std::runtime_error(std::string(what) + ": " + strerror(error));
+}
+
 }  // namespace
 
 RankProcess spawn_rank(int rank, const std::vector<std::string>& command,
                        const std::vector<std::string>& environment, bool capture_output) {
-  // Everything the child needs is prepared before fork(): between fork and
-  // exec only async-signal-safe calls are allowed (dtrun runs a store thread).
+  // posix_spawn, not fork: the child never runs dtrun's code, so it cannot
+  // run dtrun's signal handler (which would write into dtrun's signal pipe
+  // and look like a signal sent to dtrun) before it has exec'd.
   std::vector<std::string> env = merged_environment(environment);
   std::vector<std::string> argv_strings = command;
   std::vector<char*> envp = pointers_to(env);
@@ -56,38 +63,50 @@ RankProcess spawn_rank(int rank, const std::vector<std::string>& command,
     make_pipe(err);
   }
 
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
-  if (pid == 0) {
-    setpgid(0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGPIPE, SIG_DFL);
-    if (capture_output) {
-      dup2(out[1], STDOUT_FILENO);
-      dup2(err[1], STDERR_FILENO);
-    }
-    execvpe(argv[0], argv.data(), envp.data());
-    const char* what = strerror(errno);
-    const char prefix[] = "dtrun: cannot execute ";
-    (void)!write(STDERR_FILENO, prefix, sizeof prefix - 1);
-    (void)!write(STDERR_FILENO, argv[0], strlen(argv[0]));
-    (void)!write(STDERR_FILENO, ": ", 2);
-    (void)!write(STDERR_FILENO, what, strlen(what));
-    (void)!write(STDERR_FILENO, "\n", 1);
-    _exit(127);
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_t actions;
+  check(posix_spawnattr_init(&attr), "posix_spawnattr_init");
+  check(posix_spawn_file_actions_init(&actions), "posix_spawn_file_actions_init");
+  // Its own process group (so signals reach the rank's own children too),
+  // no blocked signals, and default dispositions for the signals dtrun
+  // handles or ignores.
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE}) sigaddset(&defaults, sig);
+  check(posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF),
+        "posix_spawnattr_setflags");
+  check(posix_spawnattr_setpgroup(&attr, 0), "posix_spawnattr_setpgroup");
+  check(posix_spawnattr_setsigmask(&attr, &none), "posix_spawnattr_setsigmask");
+  check(posix_spawnattr_setsigdefault(&attr, &defaults), "posix_spawnattr_setsigdefault");
+  if (capture_output) {
+    check(posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO), "posix_spawn_file_actions_adddup2");
+    check(posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO), "posix_spawn_file_actions_adddup2");
   }
-  // Also set the group from the parent, so that signalling the group works
-  // even if the child has not run yet.
-  setpgid(pid, pid);
+  pid_t pid = -1;
+  int error = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
 
   RankProcess process;
   process.rank = rank;
-  process.pid = pid;
   if (capture_output) {
     close(out[1]);
     close(err[1]);
+  }
+  if (error != 0) {
+    // As a shell reports it: the rank "exited" 127 without running.
+    if (capture_output) {
+      close(out[0]);
+      close(err[0]);
+    }
+    process.running = false;
+    process.wait_status = W_EXITCODE(127, 0);
+    process.spawn_error = "cannot execute " + command[0] + ": " + strerror(error);
+    return process;
+  }
+  process.pid = pid;
+  if (capture_output) {
     process.stdout_fd = out[0];
     process.stderr_fd = err[0];
   }

@@ -15,14 +15,16 @@ struct RankProcess {
   pid_t pid = -1;
   int stdout_fd = -1;  // -1 when the rank writes to dtrun's own stdout
   int stderr_fd = -1;
+  int log_fd = -1;  // where its output is also written, untagged; -1: nowhere
   bool running = true;
-  int wait_status = 0;  // as waitpid(2) reports it, once !running
+  int wait_status = 0;      // as waitpid(2) reports it, once !running
+  std::string spawn_error;  // why the program could not be started (then it never ran)
 };
 
-// Forks and execs `command` (searched in PATH) with the current environment
-// plus `environment` ("NAME=value" entries, overriding). Throws
-// std::runtime_error when the process cannot be created; a program that
-// cannot be executed exits 127 with a message on its stderr.
+// Starts `command` (searched in PATH) with the current environment plus
+// `environment` ("NAME=value" entries, overriding). A program that cannot be
+// executed gives a RankProcess that is not running, with status 127 and
+// spawn_error set; other failures (no pipes) throw std::runtime_error.
 RankProcess spawn_rank(int rank, const std::vector<std::string>& command,
                        const std::vector<std::string>& environment, bool capture_output);
 

@@ -27,6 +27,9 @@ using Clock = std::chrono::steady_clock;
 // trick): the handler itself does nothing but write(2).
 int g_signal_pipe[2] = {-1, -1};
 
+// The byte wake_fd() readers see for "another node failed" (no signal is 0).
+constexpr unsigned char kWakeByte = 0;
+
 void on_signal(int sig) {
   int saved = errno;
   unsigned char byte = static_cast<unsigned char>(sig);
@@ -42,15 +45,21 @@ struct Stream {
 
 class Supervisor {
  public:
-  Supervisor(std::vector<RankProcess>& ranks, double grace_seconds)
-      : ranks_(ranks), grace_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds))) {
+  Supervisor(std::vector<RankProcess>& ranks, const SuperviseOptions& options)
+      : ranks_(ranks),
+        options_(options),
+        grace_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.grace_seconds))) {
     for (RankProcess& r : ranks_) {
-      if (r.stdout_fd >= 0) streams_.push_back({r.stdout_fd, std::make_unique<LineTagger>(r.rank, STDOUT_FILENO)});
-      if (r.stderr_fd >= 0) streams_.push_back({r.stderr_fd, std::make_unique<LineTagger>(r.rank, STDERR_FILENO)});
+      std::string prefix = options.tag_output ? "[" + std::to_string(r.rank) + "] " : "";
+      if (r.stdout_fd >= 0) streams_.push_back({r.stdout_fd, std::make_unique<LineTagger>(prefix, STDOUT_FILENO, r.log_fd)});
+      if (r.stderr_fd >= 0) streams_.push_back({r.stderr_fd, std::make_unique<LineTagger>(prefix, STDERR_FILENO, r.log_fd)});
     }
   }
 
-  int run() {
+  Outcome run() {
+    for (RankProcess& r : ranks_) {
+      if (!r.running) rank_ended(r);  // never started
+    }
     while (running_count() > 0 || !streams_.empty()) {
       if (running_count() == 0 && !drain_deadline_) {
         // A rank's own children may hold its pipes open; do not wait on them for long.
@@ -64,8 +73,8 @@ class Supervisor {
       poll_once();
     }
     for (Stream& s : streams_) close_stream(s);
-    if (first_failure_) return exit_code_of(first_failure_->wait_status);
-    return 0;
+    outcome_.interrupted = interrupted_;
+    return outcome_;
   }
 
  private:
@@ -123,6 +132,8 @@ class Supervisor {
       int sig = signals[i];
       if (sig == SIGCHLD) {
         reap();
+      } else if (sig == kWakeByte) {
+        stop_for_remote_failure();
       } else if (sig == SIGINT || sig == SIGTERM) {
         forward(sig);
       }
@@ -151,16 +162,36 @@ class Supervisor {
         if (r.pid != pid || !r.running) continue;
         r.running = false;
         r.wait_status = status;
-        bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        if (failed && !first_failure_) {
-          first_failure_ = r;
-          std::fprintf(stderr, "dtrun: rank %d %s%s\n", r.rank, describe_wait_status(status).c_str(),
-                       running_count() > 0 ? "; stopping the other ranks" : "");
-          signal_running(SIGTERM);
-          start_grace_period();
-        }
+        rank_ended(r);
       }
     }
+  }
+
+  void rank_ended(const RankProcess& r) {
+    bool failed = !(WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0);
+    if (!failed || failed_) return;
+    failed_ = true;
+    outcome_.exit_code = exit_code_of(r.wait_status);
+    outcome_.first_failed_rank = r.rank;
+    std::string what = "rank " + std::to_string(r.rank) + " " +
+                       (r.spawn_error.empty() ? describe_wait_status(r.wait_status) : r.spawn_error);
+    std::fprintf(stderr, "dtrun: %s%s\n", what.c_str(), running_count() > 0 ? "; stopping the other ranks" : "");
+    if (options_.on_failure) options_.on_failure(outcome_.exit_code, what);
+    signal_running(SIGTERM);
+    start_grace_period();
+  }
+
+  void stop_for_remote_failure() {
+    if (failed_ || !options_.remote_failure) return;
+    std::optional<RemoteFailure> remote = options_.remote_failure();
+    if (!remote) return;
+    failed_ = true;
+    outcome_.exit_code = remote->exit_code;
+    outcome_.remote_failure = remote->what;
+    std::fprintf(stderr, "dtrun: %s%s\n", remote->what.c_str(),
+                 running_count() > 0 ? "; stopping the ranks on this node" : "");
+    signal_running(SIGTERM);
+    start_grace_period();
   }
 
   void start_grace_period() {
@@ -174,9 +205,11 @@ class Supervisor {
   }
 
   std::vector<RankProcess>& ranks_;
+  const SuperviseOptions& options_;
   const Clock::duration grace_;
   std::vector<Stream> streams_;
-  std::optional<RankProcess> first_failure_;
+  bool failed_ = false;
+  Outcome outcome_;
   std::optional<Clock::time_point> kill_deadline_;
   std::optional<Clock::time_point> drain_deadline_;
   bool interrupted_ = false;
@@ -196,8 +229,10 @@ void install_signal_handlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-int supervise(std::vector<RankProcess>& ranks, double grace_seconds) {
-  return Supervisor(ranks, grace_seconds).run();
+int wake_fd() { return g_signal_pipe[1]; }
+
+Outcome supervise(std::vector<RankProcess>& ranks, const SuperviseOptions& options) {
+  return Supervisor(ranks, options).run();
 }
 
 }  // namespace dtrun

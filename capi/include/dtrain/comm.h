@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — communicators, collectives and requests.
  *
  * Ownership: a dt_comm* or dt_request* returned through an `out` argument
@@ -30,21 +30,25 @@
 
 DT_BEGIN_DECLS
 
+/** A communicator: a group of ranks that run collectives together (opaque). */
 typedef struct dt_comm dt_comm;
+/** A non-blocking operation in flight (opaque); see dt_request_wait(). */
 typedef struct dt_request dt_request;
 
+/** The transport of a communicator's collectives. */
 typedef enum dt_backend {
-  DT_BACKEND_AUTO = 0,
-  DT_BACKEND_UCX = 1,
-  DT_BACKEND_NCCL = 2
+  DT_BACKEND_AUTO = 0, /**< NCCL for CUDA tensors when every rank has its own GPU and NCCL loads; UCX otherwise */
+  DT_BACKEND_UCX = 1,  /**< UCX */
+  DT_BACKEND_NCCL = 2  /**< NCCL for CUDA tensors, required */
 } dt_backend;
 
+/** How a reduction combines the ranks' elements. */
 typedef enum dt_reduce_op {
-  DT_SUM = 0,
-  DT_AVG = 1, /* floating-point dtypes only */
-  DT_MAX = 2,
-  DT_MIN = 3,
-  DT_PROD = 4
+  DT_SUM = 0, /**< the sum */
+  DT_AVG = 1, /**< floating-point dtypes only */
+  DT_MAX = 2, /**< the largest */
+  DT_MIN = 3, /**< the smallest */
+  DT_PROD = 4 /**< the product */
 } dt_reduce_op;
 
 /**
@@ -56,19 +60,21 @@ typedef dt_status (*dt_oob_allgather_fn)(void *user, const void *send, void *rec
 
 /** Options for dt_comm_create(). Grows only at its end. */
 typedef struct dt_comm_options {
-  unsigned version;        /* DT_COMM_OPTIONS_VERSION */
-  int rank;                /* DT_UNDEF: from the environment */
-  int world_size;          /* DT_UNDEF: from the environment */
-  const char *store;       /* "host:port" of the rendezvous store; NULL: environment */
-  const char *auth_token;  /* shared secret; NULL: DTRAIN_AUTH_TOKEN */
-  dt_backend backend;
-  int device;              /* CUDA ordinal; DT_UNDEF: the local rank modulo the devices, or CPU */
-  int timeout_ms;          /* DT_UNDEF: DTRAIN_TIMEOUT_MS or 300000 */
-  dt_oob_allgather_fn oob_allgather; /* NULL: rendezvous through the store */
-  void *oob_user;          /* passed to oob_allgather */
+  unsigned version;        /**< DT_COMM_OPTIONS_VERSION */
+  int rank;                /**< DT_UNDEF: from the environment */
+  int world_size;          /**< DT_UNDEF: from the environment */
+  const char *store;       /**< "host:port" of the rendezvous store; NULL: environment */
+  const char *auth_token;  /**< shared secret; NULL: DTRAIN_AUTH_TOKEN */
+  dt_backend backend;      /**< DT_BACKEND_AUTO (0) unless set */
+  int device;              /**< CUDA ordinal; DT_UNDEF: the local rank modulo the devices, or CPU */
+  int timeout_ms;          /**< DT_UNDEF: DTRAIN_TIMEOUT_MS or 300000 */
+  dt_oob_allgather_fn oob_allgather; /**< NULL: rendezvous through the store */
+  void *oob_user;          /**< passed to oob_allgather */
 } dt_comm_options;
 
+/** The version of dt_comm_options this header describes. */
 #define DT_COMM_OPTIONS_VERSION 1u
+/** A dt_comm_options with this version and every field at its default. */
 #define DT_COMM_OPTIONS_INIT                                                     \
   { DT_COMM_OPTIONS_VERSION, DT_UNDEF, DT_UNDEF, NULL, NULL, DT_BACKEND_AUTO,     \
     DT_UNDEF, DT_UNDEF, NULL, NULL }
@@ -97,7 +103,9 @@ DT_API dt_status dt_comm_create(dt_comm **out, const dt_comm_options *opts);
  */
 DT_API dt_status dt_comm_split(dt_comm **out, dt_comm *parent, int color, int key);
 
+/** This process's rank in `comm`, 0 to size - 1, into *out. */
 DT_API dt_status dt_comm_rank(const dt_comm *comm, int *out);
+/** The number of ranks in `comm` into *out. */
 DT_API dt_status dt_comm_size(const dt_comm *comm, int *out);
 
 /**
@@ -234,6 +242,7 @@ DT_API dt_status dt_reduce_scatterv(dt_comm *comm, const DLTensor *send, const i
 /** Point-to-point. `tag` >= 0; messages between two ranks with one tag arrive in order. */
 DT_API dt_status dt_send(dt_comm *comm, const DLTensor *buf, int peer, int tag, void *stream,
                          dt_request **req);
+/** Receives into `buf` what `peer` sends with dt_send() and the same `tag`; see dt_send(). */
 DT_API dt_status dt_recv(dt_comm *comm, DLTensor *buf, int peer, int tag, void *stream,
                          dt_request **req);
 
@@ -242,10 +251,10 @@ typedef enum dt_p2p_kind { DT_P2P_SEND = 0, DT_P2P_RECV = 1 } dt_p2p_kind;
 
 /** One send or receive of a dt_p2p_group(), as dt_send / dt_recv take it. */
 typedef struct dt_p2p_op {
-  int kind;               /* a dt_p2p_kind */
-  const DLTensor *tensor; /* sent from, or received into */
-  int peer;               /* the other rank, 0 <= peer < size (oneself included) */
-  int tag;                /* >= 0; matches the peer's dt_send / dt_recv / group op with this tag */
+  int kind;               /**< a dt_p2p_kind */
+  const DLTensor *tensor; /**< sent from, or received into */
+  int peer;               /**< the other rank, 0 <= peer < size (oneself included) */
+  int tag;                /**< >= 0; matches the peer's dt_send / dt_recv / group op with this tag */
 } dt_p2p_op;
 
 /**

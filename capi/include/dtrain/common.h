@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — definitions shared by every public header.
  *
  * DT_API marks what the shared library exports. DT_UNDEF is the value of an
@@ -11,6 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** @def DT_API
+ * Marks a function that libdtrain.so exports. */
+/** @def DT_BEGIN_DECLS
+ * Opens the headers' declarations (extern "C" in C++). */
+/** @def DT_END_DECLS
+ * Closes what DT_BEGIN_DECLS opened. */
 #if defined(_WIN32)
 #  define DT_API
 #elif defined(__GNUC__)

@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — context parallelism: attention over a sequence split between
  * the ranks of a communicator (ring attention, and all-to-all or "Ulysses"
  * attention), and the pieces it is made of (blockwise attention, merging

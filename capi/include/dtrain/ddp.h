@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — data parallelism (DDP).
  *
  * Every rank holds a full replica of the model and computes gradients on its
@@ -63,6 +63,7 @@
 
 DT_BEGIN_DECLS
 
+/** A data-parallel gradient synchronizer (opaque); see dt_ddp_create(). */
 typedef struct dt_ddp dt_ddp;
 
 /** The type gradients travel in. f32 and f64 gradients are cast down for the
@@ -75,30 +76,32 @@ typedef enum dt_ddp_compression {
 
 /** Where a bucket is in the current step (see dt_ddp_bucket_state()). */
 typedef enum dt_bucket_state {
-  DT_BUCKET_WAITING = 0,   /* some of its gradients are not marked yet; nothing sent */
-  DT_BUCKET_IN_FLIGHT = 1, /* its allreduce is running */
-  DT_BUCKET_REDUCED = 2,   /* its allreduce is done; dt_ddp_wait() copies the result back */
-  DT_BUCKET_FAILED = 3     /* its allreduce failed; dt_ddp_wait() reports why */
+  DT_BUCKET_WAITING = 0,   /**< some of its gradients are not marked yet; nothing sent */
+  DT_BUCKET_IN_FLIGHT = 1, /**< its allreduce is running */
+  DT_BUCKET_REDUCED = 2,   /**< its allreduce is done; dt_ddp_wait() copies the result back */
+  DT_BUCKET_FAILED = 3     /**< its allreduce failed; dt_ddp_wait() reports why */
 } dt_bucket_state;
 
 /** Options for dt_ddp_create(); every rank must pass the same, but for `stream`.
  * Grows only at its end. */
 typedef struct dt_ddp_options {
-  unsigned version;               /* DT_DDP_OPTIONS_VERSION */
-  int64_t bucket_bytes;           /* bucket size on the wire (after compression), >= 1;
+  unsigned version;               /**< DT_DDP_OPTIONS_VERSION */
+  int64_t bucket_bytes;           /**< bucket size on the wire (after compression), >= 1;
                                      DT_UNDEF: 25 MiB */
-  dt_ddp_compression compression; /* DT_DDP_COMPRESS_NONE */
-  int find_unused;                /* nonzero: gradients not marked in a step count as zero
+  dt_ddp_compression compression; /**< DT_DDP_COMPRESS_NONE */
+  int find_unused;                /**< nonzero: gradients not marked in a step count as zero
                                      from this rank; 0 or DT_UNDEF: dt_ddp_wait() fails */
-  int weighted;                   /* nonzero: weight ranks by dt_ddp_set_local_weight();
+  int weighted;                   /**< nonzero: weight ranks by dt_ddp_set_local_weight();
                                      0 or DT_UNDEF: uniform average */
   /* Version 2. */
-  void *stream;                   /* CUDA gradients: the cudaStream_t backward writes them
+  void *stream;                   /**< CUDA gradients: the cudaStream_t backward writes them
                                      on; NULL: the legacy default stream. Each rank its own;
                                      ignored for host gradients */
 } dt_ddp_options;
 
+/** The version of dt_ddp_options this header describes. */
 #define DT_DDP_OPTIONS_VERSION 2u
+/** A dt_ddp_options with this version and every field at its default. */
 #define DT_DDP_OPTIONS_INIT \
   { DT_DDP_OPTIONS_VERSION, DT_UNDEF, DT_DDP_COMPRESS_NONE, DT_UNDEF, DT_UNDEF, NULL }
 

@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — the device mesh: the ranks of a communicator laid out as a grid
  * with one named dimension per kind of parallelism, and a communicator for
  * each dimension or set of dimensions.
@@ -60,6 +60,7 @@
 
 DT_BEGIN_DECLS
 
+/** A device mesh over a communicator's ranks (opaque); see dt_mesh_create(). */
 typedef struct dt_mesh dt_mesh;
 
 /** The most dimensions a mesh may have. */

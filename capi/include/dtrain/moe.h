@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — expert parallelism (mixture of experts): top-k routing with a
  * capacity limit, the auxiliary losses, and the all-to-all exchange that
  * takes each token to the ranks holding its experts (dispatch) and brings
@@ -114,18 +114,20 @@ typedef enum dt_moe_drop_policy { DT_MOE_DROP_BY_POSITION = 0, DT_MOE_DROP_BY_SC
 
 /** Options of an MoE layer; every rank of the ep communicator passes the same. Grows only at its end. */
 typedef struct dt_moe_options {
-  unsigned version;            /* DT_MOE_OPTIONS_VERSION */
-  int num_experts;             /* E >= 1; required (DT_UNDEF is refused) */
-  int top_k;                   /* k, 1 <= k <= E; required */
+  unsigned version;            /**< DT_MOE_OPTIONS_VERSION */
+  int num_experts;             /**< E >= 1; required (DT_UNDEF is refused) */
+  int top_k;                   /**< k, 1 <= k <= E; required */
   /* scoring, normalize and drop_policy also take DT_UNDEF for their defaults. */
-  dt_moe_scoring scoring;      /* default DT_MOE_SOFTMAX */
-  int normalize;               /* nonzero: weights renormalised to sum to 1 over the k choices (default 0) */
-  double capacity_factor;      /* > 0: capacity = ceil(capacity_factor * T * k / E) tokens per
+  dt_moe_scoring scoring;      /**< default DT_MOE_SOFTMAX */
+  int normalize;               /**< nonzero: weights renormalised to sum to 1 over the k choices (default 0) */
+  double capacity_factor;      /**< > 0: capacity = ceil(capacity_factor * T * k / E) tokens per
                                   expert on each rank; <= 0: dropless (default 0) */
-  dt_moe_drop_policy drop_policy; /* with a capacity; default DT_MOE_DROP_BY_POSITION */
+  dt_moe_drop_policy drop_policy; /**< with a capacity; default DT_MOE_DROP_BY_POSITION */
 } dt_moe_options;
 
+/** The version of dt_moe_options this header describes. */
 #define DT_MOE_OPTIONS_VERSION 1u
+/** A dt_moe_options with this version and every field at its default. */
 #define DT_MOE_OPTIONS_INIT { DT_MOE_OPTIONS_VERSION, DT_UNDEF, DT_UNDEF, DT_MOE_SOFTMAX, 0, 0.0, DT_MOE_DROP_BY_POSITION }
 
 /**

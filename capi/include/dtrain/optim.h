@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — optimizers: SGD and AdamW over the trainer's tensors.
  *
  * A dt_optimizer updates a set of parameter tensors from their gradient
@@ -56,11 +56,13 @@
 
 DT_BEGIN_DECLS
 
+/** An optimizer over borrowed parameter and gradient tensors (opaque); see dt_optimizer_create(). */
 typedef struct dt_optimizer dt_optimizer;
 
+/** The update rule of a dt_optimizer. */
 typedef enum dt_optimizer_kind {
-  DT_OPTIM_SGD = 0,   /* SGD with optional momentum, Nesterov momentum and L2 weight decay */
-  DT_OPTIM_ADAMW = 1  /* Adam with decoupled weight decay and bias correction */
+  DT_OPTIM_SGD = 0,   /**< SGD with optional momentum, Nesterov momentum and L2 weight decay */
+  DT_OPTIM_ADAMW = 1  /**< Adam with decoupled weight decay and bias correction */
 } dt_optimizer_kind;
 
 /**
@@ -69,23 +71,23 @@ typedef enum dt_optimizer_kind {
  * follows torch.cuda.amp.GradScaler.
  */
 typedef struct dt_optimizer_options {
-  unsigned version;        /* DT_OPTIMIZER_OPTIONS_VERSION */
-  dt_optimizer_kind kind;
-  float lr;                /* learning rate, >= 0 (default 1e-3) */
-  float weight_decay;      /* >= 0; SGD: added to the gradient (L2), AdamW: decoupled (default 0) */
-  float momentum;          /* SGD, in [0, 1); 0: plain SGD (default 0) */
-  float dampening;         /* SGD, in [0, 1] (default 0) */
-  int nesterov;            /* SGD, 0 or 1; 1 needs momentum > 0 and dampening 0 (default 0) */
-  float beta1;             /* AdamW, in [0, 1) (default 0.9) */
-  float beta2;             /* AdamW, in [0, 1) (default 0.999) */
-  float eps;               /* AdamW, > 0 (default 1e-8) */
-  float max_grad_norm;     /* > 0: clip the global gradient norm to this; <= 0: no clipping */
-  float loss_scale;        /* the factor the gradients arrive multiplied by, > 0 (default 1) */
-  int dynamic_loss_scale;  /* 0 or 1: adjust loss_scale as below (default 0) */
-  float growth_factor;     /* dynamic: the scale grows by this after growth_interval clean steps, > 1 (default 2) */
-  float backoff_factor;    /* dynamic: the scale shrinks by this on inf/NaN, in (0, 1) (default 0.5) */
-  int growth_interval;     /* dynamic: clean steps between growths, > 0; DT_UNDEF: 2000 */
-  /* NULL: the tensors are the whole model. Otherwise they are this rank's
+  unsigned version;        /**< DT_OPTIMIZER_OPTIONS_VERSION */
+  dt_optimizer_kind kind;  /**< the update rule (default DT_OPTIM_ADAMW) */
+  float lr;                /**< learning rate, >= 0 (default 1e-3) */
+  float weight_decay;      /**< >= 0; SGD: added to the gradient (L2), AdamW: decoupled (default 0) */
+  float momentum;          /**< SGD, in [0, 1); 0: plain SGD (default 0) */
+  float dampening;         /**< SGD, in [0, 1] (default 0) */
+  int nesterov;            /**< SGD, 0 or 1; 1 needs momentum > 0 and dampening 0 (default 0) */
+  float beta1;             /**< AdamW, in [0, 1) (default 0.9) */
+  float beta2;             /**< AdamW, in [0, 1) (default 0.999) */
+  float eps;               /**< AdamW, > 0 (default 1e-8) */
+  float max_grad_norm;     /**< > 0: clip the global gradient norm to this; <= 0: no clipping */
+  float loss_scale;        /**< the factor the gradients arrive multiplied by, > 0 (default 1) */
+  int dynamic_loss_scale;  /**< 0 or 1: adjust loss_scale as below (default 0) */
+  float growth_factor;     /**< dynamic: the scale grows by this after growth_interval clean steps, > 1 (default 2) */
+  float backoff_factor;    /**< dynamic: the scale shrinks by this on inf/NaN, in (0, 1) (default 0.5) */
+  int growth_interval;     /**< dynamic: clean steps between growths, > 0; DT_UNDEF: 2000 */
+  /** NULL: the tensors are the whole model. Otherwise they are this rank's
      shard of a model sharded over `comm`'s ranks: every step sums the squared
      gradient norm over them (an allreduce, so every rank must step together),
      which also makes all ranks skip together. Borrowed; it must stay open
@@ -93,7 +95,9 @@ typedef struct dt_optimizer_options {
   dt_comm *comm;
 } dt_optimizer_options;
 
+/** The version of dt_optimizer_options this header describes. */
 #define DT_OPTIMIZER_OPTIONS_VERSION 1u
+/** A dt_optimizer_options with this version and every field at its default. */
 #define DT_OPTIMIZER_OPTIONS_INIT                                                         \
   { DT_OPTIMIZER_OPTIONS_VERSION, DT_OPTIM_ADAMW, 1e-3f, 0.0f, 0.0f, 0.0f, 0, 0.9f, 0.999f, \
     1e-8f, 0.0f, 1.0f, 0, 2.0f, 0.5f, DT_UNDEF, NULL }
@@ -104,14 +108,16 @@ typedef struct dt_optimizer_options {
  * writes the other fields of that version. Grows only at its end.
  */
 typedef struct dt_optimizer_step_info {
-  unsigned version;   /* DT_OPTIMIZER_STEP_INFO_VERSION */
-  int skipped;        /* 1: a gradient held inf or NaN and nothing was updated */
-  double grad_norm;   /* global L2 norm of the unscaled gradients before clipping (inf or NaN when skipped) */
-  int64_t step;       /* steps applied so far; skipped steps do not count */
-  float loss_scale;   /* the scale to multiply the next loss by */
+  unsigned version;   /**< DT_OPTIMIZER_STEP_INFO_VERSION */
+  int skipped;        /**< 1: a gradient held inf or NaN and nothing was updated */
+  double grad_norm;   /**< global L2 norm of the unscaled gradients before clipping (inf or NaN when skipped) */
+  int64_t step;       /**< steps applied so far; skipped steps do not count */
+  float loss_scale;   /**< the scale to multiply the next loss by */
 } dt_optimizer_step_info;
 
+/** The version of dt_optimizer_step_info this header describes. */
 #define DT_OPTIMIZER_STEP_INFO_VERSION 1u
+/** A dt_optimizer_step_info with this version and every field at its default. */
 #define DT_OPTIMIZER_STEP_INFO_INIT { DT_OPTIMIZER_STEP_INFO_VERSION, 0, 0.0, 0, 0.0f }
 
 /**

@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — pipeline schedules as data.
  *
  * A dt_pipeline_schedule lists, for every rank of a pipeline group, the
@@ -92,6 +92,7 @@
 
 DT_BEGIN_DECLS
 
+/** A pipeline schedule: every rank's list of actions (opaque); see dt_pipeline_schedule_create(). */
 typedef struct dt_pipeline_schedule dt_pipeline_schedule;
 
 /** The schedule's algorithm (see the top of this header). Values fixed forever. */
@@ -104,34 +105,36 @@ typedef enum dt_pipeline_schedule_kind {
 
 /** What one action does. Values fixed forever. */
 typedef enum dt_pipeline_action_kind {
-  DT_PIPELINE_FORWARD = 0,         /* forward of (chunk, microbatch) */
-  DT_PIPELINE_BACKWARD = 1,        /* input and weight gradients of (chunk, microbatch) */
-  DT_PIPELINE_BACKWARD_INPUT = 2,  /* input gradient only (ZB_H1) */
-  DT_PIPELINE_BACKWARD_WEIGHT = 3, /* weight gradient only (ZB_H1), after its BACKWARD_INPUT */
-  DT_PIPELINE_SEND_ACTIVATION = 4, /* send the forward output of (chunk, microbatch) to peer */
-  DT_PIPELINE_RECV_ACTIVATION = 5, /* receive the forward input of (chunk, microbatch) from peer */
-  DT_PIPELINE_SEND_GRAD = 6,       /* send the input gradient of (chunk, microbatch) to peer */
-  DT_PIPELINE_RECV_GRAD = 7        /* receive the output gradient of (chunk, microbatch) from peer */
+  DT_PIPELINE_FORWARD = 0,         /**< forward of (chunk, microbatch) */
+  DT_PIPELINE_BACKWARD = 1,        /**< input and weight gradients of (chunk, microbatch) */
+  DT_PIPELINE_BACKWARD_INPUT = 2,  /**< input gradient only (ZB_H1) */
+  DT_PIPELINE_BACKWARD_WEIGHT = 3, /**< weight gradient only (ZB_H1), after its BACKWARD_INPUT */
+  DT_PIPELINE_SEND_ACTIVATION = 4, /**< send the forward output of (chunk, microbatch) to peer */
+  DT_PIPELINE_RECV_ACTIVATION = 5, /**< receive the forward input of (chunk, microbatch) from peer */
+  DT_PIPELINE_SEND_GRAD = 6,       /**< send the input gradient of (chunk, microbatch) to peer */
+  DT_PIPELINE_RECV_GRAD = 7        /**< receive the output gradient of (chunk, microbatch) from peer */
 } dt_pipeline_action_kind;
 
 /** One step of a rank's list. A plain struct, fixed forever. */
 typedef struct dt_pipeline_action {
-  dt_pipeline_action_kind kind;
-  int chunk;      /* this rank's model chunk, 0..chunks-1 (global stage chunk * stages + rank) */
-  int microbatch; /* 0..microbatches-1 */
-  int peer;       /* sends and receives: the other rank; compute actions: -1 */
+  dt_pipeline_action_kind kind; /**< what to do */
+  int chunk;      /**< this rank's model chunk, 0..chunks-1 (global stage chunk * stages + rank) */
+  int microbatch; /**< 0..microbatches-1 */
+  int peer;       /**< sends and receives: the other rank; compute actions: -1 */
 } dt_pipeline_action;
 
 /** Options for dt_pipeline_schedule_create(). Grows only at its end. */
 typedef struct dt_pipeline_schedule_options {
-  unsigned version;               /* DT_PIPELINE_SCHEDULE_OPTIONS_VERSION */
-  dt_pipeline_schedule_kind kind; /* default DT_PIPELINE_1F1B */
-  int stages;                     /* p >= 1 ranks in the pipeline group; no default (DT_UNDEF is refused) */
-  int microbatches;               /* m >= 1; no default (DT_UNDEF is refused) */
-  int chunks;                     /* v per rank; DT_UNDEF: 2 for INTERLEAVED_1F1B, 1 otherwise */
+  unsigned version;               /**< DT_PIPELINE_SCHEDULE_OPTIONS_VERSION */
+  dt_pipeline_schedule_kind kind; /**< default DT_PIPELINE_1F1B */
+  int stages;                     /**< p >= 1 ranks in the pipeline group; no default (DT_UNDEF is refused) */
+  int microbatches;               /**< m >= 1; no default (DT_UNDEF is refused) */
+  int chunks;                     /**< v per rank; DT_UNDEF: 2 for INTERLEAVED_1F1B, 1 otherwise */
 } dt_pipeline_schedule_options;
 
+/** The version of dt_pipeline_schedule_options this header describes. */
 #define DT_PIPELINE_SCHEDULE_OPTIONS_VERSION 1u
+/** A dt_pipeline_schedule_options with this version and every field at its default. */
 #define DT_PIPELINE_SCHEDULE_OPTIONS_INIT \
   { DT_PIPELINE_SCHEDULE_OPTIONS_VERSION, DT_PIPELINE_1F1B, DT_UNDEF, DT_UNDEF, DT_UNDEF }
 
@@ -201,7 +204,7 @@ DT_API dt_status dt_pipeline_schedule_bubble_fraction(const dt_pipeline_schedule
  */
 DT_API dt_status dt_pipeline_schedule_peak_in_flight(const dt_pipeline_schedule *s, int rank, int *out);
 
-/*
+/**
  * The executor: dt_pipeline runs one rank's list of a schedule, calling the
  * trainer's stage functions and moving activations and gradients between
  * the ranks of the pipeline group.
@@ -267,26 +270,32 @@ DT_API dt_status dt_pipeline_schedule_peak_in_flight(const dt_pipeline_schedule 
  */
 typedef struct dt_pipeline dt_pipeline;
 
+/** The trainer's forward of (chunk, microbatch); see the callbacks above. */
 typedef dt_status (*dt_pipeline_forward_fn)(void *user, int chunk, int microbatch, const DLTensor *input,
                                             DLTensor *output);
+/** The trainer's backward of (chunk, microbatch); see the callbacks above. */
 typedef dt_status (*dt_pipeline_backward_fn)(void *user, int chunk, int microbatch, const DLTensor *grad_output,
                                              DLTensor *grad_input);
+/** ZB_H1's weight-gradient half of a backward; see the callbacks above. */
 typedef dt_status (*dt_pipeline_backward_weight_fn)(void *user, int chunk, int microbatch);
+/** A chunk's gradients are complete for this step; see the callbacks above. */
 typedef dt_status (*dt_pipeline_chunk_done_fn)(void *user, int chunk);
 
 /** Options for dt_pipeline_create(). Grows only at its end. */
 typedef struct dt_pipeline_options {
-  unsigned version;                              /* DT_PIPELINE_OPTIONS_VERSION */
-  int64_t activation_elements;                   /* >= 1 elements per activation; no default (0 is refused) */
-  DLDataType activation_dtype;                   /* one of the eight dtypes; default float32 */
-  dt_pipeline_forward_fn forward;                /* required */
-  dt_pipeline_backward_fn backward;              /* required */
-  dt_pipeline_backward_weight_fn backward_weight; /* ZB_H1 only, and required there */
-  dt_pipeline_chunk_done_fn chunk_done;          /* optional */
-  void *user;                                    /* passed first to every callback */
+  unsigned version;                              /**< DT_PIPELINE_OPTIONS_VERSION */
+  int64_t activation_elements;                   /**< >= 1 elements per activation; no default (0 is refused) */
+  DLDataType activation_dtype;                   /**< one of the eight dtypes; default float32 */
+  dt_pipeline_forward_fn forward;                /**< required */
+  dt_pipeline_backward_fn backward;              /**< required */
+  dt_pipeline_backward_weight_fn backward_weight; /**< ZB_H1 only, and required there */
+  dt_pipeline_chunk_done_fn chunk_done;          /**< optional */
+  void *user;                                    /**< passed first to every callback */
 } dt_pipeline_options;
 
+/** The version of dt_pipeline_options this header describes. */
 #define DT_PIPELINE_OPTIONS_VERSION 1u
+/** A dt_pipeline_options with this version and every field at its default. */
 #define DT_PIPELINE_OPTIONS_INIT \
   { DT_PIPELINE_OPTIONS_VERSION, 0, { kDLFloat, 32, 1 }, NULL, NULL, NULL, NULL, NULL }
 
@@ -296,16 +305,18 @@ typedef struct dt_pipeline_options {
  * of that version. Grows only at its end.
  */
 typedef struct dt_pipeline_step_info {
-  unsigned version;         /* DT_PIPELINE_STEP_INFO_VERSION */
-  double step_seconds;      /* the whole step, from its start until every send completed */
-  double recv_wait_seconds; /* time blocked waiting for receives: this rank's idle time */
-  double comm_wait_seconds; /* time blocked in any wait: receives and sends */
-  double bubble_fraction;   /* recv_wait_seconds / step_seconds (0 for an empty step) */
-  int peak_in_flight;       /* the most (chunk, micro-batch) pairs alive at once, as in
+  unsigned version;         /**< DT_PIPELINE_STEP_INFO_VERSION */
+  double step_seconds;      /**< the whole step, from its start until every send completed */
+  double recv_wait_seconds; /**< time blocked waiting for receives: this rank's idle time */
+  double comm_wait_seconds; /**< time blocked in any wait: receives and sends */
+  double bubble_fraction;   /**< recv_wait_seconds / step_seconds (0 for an empty step) */
+  int peak_in_flight;       /**< the most (chunk, micro-batch) pairs alive at once, as in
                                dt_pipeline_schedule_peak_in_flight() */
 } dt_pipeline_step_info;
 
+/** The version of dt_pipeline_step_info this header describes. */
 #define DT_PIPELINE_STEP_INFO_VERSION 1u
+/** A dt_pipeline_step_info with this version and every field at its default. */
 #define DT_PIPELINE_STEP_INFO_INIT { DT_PIPELINE_STEP_INFO_VERSION, 0.0, 0.0, 0.0, 0.0, 0 }
 
 /**

@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — status codes and error messages.
  *
  * Every function that can fail returns a dt_status. DT_OK is zero, errors are
@@ -15,21 +15,22 @@
 
 DT_BEGIN_DECLS
 
+/** What every fallible call returns: DT_OK, DT_INPROGRESS, or a negative error. Values are fixed forever. */
 typedef enum dt_status {
-  DT_OK = 0,
-  DT_INPROGRESS = 1,              /* a request has not finished yet */
-  DT_ERR_INVALID_ARGUMENT = -1,   /* a bad argument; nothing was changed */
-  DT_ERR_INVALID_USAGE = -2,      /* a call out of order or on the wrong object */
-  DT_ERR_UNSUPPORTED = -3,        /* not available in this build or on this machine */
-  DT_ERR_OUT_OF_MEMORY = -4,
-  DT_ERR_TIMEOUT = -5,            /* a deadline passed; names the ranks not heard from */
-  DT_ERR_REMOTE = -6,             /* a peer failed; names the rank */
-  DT_ERR_TRANSPORT = -7,          /* the network or transport failed */
-  DT_ERR_ABORTED = -8,            /* the communicator was aborted or is broken */
-  DT_ERR_AUTH = -9,               /* rendezvous refused the job's secret */
-  DT_ERR_MISMATCH = -10,          /* ranks disagree about a collective */
-  DT_ERR_INTERNAL = -11,          /* a bug in libdtrain; please report it */
-  DT_ERR_IO = -12                 /* a file could not be read or written; names it */
+  DT_OK = 0,                      /**< success */
+  DT_INPROGRESS = 1,              /**< a request has not finished yet */
+  DT_ERR_INVALID_ARGUMENT = -1,   /**< a bad argument; nothing was changed */
+  DT_ERR_INVALID_USAGE = -2,      /**< a call out of order or on the wrong object */
+  DT_ERR_UNSUPPORTED = -3,        /**< not available in this build or on this machine */
+  DT_ERR_OUT_OF_MEMORY = -4,      /**< an allocation failed, or the store is full */
+  DT_ERR_TIMEOUT = -5,            /**< a deadline passed; names the ranks not heard from */
+  DT_ERR_REMOTE = -6,             /**< a peer failed; names the rank */
+  DT_ERR_TRANSPORT = -7,          /**< the network or transport failed */
+  DT_ERR_ABORTED = -8,            /**< the communicator was aborted or is broken */
+  DT_ERR_AUTH = -9,               /**< rendezvous refused the job's secret */
+  DT_ERR_MISMATCH = -10,          /**< ranks disagree about a collective */
+  DT_ERR_INTERNAL = -11,          /**< a bug in libdtrain; please report it */
+  DT_ERR_IO = -12                 /**< a file could not be read or written; names it */
 } dt_status;
 
 /**

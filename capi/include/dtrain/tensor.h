@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — tensors at the boundary.
  *
  * libdtrain works on buffers the caller owns, described by DLPack DLTensors.

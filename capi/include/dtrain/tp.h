@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — tensor parallelism: Megatron-LM's conjugate mappings,
  * column- and row-parallel linear layers (with sequence parallelism),
  * vocabulary-parallel embedding and cross-entropy, and weight sharding.
@@ -41,9 +41,9 @@
 DT_BEGIN_DECLS
 
 /** Flags of the linear layers and the embedding; combine with |. */
-#define DT_TP_SEQUENCE_PARALLEL 1u /* activations outside the layer are split by rows (T/tp each) */
-#define DT_TP_GATHER_OUTPUT 2u     /* column-parallel: y is gathered to all out_features */
-#define DT_TP_ACCUMULATE 4u        /* backward adds into dweight, dbias and dtable instead of overwriting */
+#define DT_TP_SEQUENCE_PARALLEL 1u /**< activations outside the layer are split by rows (T/tp each) */
+#define DT_TP_GATHER_OUTPUT 2u     /**< column-parallel: y is gathered to all out_features */
+#define DT_TP_ACCUMULATE 4u        /**< backward adds into dweight, dbias and dtable instead of overwriting */
 
 /**
  * The conjugate mappings: what a caller running its own GEMMs puts at the

@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — versions and build information.
  */
 #ifndef DTRAIN_VERSION_H
@@ -6,8 +6,11 @@
 
 #include "dtrain/common.h"
 
+/** The major version of these headers; see dt_version() for the library's. */
 #define DT_VERSION_MAJOR 0
+/** The minor version of these headers. */
 #define DT_VERSION_MINOR 1
+/** The patch version of these headers. */
 #define DT_VERSION_PATCH 0
 
 DT_BEGIN_DECLS

@@ -1,4 +1,4 @@
-/*
+/** @file
  * libdtrain — ZeRO stages 0–3 (stage 3 is FSDP): sharded optimizer state,
  * gradients and parameters.
  *
@@ -94,23 +94,26 @@
 
 DT_BEGIN_DECLS
 
+/** A model trained with sharded data parallelism (ZeRO, FSDP) (opaque); see dt_zero_create(). */
 typedef struct dt_zero dt_zero;
 
 /** Options for dt_zero_create(); every rank must pass the same. Grows only at its end. */
 typedef struct dt_zero_options {
-  unsigned version;          /* DT_ZERO_OPTIONS_VERSION */
-  int stage;                 /* 0, 1, 2 or 3 (default 1) */
-  int64_t bucket_bytes;      /* stages 0–2 without unit_sizes: unit size in bytes, >= 1;
+  unsigned version;          /**< DT_ZERO_OPTIONS_VERSION */
+  int stage;                 /**< 0, 1, 2 or 3 (default 1) */
+  int64_t bucket_bytes;      /**< stages 0–2 without unit_sizes: unit size in bytes, >= 1;
                                 DT_UNDEF: 25 MiB */
-  /* Unit u holds the next unit_sizes[u] > 0 parameters; they add up to the
+  /** Unit u holds the next unit_sizes[u] > 0 parameters; they add up to the
      number of parameters. NULL: one unit per parameter in stage 3, buckets
      of bucket_bytes in stages 0–2. Read during dt_zero_create() only. */
   const size_t *unit_sizes;
-  size_t unit_count;         /* entries in unit_sizes */
-  int prefetch;              /* stage 3: nonzero prefetches the next unit (default 1) */
+  size_t unit_count;         /**< entries in unit_sizes */
+  int prefetch;              /**< stage 3: nonzero prefetches the next unit (default 1) */
 } dt_zero_options;
 
+/** The version of dt_zero_options this header describes. */
 #define DT_ZERO_OPTIONS_VERSION 1u
+/** A dt_zero_options with this version and every field at its default. */
 #define DT_ZERO_OPTIONS_INIT { DT_ZERO_OPTIONS_VERSION, 1, DT_UNDEF, NULL, 0, 1 }
 
 /**
@@ -119,17 +122,19 @@ typedef struct dt_zero_options {
  * other fields of that version. Grows only at its end.
  */
 typedef struct dt_zero_memory {
-  unsigned version;        /* DT_ZERO_MEMORY_VERSION */
-  int64_t parameters;      /* full parameters (stages 0–2), or shards plus gathered units (stage 3) */
-  int64_t gradients;       /* full gradients (stages 0–1), or the gradient shard (stages 2–3) */
-  int64_t optimizer_state; /* float32 momentum / moments of the elements this rank updates */
-  int64_t master_weights;  /* float32 copies of the 16-bit parameters this rank updates */
-  int64_t communication;   /* unit gradient buffers of stages 2–3 and scratch space */
-  int64_t padding;         /* elements added to make units divisible by N, in bytes, included above */
-  int64_t peak;            /* the largest total of the five above since creation */
+  unsigned version;        /**< DT_ZERO_MEMORY_VERSION */
+  int64_t parameters;      /**< full parameters (stages 0–2), or shards plus gathered units (stage 3) */
+  int64_t gradients;       /**< full gradients (stages 0–1), or the gradient shard (stages 2–3) */
+  int64_t optimizer_state; /**< float32 momentum / moments of the elements this rank updates */
+  int64_t master_weights;  /**< float32 copies of the 16-bit parameters this rank updates */
+  int64_t communication;   /**< unit gradient buffers of stages 2–3 and scratch space */
+  int64_t padding;         /**< elements added to make units divisible by N, in bytes, included above */
+  int64_t peak;            /**< the largest total of the five above since creation */
 } dt_zero_memory;
 
+/** The version of dt_zero_memory this header describes. */
 #define DT_ZERO_MEMORY_VERSION 1u
+/** A dt_zero_memory with this version and every field at its default. */
 #define DT_ZERO_MEMORY_INIT { DT_ZERO_MEMORY_VERSION, 0, 0, 0, 0, 0, 0, 0 }
 
 /**

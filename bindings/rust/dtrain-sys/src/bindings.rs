@@ -32,20 +32,35 @@ pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int64_t = ::std::os::raw::c_long;
 pub type __uint64_t = ::std::os::raw::c_ulong;
+#[doc = "< success"]
 pub const DT_OK: dt_status = 0;
+#[doc = "< a request has not finished yet"]
 pub const DT_INPROGRESS: dt_status = 1;
+#[doc = "< a bad argument; nothing was changed"]
 pub const DT_ERR_INVALID_ARGUMENT: dt_status = -1;
+#[doc = "< a call out of order or on the wrong object"]
 pub const DT_ERR_INVALID_USAGE: dt_status = -2;
+#[doc = "< not available in this build or on this machine"]
 pub const DT_ERR_UNSUPPORTED: dt_status = -3;
+#[doc = "< an allocation failed, or the store is full"]
 pub const DT_ERR_OUT_OF_MEMORY: dt_status = -4;
+#[doc = "< a deadline passed; names the ranks not heard from"]
 pub const DT_ERR_TIMEOUT: dt_status = -5;
+#[doc = "< a peer failed; names the rank"]
 pub const DT_ERR_REMOTE: dt_status = -6;
+#[doc = "< the network or transport failed"]
 pub const DT_ERR_TRANSPORT: dt_status = -7;
+#[doc = "< the communicator was aborted or is broken"]
 pub const DT_ERR_ABORTED: dt_status = -8;
+#[doc = "< rendezvous refused the job's secret"]
 pub const DT_ERR_AUTH: dt_status = -9;
+#[doc = "< ranks disagree about a collective"]
 pub const DT_ERR_MISMATCH: dt_status = -10;
+#[doc = "< a bug in libdtrain; please report it"]
 pub const DT_ERR_INTERNAL: dt_status = -11;
+#[doc = "< a file could not be read or written; names it"]
 pub const DT_ERR_IO: dt_status = -12;
+#[doc = " What every fallible call returns: DT_OK, DT_INPROGRESS, or a negative error. Values are fixed forever."]
 pub type dt_status = ::std::os::raw::c_int;
 extern "C" {
     #[doc = " A short, static description of a status (\"invalid argument\"). Never NULL;"]
@@ -377,15 +392,25 @@ pub struct dt_comm {
 pub struct dt_request {
     _unused: [u8; 0],
 }
+#[doc = "< NCCL for CUDA tensors when every rank has its own GPU and NCCL loads; UCX otherwise"]
 pub const DT_BACKEND_AUTO: dt_backend = 0;
+#[doc = "< UCX"]
 pub const DT_BACKEND_UCX: dt_backend = 1;
+#[doc = "< NCCL for CUDA tensors, required"]
 pub const DT_BACKEND_NCCL: dt_backend = 2;
+#[doc = " The transport of a communicator's collectives."]
 pub type dt_backend = ::std::os::raw::c_uint;
+#[doc = "< the sum"]
 pub const DT_SUM: dt_reduce_op = 0;
+#[doc = "< floating-point dtypes only"]
 pub const DT_AVG: dt_reduce_op = 1;
+#[doc = "< the largest"]
 pub const DT_MAX: dt_reduce_op = 2;
+#[doc = "< the smallest"]
 pub const DT_MIN: dt_reduce_op = 3;
+#[doc = "< the product"]
 pub const DT_PROD: dt_reduce_op = 4;
+#[doc = " How a reduction combines the ranks' elements."]
 pub type dt_reduce_op = ::std::os::raw::c_uint;
 #[doc = " The out-of-band allgather a caller may supply for rendezvous (for example an"]
 #[doc = " MPI_Allgather). Every rank contributes `bytes` bytes from `send`; `recv`"]
@@ -402,15 +427,25 @@ pub type dt_oob_allgather_fn = ::std::option::Option<
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_comm_options {
+    #[doc = "< DT_COMM_OPTIONS_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< DT_UNDEF: from the environment"]
     pub rank: ::std::os::raw::c_int,
+    #[doc = "< DT_UNDEF: from the environment"]
     pub world_size: ::std::os::raw::c_int,
+    #[doc = "< \"host:port\" of the rendezvous store; NULL: environment"]
     pub store: *const ::std::os::raw::c_char,
+    #[doc = "< shared secret; NULL: DTRAIN_AUTH_TOKEN"]
     pub auth_token: *const ::std::os::raw::c_char,
+    #[doc = "< DT_BACKEND_AUTO (0) unless set"]
     pub backend: dt_backend,
+    #[doc = "< CUDA ordinal; DT_UNDEF: the local rank modulo the devices, or CPU"]
     pub device: ::std::os::raw::c_int,
+    #[doc = "< DT_UNDEF: DTRAIN_TIMEOUT_MS or 300000"]
     pub timeout_ms: ::std::os::raw::c_int,
+    #[doc = "< NULL: rendezvous through the store"]
     pub oob_allgather: dt_oob_allgather_fn,
+    #[doc = "< passed to oob_allgather"]
     pub oob_user: *mut ::std::os::raw::c_void,
 }
 #[test]
@@ -626,9 +661,11 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    #[doc = " This process's rank in `comm`, 0 to size - 1, into *out."]
     pub fn dt_comm_rank(comm: *const dt_comm, out: *mut ::std::os::raw::c_int) -> dt_status;
 }
 extern "C" {
+    #[doc = " The number of ranks in `comm` into *out."]
     pub fn dt_comm_size(comm: *const dt_comm, out: *mut ::std::os::raw::c_int) -> dt_status;
 }
 extern "C" {
@@ -799,6 +836,7 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    #[doc = " Receives into `buf` what `peer` sends with dt_send() and the same `tag`; see dt_send()."]
     pub fn dt_recv(
         comm: *mut dt_comm,
         buf: *mut DLTensor,
@@ -816,9 +854,13 @@ pub type dt_p2p_kind = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_p2p_op {
+    #[doc = "< a dt_p2p_kind"]
     pub kind: ::std::os::raw::c_int,
+    #[doc = "< sent from, or received into"]
     pub tensor: *const DLTensor,
+    #[doc = "< the other rank, 0 <= peer < size (oneself included)"]
     pub peer: ::std::os::raw::c_int,
+    #[doc = "< >= 0; matches the peer's dt_send / dt_recv / group op with this tag"]
     pub tag: ::std::os::raw::c_int,
 }
 #[test]
@@ -955,8 +997,11 @@ extern "C" {
 pub struct dt_optimizer {
     _unused: [u8; 0],
 }
+#[doc = "< SGD with optional momentum, Nesterov momentum and L2 weight decay"]
 pub const DT_OPTIM_SGD: dt_optimizer_kind = 0;
+#[doc = "< Adam with decoupled weight decay and bias correction"]
 pub const DT_OPTIM_ADAMW: dt_optimizer_kind = 1;
+#[doc = " The update rule of a dt_optimizer."]
 pub type dt_optimizer_kind = ::std::os::raw::c_uint;
 #[doc = " Options for dt_optimizer_create(). Grows only at its end. The formulas are"]
 #[doc = " PyTorch's torch.optim.SGD and torch.optim.AdamW, and the loss scaler"]
@@ -964,22 +1009,43 @@ pub type dt_optimizer_kind = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_optimizer_options {
+    #[doc = "< DT_OPTIMIZER_OPTIONS_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< the update rule (default DT_OPTIM_ADAMW)"]
     pub kind: dt_optimizer_kind,
+    #[doc = "< learning rate, >= 0 (default 1e-3)"]
     pub lr: f32,
+    #[doc = "< >= 0; SGD: added to the gradient (L2), AdamW: decoupled (default 0)"]
     pub weight_decay: f32,
+    #[doc = "< SGD, in [0, 1); 0: plain SGD (default 0)"]
     pub momentum: f32,
+    #[doc = "< SGD, in [0, 1] (default 0)"]
     pub dampening: f32,
+    #[doc = "< SGD, 0 or 1; 1 needs momentum > 0 and dampening 0 (default 0)"]
     pub nesterov: ::std::os::raw::c_int,
+    #[doc = "< AdamW, in [0, 1) (default 0.9)"]
     pub beta1: f32,
+    #[doc = "< AdamW, in [0, 1) (default 0.999)"]
     pub beta2: f32,
+    #[doc = "< AdamW, > 0 (default 1e-8)"]
     pub eps: f32,
+    #[doc = "< > 0: clip the global gradient norm to this; <= 0: no clipping"]
     pub max_grad_norm: f32,
+    #[doc = "< the factor the gradients arrive multiplied by, > 0 (default 1)"]
     pub loss_scale: f32,
+    #[doc = "< 0 or 1: adjust loss_scale as below (default 0)"]
     pub dynamic_loss_scale: ::std::os::raw::c_int,
+    #[doc = "< dynamic: the scale grows by this after growth_interval clean steps, > 1 (default 2)"]
     pub growth_factor: f32,
+    #[doc = "< dynamic: the scale shrinks by this on inf/NaN, in (0, 1) (default 0.5)"]
     pub backoff_factor: f32,
+    #[doc = "< dynamic: clean steps between growths, > 0; DT_UNDEF: 2000"]
     pub growth_interval: ::std::os::raw::c_int,
+    #[doc = " NULL: the tensors are the whole model. Otherwise they are this rank's"]
+    #[doc = "shard of a model sharded over `comm`'s ranks: every step sums the squared"]
+    #[doc = "gradient norm over them (an allreduce, so every rank must step together),"]
+    #[doc = "which also makes all ranks skip together. Borrowed; it must stay open"]
+    #[doc = "while the optimizer steps. Leave it NULL for replicated (DDP) tensors."]
     pub comm: *mut dt_comm,
 }
 #[test]
@@ -1290,10 +1356,15 @@ fn bindgen_test_layout_dt_optimizer_options() {
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_optimizer_step_info {
+    #[doc = "< DT_OPTIMIZER_STEP_INFO_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< 1: a gradient held inf or NaN and nothing was updated"]
     pub skipped: ::std::os::raw::c_int,
+    #[doc = "< global L2 norm of the unscaled gradients before clipping (inf or NaN when skipped)"]
     pub grad_norm: f64,
+    #[doc = "< steps applied so far; skipped steps do not count"]
     pub step: i64,
+    #[doc = "< the scale to multiply the next loss by"]
     pub loss_scale: f32,
 }
 #[test]
@@ -1462,9 +1533,13 @@ pub const DT_DDP_COMPRESS_BF16: dt_ddp_compression = 2;
 #[doc = " The type gradients travel in. f32 and f64 gradients are cast down for the"]
 #[doc = " allreduce and back; 16-bit gradients travel as they are."]
 pub type dt_ddp_compression = ::std::os::raw::c_uint;
+#[doc = "< some of its gradients are not marked yet; nothing sent"]
 pub const DT_BUCKET_WAITING: dt_bucket_state = 0;
+#[doc = "< its allreduce is running"]
 pub const DT_BUCKET_IN_FLIGHT: dt_bucket_state = 1;
+#[doc = "< its allreduce is done; dt_ddp_wait() copies the result back"]
 pub const DT_BUCKET_REDUCED: dt_bucket_state = 2;
+#[doc = "< its allreduce failed; dt_ddp_wait() reports why"]
 pub const DT_BUCKET_FAILED: dt_bucket_state = 3;
 #[doc = " Where a bucket is in the current step (see dt_ddp_bucket_state())."]
 pub type dt_bucket_state = ::std::os::raw::c_uint;
@@ -1473,11 +1548,22 @@ pub type dt_bucket_state = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_ddp_options {
+    #[doc = "< DT_DDP_OPTIONS_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< bucket size on the wire (after compression), >= 1;"]
+    #[doc = "DT_UNDEF: 25 MiB"]
     pub bucket_bytes: i64,
+    #[doc = "< DT_DDP_COMPRESS_NONE"]
     pub compression: dt_ddp_compression,
+    #[doc = "< nonzero: gradients not marked in a step count as zero"]
+    #[doc = "from this rank; 0 or DT_UNDEF: dt_ddp_wait() fails"]
     pub find_unused: ::std::os::raw::c_int,
+    #[doc = "< nonzero: weight ranks by dt_ddp_set_local_weight();"]
+    #[doc = "0 or DT_UNDEF: uniform average"]
     pub weighted: ::std::os::raw::c_int,
+    #[doc = "< CUDA gradients: the cudaStream_t backward writes them"]
+    #[doc = "on; NULL: the legacy default stream. Each rank its own;"]
+    #[doc = "ignored for host gradients"]
     pub stream: *mut ::std::os::raw::c_void,
 }
 #[test]
@@ -1705,11 +1791,20 @@ pub struct dt_zero {
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_zero_options {
+    #[doc = "< DT_ZERO_OPTIONS_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< 0, 1, 2 or 3 (default 1)"]
     pub stage: ::std::os::raw::c_int,
+    #[doc = "< stages 0–2 without unit_sizes: unit size in bytes, >= 1;"]
+    #[doc = "DT_UNDEF: 25 MiB"]
     pub bucket_bytes: i64,
+    #[doc = " Unit u holds the next unit_sizes[u] > 0 parameters; they add up to the"]
+    #[doc = "number of parameters. NULL: one unit per parameter in stage 3, buckets"]
+    #[doc = "of bucket_bytes in stages 0–2. Read during dt_zero_create() only."]
     pub unit_sizes: *const usize,
+    #[doc = "< entries in unit_sizes"]
     pub unit_count: usize,
+    #[doc = "< stage 3: nonzero prefetches the next unit (default 1)"]
     pub prefetch: ::std::os::raw::c_int,
 }
 #[test]
@@ -1833,13 +1928,21 @@ fn bindgen_test_layout_dt_zero_options() {
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_zero_memory {
+    #[doc = "< DT_ZERO_MEMORY_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< full parameters (stages 0–2), or shards plus gathered units (stage 3)"]
     pub parameters: i64,
+    #[doc = "< full gradients (stages 0–1), or the gradient shard (stages 2–3)"]
     pub gradients: i64,
+    #[doc = "< float32 momentum / moments of the elements this rank updates"]
     pub optimizer_state: i64,
+    #[doc = "< float32 copies of the 16-bit parameters this rank updates"]
     pub master_weights: i64,
+    #[doc = "< unit gradient buffers of stages 2–3 and scratch space"]
     pub communication: i64,
+    #[doc = "< elements added to make units divisible by N, in bytes, included above"]
     pub padding: i64,
+    #[doc = "< the largest total of the five above since creation"]
     pub peak: i64,
 }
 #[test]
@@ -2503,13 +2606,21 @@ pub const DT_PIPELINE_INTERLEAVED_1F1B: dt_pipeline_schedule_kind = 2;
 pub const DT_PIPELINE_ZB_H1: dt_pipeline_schedule_kind = 3;
 #[doc = " The schedule's algorithm (see the top of this header). Values fixed forever."]
 pub type dt_pipeline_schedule_kind = ::std::os::raw::c_uint;
+#[doc = "< forward of (chunk, microbatch)"]
 pub const DT_PIPELINE_FORWARD: dt_pipeline_action_kind = 0;
+#[doc = "< input and weight gradients of (chunk, microbatch)"]
 pub const DT_PIPELINE_BACKWARD: dt_pipeline_action_kind = 1;
+#[doc = "< input gradient only (ZB_H1)"]
 pub const DT_PIPELINE_BACKWARD_INPUT: dt_pipeline_action_kind = 2;
+#[doc = "< weight gradient only (ZB_H1), after its BACKWARD_INPUT"]
 pub const DT_PIPELINE_BACKWARD_WEIGHT: dt_pipeline_action_kind = 3;
+#[doc = "< send the forward output of (chunk, microbatch) to peer"]
 pub const DT_PIPELINE_SEND_ACTIVATION: dt_pipeline_action_kind = 4;
+#[doc = "< receive the forward input of (chunk, microbatch) from peer"]
 pub const DT_PIPELINE_RECV_ACTIVATION: dt_pipeline_action_kind = 5;
+#[doc = "< send the input gradient of (chunk, microbatch) to peer"]
 pub const DT_PIPELINE_SEND_GRAD: dt_pipeline_action_kind = 6;
+#[doc = "< receive the output gradient of (chunk, microbatch) from peer"]
 pub const DT_PIPELINE_RECV_GRAD: dt_pipeline_action_kind = 7;
 #[doc = " What one action does. Values fixed forever."]
 pub type dt_pipeline_action_kind = ::std::os::raw::c_uint;
@@ -2517,9 +2628,13 @@ pub type dt_pipeline_action_kind = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_pipeline_action {
+    #[doc = "< what to do"]
     pub kind: dt_pipeline_action_kind,
+    #[doc = "< this rank's model chunk, 0..chunks-1 (global stage chunk * stages + rank)"]
     pub chunk: ::std::os::raw::c_int,
+    #[doc = "< 0..microbatches-1"]
     pub microbatch: ::std::os::raw::c_int,
+    #[doc = "< sends and receives: the other rank; compute actions: -1"]
     pub peer: ::std::os::raw::c_int,
 }
 #[test]
@@ -2607,10 +2722,15 @@ fn bindgen_test_layout_dt_pipeline_action() {
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_pipeline_schedule_options {
+    #[doc = "< DT_PIPELINE_SCHEDULE_OPTIONS_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< default DT_PIPELINE_1F1B"]
     pub kind: dt_pipeline_schedule_kind,
+    #[doc = "< p >= 1 ranks in the pipeline group; no default (DT_UNDEF is refused)"]
     pub stages: ::std::os::raw::c_int,
+    #[doc = "< m >= 1; no default (DT_UNDEF is refused)"]
     pub microbatches: ::std::os::raw::c_int,
+    #[doc = "< v per rank; DT_UNDEF: 2 for INTERLEAVED_1F1B, 1 otherwise"]
     pub chunks: ::std::os::raw::c_int,
 }
 #[test]
@@ -2795,6 +2915,7 @@ extern "C" {
 pub struct dt_pipeline {
     _unused: [u8; 0],
 }
+#[doc = " The trainer's forward of (chunk, microbatch); see the callbacks above."]
 pub type dt_pipeline_forward_fn = ::std::option::Option<
     unsafe extern "C" fn(
         user: *mut ::std::os::raw::c_void,
@@ -2804,6 +2925,7 @@ pub type dt_pipeline_forward_fn = ::std::option::Option<
         output: *mut DLTensor,
     ) -> dt_status,
 >;
+#[doc = " The trainer's backward of (chunk, microbatch); see the callbacks above."]
 pub type dt_pipeline_backward_fn = ::std::option::Option<
     unsafe extern "C" fn(
         user: *mut ::std::os::raw::c_void,
@@ -2813,6 +2935,7 @@ pub type dt_pipeline_backward_fn = ::std::option::Option<
         grad_input: *mut DLTensor,
     ) -> dt_status,
 >;
+#[doc = " ZB_H1's weight-gradient half of a backward; see the callbacks above."]
 pub type dt_pipeline_backward_weight_fn = ::std::option::Option<
     unsafe extern "C" fn(
         user: *mut ::std::os::raw::c_void,
@@ -2820,6 +2943,7 @@ pub type dt_pipeline_backward_weight_fn = ::std::option::Option<
         microbatch: ::std::os::raw::c_int,
     ) -> dt_status,
 >;
+#[doc = " A chunk's gradients are complete for this step; see the callbacks above."]
 pub type dt_pipeline_chunk_done_fn = ::std::option::Option<
     unsafe extern "C" fn(
         user: *mut ::std::os::raw::c_void,
@@ -2830,13 +2954,21 @@ pub type dt_pipeline_chunk_done_fn = ::std::option::Option<
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_pipeline_options {
+    #[doc = "< DT_PIPELINE_OPTIONS_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< >= 1 elements per activation; no default (0 is refused)"]
     pub activation_elements: i64,
+    #[doc = "< one of the eight dtypes; default float32"]
     pub activation_dtype: DLDataType,
+    #[doc = "< required"]
     pub forward: dt_pipeline_forward_fn,
+    #[doc = "< required"]
     pub backward: dt_pipeline_backward_fn,
+    #[doc = "< ZB_H1 only, and required there"]
     pub backward_weight: dt_pipeline_backward_weight_fn,
+    #[doc = "< optional"]
     pub chunk_done: dt_pipeline_chunk_done_fn,
+    #[doc = "< passed first to every callback"]
     pub user: *mut ::std::os::raw::c_void,
 }
 #[test]
@@ -2994,11 +3126,18 @@ fn bindgen_test_layout_dt_pipeline_options() {
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_pipeline_step_info {
+    #[doc = "< DT_PIPELINE_STEP_INFO_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< the whole step, from its start until every send completed"]
     pub step_seconds: f64,
+    #[doc = "< time blocked waiting for receives: this rank's idle time"]
     pub recv_wait_seconds: f64,
+    #[doc = "< time blocked in any wait: receives and sends"]
     pub comm_wait_seconds: f64,
+    #[doc = "< recv_wait_seconds / step_seconds (0 for an empty step)"]
     pub bubble_fraction: f64,
+    #[doc = "< the most (chunk, micro-batch) pairs alive at once, as in"]
+    #[doc = "dt_pipeline_schedule_peak_in_flight()"]
     pub peak_in_flight: ::std::os::raw::c_int,
 }
 #[test]
@@ -3182,12 +3321,20 @@ pub type dt_moe_drop_policy = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_moe_options {
+    #[doc = "< DT_MOE_OPTIONS_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< E >= 1; required (DT_UNDEF is refused)"]
     pub num_experts: ::std::os::raw::c_int,
+    #[doc = "< k, 1 <= k <= E; required"]
     pub top_k: ::std::os::raw::c_int,
+    #[doc = "< default DT_MOE_SOFTMAX"]
     pub scoring: dt_moe_scoring,
+    #[doc = "< nonzero: weights renormalised to sum to 1 over the k choices (default 0)"]
     pub normalize: ::std::os::raw::c_int,
+    #[doc = "< > 0: capacity = ceil(capacity_factor * T * k / E) tokens per"]
+    #[doc = "expert on each rank; <= 0: dropless (default 0)"]
     pub capacity_factor: f64,
+    #[doc = "< with a capacity; default DT_MOE_DROP_BY_POSITION"]
     pub drop_policy: dt_moe_drop_policy,
 }
 #[test]
