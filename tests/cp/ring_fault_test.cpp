@@ -4,9 +4,9 @@
 // communicators have a deadline of kDeadlineMs.
 //
 // The victim runs its rank in a gtest death-test child: the child joins the
-// world, starts the forward call on a second thread and, once its own block
-// is in `o` (every element written: the first of cp blocks done, the ring
-// shift under way), kills itself with SIGKILL. The death test's parent checks
+// world, starts the forward call on a second thread and, once the call's
+// first block (its own keys and values) has written every element of `o`
+// (the ring's first shift is then under way), kills itself with SIGKILL. The death test's parent checks
 // that it was SIGKILL and exits 0, so dtrun sees every rank succeed and only
 // the survivors' own checks decide the outcome. Alone (no launcher) it skips.
 #include <gtest/gtest.h>
@@ -39,7 +39,10 @@ constexpr int kVictim = 1;
 constexpr std::int64_t kRows = 512;
 constexpr std::int64_t kHeads = 8;
 constexpr std::int64_t kHeadDim = 64;
-constexpr int kDeadlineMs = 2000;
+// The communicators' deadline, short beside the default 300 s, but long
+// enough for the rendezvous it also bounds, which waits for the victim's
+// death-test child to start (seconds under AddressSanitizer on a busy machine).
+constexpr int kDeadlineMs = 10000;
 
 int env_int(const char* name) {
   const char* value = std::getenv(name);
@@ -69,9 +72,9 @@ struct RingCall {
                                         tl.get());
   }
 
-  // Whether every element of `o` has been written: the call's first block
-  // (this rank's own, where every query sees at least itself) is done. Reads
-  // through atomic_ref since the call's thread is writing meanwhile.
+  // Whether every element of `o` has been written, which the call's first
+  // block does (this rank's own, where every query sees at least itself).
+  // Reads through atomic_ref since the call's thread is writing meanwhile.
   bool first_block_done() {
     for (float& e : o) {
       if (std::isnan(std::atomic_ref<float>(e).load(std::memory_order_relaxed))) return false;
@@ -121,8 +124,9 @@ TEST(CpRingFault, PeerKilledMidRingIsNamedByEveryOtherRank) {
   EXPECT_TRUE(status == DT_ERR_REMOTE || status == DT_ERR_TIMEOUT || status == DT_ERR_ABORTED)
       << dt_status_string(status) << ": " << message;
   EXPECT_NE(message.find("rank " + std::to_string(kVictim)), std::string::npos) << message;
-  // A few deadlines at most: the victim's first block, then one failed wait.
-  EXPECT_LT(seconds, 5.0 * kDeadlineMs / 1000);
+  // Within the deadline, the victim's first block included: the loss of a
+  // process is noticed without waiting the deadline out.
+  EXPECT_LT(seconds, kDeadlineMs / 1000.0);
   EXPECT_EQ(dt_comm_destroy(comm), DT_OK);
 }
 
