@@ -122,6 +122,8 @@ def modules(torch):
                 if p.dim() == 2:
                     scaled = name.endswith(("proj.weight", "fc2.weight"))
                     nn.init.normal_(p, std=0.02 / (math.sqrt(2 * args.layers) if scaled else 1))
+                elif name.endswith("bias"):
+                    nn.init.zeros_(p)
 
         def forward(self, x):
             if self.tok is not None:
