@@ -27,7 +27,10 @@ rank. The mesh is (pp, dp, tp), tp innermost, as train_gpt's:
       the logits split and reduces only the softmax's sums.
   pp  torch.distributed.pipelining: PipelineStage and Schedule1F1B, the
       blocks split evenly, the embeddings on the first stage and the final
-      norm, output layer and loss on the last.
+      norm, output layer and loss on the last; the loss function divides by
+      the micro-batches itself (scale_grads=False), which gives the gradient
+      norm of one process's full-batch step (with the default
+      scale_grads=True it came out --microbatches times larger).
   dp  DistributedDataParallel over gloo on each stage's module (its DTensor
       parameters made local by torch's _pre_dp_module_transform, the TP + DDP
       composition torch provides), the pipeline stage synchronising on the
@@ -205,9 +208,11 @@ def main():
     first, last = pp_rank == 0, pp_rank == args.pp - 1
 
     def loss_fn(logits, targets):
-        return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), targets.reshape(-1))
+        # The step's loss is the mean over its micro-batches: each contributes its mean / M. (The
+        # schedule's own scale_grads=True left the gradients M times too large here.)
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), targets.reshape(-1)) / args.microbatches
 
-    schedule = Schedule1F1B(stage, args.microbatches, loss_fn=loss_fn)
+    schedule = Schedule1F1B(stage, args.microbatches, loss_fn=loss_fn, scale_grads=False)
     params = list(stage_module.parameters())
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
 
@@ -247,7 +252,7 @@ def main():
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step)
         optimizer.step()
-        loss = torch.tensor([float(torch.stack(losses).detach().mean()) if last and tp_rank == 0 and losses else 0.0],
+        loss = torch.tensor([float(torch.stack(losses).detach().sum()) if last and tp_rank == 0 and losses else 0.0],
                             dtype=torch.float64)
         dist.all_reduce(loss)
         loss = float(loss) / args.dp
