@@ -140,12 +140,14 @@ int run(int argc, char **argv, dt_comm *world, int rank, int size) {
     }
   }
   std::vector<double> memory = print_memory(world, rank, size, trainer.memory());
+  double rate = seconds > 0 ? tokens / seconds : 0.0, share = seconds > 0 ? comm / seconds : 0.0;
+  // Before the sample, while the other ranks still wait in its collectives:
+  // a rank that ends first may have the launcher stop this one.
+  if (rank == 0 && !o.json.empty()) write_json(o, size, rate, share, loss, val, memory);
   std::string text = trainer.sample(o.sample);
   if (rank == 0) {
-    double rate = seconds > 0 ? tokens / seconds : 0.0, share = seconds > 0 ? comm / seconds : 0.0;
     std::printf("summary: %.0f tokens/s over steps %d-%d, %.0f%% of the step waiting on communication (rank 0)\n",
                 rate, start + 2, o.steps, 100.0 * share);
-    if (!o.json.empty()) write_json(o, size, rate, share, loss, val, memory);
     std::printf("validation loss %.4f nats/char against the text's unigram entropy %.4f nats/char (%s)\n", val,
                 entropy, val < entropy ? "below: the model uses context" : "NOT below: nothing learnt");
     std::printf("sample:\n%s\n", text.c_str());
