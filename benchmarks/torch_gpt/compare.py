@@ -19,12 +19,10 @@ rank. The mesh is (pp, dp, tp), tp innermost, as train_gpt's:
       keys and values (three layers, so that a rank's columns are whole heads)
       and on the MLP's first layer, RowwiseParallel on the attention's output
       projection and the MLP's second layer; the token embedding
-      RowwiseParallel (split over the vocabulary, as train_gpt's). The output
-      layer is ColwiseParallel over the vocabulary with its logits gathered
-      (output_layouts=Replicate) before an ordinary cross-entropy: torch's
-      vocabulary-parallel loss (loss_parallel) wants DTensor logits, which
-      the pipeline schedule's loss function does not receive. train_gpt keeps
-      the logits split and reduces only the softmax's sums.
+      RowwiseParallel (split over the vocabulary, as train_gpt's), the output
+      layer ColwiseParallel over the vocabulary, its logits left split
+      (DTensor, Shard(-1)) for torch's vocabulary-parallel cross-entropy,
+      loss_parallel, around the schedule's step, as train_gpt's loss.
   pp  torch.distributed.pipelining: PipelineStage and Schedule1F1B, the
       blocks split evenly, the embeddings on the first stage and the final
       norm, output layer and loss on the last; the loss function divides by
@@ -153,7 +151,7 @@ def tp_plan(stage):
     if stage.tok is not None:
         plan["tok"] = RowwiseParallel(input_layouts=Replicate())  # the token ids, whole on every rank
     if stage.head is not None:
-        plan["head"] = ColwiseParallel(output_layouts=Replicate())
+        plan["head"] = ColwiseParallel(use_local_output=False)  # logits split over the vocabulary
     split = {f"{layer}.{kind}" for layer in plan for kind in ("weight", "bias")}
     # A row-parallel layer's bias is whole on every rank.
     split -= {f"{layer}.bias" for layer, style in plan.items() if isinstance(style, RowwiseParallel)}
@@ -183,7 +181,8 @@ def main():
 
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.pipelining import PipelineStage, Schedule1F1B
-    from torch.distributed.tensor.parallel import parallelize_module
+    from torch.distributed.tensor import DTensor, Replicate
+    from torch.distributed.tensor.parallel import loss_parallel, parallelize_module
     from torch.distributed.tensor.parallel.ddp import _pre_dp_module_transform
     from torch.nn.parallel import DistributedDataParallel
 
@@ -210,7 +209,8 @@ def main():
     def loss_fn(logits, targets):
         # The step's loss is the mean over its micro-batches: each contributes its mean / M. (The
         # schedule's own scale_grads=True left the gradients M times too large here.)
-        return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), targets.reshape(-1)) / args.microbatches
+        targets = DTensor.from_local(targets.reshape(-1), logits.device_mesh, [Replicate()])
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), targets) / args.microbatches
 
     schedule = Schedule1F1B(stage, args.microbatches, loss_fn=loss_fn, scale_grads=False)
     params = list(stage_module.parameters())
@@ -234,12 +234,13 @@ def main():
         t0 = time.perf_counter()
         optimizer.zero_grad(set_to_none=False)
         losses = []
-        if first and last:
-            schedule.step(x, target=y, losses=losses)
-        elif first:
-            schedule.step(x)
-        else:
-            schedule.step(target=y if last else None, losses=losses)
+        with loss_parallel():  # the loss and its backward over the logits' vocabulary shards
+            if first and last:
+                schedule.step(x, target=y, losses=losses)
+            elif first:
+                schedule.step(x)
+            else:
+                schedule.step(target=y if last else None, losses=losses)
         squares = torch.zeros(1, dtype=torch.float64)
         for p, mine in zip(params, counted):
             if mine and p.grad is not None:
