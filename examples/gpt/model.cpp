@@ -388,6 +388,21 @@ int64_t Stage::saved_bytes(int64_t seqs, int64_t len) const {
   return 4 * floats;
 }
 
+int64_t Stage::param_count() const {
+  const int64_t H = cfg_.hidden, V = cfg_.vocab, t = tp_size_;
+  int64_t n = 0;
+  if (first()) n += V / t * H + cfg_.seq * H;  // the token embedding's vocabulary shard, positions
+  for (const Layer &l : layers_) {
+    n += 4 * H + (3 * H * H + 3 * H) / t + H * H / t + H;  // two norms, qkv (columns), proj (rows) + its bias
+    if (l.moe.router)
+      n += cfg_.moe.experts * H + cfg_.moe.experts / ep_.size * 2 * (H * 2 * H);  // router, this rank's experts
+    else
+      n += (4 * H * H + 4 * H) / t + 4 * H * H / t + H;  // fc1 (columns), fc2 (rows) + its bias
+  }
+  if (last()) n += 2 * H + V / t * H;  // final norm, the head's vocabulary shard
+  return n;
+}
+
 std::vector<float> Stage::full_logits(const Saved &s, int64_t row) {
   const int64_t Vl = cfg_.vocab / tp_size_;
   std::vector<float> all((size_t)cfg_.vocab);

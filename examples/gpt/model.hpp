@@ -79,6 +79,9 @@ class Stage {
   // formula (a block with experts counted as if each token's k choices were
   // received evenly over the ep ranks).
   int64_t saved_bytes(int64_t seqs, int64_t len) const;
+  // The parameters this rank holds for the stage, by formula from the
+  // configuration (not from the tensors made), to check them against.
+  int64_t param_count() const;
   // The last stage after a forward: row `row`'s logits over the whole
   // vocabulary (gathered over tensor parallelism).
   std::vector<float> full_logits(const Saved &s, int64_t row);

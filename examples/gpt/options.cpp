@@ -37,7 +37,8 @@ const char kUsage[] =
     "  --seed N                  weights, batches and sampling (default 1)\n"
     "  --log-every N --eval-every N --eval-seqs N --sample N\n"
     "                            progress lines, validation loss, held-out windows, characters generated\n"
-    "                            at the end (default 10, 50, 32, 300)\n";
+    "                            at the end (default 10, 50, 32, 300)\n"
+    "  --json PATH               also write the mesh, model, tokens/s, losses and memory per rank here\n";
 
 bool to_int(const char *s, long long lo, long long hi, int &out) {
   char *end = nullptr;
@@ -106,6 +107,8 @@ std::string parse_options(int argc, char **argv, Options &o) {
       o.data = value;
     } else if (!std::strcmp(name, "--checkpoint")) {
       o.checkpoint = value;
+    } else if (!std::strcmp(name, "--json")) {
+      o.json = value;
     } else if (!std::strcmp(name, "--resume")) {
       o.resume = value;
     } else if (!std::strcmp(name, "--schedule")) {

@@ -24,6 +24,7 @@ struct Options {
   std::string data = "/usr/share/games/fortunes";
   std::string checkpoint, resume;  // where to save (with save_at) and what to resume
   int save_at = 0;                 // save after this many steps (0: never)
+  std::string json;                // where rank 0 writes the run's figures (empty: nowhere)
 };
 
 // Parses argv; prints the usage and exits 0 for --help. Returns an empty

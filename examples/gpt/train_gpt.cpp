@@ -22,6 +22,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,24 +35,54 @@ namespace {
 
 constexpr int64_t kVocabPad = 8;  // the vocabulary is padded to a multiple of this, for tensor parallelism
 
-void print_memory(dt_comm *world, int rank, int size, const gpt::Memory &m) {
-  std::vector<double> mine{m.params, m.grads, m.optimizer, m.activations, m.activations_formula, m.ddp};
+// Prints every rank's memory by purpose (rank 0) and returns the table,
+// rank after rank, in the order of the printed columns (bytes).
+std::vector<double> print_memory(dt_comm *world, int rank, int size, const gpt::Memory &m) {
+  std::vector<double> mine{m.params, m.grads, m.optimizer, m.state_formula, m.activations, m.activations_formula,
+                           m.ddp};
   std::vector<double> all(mine.size() * (size_t)size);
   int64_t n = (int64_t)mine.size(), total = (int64_t)all.size();
   DLTensor send{mine.data(), {kDLCPU, 0}, 1, {kDLFloat, 64, 1}, &n, nullptr, 0};
   DLTensor recv{all.data(), {kDLCPU, 0}, 1, {kDLFloat, 64, 1}, &total, nullptr, 0};
   gpt::check(dt_allgather(world, &send, &recv, nullptr, nullptr), "dt_allgather");
-  if (rank != 0) return;
-  std::printf("memory per rank (MiB): rank  parameters  gradients  adamw-state  activations(peak)  (formula)  "
-              "ddp-buckets\n");
+  if (rank != 0) return all;
+  std::printf("memory per rank (MiB): rank  parameters  gradients  adamw-state  (formula)  activations(peak)  "
+              "(formula)  ddp-buckets\n");
   for (int r = 0; r < size; ++r) {
     const double *v = &all[(size_t)r * mine.size()];
-    std::printf("                       %4d  %10.2f  %9.2f  %11.2f  %17.2f  %9.2f  %11.2f\n", r, v[0] / 1048576,
-                v[1] / 1048576, v[2] / 1048576, v[3] / 1048576, v[4] / 1048576, v[5] / 1048576);
+    std::printf("                       %4d  %10.2f  %9.2f  %11.2f  %9.2f  %17.2f  %9.2f  %11.2f\n", r,
+                v[0] / 1048576, v[1] / 1048576, v[2] / 1048576, v[3] / 1048576, v[4] / 1048576, v[5] / 1048576,
+                v[6] / 1048576);
   }
-  std::printf("(adamw-state: two f32 moments per parameter; activations: what the forwards keep for their "
-              "backwards at the most micro-batches in flight, measured, and by formula: that peak times what "
-              "one keeps)\n");
+  std::printf("(adamw-state: two f32 moments per parameter; its formula: parameters, gradients and moments "
+              "together, 16 bytes per parameter the configuration gives the rank; activations: what the "
+              "forwards keep for their backwards at the most micro-batches in flight, measured, and by formula: "
+              "that peak times what one keeps)\n");
+  return all;
+}
+
+// The run's figures, for benchmarks/run_gpt.sh (rank 0).
+void write_json(const gpt::Options &o, int size, double tokens_per_s, double comm_share, double loss, double val,
+                const std::vector<double> &memory) {
+  std::FILE *f = std::fopen(o.json.c_str(), "w");
+  if (!f) throw std::runtime_error("cannot write " + o.json);
+  std::fprintf(f,
+               "{\n  \"benchmark\": \"gpt\", \"side\": \"dtrain\", \"ranks\": %d, \"dp\": %d, \"tp\": %d, \"pp\": %d, "
+               "\"cp\": %d, \"ep\": %d,\n  \"schedule\": \"%s\", \"microbatches\": %d, \"layers\": %d, \"hidden\": %d, "
+               "\"heads\": %d, \"seq\": %d, \"batch\": %d, \"steps\": %d,\n  \"tokens_per_s\": %.3f, "
+               "\"comm_share\": %.4f, \"final_loss\": %.7f, \"validation_loss\": %.5f,\n  \"memory_bytes\": [",
+               size, o.dp, o.tp, o.pp, o.cp, o.ep, o.schedule.c_str(), o.microbatches, o.layers, o.hidden, o.heads,
+               o.seq, o.batch, o.steps, tokens_per_s, comm_share, loss, val);
+  const size_t columns = memory.size() / (size_t)size;
+  for (int r = 0; r < size; ++r) {
+    const double *v = &memory[(size_t)r * columns];
+    std::fprintf(f,
+                 "%s\n    {\"rank\": %d, \"parameters\": %.0f, \"gradients\": %.0f, \"adamw_state\": %.0f, "
+                 "\"state_formula\": %.0f, \"activations\": %.0f, \"activations_formula\": %.0f, \"ddp_buckets\": %.0f}",
+                 r ? "," : "", r, v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+  }
+  std::fprintf(f, "\n  ]\n}\n");
+  if (std::fclose(f) != 0) throw std::runtime_error("cannot write " + o.json);
 }
 
 int run(int argc, char **argv, dt_comm *world, int rank, int size) {
@@ -84,9 +115,10 @@ int run(int argc, char **argv, dt_comm *world, int rank, int size) {
     start = trainer.load(o.resume);
     if (rank == 0) std::printf("resumed from %s after step %d\n", o.resume.c_str(), start);
   }
-  double val = 0, tokens = 0, seconds = 0, comm = 0;
+  double val = 0, tokens = 0, seconds = 0, comm = 0, loss = 0;
   for (int step = start; step < o.steps; ++step) {
     gpt::StepReport r = trainer.step(step);
+    loss = r.loss;
     if (step > start) {  // the first step warms the connections up
       tokens += (double)o.batch * o.seq;
       seconds += r.seconds;
@@ -107,11 +139,15 @@ int run(int argc, char **argv, dt_comm *world, int rank, int size) {
       if (rank == 0) std::printf("saved %s after step %d\n", o.checkpoint.c_str(), step + 1);
     }
   }
-  print_memory(world, rank, size, trainer.memory());
+  std::vector<double> memory = print_memory(world, rank, size, trainer.memory());
+  double rate = seconds > 0 ? tokens / seconds : 0.0, share = seconds > 0 ? comm / seconds : 0.0;
+  // Before the sample, while the other ranks still wait in its collectives:
+  // a rank that ends first may have the launcher stop this one.
+  if (rank == 0 && !o.json.empty()) write_json(o, size, rate, share, loss, val, memory);
   std::string text = trainer.sample(o.sample);
   if (rank == 0) {
     std::printf("summary: %.0f tokens/s over steps %d-%d, %.0f%% of the step waiting on communication (rank 0)\n",
-                seconds > 0 ? tokens / seconds : 0.0, start + 2, o.steps, seconds > 0 ? 100.0 * comm / seconds : 0.0);
+                rate, start + 2, o.steps, 100.0 * share);
     std::printf("validation loss %.4f nats/char against the text's unigram entropy %.4f nats/char (%s)\n", val,
                 entropy, val < entropy ? "below: the model uses context" : "NOT below: nothing learnt");
     std::printf("sample:\n%s\n", text.c_str());

@@ -382,9 +382,13 @@ std::string Trainer::sample(int chars) {
 
 Memory Trainer::memory() const {
   Memory m;
-  for (const Param *p : params_) m.params += 4.0 * (double)p->w.size();
-  m.grads = m.params;
-  m.optimizer = 2 * m.params;  // AdamW's two moments, f32, in the Params
+  for (const Param *p : params_) {
+    m.params += 4.0 * (double)p->w.capacity();
+    m.grads += 4.0 * (double)p->g.capacity();
+    m.optimizer += 4.0 * (double)(p->m.capacity() + p->v.capacity());  // AdamW's two moments, f32, in the Params
+  }
+  if (!zero_)
+    for (const Chunk &ch : chunks_) m.state_formula += 16.0 * (double)ch.stage->param_count();
   m.activations = peak_live_;
   double per_mb = 0;  // the chunks' mean: a pair in flight belongs to any of them
   for (const Chunk &ch : chunks_) per_mb += (double)ch.stage->saved_bytes(mb_seqs_, len_) / (double)chunks_.size();

@@ -26,6 +26,9 @@ struct StepReport {
 struct Memory {
   double params = 0, grads = 0, optimizer = 0, activations = 0, ddp = 0;
   double activations_formula = 0;  // peak micro-batches in flight x what each keeps (Stage::saved_bytes)
+  // Parameters, gradients and AdamW moments by formula, 16 bytes per parameter
+  // of Stage::param_count; 0 under --zero, whose dt_zero holds its own.
+  double state_formula = 0;
 };
 
 class Trainer {
