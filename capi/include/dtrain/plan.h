@@ -73,16 +73,16 @@ typedef enum dt_plan_format {
 
 /** A decoder-only transformer. Grows only at its end. */
 typedef struct dt_plan_model {
-  unsigned version; /* DT_PLAN_MODEL_VERSION */
-  int layers;
-  int hidden;
-  int heads;
-  int kv_heads;   /* DT_UNDEF: heads (multi-head attention) */
-  int ffn_hidden; /* DT_UNDEF: 4 * hidden */
-  int vocab;
-  int seq_len;
-  int experts;    /* DT_UNDEF or 1: dense; > 1: every MLP is a mixture of this many experts */
-  int top_k;      /* experts per token; DT_UNDEF: 1 */
+  unsigned version; /**< DT_PLAN_MODEL_VERSION */
+  int layers;     /**< transformer blocks */
+  int hidden;     /**< model width */
+  int heads;      /**< attention (query) heads */
+  int kv_heads;   /**< DT_UNDEF: heads (multi-head attention) */
+  int ffn_hidden; /**< DT_UNDEF: 4 * hidden */
+  int vocab;      /**< vocabulary size */
+  int seq_len;    /**< tokens per sequence */
+  int experts;    /**< DT_UNDEF or 1: dense; > 1: every MLP is a mixture of this many experts */
+  int top_k;      /**< experts per token; DT_UNDEF: 1 */
 } dt_plan_model;
 
 #define DT_PLAN_MODEL_VERSION 1u
@@ -90,17 +90,17 @@ typedef struct dt_plan_model {
 
 /** A cluster of identical nodes. Bandwidths per GPU, each direction. Grows only at its end. */
 typedef struct dt_plan_cluster {
-  unsigned version; /* DT_PLAN_CLUSTER_VERSION */
-  int nodes;
-  int gpus_per_node;
-  double gpu_memory;       /* bytes */
-  double peak_flops;       /* dense 16-bit FLOP/s of one GPU */
-  double memory_bandwidth; /* bytes/s of one GPU's memory */
-  double gemm_efficiency;  /* share of peak_flops that large GEMMs reach, (0, 1] */
-  double intra_bandwidth;  /* bytes/s between GPUs of a node */
-  double intra_latency;    /* seconds per message inside a node */
-  double inter_bandwidth;  /* bytes/s per GPU between nodes */
-  double inter_latency;    /* seconds per message between nodes */
+  unsigned version; /**< DT_PLAN_CLUSTER_VERSION */
+  int nodes;         /**< nodes in the cluster */
+  int gpus_per_node; /**< GPUs in each node */
+  double gpu_memory;       /**< bytes */
+  double peak_flops;       /**< dense 16-bit FLOP/s of one GPU */
+  double memory_bandwidth; /**< bytes/s of one GPU's memory */
+  double gemm_efficiency;  /**< share of peak_flops that large GEMMs reach, (0, 1] */
+  double intra_bandwidth;  /**< bytes/s between GPUs of a node */
+  double intra_latency;    /**< seconds per message inside a node */
+  double inter_bandwidth;  /**< bytes/s per GPU between nodes */
+  double inter_latency;    /**< seconds per message between nodes */
 } dt_plan_cluster;
 
 #define DT_PLAN_CLUSTER_VERSION 1u
@@ -108,17 +108,17 @@ typedef struct dt_plan_cluster {
 
 /** What to search. Grows only at its end. */
 typedef struct dt_plan_options {
-  unsigned version;        /* DT_PLAN_OPTIONS_VERSION */
-  int64_t global_batch;    /* sequences per step, >= 1 (no default) */
-  unsigned dimensions;     /* dt_plan_dimension bits searched (default all) */
-  unsigned zero_stages;    /* bit s: ZeRO stage s (default 0xF: 0-3) */
-  unsigned schedules;      /* bit k: dt_pipeline_schedule_kind k among GPIPE, 1F1B, INTERLEAVED_1F1B (default 0x7) */
-  unsigned recompute;      /* bit k: dt_plan_recompute k (default 0x7) */
-  int max_micro_batch;     /* DT_UNDEF: 8 */
-  int max_virtual_stages;  /* interleaved: 2..this chunks per rank; DT_UNDEF: 4 */
-  int sequence_parallel;   /* with tp > 1; DT_UNDEF: 1 */
-  double memory_fraction;  /* share of GPU memory a configuration may use, (0, 1]; 0: 0.9 */
-  size_t keep;             /* feasible configurations kept, fastest first; 0: 100 */
+  unsigned version;        /**< DT_PLAN_OPTIONS_VERSION */
+  int64_t global_batch;    /**< sequences per step, >= 1 (no default) */
+  unsigned dimensions;     /**< dt_plan_dimension bits searched (default all) */
+  unsigned zero_stages;    /**< bit s: ZeRO stage s (default 0xF: 0-3) */
+  unsigned schedules;      /**< bit k: dt_pipeline_schedule_kind k among GPIPE, 1F1B, INTERLEAVED_1F1B (default 0x7) */
+  unsigned recompute;      /**< bit k: dt_plan_recompute k (default 0x7) */
+  int max_micro_batch;     /**< DT_UNDEF: 8 */
+  int max_virtual_stages;  /**< interleaved: 2..this chunks per rank; DT_UNDEF: 4 */
+  int sequence_parallel;   /**< with tp > 1; DT_UNDEF: 1 */
+  double memory_fraction;  /**< share of GPU memory a configuration may use, (0, 1]; 0: 0.9 */
+  size_t keep;             /**< feasible configurations kept, fastest first; 0: 100 */
 } dt_plan_options;
 
 #define DT_PLAN_OPTIONS_VERSION 1u
@@ -127,13 +127,17 @@ typedef struct dt_plan_options {
 
 /** One way of running a step. Grows only at its end. */
 typedef struct dt_plan_config {
-  unsigned version; /* DT_PLAN_CONFIG_VERSION */
-  int dp, tp, pp, cp, ep;
-  int zero_stage;                     /* 0-3 */
-  dt_pipeline_schedule_kind schedule; /* GPIPE, 1F1B or INTERLEAVED_1F1B (ZB_H1 is not modelled) */
-  int virtual_stages;                 /* chunks per pipeline rank: 1, or >= 2 with INTERLEAVED_1F1B */
-  int micro_batch;                    /* sequences per micro-batch */
-  dt_plan_recompute recompute;
+  unsigned version; /**< DT_PLAN_CONFIG_VERSION */
+  int dp;                             /**< data-parallel size */
+  int tp;                             /**< tensor-parallel size */
+  int pp;                             /**< pipeline-parallel size */
+  int cp;                             /**< context-parallel size */
+  int ep;                             /**< expert-parallel size */
+  int zero_stage;                     /**< 0-3 */
+  dt_pipeline_schedule_kind schedule; /**< GPIPE, 1F1B or INTERLEAVED_1F1B (ZB_H1 is not modelled) */
+  int virtual_stages;                 /**< chunks per pipeline rank: 1, or >= 2 with INTERLEAVED_1F1B */
+  int micro_batch;                    /**< sequences per micro-batch */
+  dt_plan_recompute recompute;        /**< activation recomputation */
 } dt_plan_config;
 
 #define DT_PLAN_CONFIG_VERSION 1u
@@ -147,32 +151,32 @@ typedef struct dt_plan_config {
  * writes the rest. Grows only at its end.
  */
 typedef struct dt_plan_estimate {
-  unsigned version; /* DT_PLAN_ESTIMATE_VERSION */
-  dt_plan_reason reason;   /* DT_PLAN_ACCEPTED, or why rejected */
-  dt_plan_config config;
-  int64_t micro_batches;   /* per step and pipeline */
-  int64_t mem_parameters;
-  int64_t mem_gradients;
-  int64_t mem_optimizer_state;
-  int64_t mem_master_weights;
-  int64_t mem_activations;                    /* with the configuration's recomputation */
-  int64_t mem_activations_without_recompute;  /* the same without recomputation */
-  int64_t mem_communication;                  /* buffers of pp, tp, ep and ZeRO stages 2-3 */
-  int64_t mem_total;
-  double time_compute;   /* forward and backward on the slowest stage */
-  double time_recompute; /* forward passes run again */
-  double time_bubble;    /* pipeline fill and drain */
-  double time_tp;        /* exposed communication of each dimension */
-  double time_cp;
-  double time_ep;
-  double time_pp;
-  double time_dp;
-  double time_optimizer;
-  double time_step;      /* the sum */
-  double model_flops;    /* per step, all GPUs, without recomputation */
-  double hardware_flops; /* with recomputation */
-  double mfu;            /* model_flops / (time_step * GPUs * peak_flops) */
-  double tflops_per_gpu; /* hardware_flops / (time_step * GPUs) / 1e12 */
+  unsigned version; /**< DT_PLAN_ESTIMATE_VERSION */
+  dt_plan_reason reason;   /**< DT_PLAN_ACCEPTED, or why rejected */
+  dt_plan_config config;   /**< the configuration estimated */
+  int64_t micro_batches;   /**< per step and pipeline */
+  int64_t mem_parameters;                     /**< parameters held by one GPU */
+  int64_t mem_gradients;                      /**< gradients held by one GPU */
+  int64_t mem_optimizer_state;                /**< optimizer moments held by one GPU */
+  int64_t mem_master_weights;                 /**< f32 master weights of 16-bit parameters */
+  int64_t mem_activations;                    /**< with the configuration's recomputation */
+  int64_t mem_activations_without_recompute;  /**< the same without recomputation */
+  int64_t mem_communication;                  /**< buffers of pp, tp, ep and ZeRO stages 2-3 */
+  int64_t mem_total;                          /**< the sum of the above */
+  double time_compute;   /**< forward and backward on the slowest stage */
+  double time_recompute; /**< forward passes run again */
+  double time_bubble;    /**< pipeline fill and drain */
+  double time_tp;        /**< exposed communication of each dimension */
+  double time_cp;        /**< exposed context-parallel communication */
+  double time_ep;        /**< exposed expert-parallel all-to-all */
+  double time_pp;        /**< exposed pipeline send/receive */
+  double time_dp;        /**< exposed data-parallel gradient reduction */
+  double time_optimizer; /**< the optimizer step */
+  double time_step;      /**< the sum */
+  double model_flops;    /**< per step, all GPUs, without recomputation */
+  double hardware_flops; /**< with recomputation */
+  double mfu;            /**< model_flops / (time_step * GPUs * peak_flops) */
+  double tflops_per_gpu; /**< hardware_flops / (time_step * GPUs) / 1e12 */
 } dt_plan_estimate;
 
 #define DT_PLAN_ESTIMATE_VERSION 1u
@@ -182,11 +186,11 @@ typedef struct dt_plan_estimate {
 
 /** A search's totals. The caller sets `version`. Grows only at its end. */
 typedef struct dt_plan_summary {
-  unsigned version;   /* DT_PLAN_SUMMARY_VERSION */
-  int64_t evaluated;  /* configurations looked at (a mesh shape rejected as such counts once) */
-  int64_t feasible;
-  size_t kept;        /* estimates available through dt_plan_ranked() */
-  double seconds;     /* wall time of the search */
+  unsigned version;   /**< DT_PLAN_SUMMARY_VERSION */
+  int64_t evaluated;  /**< configurations looked at (a mesh shape rejected as such counts once) */
+  int64_t feasible;   /**< of which fit and were estimated */
+  size_t kept;        /**< estimates available through dt_plan_ranked() */
+  double seconds;     /**< wall time of the search */
 } dt_plan_summary;
 
 #define DT_PLAN_SUMMARY_VERSION 1u
@@ -194,10 +198,10 @@ typedef struct dt_plan_summary {
 
 /** The configurations rejected for one reason. The caller sets `version`. Grows only at its end. */
 typedef struct dt_plan_rejection {
-  unsigned version;       /* DT_PLAN_REJECTION_VERSION */
-  int64_t count;          /* how many; 0: none (then example and message say nothing) */
-  dt_plan_config example; /* the first one */
-  const char *message;    /* why it was rejected; borrowed from the plan, never NULL */
+  unsigned version;       /**< DT_PLAN_REJECTION_VERSION */
+  int64_t count;          /**< how many; 0: none (then example and message say nothing) */
+  dt_plan_config example; /**< the first one */
+  const char *message;    /**< why it was rejected; borrowed from the plan, never NULL */
 } dt_plan_rejection;
 
 #define DT_PLAN_REJECTION_VERSION 1u
