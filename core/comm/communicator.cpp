@@ -99,6 +99,33 @@ thread_local const Communicator* t_hinted = nullptr;
 
 }  // namespace
 
+Communicator::Use::Use(Communicator& comm, const char* what) : comm_(comm) {
+  std::unique_lock<std::mutex> lock(comm.use_mutex_);
+  const auto me = std::this_thread::get_id();
+  if (comm.depth_ > 0 && comm.user_ != me) {
+    // A blocking call leaves the refusal to the operation it starts, which
+    // can name itself.
+    if (what == nullptr) return;
+    const std::string message = comm.rank_prefix() + what + " called while another thread is in " +
+                                (comm.in_use_ != nullptr ? comm.in_use_ : "an operation") +
+                                " on the same communicator (one thread at a time may use it)";
+    lock.unlock();
+    DT_LOG(warn) << "communicator broken: " << message;
+    comm.mark_broken(message);
+    raise(DT_ERR_INVALID_USAGE, message);
+  }
+  comm.user_ = me;
+  ++comm.depth_;
+  if (what != nullptr) comm.in_use_ = what;
+  owns_ = true;
+}
+
+Communicator::Use::~Use() {
+  if (!owns_) return;
+  std::lock_guard<std::mutex> lock(comm_.use_mutex_);
+  --comm_.depth_;
+}
+
 void Communicator::expect_wait(bool on) {
   if (on) {
     t_hinted = this;
@@ -216,6 +243,7 @@ void Communicator::fail(dt_status status, const std::string& message) {
 }
 
 RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, int op, void* stream) {
+  Use use(*this, "allreduce");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -229,6 +257,7 @@ RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, i
 }
 
 RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* recv, int op, void* stream) {
+  Use use(*this, "reduce_scatter");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -243,6 +272,7 @@ RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* re
 }
 
 RequestPtr Communicator::allgather(const DLTensor* send, const DLTensor* recv, void* stream) {
+  Use use(*this, "allgather");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -270,6 +300,7 @@ void Communicator::check_peer(int peer, const std::string& name) const {
 }
 
 RequestPtr Communicator::broadcast(const DLTensor* buf, int root, void* stream) {
+  Use use(*this, "broadcast");
   TensorView b = operand(buf, "buf", stream);
   check_root(root);
   ensure_usable();
@@ -278,6 +309,7 @@ RequestPtr Communicator::broadcast(const DLTensor* buf, int root, void* stream) 
 }
 
 RequestPtr Communicator::alltoall(const DLTensor* send, const DLTensor* recv, void* stream) {
+  Use use(*this, "alltoall");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -293,6 +325,7 @@ RequestPtr Communicator::alltoall(const DLTensor* send, const DLTensor* recv, vo
 
 RequestPtr Communicator::alltoallv(const DLTensor* send, const std::int64_t* send_counts,
                                    const DLTensor* recv, const std::int64_t* recv_counts, void* stream) {
+  Use use(*this, "alltoallv");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -304,6 +337,7 @@ RequestPtr Communicator::alltoallv(const DLTensor* send, const std::int64_t* sen
 }
 
 RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag, void* stream) {
+  Use use(*this, "send");
   TensorView b = operand(buf, "buf", stream);
   check_peer(peer, "peer");
   if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
@@ -312,6 +346,7 @@ RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag, void* stre
 }
 
 RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag, void* stream) {
+  Use use(*this, "recv");
   TensorView b = operand(buf, "buf", stream);
   check_peer(peer, "peer");
   if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
@@ -320,12 +355,14 @@ RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag, void* stre
 }
 
 RequestPtr Communicator::barrier() {
+  Use use(*this, "barrier");
   ensure_usable();
   return checked({CallKind::barrier},
                  [&] { return backend_->barrier(); });
 }
 
 RequestPtr Communicator::reduce(const DLTensor* send, const DLTensor* recv, int op, int root, void* stream) {
+  Use use(*this, "reduce");
   TensorView s = operand(send, "send", stream);
   check_root(root);
   TensorView r = unused_like(s);
@@ -343,6 +380,7 @@ RequestPtr Communicator::reduce(const DLTensor* send, const DLTensor* recv, int 
 }
 
 RequestPtr Communicator::gather(const DLTensor* send, const DLTensor* recv, int root, void* stream) {
+  Use use(*this, "gather");
   TensorView s = operand(send, "send", stream);
   check_root(root);
   TensorView r = unused_like(s);
@@ -360,6 +398,7 @@ RequestPtr Communicator::gather(const DLTensor* send, const DLTensor* recv, int 
 }
 
 RequestPtr Communicator::scatter(const DLTensor* send, const DLTensor* recv, int root, void* stream) {
+  Use use(*this, "scatter");
   TensorView r = operand(recv, "recv", stream);
   check_root(root);
   TensorView s = unused_like(r);
@@ -378,6 +417,7 @@ RequestPtr Communicator::scatter(const DLTensor* send, const DLTensor* recv, int
 
 RequestPtr Communicator::allgatherv(const DLTensor* send, const DLTensor* recv, const std::int64_t* recv_counts,
                                     void* stream) {
+  Use use(*this, "allgatherv");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -393,6 +433,7 @@ RequestPtr Communicator::allgatherv(const DLTensor* send, const DLTensor* recv, 
 
 RequestPtr Communicator::reduce_scatterv(const DLTensor* send, const std::int64_t* recv_counts,
                                          const DLTensor* recv, int op, void* stream) {
+  Use use(*this, "reduce_scatterv");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -408,6 +449,7 @@ RequestPtr Communicator::reduce_scatterv(const DLTensor* send, const std::int64_
 }
 
 RequestPtr Communicator::p2p_group(const dt_p2p_op* ops, int count, void* stream) {
+  Use use(*this, "p2p_group");
   if (count < 1) invalid("count " + std::to_string(count) + ": a group needs at least one op");
   if (ops == nullptr) invalid("ops is NULL");
   std::vector<P2pOp> group;
@@ -451,6 +493,7 @@ dt_status Communicator::test(const RequestPtr& request) {
 }
 
 std::shared_ptr<Communicator> Communicator::split(int color, int key) {
+  Use use(*this, "split");
   if (color < 0 && color != DT_UNDEF) {
     invalid("color " + std::to_string(color) + " is negative (use DT_UNDEF to leave this rank out)");
   }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <dlpack/dlpack.h>
@@ -78,6 +79,27 @@ class Communicator {
   // DT_OK, DT_INPROGRESS, or throws the operation's error.
   dt_status test(const RequestPtr& request);
 
+  // Marks the calling thread as using the communicator while it lives (an
+  // operation's start, or a blocking call's start and wait; nested uses of
+  // one thread are one). A second thread that comes meanwhile gets
+  // DT_ERR_INVALID_USAGE naming both calls, and the communicator breaks:
+  // the two threads' operations may already be in different orders on
+  // different ranks, which would pair the wrong buffers.
+  class Use {
+   public:
+    // `what` is a string literal naming the call; nullptr (a blocking call
+    // around an operation) keeps the name of the operation inside, and
+    // leaves a refusal to it.
+    Use(Communicator& comm, const char* what);
+    ~Use();
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
+
+   private:
+    Communicator& comm_;
+    bool owns_ = false;
+  };
+
   // A communicator of the ranks sharing `color`; nullptr for DT_UNDEF.
   std::shared_ptr<Communicator> split(int color, int key);
 
@@ -124,6 +146,10 @@ class Communicator {
   std::int64_t collectives_ = 0;  // calls compared so far
   // Before the backend, which is destroyed first and so ends the exchanges
   // that write into them.
+  std::mutex use_mutex_;  // guards the three below
+  std::thread::id user_;  // the thread inside, while depth_ > 0
+  int depth_ = 0;
+  const char* in_use_ = nullptr;  // the call it is in
   std::mutex checks_mutex_;
   std::deque<PendingCheck> checks_;
   std::unique_ptr<Backend> backend_;
@@ -151,6 +177,7 @@ class WaitHint {
 // and waits for it with the communicator's deadline.
 template <typename Start>
 void start_and_wait(Communicator& comm, Start&& start) {
+  Communicator::Use use(comm, nullptr);
   RequestPtr request;
   {
     WaitHint hint(comm);
