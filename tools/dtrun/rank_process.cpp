@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,9 +57,14 @@ RankProcess spawn_rank(int rank, const std::vector<std::string>& command,
     make_pipe(err);
   }
 
+  const pid_t launcher = getpid();
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
   if (pid == 0) {
+    // The rank dies with dtrun, however dtrun ends; one whose dtrun died
+    // before this line never starts.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != launcher) _exit(127);
     setpgid(0, 0);
     sigset_t none;
     sigemptyset(&none);

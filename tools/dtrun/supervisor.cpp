@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "line_tagger.hpp"
 
@@ -34,6 +35,20 @@ void on_signal(int sig) {
   errno = saved;
 }
 
+// Whether process `pid` is stopped (SIGSTOP, a debugger): state T or t in
+// /proc/<pid>/stat, after the command name in parentheses.
+bool is_stopped(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  FILE* file = std::fopen(path, "r");
+  if (file == nullptr) return false;
+  char text[512] = {};
+  const std::size_t n = std::fread(text, 1, sizeof text - 1, file);
+  std::fclose(file);
+  const char* end = std::strrchr(text, ')');
+  return end != nullptr && end + 2 < text + n && (end[2] == 'T' || end[2] == 't');
+}
+
 // Output of a rank still being read.
 struct Stream {
   int fd;
@@ -43,7 +58,10 @@ struct Stream {
 class Supervisor {
  public:
   Supervisor(std::vector<RankProcess>& ranks, double grace_seconds)
-      : ranks_(ranks), grace_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds))) {
+      : ranks_(ranks),
+        grace_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds))),
+        grace_seconds_(grace_seconds),
+        killed_(ranks.size(), Kill::no) {
     for (RankProcess& r : ranks_) {
       if (r.stdout_fd >= 0) streams_.push_back({r.stdout_fd, std::make_unique<LineTagger>(r.rank, STDOUT_FILENO)});
       if (r.stderr_fd >= 0) streams_.push_back({r.stderr_fd, std::make_unique<LineTagger>(r.rank, STDERR_FILENO)});
@@ -58,12 +76,13 @@ class Supervisor {
       }
       if (drain_deadline_ && Clock::now() >= *drain_deadline_) break;
       if (kill_deadline_ && Clock::now() >= *kill_deadline_) {
-        signal_running(SIGKILL);
+        kill_after_grace();
         kill_deadline_.reset();
       }
       poll_once();
     }
     for (Stream& s : streams_) close_stream(s);
+    if (first_failure_ || interrupted_) report();
     if (first_failure_) return exit_code_of(first_failure_->wait_status);
     return 0;
   }
@@ -138,6 +157,7 @@ class Supervisor {
     }
     interrupted_ = true;
     std::fprintf(stderr, "dtrun: received SIG%s; forwarding it to every rank\n", sigabbrev_np(sig));
+    name_stopped_ranks();
     signal_running(sig);
     start_grace_period();
   }
@@ -156,10 +176,45 @@ class Supervisor {
           first_failure_ = r;
           std::fprintf(stderr, "dtrun: rank %d %s%s\n", r.rank, describe_wait_status(status).c_str(),
                        running_count() > 0 ? "; stopping the other ranks" : "");
+          name_stopped_ranks();
           signal_running(SIGTERM);
           start_grace_period();
         }
       }
+    }
+  }
+
+  // Ranks still running at the end of the grace period are killed; those
+  // that were stopped could not even have seen the SIGTERM.
+  void kill_after_grace() {
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+      if (!ranks_[i].running) continue;
+      killed_[i] = is_stopped(ranks_[i].pid) ? Kill::stopped : Kill::unresponsive;
+      kill(-ranks_[i].pid, SIGKILL);
+    }
+  }
+
+  // Names the ranks that are stopped now: a peer that fails waiting for one
+  // is not the cause.
+  void name_stopped_ranks() {
+    for (const RankProcess& r : ranks_) {
+      if (r.running && is_stopped(r.pid)) {
+        std::fprintf(stderr, "dtrun: rank %d is stopped (SIGSTOP or a debugger) and answers no one\n", r.rank);
+      }
+    }
+  }
+
+  // How every rank ended, once all have.
+  void report() const {
+    std::fprintf(stderr, "dtrun: how each rank ended:\n");
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+      const RankProcess& r = ranks_[i];
+      std::string end = r.running ? "was still running (its output did not close)" : describe_wait_status(r.wait_status);
+      char grace[64];
+      std::snprintf(grace, sizeof grace, "%g s grace period", grace_seconds_);
+      if (killed_[i] == Kill::stopped) end += std::string(": it was stopped, and killed after the ") + grace;
+      if (killed_[i] == Kill::unresponsive) end += std::string(": it did not end within the ") + grace;
+      std::fprintf(stderr, "dtrun:   rank %d %s\n", r.rank, end.c_str());
     }
   }
 
@@ -173,8 +228,12 @@ class Supervisor {
     }
   }
 
+  enum class Kill { no, unresponsive, stopped };
+
   std::vector<RankProcess>& ranks_;
   const Clock::duration grace_;
+  const double grace_seconds_;
+  std::vector<Kill> killed_;  // by index in ranks_: killed after the grace period, and why
   std::vector<Stream> streams_;
   std::optional<RankProcess> first_failure_;
   std::optional<Clock::time_point> kill_deadline_;
