@@ -6,7 +6,13 @@
  * dt_request_free(); both accept NULL. Tensors are borrowed (see tensor.h).
  *
  * Threads: one thread at a time per handle, except dt_comm_abort(), which any
- * thread may call at any time and which never blocks.
+ * thread may call at any time and which never blocks. A thread that starts an
+ * operation on a dt_comm while another thread is starting one, or is inside a
+ * blocking one, gets DT_ERR_INVALID_USAGE naming both calls, and the
+ * communicator breaks (the two threads' operations may already be ordered
+ * differently on other ranks). Threads that take turns without overlapping
+ * on one rank cannot be told apart from a correct program there; their
+ * operations must still come in the same order on every rank.
  *
  * Asynchrony: an operation that communicates ends with `dt_request **req`.
  * NULL means blocking: the call returns when the operation is done or the
