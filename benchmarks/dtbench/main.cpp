@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "checks.hpp"
 #include "collectives.hpp"
 #include "compare.hpp"
 #include "cp.hpp"
@@ -19,6 +20,8 @@ const char kUsage[] =
     "usage: dtbench COMMAND [options]\n"
     "\n"
     "commands:\n"
+    "  checks        the cost of comparing each collective's call across the ranks\n"
+    "                (DTRAIN_CHECK_COLLECTIVES) on a small allreduce (dtrun -n N dtbench checks)\n"
     "  collectives   time libdtrain's collectives over this job's ranks\n"
     "                (dtrun -n N dtbench collectives; see dtbench collectives --help)\n"
     "  compare       print two results files side by side with their ratios\n"
@@ -47,6 +50,7 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  if (std::strcmp(argv[1], "checks") == 0) return dtbench::run_checks(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "collectives") == 0) return dtbench::run_collectives(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "compare") == 0) return dtbench::run_compare(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "gemm") == 0) return dtbench::run_gemm(argc - 1, argv + 1);

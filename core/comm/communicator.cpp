@@ -1,5 +1,7 @@
 #include "comm/communicator.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -21,6 +23,9 @@ TensorView operand(const DLTensor* tensor, const char* arg, void* stream) {
   view.stream = stream;
   return view;
 }
+
+// A dtype as a call records it (call_check.hpp).
+std::int64_t dt(const TensorView& view) { return static_cast<std::int64_t>(view.dtype); }
 
 std::string count_text(std::int64_t n) { return std::to_string(n) + (n == 1 ? " element" : " elements"); }
 
@@ -79,7 +84,134 @@ std::vector<std::int64_t> check_counts(const std::int64_t* counts, int size, con
 }  // namespace
 
 Communicator::Communicator(int rank, int size, int timeout_ms, std::unique_ptr<Backend> backend)
-    : rank_(rank), size_(size), timeout_ms_(timeout_ms), backend_(std::move(backend)) {}
+    : rank_(rank),
+      size_(size),
+      timeout_ms_(timeout_ms),
+      check_calls_(call_checks_enabled()),
+      backend_(std::move(backend)) {}
+
+namespace {
+
+// The communicator whose next operation this thread waits for at once
+// (expect_wait()), so that the exchange of calls that comes first can leave
+// the hint to the operation.
+thread_local const Communicator* t_hinted = nullptr;
+
+}  // namespace
+
+Communicator::Use::Use(Communicator& comm, const char* what) : comm_(comm) {
+  std::unique_lock<std::mutex> lock(comm.use_mutex_);
+  const auto me = std::this_thread::get_id();
+  if (comm.depth_ > 0 && comm.user_ != me) {
+    // A blocking call leaves the refusal to the operation it starts, which
+    // can name itself.
+    if (what == nullptr) return;
+    const std::string message = comm.rank_prefix() + what + " called while another thread is in " +
+                                (comm.in_use_ != nullptr ? comm.in_use_ : "an operation") +
+                                " on the same communicator (one thread at a time may use it)";
+    lock.unlock();
+    DT_LOG(warn) << "communicator broken: " << message;
+    comm.mark_broken(message);
+    raise(DT_ERR_INVALID_USAGE, message);
+  }
+  comm.user_ = me;
+  ++comm.depth_;
+  if (what != nullptr) comm.in_use_ = what;
+  owns_ = true;
+}
+
+Communicator::Use::~Use() {
+  if (!owns_) return;
+  std::lock_guard<std::mutex> lock(comm_.use_mutex_);
+  --comm_.depth_;
+}
+
+void Communicator::expect_wait(bool on) {
+  if (on) {
+    t_hinted = this;
+  } else if (t_hinted == this) {
+    t_hinted = nullptr;
+  }
+  backend_->expect_wait(on);
+}
+
+template <typename Start>
+RequestPtr Communicator::checked(Call call, Start&& start) {
+  if (!check_calls_ || size_ == 1) return start();
+  settle_checks(nullptr, Clock::now());
+  call.sequence = ++collectives_;
+  // Every rank's call, gathered by an allreduce (sum) of a table in which
+  // each rank fills its own row: one collective that every rank runs the
+  // same way whether it waits at once or not, and that a caller who waits
+  // at once gets through the backend's fastest path.
+  auto calls = std::make_shared<std::vector<std::int64_t>>(static_cast<std::size_t>(size_) * kCallWords);
+  const auto words = encode(call);
+  std::copy(words.begin(), words.end(), calls->begin() + static_cast<std::ptrdiff_t>(rank_) * kCallWords);
+  TensorView table;
+  table.data = calls->data();
+  table.count = static_cast<std::int64_t>(calls->size());
+  table.dtype = DType::i64;
+  const bool hinted = t_hinted == this;
+  PendingCheck check{backend_->allreduce(table, table, ReduceOp::sum), std::move(calls), nullptr};
+  if (hinted) {
+    // A blocking caller: settled before the operation starts, which then
+    // gets the hint again.
+    wait_for(check.exchange, Clock::now() + std::chrono::milliseconds(timeout_ms_));
+    verify(check, false);
+    backend_->expect_wait(true);
+    return start();
+  }
+  RequestPtr operation = start();
+  check.operation = operation.get();
+  std::lock_guard<std::mutex> lock(checks_mutex_);
+  checks_.push_back(std::move(check));
+  return operation;
+}
+
+void Communicator::wait_for(const RequestPtr& exchange, Clock::time_point deadline) {
+  if (exchange->done() || backend_->wait(exchange, deadline)) return;
+  const std::string silent = backend_->unresponsive_ranks(*exchange);
+  fail(DT_ERR_TIMEOUT, timeout_message(rank_prefix() + exchange->what(), timeout_ms_, silent));
+}
+
+void Communicator::settle_checks(const Request* until, Clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(checks_mutex_);
+  const bool queued = until != nullptr && std::any_of(checks_.begin(), checks_.end(), [until](const PendingCheck& c) {
+                        return c.operation == until;
+                      });
+  while (!checks_.empty()) {
+    const PendingCheck check = checks_.front();
+    if (!check.exchange->done()) {
+      if (!queued) return;
+      lock.unlock();
+      wait_for(check.exchange, deadline);
+      lock.lock();
+      continue;
+    }
+    checks_.pop_front();
+    lock.unlock();
+    verify(check, true);
+    if (check.operation == until) return;
+    lock.lock();
+  }
+}
+
+void Communicator::verify(const PendingCheck& check, bool started) {
+  if (check.exchange->status() != DT_OK) fail(check.exchange->status(), check.exchange->message());
+  std::vector<Call> calls;
+  for (int r = 0; r < size_; ++r) {
+    calls.push_back(decode(check.calls->data() + static_cast<std::size_t>(r) * kCallWords));
+  }
+  if (std::adjacent_find(calls.begin(), calls.end(), std::not_equal_to<>()) == calls.end()) return;
+  const std::string message = rank_prefix() + describe_disagreement(calls);
+  if (started) {
+    // The operation is queued: it may wait for messages that never come,
+    // or move data that does not fit.
+    DT_LOG(warn) << "communicator broken: " << message;
+    mark_broken(message);
+  }
+  raise(DT_ERR_MISMATCH, message);
+}
 
 Communicator::~Communicator() { backend_->abort(); }
 
@@ -111,6 +243,7 @@ void Communicator::fail(dt_status status, const std::string& message) {
 }
 
 RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, int op, void* stream) {
+  Use use(*this, "allreduce");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -119,10 +252,12 @@ RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, i
   }
   ReduceOp reduce = check_op(op, s.dtype);
   ensure_usable();
-  return backend_->allreduce(s, r, reduce);
+  return checked({CallKind::allreduce, 0, dt(s), s.count, static_cast<std::int64_t>(reduce)},
+                 [&] { return backend_->allreduce(s, r, reduce); });
 }
 
 RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* recv, int op, void* stream) {
+  Use use(*this, "reduce_scatter");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -132,10 +267,12 @@ RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* re
   }
   ReduceOp reduce = check_op(op, s.dtype);
   ensure_usable();
-  return backend_->reduce_scatter(s, r, reduce);
+  return checked({CallKind::reduce_scatter, 0, dt(s), r.count, static_cast<std::int64_t>(reduce)},
+                 [&] { return backend_->reduce_scatter(s, r, reduce); });
 }
 
 RequestPtr Communicator::allgather(const DLTensor* send, const DLTensor* recv, void* stream) {
+  Use use(*this, "allgather");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -144,7 +281,8 @@ RequestPtr Communicator::allgather(const DLTensor* send, const DLTensor* recv, v
             count_text(s.count) + ", but has " + count_text(r.count));
   }
   ensure_usable();
-  return backend_->allgather(s, r);
+  return checked({CallKind::allgather, 0, dt(s), s.count},
+                 [&] { return backend_->allgather(s, r); });
 }
 
 void Communicator::check_root(int root) const {
@@ -162,13 +300,16 @@ void Communicator::check_peer(int peer, const std::string& name) const {
 }
 
 RequestPtr Communicator::broadcast(const DLTensor* buf, int root, void* stream) {
+  Use use(*this, "broadcast");
   TensorView b = operand(buf, "buf", stream);
   check_root(root);
   ensure_usable();
-  return backend_->broadcast(b, root);
+  return checked({CallKind::broadcast, 0, dt(b), b.count, -1, root},
+                 [&] { return backend_->broadcast(b, root); });
 }
 
 RequestPtr Communicator::alltoall(const DLTensor* send, const DLTensor* recv, void* stream) {
+  Use use(*this, "alltoall");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -178,21 +319,25 @@ RequestPtr Communicator::alltoall(const DLTensor* send, const DLTensor* recv, vo
   }
   ensure_usable();
   std::vector<std::int64_t> counts(size_, s.count / size_);
-  return backend_->alltoallv(s, counts, r, counts);
+  return checked({CallKind::alltoall, 0, dt(s), s.count},
+                 [&] { return backend_->alltoallv(s, counts, r, counts); });
 }
 
 RequestPtr Communicator::alltoallv(const DLTensor* send, const std::int64_t* send_counts,
                                    const DLTensor* recv, const std::int64_t* recv_counts, void* stream) {
+  Use use(*this, "alltoallv");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
   auto sc = check_counts(send_counts, size_, s, "send_counts", "send");
   auto rc = check_counts(recv_counts, size_, r, "recv_counts", "recv");
   ensure_usable();
-  return backend_->alltoallv(s, sc, r, rc);
+  return checked({CallKind::alltoallv, 0, dt(s)},
+                 [&] { return backend_->alltoallv(s, sc, r, rc); });
 }
 
 RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag, void* stream) {
+  Use use(*this, "send");
   TensorView b = operand(buf, "buf", stream);
   check_peer(peer, "peer");
   if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
@@ -201,6 +346,7 @@ RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag, void* stre
 }
 
 RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag, void* stream) {
+  Use use(*this, "recv");
   TensorView b = operand(buf, "buf", stream);
   check_peer(peer, "peer");
   if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
@@ -209,11 +355,14 @@ RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag, void* stre
 }
 
 RequestPtr Communicator::barrier() {
+  Use use(*this, "barrier");
   ensure_usable();
-  return backend_->barrier();
+  return checked({CallKind::barrier},
+                 [&] { return backend_->barrier(); });
 }
 
 RequestPtr Communicator::reduce(const DLTensor* send, const DLTensor* recv, int op, int root, void* stream) {
+  Use use(*this, "reduce");
   TensorView s = operand(send, "send", stream);
   check_root(root);
   TensorView r = unused_like(s);
@@ -226,10 +375,12 @@ RequestPtr Communicator::reduce(const DLTensor* send, const DLTensor* recv, int 
   }
   ReduceOp reduce = check_op(op, s.dtype);
   ensure_usable();
-  return backend_->reduce(s, r, reduce, root);
+  return checked({CallKind::reduce, 0, dt(s), s.count, static_cast<std::int64_t>(reduce), root},
+                 [&] { return backend_->reduce(s, r, reduce, root); });
 }
 
 RequestPtr Communicator::gather(const DLTensor* send, const DLTensor* recv, int root, void* stream) {
+  Use use(*this, "gather");
   TensorView s = operand(send, "send", stream);
   check_root(root);
   TensorView r = unused_like(s);
@@ -242,10 +393,12 @@ RequestPtr Communicator::gather(const DLTensor* send, const DLTensor* recv, int 
     }
   }
   ensure_usable();
-  return backend_->gather(s, r, root);
+  return checked({CallKind::gather, 0, dt(s), s.count, -1, root},
+                 [&] { return backend_->gather(s, r, root); });
 }
 
 RequestPtr Communicator::scatter(const DLTensor* send, const DLTensor* recv, int root, void* stream) {
+  Use use(*this, "scatter");
   TensorView r = operand(recv, "recv", stream);
   check_root(root);
   TensorView s = unused_like(r);
@@ -258,11 +411,13 @@ RequestPtr Communicator::scatter(const DLTensor* send, const DLTensor* recv, int
     }
   }
   ensure_usable();
-  return backend_->scatter(s, r, root);
+  return checked({CallKind::scatter, 0, dt(r), r.count, -1, root},
+                 [&] { return backend_->scatter(s, r, root); });
 }
 
 RequestPtr Communicator::allgatherv(const DLTensor* send, const DLTensor* recv, const std::int64_t* recv_counts,
                                     void* stream) {
+  Use use(*this, "allgatherv");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -272,11 +427,13 @@ RequestPtr Communicator::allgatherv(const DLTensor* send, const DLTensor* recv, 
             "] (this rank) is " + std::to_string(counts[rank_]));
   }
   ensure_usable();
-  return backend_->allgatherv(s, r, counts);
+  return checked({CallKind::allgatherv, 0, dt(r), -1, -1, -1, counts_digest(counts)},
+                 [&] { return backend_->allgatherv(s, r, counts); });
 }
 
 RequestPtr Communicator::reduce_scatterv(const DLTensor* send, const std::int64_t* recv_counts,
                                          const DLTensor* recv, int op, void* stream) {
+  Use use(*this, "reduce_scatterv");
   TensorView s = operand(send, "send", stream);
   TensorView r = operand(recv, "recv", stream);
   require_same_dtype(s, "send", r, "recv");
@@ -287,10 +444,12 @@ RequestPtr Communicator::reduce_scatterv(const DLTensor* send, const std::int64_
   }
   ReduceOp reduce = check_op(op, s.dtype);
   ensure_usable();
-  return backend_->reduce_scatterv(s, counts, r, reduce);
+  return checked({CallKind::reduce_scatterv, 0, dt(s), -1, static_cast<std::int64_t>(reduce), -1, counts_digest(counts)},
+                 [&] { return backend_->reduce_scatterv(s, counts, r, reduce); });
 }
 
 RequestPtr Communicator::p2p_group(const dt_p2p_op* ops, int count, void* stream) {
+  Use use(*this, "p2p_group");
   if (count < 1) invalid("count " + std::to_string(count) + ": a group needs at least one op");
   if (ops == nullptr) invalid("ops is NULL");
   std::vector<P2pOp> group;
@@ -313,6 +472,7 @@ RequestPtr Communicator::p2p_group(const dt_p2p_op* ops, int count, void* stream
 
 void Communicator::wait(const RequestPtr& request, int timeout_ms) {
   int limit = timeout_ms < 0 ? timeout_ms_ : timeout_ms;
+  settle_checks(request.get(), Clock::now() + std::chrono::milliseconds(limit));
   // One already over (a backend may run small blocking operations at once)
   // needs no deadline.
   if (!request->done() && !backend_->wait(request, Clock::now() + std::chrono::milliseconds(limit))) {
@@ -324,6 +484,8 @@ void Communicator::wait(const RequestPtr& request, int timeout_ms) {
 }
 
 dt_status Communicator::test(const RequestPtr& request) {
+  // An operation that is done has its exchange done: it was queued first.
+  settle_checks(nullptr, Clock::now());
   if (!request->done()) return DT_INPROGRESS;
   dt_status status = request->status();
   if (status != DT_OK) fail(status, request->message());
@@ -331,6 +493,7 @@ dt_status Communicator::test(const RequestPtr& request) {
 }
 
 std::shared_ptr<Communicator> Communicator::split(int color, int key) {
+  Use use(*this, "split");
   if (color < 0 && color != DT_UNDEF) {
     invalid("color " + std::to_string(color) + " is negative (use DT_UNDEF to leave this rank out)");
   }

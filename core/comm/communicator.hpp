@@ -1,19 +1,24 @@
 // A communicator: a group of ranks, its deadline, and the backend that moves
 // its data. It checks every argument against the contract before the backend
-// sees it, and it owns the "broken" state: once an operation fails with a
+// sees it, compares each collective's call across the ranks (call_check.hpp),
+// and it owns the "broken" state: once an operation fails with a
 // timeout, a remote or transport error, or an abort, every later call fails
 // with DT_ERR_ABORTED and says why.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <dlpack/dlpack.h>
 
 #include "comm/backend.hpp"
+#include "comm/call_check.hpp"
 #include "dtrain/comm.h"
 
 namespace dtrain::comm {
@@ -70,9 +75,30 @@ class Communicator {
   void wait(const RequestPtr& request, int timeout_ms);
   // Whether the calling thread waits at once for the next operation it
   // starts (see Backend::expect_wait).
-  void expect_wait(bool on) { backend_->expect_wait(on); }
+  void expect_wait(bool on);
   // DT_OK, DT_INPROGRESS, or throws the operation's error.
   dt_status test(const RequestPtr& request);
+
+  // Marks the calling thread as using the communicator while it lives (an
+  // operation's start, or a blocking call's start and wait; nested uses of
+  // one thread are one). A second thread that comes meanwhile gets
+  // DT_ERR_INVALID_USAGE naming both calls, and the communicator breaks:
+  // the two threads' operations may already be in different orders on
+  // different ranks, which would pair the wrong buffers.
+  class Use {
+   public:
+    // `what` is a string literal naming the call; nullptr (a blocking call
+    // around an operation) keeps the name of the operation inside, and
+    // leaves a refusal to it.
+    Use(Communicator& comm, const char* what);
+    ~Use();
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
+
+   private:
+    Communicator& comm_;
+    bool owns_ = false;
+  };
 
   // A communicator of the ranks sharing `color`; nullptr for DT_UNDEF.
   std::shared_ptr<Communicator> split(int color, int key);
@@ -88,6 +114,26 @@ class Communicator {
   void ensure_usable() const;
   void check_root(int root) const;
   void check_peer(int peer, const std::string& name) const;
+  // A collective's call compared with every rank's (call_check.hpp): an
+  // exchange of the calls queued just before the operation start() starts,
+  // looked at before the operation starts when the caller waits at once,
+  // otherwise before anyone learns how the operation ended.
+  struct PendingCheck {
+    RequestPtr exchange;
+    std::shared_ptr<std::vector<std::int64_t>> calls;  // every rank's, by rank
+    const Request* operation = nullptr;                // for identity only
+  };
+  template <typename Start>
+  RequestPtr checked(Call call, Start&& start);
+  // Looks at the exchanges done, in order, up to that of `until`'s
+  // operation, waiting until `deadline` for those before it; without
+  // `until` (or for an operation without one), only at those done.
+  void settle_checks(const Request* until, Clock::time_point deadline);
+  // Waits for an exchange of calls; DT_ERR_TIMEOUT (breaking) at `deadline`.
+  void wait_for(const RequestPtr& exchange, Clock::time_point deadline);
+  // Ranks that disagree: throws DT_ERR_MISMATCH naming each rank's call,
+  // breaking the communicator when the operation was `started` already.
+  void verify(const PendingCheck& check, bool started);
   // Records why the communicator broke (the first reason wins).
   void mark_broken(const std::string& reason);
   [[noreturn]] void fail(dt_status status, const std::string& message);
@@ -96,6 +142,16 @@ class Communicator {
   const int rank_;
   const int size_;
   const int timeout_ms_;
+  const bool check_calls_;
+  std::int64_t collectives_ = 0;  // calls compared so far
+  // Before the backend, which is destroyed first and so ends the exchanges
+  // that write into them.
+  std::mutex use_mutex_;  // guards the three below
+  std::thread::id user_;  // the thread inside, while depth_ > 0
+  int depth_ = 0;
+  const char* in_use_ = nullptr;  // the call it is in
+  std::mutex checks_mutex_;
+  std::deque<PendingCheck> checks_;
   std::unique_ptr<Backend> backend_;
   std::atomic<bool> broken_{false};
   mutable std::mutex broken_mutex_;
@@ -121,6 +177,7 @@ class WaitHint {
 // and waits for it with the communicator's deadline.
 template <typename Start>
 void start_and_wait(Communicator& comm, Start&& start) {
+  Communicator::Use use(comm, nullptr);
   RequestPtr request;
   {
     WaitHint hint(comm);

@@ -155,6 +155,56 @@ def test_rank_killed_by_a_signal_is_named():
     assert "dtrun: rank 1 was killed by SIGKILL" in result.stderr
 
 
+def test_report_lists_every_ranks_end(tmp_path):
+    ready = tmp_path / "ready"
+    script = f'if [ "$DTRAIN_RANK" = 0 ]; then while [ ! -e {ready} ]; do sleep 0.01; done; exit 5; fi; ' \
+             f'if [ "$DTRAIN_RANK" = 1 ]; then trap "" TERM; touch {ready}; while :; do sleep 0.1; done; fi; ' \
+             'exec sleep 60'
+    result = dtrun("-n", "3", "--grace", "1", *sh(script))
+    assert result.returncode == 5
+    report = result.stderr[result.stderr.index("dtrun: how each rank ended:"):]
+    assert "dtrun:   rank 0 exited with code 5\n" in report, report
+    assert "dtrun:   rank 1 was killed by SIGKILL: it did not end within the 1 s grace period\n" in report, report
+    assert "dtrun:   rank 2 was killed by SIGTERM\n" in report, report
+
+
+def _pid_gone(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return True
+
+
+def test_ranks_end_when_dtrun_is_killed(tmp_path):
+    # The ranks ignore SIGTERM and SIGHUP: only the parent-death signal ends them.
+    script = f'trap "" TERM HUP; echo $$ > {tmp_path}/pid.$DTRAIN_RANK; exec sleep 60'
+    proc = subprocess.Popen([DTRUN, "-n", "3", *sh(script)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while len(list(tmp_path.glob("pid.*"))) < 3 or any(p.stat().st_size == 0 for p in tmp_path.glob("pid.*")):
+        assert time.monotonic() < deadline, "ranks did not start"
+        time.sleep(0.02)
+    pids = [int(p.read_text()) for p in tmp_path.glob("pid.*")]
+    proc.kill()
+    proc.wait(timeout=10)
+    killed = time.monotonic()
+    while not all(_pid_gone(pid) for pid in pids):
+        assert time.monotonic() - killed < 1.0, f"ranks {pids} still running 1 s after dtrun died"
+        time.sleep(0.01)
+
+
+def test_stopped_rank_is_named(tmp_path):
+    # Rank 1 stops itself; rank 0 then fails as a peer of a stopped rank would.
+    script = f'if [ "$DTRAIN_RANK" = 1 ]; then touch {tmp_path}/stopping; kill -STOP $$; exit 0; fi; ' \
+             f'while [ ! -e {tmp_path}/stopping ]; do sleep 0.01; done; sleep 0.3; ' \
+             'echo "no word from rank 1" >&2; exit 6'
+    result = dtrun("-n", "2", "--grace", "1", *sh(script), timeout=30)
+    assert result.returncode == 6
+    assert "dtrun: rank 1 is stopped (SIGSTOP or a debugger) and answers no one" in result.stderr, result.stderr
+    assert "dtrun:   rank 1 was killed by SIGKILL: it was stopped, and killed after the 1 s grace period" \
+        in result.stderr, result.stderr
+
+
 def test_success_only_when_every_rank_exits_zero():
     assert dtrun("-n", "3", "true").returncode == 0
     late_failure = dtrun("-n", "2", *sh('[ "$DTRAIN_RANK" = 1 ] && { sleep 0.3; exit 4; }; exit 0'))

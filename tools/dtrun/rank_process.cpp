@@ -2,8 +2,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,18 +42,10 @@ void make_pipe(int fds[2]) {
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
 }
 
-// Runs a posix_spawn call, throwing what failed.
-void check(int error, const char* what) {
-  if (error != 0) throw std::runtime_error(std::string(what) + ": " + strerror(error));
-}
-
 }  // namespace
 
 RankProcess spawn_rank(int rank, const std::vector<std::string>& command,
                        const std::vector<std::string>& environment, bool capture_output) {
-  // posix_spawn, not fork: the child never runs dtrun's code, so it cannot
-  // run dtrun's signal handler (which would write into dtrun's signal pipe
-  // and look like a signal sent to dtrun) before it has exec'd.
   std::vector<std::string> env = merged_environment(environment);
   std::vector<std::string> argv_strings = command;
   std::vector<char*> envp = pointers_to(env);
@@ -62,31 +55,59 @@ RankProcess spawn_rank(int rank, const std::vector<std::string>& command,
     make_pipe(out);
     make_pipe(err);
   }
+  // The child reports a failed exec through this pipe; a successful exec
+  // closes it (close-on-exec) with nothing written.
+  int exec_status[2];
+  make_pipe(exec_status);
 
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_t actions;
-  check(posix_spawnattr_init(&attr), "posix_spawnattr_init");
-  check(posix_spawn_file_actions_init(&actions), "posix_spawn_file_actions_init");
-  // Its own process group (so signals reach the rank's own children too),
-  // no blocked signals, and default dispositions for the signals dtrun
-  // handles or ignores.
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int sig : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE}) sigaddset(&defaults, sig);
-  check(posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF),
-        "posix_spawnattr_setflags");
-  check(posix_spawnattr_setpgroup(&attr, 0), "posix_spawnattr_setpgroup");
-  check(posix_spawnattr_setsigmask(&attr, &none), "posix_spawnattr_setsigmask");
-  check(posix_spawnattr_setsigdefault(&attr, &defaults), "posix_spawnattr_setsigdefault");
-  if (capture_output) {
-    check(posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO), "posix_spawn_file_actions_adddup2");
-    check(posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO), "posix_spawn_file_actions_adddup2");
+  // fork, not posix_spawn, for the parent-death signal, which only the child
+  // can ask for. Every signal stays blocked from before the fork until the
+  // child has reset its dispositions, so the child never runs dtrun's
+  // handler (which would write into dtrun's signal pipe and look like a
+  // signal sent to dtrun).
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
+  const pid_t launcher = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // The rank dies with dtrun, however dtrun ends; one whose dtrun died
+    // before this line never starts.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != launcher) _exit(127);
+    // Its own process group, so that signals reach the rank's own children.
+    setpgid(0, 0);
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE}) sigaction(sig, &fallback, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (capture_output) {
+      dup2(out[1], STDOUT_FILENO);
+      dup2(err[1], STDERR_FILENO);
+    }
+    execvpe(argv[0], argv.data(), envp.data());
+    const int error = errno;
+    (void)!write(exec_status[1], &error, sizeof error);
+    _exit(127);
   }
-  pid_t pid = -1;
-  int error = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  const int fork_error = errno;
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  close(exec_status[1]);
+  int error = 0;
+  if (pid < 0) {
+    error = fork_error;
+  } else {
+    ssize_t got = -1;
+    do {
+      got = read(exec_status[0], &error, sizeof error);
+    } while (got < 0 && errno == EINTR);
+    if (got != static_cast<ssize_t>(sizeof error)) error = 0;
+    if (error != 0) waitpid(pid, nullptr, 0);
+  }
+  close(exec_status[0]);
 
   RankProcess process;
   process.rank = rank;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "line_tagger.hpp"
 
@@ -37,6 +38,20 @@ void on_signal(int sig) {
   errno = saved;
 }
 
+// Whether process `pid` is stopped (SIGSTOP, a debugger): state T or t in
+// /proc/<pid>/stat, after the command name in parentheses.
+bool is_stopped(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  FILE* file = std::fopen(path, "r");
+  if (file == nullptr) return false;
+  char text[512] = {};
+  const std::size_t n = std::fread(text, 1, sizeof text - 1, file);
+  std::fclose(file);
+  const char* end = std::strrchr(text, ')');
+  return end != nullptr && end + 2 < text + n && (end[2] == 'T' || end[2] == 't');
+}
+
 // Output of a rank still being read.
 struct Stream {
   int fd;
@@ -48,7 +63,8 @@ class Supervisor {
   Supervisor(std::vector<RankProcess>& ranks, const SuperviseOptions& options)
       : ranks_(ranks),
         options_(options),
-        grace_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.grace_seconds))) {
+        grace_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.grace_seconds))),
+        killed_(ranks.size(), Kill::no) {
     for (RankProcess& r : ranks_) {
       std::string prefix = options.tag_output ? "[" + std::to_string(r.rank) + "] " : "";
       if (r.stdout_fd >= 0) streams_.push_back({r.stdout_fd, std::make_unique<LineTagger>(prefix, STDOUT_FILENO, r.log_fd)});
@@ -67,12 +83,13 @@ class Supervisor {
       }
       if (drain_deadline_ && Clock::now() >= *drain_deadline_) break;
       if (kill_deadline_ && Clock::now() >= *kill_deadline_) {
-        signal_running(SIGKILL);
+        kill_after_grace();
         kill_deadline_.reset();
       }
       poll_once();
     }
     for (Stream& s : streams_) close_stream(s);
+    if (failed_ || interrupted_) report();
     outcome_.interrupted = interrupted_;
     return outcome_;
   }
@@ -149,6 +166,7 @@ class Supervisor {
     }
     interrupted_ = true;
     std::fprintf(stderr, "dtrun: received SIG%s; forwarding it to every rank\n", sigabbrev_np(sig));
+    name_stopped_ranks();
     signal_running(sig);
     start_grace_period();
   }
@@ -177,6 +195,7 @@ class Supervisor {
                        (r.spawn_error.empty() ? describe_wait_status(r.wait_status) : r.spawn_error);
     std::fprintf(stderr, "dtrun: %s%s\n", what.c_str(), running_count() > 0 ? "; stopping the other ranks" : "");
     if (options_.on_failure) options_.on_failure(outcome_.exit_code, what);
+    name_stopped_ranks();
     signal_running(SIGTERM);
     start_grace_period();
   }
@@ -190,8 +209,44 @@ class Supervisor {
     outcome_.remote_failure = remote->what;
     std::fprintf(stderr, "dtrun: %s%s\n", remote->what.c_str(),
                  running_count() > 0 ? "; stopping the ranks on this node" : "");
+    name_stopped_ranks();
     signal_running(SIGTERM);
     start_grace_period();
+  }
+
+  // Ranks still running at the end of the grace period are killed; those
+  // that were stopped could not even have seen the SIGTERM.
+  void kill_after_grace() {
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+      if (!ranks_[i].running) continue;
+      killed_[i] = is_stopped(ranks_[i].pid) ? Kill::stopped : Kill::unresponsive;
+      kill(-ranks_[i].pid, SIGKILL);
+    }
+  }
+
+  // Names the ranks that are stopped now: a peer that fails waiting for one
+  // is not the cause.
+  void name_stopped_ranks() {
+    for (const RankProcess& r : ranks_) {
+      if (r.running && is_stopped(r.pid)) {
+        std::fprintf(stderr, "dtrun: rank %d is stopped (SIGSTOP or a debugger) and answers no one\n", r.rank);
+      }
+    }
+  }
+
+  // How every rank ended, once all have.
+  void report() const {
+    std::fprintf(stderr, "dtrun: how each rank ended:\n");
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+      const RankProcess& r = ranks_[i];
+      std::string end = r.running ? "was still running (its output did not close)"
+                                  : (r.spawn_error.empty() ? describe_wait_status(r.wait_status) : r.spawn_error);
+      char grace[64];
+      std::snprintf(grace, sizeof grace, "%g s grace period", options_.grace_seconds);
+      if (killed_[i] == Kill::stopped) end += std::string(": it was stopped, and killed after the ") + grace;
+      if (killed_[i] == Kill::unresponsive) end += std::string(": it did not end within the ") + grace;
+      std::fprintf(stderr, "dtrun:   rank %d %s\n", r.rank, end.c_str());
+    }
   }
 
   void start_grace_period() {
@@ -207,6 +262,8 @@ class Supervisor {
   std::vector<RankProcess>& ranks_;
   const SuperviseOptions& options_;
   const Clock::duration grace_;
+  enum class Kill { no, unresponsive, stopped };
+  std::vector<Kill> killed_;  // by index in ranks_: killed after the grace period, and why
   std::vector<Stream> streams_;
   bool failed_ = false;
   Outcome outcome_;

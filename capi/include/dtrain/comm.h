@@ -6,7 +6,13 @@
  * dt_request_free(); both accept NULL. Tensors are borrowed (see tensor.h).
  *
  * Threads: one thread at a time per handle, except dt_comm_abort(), which any
- * thread may call at any time and which never blocks.
+ * thread may call at any time and which never blocks. A thread that starts an
+ * operation on a dt_comm while another thread is starting one, or is inside a
+ * blocking one, gets DT_ERR_INVALID_USAGE naming both calls, and the
+ * communicator breaks (the two threads' operations may already be ordered
+ * differently on other ranks). Threads that take turns without overlapping
+ * on one rank cannot be told apart from a correct program there; their
+ * operations must still come in the same order on every rank.
  *
  * Asynchrony: an operation that communicates ends with `dt_request **req`.
  * NULL means blocking: the call returns when the operation is done or the
@@ -136,7 +142,21 @@ DT_API dt_status dt_comm_destroy(dt_comm *comm);
  *     are written by the library's own streams and are in place when the
  *     request completes; `stream` is not ordered after them, so wait for the
  *     request before using them.
- * A blocking call returns with the results in place on either path. */
+ * A blocking call returns with the results in place on either path.
+ *
+ * Every rank calls the same collectives in the same order with the same
+ * arguments (counts, dtype, op, root, as each says). With
+ * DTRAIN_CHECK_COLLECTIVES=1 in every rank's environment (when the
+ * communicator is created), the ranks compare each collective's call
+ * first, whatever the backend: ranks that disagree about its kind, count,
+ * dtype, op, root or per-rank counts, or that skipped one, all get
+ * DT_ERR_MISMATCH, and dt_error_last() names each rank's call ("rank 0
+ * called allreduce(4096 float32, sum), rank 1 called allgather(4096
+ * float32)"). A blocking call is refused before anything moves and the
+ * communicator stays usable; a non-blocking one is refused when waited for
+ * or tested, and then the communicator is broken (its operation was
+ * queued). The check adds one small collective to each; it is off by
+ * default. */
 
 /** recv[i] = op over ranks of send[i]; send and recv have the same count and dtype. */
 DT_API dt_status dt_allreduce(dt_comm *comm, const DLTensor *send, DLTensor *recv,

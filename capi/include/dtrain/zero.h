@@ -58,8 +58,9 @@
  * starts at the last unit of forward.
  *
  * Checkpoints: dt_zero_save() writes each rank's shards of the master weights
- * and optimizer state and a metadata file describing the global tensors;
- * dt_zero_load() reads them on any number of ranks, resharding as needed.
+ * and optimizer state and a metadata file describing the global tensors,
+ * committed atomically; dt_zero_load() reads them on any number of ranks,
+ * resharding as needed.
  *
  * Tensors: every parameter has the same dtype, float32, float16 or bfloat16,
  * in host memory (kDLCPU, kDLCUDAHost; kDLCUDA gives DT_ERR_UNSUPPORTED).
@@ -247,13 +248,24 @@ DT_API dt_status dt_zero_loss_scale(const dt_zero *z, float *out);
 DT_API dt_status dt_zero_memory_usage(const dt_zero *z, dt_zero_memory *out);
 
 /**
- * Writes a checkpoint into directory `dir` (created if missing; existing
- * checkpoint files in it are replaced): each rank's shards of the master
- * weights (the parameters themselves when they are float32) and optimizer
- * state, and rank 0's metadata (world size, stage, dtype, optimizer kind,
- * step count, loss scale, every parameter's shape, and which elements
- * each shard file holds, by index in the concatenation of all parameters). Collective; call between steps. DT_ERR_IO when a
- * file cannot be written, on every rank.
+ * Writes a checkpoint into directory `dir` (created if missing), replacing
+ * the one there: each rank's shards of the master weights (the parameters
+ * themselves when they are float32) and optimizer state, in
+ * `shard-<rank>-<generation>.bin`, and rank 0's `metadata` (the generation,
+ * world size, stage, dtype, optimizer kind, step count, loss scale, every
+ * parameter's shape, and which elements and SHA-256 each shard file holds,
+ * by index in the concatenation of all parameters). Collective; call
+ * between steps.
+ *
+ * Atomic and durable: the shard files of a new generation are written and
+ * fsynced first; once every rank has confirmed, rank 0 renames the new
+ * metadata over the old (fsyncing the directory), which commits the save;
+ * then it removes the files of earlier generations and of interrupted
+ * saves (other files in `dir` are left alone). A save that fails or is
+ * killed at any point before the commit leaves the previous checkpoint in
+ * `dir` loadable and unchanged; after the commit, the new one.
+ * DT_ERR_IO, on every rank, when a file cannot be written (a full disk
+ * among them); the error of the communicator when a rank fails.
  */
 DT_API dt_status dt_zero_save(dt_zero *z, const char *dir);
 

@@ -10,6 +10,7 @@
 #include "base/flat_tensor.hpp"
 #include "parallel/zero/checkpoint_files.hpp"
 #include "parallel/zero/checkpoint_metadata.hpp"
+#include "parallel/zero/durable_file.hpp"
 
 namespace dtrain::parallel::zero {
 
@@ -133,7 +134,7 @@ ShardData read_needed(const Metadata& metadata, const CheckpointView& into, cons
     });
     if (!wanted) continue;
 
-    const std::string path = shard_path(dir, saved);
+    const std::string path = shard_path(dir, saved, metadata.generation);
     const ShardData shard = decode_shard(read_file(path), path, saved, metadata.world, metadata.state_buffers, record);
     std::int64_t source = 0;  // offset of the saved run in the shard's buffers
     for (const ElementRun& from : shard.runs) {
@@ -159,44 +160,83 @@ ShardData read_needed(const Metadata& metadata, const CheckpointView& into, cons
   return needed;
 }
 
+// Removes the files that the metadata in `dir` does not name, or nothing
+// when there is no readable metadata.
+void remove_uncommitted_files(const std::string& dir) {
+  try {
+    const std::string path = metadata_path(dir);
+    remove_stale_files(dir, parse_metadata(read_file(path), path).generation);
+  } catch (const Error&) {
+  }
+}
+
 }  // namespace
 
+// The save runs in three steps, each confirmed by every rank before the next:
+//  1. every rank writes its shard under a new generation's name and fsyncs
+//     it; nothing refers to these files yet, so the checkpoint in `dir` is
+//     untouched;
+//  2. rank 0 replaces the metadata with one naming the new generation (a
+//     rename, then an fsync of the directory): the commit;
+//  3. rank 0 removes the files of earlier generations and of interrupted saves.
+// A failure before the commit leaves the previous checkpoint as it was.
 void save_checkpoint(comm::Communicator& comm, const CheckpointView& view, const std::string& dir) {
   ShardData shard = gather_shard(view, comm.rank(), comm.size());
+  const std::string generation = allgather_strings(comm, comm.rank() == 0 ? new_generation() : "")[0];
+  const std::string path = shard_path(dir, comm.rank(), generation);
   std::string record;  // "<bytes> <sha256>" of this rank's file
-  on_every_rank(comm, DT_ERR_IO, "saving the checkpoint", [&] {
-    std::error_code error;
-    std::filesystem::create_directories(dir, error);
-    if (error) raise(DT_ERR_IO, "cannot create checkpoint directory " + dir + ": " + error.message());
-    const std::string bytes = encode_shard(shard);
-    write_file_atomically(shard_path(dir, comm.rank()), bytes);
-    record = std::to_string(bytes.size()) + " " + sha256_hex(bytes);
-  });
+  try {
+    on_every_rank(comm, DT_ERR_IO, "saving the checkpoint", [&] {
+      std::error_code error;
+      std::filesystem::create_directories(dir, error);
+      if (error) raise(DT_ERR_IO, "cannot create checkpoint directory " + dir + ": " + error.message());
+      const std::string bytes = encode_shard(shard);
+      write_durably(path, bytes);
+      record = std::to_string(bytes.size()) + " " + sha256_hex(bytes);
+    });
+  } catch (const Error& e) {
+    // Every rank learnt that a rank failed, so none commits: this rank's
+    // file is useless. (When the exchange itself failed, a rank cannot know
+    // that rank 0 did not commit, and its file stays for the next save to
+    // remove.)
+    std::error_code ignored;
+    if (e.status() == DT_ERR_IO) std::filesystem::remove(path, ignored);
+    throw;
+  }
 
-  // Rank 0 learns every shard's size, checksum and runs, and describes them.
+  // Rank 0 learns every shard's size, checksum and runs, and commits them.
   std::string runs;
   for (const ElementRun& run : shard.runs) runs += " " + std::to_string(run.first) + " " + std::to_string(run.count);
   const std::vector<std::string> records = allgather_strings(comm, record + runs);
-  on_every_rank(comm, DT_ERR_IO, "saving the checkpoint", [&] {
-    if (comm.rank() != 0) return;
-    Metadata metadata;
-    metadata.world = comm.size();
-    metadata.stage = view.stage;
-    metadata.dtype = view.dtype;
-    metadata.kind = view.kind;
-    metadata.state_buffers = view.state_buffers;
-    metadata.steps = view.steps;
-    metadata.scaler = view.scaler;
-    for (const common::TensorLayout& layout : view.parameters) metadata.shapes.push_back(layout_shape(layout));
-    for (const std::string& text : records) {
-      std::istringstream in(text);
-      ShardRecord shard_record;
-      in >> shard_record.bytes >> shard_record.sha256;
-      for (ElementRun run; in >> run.first >> run.count;) shard_record.runs.push_back(run);
-      metadata.shards.push_back(std::move(shard_record));
-    }
-    write_file_atomically(metadata_path(dir), format_metadata(metadata));
-  });
+  try {
+    on_every_rank(comm, DT_ERR_IO, "saving the checkpoint", [&] {
+      if (comm.rank() != 0) return;
+      Metadata metadata;
+      metadata.generation = generation;
+      metadata.world = comm.size();
+      metadata.stage = view.stage;
+      metadata.dtype = view.dtype;
+      metadata.kind = view.kind;
+      metadata.state_buffers = view.state_buffers;
+      metadata.steps = view.steps;
+      metadata.scaler = view.scaler;
+      for (const common::TensorLayout& layout : view.parameters) metadata.shapes.push_back(layout_shape(layout));
+      for (const std::string& text : records) {
+        std::istringstream in(text);
+        ShardRecord shard_record;
+        in >> shard_record.bytes >> shard_record.sha256;
+        for (ElementRun run; in >> run.first >> run.count;) shard_record.runs.push_back(run);
+        metadata.shards.push_back(std::move(shard_record));
+      }
+      replace_durably(metadata_path(dir), format_metadata(metadata));
+    });
+  } catch (const Error& e) {
+    // Rank 0 failed to commit, or to make the commit durable: whichever
+    // generation the metadata names now stays, the other's files go.
+    if (comm.rank() == 0 && e.status() == DT_ERR_IO) remove_uncommitted_files(dir);
+    throw;
+  }
+  if (comm.rank() == 0) remove_stale_files(dir, generation);
 }
 
 RestoredCounters load_checkpoint(comm::Communicator& comm, const CheckpointView& into, const std::string& dir) {

@@ -9,8 +9,14 @@
 // saved shard onto any new one.
 //
 // Files in the checkpoint directory:
-//   metadata        rank 0's description of the global tensors (text)
-//   shard-<r>.bin   rank r's runs of elements, with a SHA-256 of its content
+//   metadata                   rank 0's description of the global tensors
+//                              (text), naming the generation of the shards
+//   shard-<r>-<generation>.bin rank r's runs of elements; the metadata
+//                              holds a SHA-256 of each
+//
+// A save writes a new generation's shard files beside the old ones and
+// commits by replacing the metadata (save_checkpoint() says how); a reader
+// follows the metadata and never looks at files it does not name.
 //
 // A load reads everything it needs into scratch memory and checks it first;
 // the ranks then agree, and only when every rank succeeded does any rank
@@ -57,8 +63,9 @@ struct RestoredCounters {
   optim::LossScalerState scaler;
 };
 
-// Collective over `comm`. Every rank writes its shard file; rank 0 also the
-// metadata. Throws DT_ERR_IO on every rank when any rank failed to write.
+// Collective over `comm`. Every rank writes its shard file; rank 0 then
+// commits the metadata. Throws DT_ERR_IO on every rank when any rank failed
+// to write; what was in `dir` stays loadable unless rank 0 committed.
 void save_checkpoint(comm::Communicator& comm, const CheckpointView& view, const std::string& dir);
 
 // Collective over `comm`. Fills every run of `into` (weights and state) from

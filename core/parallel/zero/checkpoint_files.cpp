@@ -1,17 +1,19 @@
 #include "parallel/zero/checkpoint_files.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <sstream>
-
-#include <unistd.h>
 
 #include <openssl/evp.h>
 
 #include "base/error.hpp"
+#include "base/log.hpp"
 
 namespace dtrain::parallel::zero {
 
@@ -62,7 +64,48 @@ class Cursor {
 
 std::string metadata_path(const std::string& dir) { return dir + "/metadata"; }
 
-std::string shard_path(const std::string& dir, int rank) { return dir + "/shard-" + std::to_string(rank) + ".bin"; }
+std::string shard_path(const std::string& dir, int rank, const std::string& generation) {
+  return dir + "/shard-" + std::to_string(rank) + (generation.empty() ? "" : "-" + generation) + ".bin";
+}
+
+std::string new_generation() {
+  std::random_device source;
+  const std::uint64_t value = (std::uint64_t{source()} << 32) ^ source();
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+namespace {
+
+// Whether `name` is a shard file (shard-<rank>[-<generation>].bin), and of
+// the given generation.
+bool is_shard(const std::string& name) { return name.starts_with("shard-") && name.ends_with(".bin"); }
+bool of_generation(const std::string& name, const std::string& generation) {
+  std::size_t end = 6;  // after "shard-"
+  while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end])) != 0) ++end;
+  return end > 6 && name.substr(end) == (generation.empty() ? "" : "-" + generation) + ".bin";
+}
+
+}  // namespace
+
+int remove_stale_files(const std::string& dir, const std::string& generation) {
+  int removed = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    const bool shard = is_shard(name) && !of_generation(name, generation);
+    const bool temporary = name.starts_with("metadata.tmp-");
+    if (!shard && !temporary) continue;
+    std::error_code failure;
+    if (std::filesystem::remove(entry.path(), failure)) {
+      ++removed;
+    } else if (failure) {
+      DT_LOG(warn) << "checkpoint " << dir << ": cannot remove stale file " << name << ": " << failure.message();
+    }
+  }
+  return removed;
+}
 
 std::string sha256_hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -86,25 +129,6 @@ std::string read_file(const std::string& path) {
   content << in.rdbuf();
   if (in.bad()) raise(DT_ERR_INVALID_ARGUMENT, "cannot read checkpoint file " + path);
   return content.str();
-}
-
-void write_file_atomically(const std::string& path, std::string_view bytes) {
-  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      const std::string reason = std::strerror(errno);
-      std::remove(temporary.c_str());
-      raise(DT_ERR_IO, "cannot write checkpoint file " + path + ": " + reason);
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(temporary.c_str());
-    raise(DT_ERR_IO, "cannot write checkpoint file " + path + ": " + reason);
-  }
 }
 
 std::string encode_shard(const ShardData& shard) {

@@ -1,5 +1,5 @@
-// The files of a ZeRO checkpoint: their names, whole-file reads and
-// atomic writes, the SHA-256 that ties each shard file to the metadata, and
+// The files of a ZeRO checkpoint: their names, whole-file reads, the
+// removal of files no checkpoint uses any more, the SHA-256 that ties each shard file to the metadata, and
 // the binary layout of a shard file:
 //
 //   "DTZSHRD1"                          8 bytes
@@ -23,15 +23,22 @@
 namespace dtrain::parallel::zero {
 
 std::string metadata_path(const std::string& dir);
-std::string shard_path(const std::string& dir, int rank);
+// "shard-<rank>-<generation>.bin"; "shard-<rank>.bin" for the empty
+// generation of format 1.
+std::string shard_path(const std::string& dir, int rank, const std::string& generation);
+// A new generation: 16 random hex digits, for the files of one save.
+std::string new_generation();
+
+// Removes the checkpoint files in `dir` that the metadata of `generation`
+// does not name: shard files of other generations and temporary files left
+// by interrupted saves. Files of other names are not touched; a file that
+// cannot be removed is logged and left. Returns how many were removed.
+int remove_stale_files(const std::string& dir, const std::string& generation);
 
 std::string sha256_hex(std::string_view bytes);
 
 // The whole file. Throws DT_ERR_INVALID_ARGUMENT naming it when it cannot be read.
 std::string read_file(const std::string& path);
-// Writes through a temporary file and a rename, so a reader sees the old
-// file or the new one, never a part. Throws DT_ERR_IO naming the path.
-void write_file_atomically(const std::string& path, std::string_view bytes);
 
 // A shard's elements in memory, laid out as in the file: run k's weights
 // are weights[offset_k .. offset_k + count_k), where offset_k is the sum of

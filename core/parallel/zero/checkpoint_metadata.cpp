@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,7 +15,7 @@ namespace dtrain::parallel::zero {
 
 namespace {
 
-constexpr const char* kFormatLine = "dtrain-zero-checkpoint 1";
+constexpr const char* kFormatLine = "dtrain-zero-checkpoint 2";
 constexpr DType kParameterDtypes[] = {DType::f32, DType::f16, DType::bf16};
 
 const char* kind_name(optim::Kind kind) { return kind == optim::Kind::sgd ? "sgd" : "adamw"; }
@@ -121,6 +122,7 @@ std::int64_t Metadata::elements() const {
 std::string format_metadata(const Metadata& metadata) {
   std::ostringstream out;
   out << kFormatLine << '\n'
+      << "generation " << metadata.generation << '\n'
       << "world " << metadata.world << '\n'
       << "stage " << metadata.stage << '\n'
       << "dtype " << dtype_name(metadata.dtype) << '\n'
@@ -159,9 +161,17 @@ Metadata parse_metadata(const std::string& text, const std::string& path) {
 
   LineReader reader(body, path);
   const auto format = reader.expect("dtrain-zero-checkpoint", 1);
-  if (format[1] != "1") reader.fail("format version " + format[1] + " is not one this library reads (1)");
+  if (format[1] != "1" && format[1] != "2") {
+    reader.fail("format version " + format[1] + " is not one this library reads (1, 2)");
+  }
 
   Metadata metadata;
+  if (format[1] == "2") {
+    metadata.generation = reader.expect("generation", 1)[1];
+    const bool hex = std::all_of(metadata.generation.begin(), metadata.generation.end(),
+                                 [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+    if (!hex) reader.fail("generation '" + metadata.generation + "' is not hexadecimal");
+  }
   metadata.world = static_cast<int>(reader.single("world", 1, 1 << 24));
   metadata.stage = static_cast<int>(reader.single("stage", 0, 3));
 

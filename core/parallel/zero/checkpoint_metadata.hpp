@@ -5,7 +5,8 @@
 // contains; its last line is the SHA-256 of every line before it, so that a
 // truncated or edited file is refused rather than half-believed:
 //
-//   dtrain-zero-checkpoint 1
+//   dtrain-zero-checkpoint 2
+//   generation 5f0c9a1e2b3d4c6f    (names the shard files: shard-<r>-<generation>.bin)
 //   world 4
 //   stage 2
 //   dtype bfloat16
@@ -21,6 +22,9 @@
 //   shard 0 <bytes> <sha256> <runs> <first> <count> ...
 //   ...
 //   sha256 <hex>
+//
+// Format 1, written by earlier versions, has no generation line and names
+// its shard files shard-<r>.bin; it is still read.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +53,7 @@ struct ShardRecord {
 };
 
 struct Metadata {
+  std::string generation;  // empty in format 1
   int world = 0;
   int stage = 0;
   DType dtype = DType::f32;
