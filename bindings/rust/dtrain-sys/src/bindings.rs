@@ -2211,13 +2211,24 @@ extern "C" {
     pub fn dt_zero_memory_usage(z: *const dt_zero, out: *mut dt_zero_memory) -> dt_status;
 }
 extern "C" {
-    #[doc = " Writes a checkpoint into directory `dir` (created if missing; existing"]
-    #[doc = " checkpoint files in it are replaced): each rank's shards of the master"]
-    #[doc = " weights (the parameters themselves when they are float32) and optimizer"]
-    #[doc = " state, and rank 0's metadata (world size, stage, dtype, optimizer kind,"]
-    #[doc = " step count, loss scale, every parameter's shape, and which elements"]
-    #[doc = " each shard file holds, by index in the concatenation of all parameters). Collective; call between steps. DT_ERR_IO when a"]
-    #[doc = " file cannot be written, on every rank."]
+    #[doc = " Writes a checkpoint into directory `dir` (created if missing), replacing"]
+    #[doc = " the one there: each rank's shards of the master weights (the parameters"]
+    #[doc = " themselves when they are float32) and optimizer state, in"]
+    #[doc = " `shard-<rank>-<generation>.bin`, and rank 0's `metadata` (the generation,"]
+    #[doc = " world size, stage, dtype, optimizer kind, step count, loss scale, every"]
+    #[doc = " parameter's shape, and which elements and SHA-256 each shard file holds,"]
+    #[doc = " by index in the concatenation of all parameters). Collective; call"]
+    #[doc = " between steps."]
+    #[doc = ""]
+    #[doc = " Atomic and durable: the shard files of a new generation are written and"]
+    #[doc = " fsynced first; once every rank has confirmed, rank 0 renames the new"]
+    #[doc = " metadata over the old (fsyncing the directory), which commits the save;"]
+    #[doc = " then it removes the files of earlier generations and of interrupted"]
+    #[doc = " saves (other files in `dir` are left alone). A save that fails or is"]
+    #[doc = " killed at any point before the commit leaves the previous checkpoint in"]
+    #[doc = " `dir` loadable and unchanged; after the commit, the new one."]
+    #[doc = " DT_ERR_IO, on every rank, when a file cannot be written (a full disk"]
+    #[doc = " among them); the error of the communicator when a rank fails."]
     pub fn dt_zero_save(z: *mut dt_zero, dir: *const ::std::os::raw::c_char) -> dt_status;
 }
 extern "C" {
@@ -3940,15 +3951,25 @@ pub type dt_plan_format = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_plan_model {
+    #[doc = "< DT_PLAN_MODEL_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< transformer blocks"]
     pub layers: ::std::os::raw::c_int,
+    #[doc = "< model width"]
     pub hidden: ::std::os::raw::c_int,
+    #[doc = "< attention (query) heads"]
     pub heads: ::std::os::raw::c_int,
+    #[doc = "< DT_UNDEF: heads (multi-head attention)"]
     pub kv_heads: ::std::os::raw::c_int,
+    #[doc = "< DT_UNDEF: 4 * hidden"]
     pub ffn_hidden: ::std::os::raw::c_int,
+    #[doc = "< vocabulary size"]
     pub vocab: ::std::os::raw::c_int,
+    #[doc = "< tokens per sequence"]
     pub seq_len: ::std::os::raw::c_int,
+    #[doc = "< DT_UNDEF or 1: dense; > 1: every MLP is a mixture of this many experts"]
     pub experts: ::std::os::raw::c_int,
+    #[doc = "< experts per token; DT_UNDEF: 1"]
     pub top_k: ::std::os::raw::c_int,
 }
 #[test]
@@ -4138,16 +4159,27 @@ fn bindgen_test_layout_dt_plan_model() {
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_plan_cluster {
+    #[doc = "< DT_PLAN_CLUSTER_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< nodes in the cluster"]
     pub nodes: ::std::os::raw::c_int,
+    #[doc = "< GPUs in each node"]
     pub gpus_per_node: ::std::os::raw::c_int,
+    #[doc = "< bytes"]
     pub gpu_memory: f64,
+    #[doc = "< dense 16-bit FLOP/s of one GPU"]
     pub peak_flops: f64,
+    #[doc = "< bytes/s of one GPU's memory"]
     pub memory_bandwidth: f64,
+    #[doc = "< share of peak_flops that large GEMMs reach, (0, 1]"]
     pub gemm_efficiency: f64,
+    #[doc = "< bytes/s between GPUs of a node"]
     pub intra_bandwidth: f64,
+    #[doc = "< seconds per message inside a node"]
     pub intra_latency: f64,
+    #[doc = "< bytes/s per GPU between nodes"]
     pub inter_bandwidth: f64,
+    #[doc = "< seconds per message between nodes"]
     pub inter_latency: f64,
 }
 #[test]
@@ -4354,16 +4386,27 @@ fn bindgen_test_layout_dt_plan_cluster() {
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_plan_options {
+    #[doc = "< DT_PLAN_OPTIONS_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< sequences per step, >= 1 (no default)"]
     pub global_batch: i64,
+    #[doc = "< dt_plan_dimension bits searched (default all)"]
     pub dimensions: ::std::os::raw::c_uint,
+    #[doc = "< bit s: ZeRO stage s (default 0xF: 0-3)"]
     pub zero_stages: ::std::os::raw::c_uint,
+    #[doc = "< bit k: dt_pipeline_schedule_kind k among GPIPE, 1F1B, INTERLEAVED_1F1B (default 0x7)"]
     pub schedules: ::std::os::raw::c_uint,
+    #[doc = "< bit k: dt_plan_recompute k (default 0x7)"]
     pub recompute: ::std::os::raw::c_uint,
+    #[doc = "< DT_UNDEF: 8"]
     pub max_micro_batch: ::std::os::raw::c_int,
+    #[doc = "< interleaved: 2..this chunks per rank; DT_UNDEF: 4"]
     pub max_virtual_stages: ::std::os::raw::c_int,
+    #[doc = "< with tp > 1; DT_UNDEF: 1"]
     pub sequence_parallel: ::std::os::raw::c_int,
+    #[doc = "< share of GPU memory a configuration may use, (0, 1]; 0: 0.9"]
     pub memory_fraction: f64,
+    #[doc = "< feasible configurations kept, fastest first; 0: 100"]
     pub keep: usize,
 }
 #[test]
@@ -4570,16 +4613,27 @@ fn bindgen_test_layout_dt_plan_options() {
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_plan_config {
+    #[doc = "< DT_PLAN_CONFIG_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< data-parallel size"]
     pub dp: ::std::os::raw::c_int,
+    #[doc = "< tensor-parallel size"]
     pub tp: ::std::os::raw::c_int,
+    #[doc = "< pipeline-parallel size"]
     pub pp: ::std::os::raw::c_int,
+    #[doc = "< context-parallel size"]
     pub cp: ::std::os::raw::c_int,
+    #[doc = "< expert-parallel size"]
     pub ep: ::std::os::raw::c_int,
+    #[doc = "< 0-3"]
     pub zero_stage: ::std::os::raw::c_int,
+    #[doc = "< GPIPE, 1F1B or INTERLEAVED_1F1B (ZB_H1 is not modelled)"]
     pub schedule: dt_pipeline_schedule_kind,
+    #[doc = "< chunks per pipeline rank: 1, or >= 2 with INTERLEAVED_1F1B"]
     pub virtual_stages: ::std::os::raw::c_int,
+    #[doc = "< sequences per micro-batch"]
     pub micro_batch: ::std::os::raw::c_int,
+    #[doc = "< activation recomputation"]
     pub recompute: dt_plan_recompute,
 }
 #[test]
@@ -4789,31 +4843,57 @@ fn bindgen_test_layout_dt_plan_config() {
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_plan_estimate {
+    #[doc = "< DT_PLAN_ESTIMATE_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< DT_PLAN_ACCEPTED, or why rejected"]
     pub reason: dt_plan_reason,
+    #[doc = "< the configuration estimated"]
     pub config: dt_plan_config,
+    #[doc = "< per step and pipeline"]
     pub micro_batches: i64,
+    #[doc = "< parameters held by one GPU"]
     pub mem_parameters: i64,
+    #[doc = "< gradients held by one GPU"]
     pub mem_gradients: i64,
+    #[doc = "< optimizer moments held by one GPU"]
     pub mem_optimizer_state: i64,
+    #[doc = "< f32 master weights of 16-bit parameters"]
     pub mem_master_weights: i64,
+    #[doc = "< with the configuration's recomputation"]
     pub mem_activations: i64,
+    #[doc = "< the same without recomputation"]
     pub mem_activations_without_recompute: i64,
+    #[doc = "< buffers of pp, tp, ep and ZeRO stages 2-3"]
     pub mem_communication: i64,
+    #[doc = "< the sum of the above"]
     pub mem_total: i64,
+    #[doc = "< forward and backward on the slowest stage"]
     pub time_compute: f64,
+    #[doc = "< forward passes run again"]
     pub time_recompute: f64,
+    #[doc = "< pipeline fill and drain"]
     pub time_bubble: f64,
+    #[doc = "< exposed communication of each dimension"]
     pub time_tp: f64,
+    #[doc = "< exposed context-parallel communication"]
     pub time_cp: f64,
+    #[doc = "< exposed expert-parallel all-to-all"]
     pub time_ep: f64,
+    #[doc = "< exposed pipeline send/receive"]
     pub time_pp: f64,
+    #[doc = "< exposed data-parallel gradient reduction"]
     pub time_dp: f64,
+    #[doc = "< the optimizer step"]
     pub time_optimizer: f64,
+    #[doc = "< the sum"]
     pub time_step: f64,
+    #[doc = "< per step, all GPUs, without recomputation"]
     pub model_flops: f64,
+    #[doc = "< with recomputation"]
     pub hardware_flops: f64,
+    #[doc = "< model_flops / (time_step * GPUs * peak_flops)"]
     pub mfu: f64,
+    #[doc = "< hardware_flops / (time_step * GPUs) / 1e12"]
     pub tflops_per_gpu: f64,
 }
 #[test]
@@ -5276,10 +5356,15 @@ fn bindgen_test_layout_dt_plan_estimate() {
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_plan_summary {
+    #[doc = "< DT_PLAN_SUMMARY_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< configurations looked at (a mesh shape rejected as such counts once)"]
     pub evaluated: i64,
+    #[doc = "< of which fit and were estimated"]
     pub feasible: i64,
+    #[doc = "< estimates available through dt_plan_ranked()"]
     pub kept: usize,
+    #[doc = "< wall time of the search"]
     pub seconds: f64,
 }
 #[test]
@@ -5384,9 +5469,13 @@ fn bindgen_test_layout_dt_plan_summary() {
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_plan_rejection {
+    #[doc = "< DT_PLAN_REJECTION_VERSION"]
     pub version: ::std::os::raw::c_uint,
+    #[doc = "< how many; 0: none (then example and message say nothing)"]
     pub count: i64,
+    #[doc = "< the first one"]
     pub example: dt_plan_config,
+    #[doc = "< why it was rejected; borrowed from the plan, never NULL"]
     pub message: *const ::std::os::raw::c_char,
 }
 #[test]
