@@ -41,7 +41,7 @@ struct dt_zero {
 namespace {
 
 // Size of each released version of dt_zero_options and dt_zero_memory; index = version.
-constexpr std::size_t kOptionsSizes[] = {0, sizeof(dt_zero_options)};
+constexpr std::size_t kOptionsSizes[] = {0, offsetof(dt_zero_options, stream), sizeof(dt_zero_options)};
 constexpr std::size_t kMemorySizes[] = {0, sizeof(dt_zero_memory)};
 
 constexpr dt_zero_options kDefaultOptions = DT_ZERO_OPTIONS_INIT;
@@ -61,6 +61,7 @@ zero::Options read_zero_options(const dt_zero_options* user) {
                   "opts->unit_sizes is NULL but unit_count = " + std::to_string(opts.unit_count));
   }
   if (opts.prefetch != DT_UNDEF) result.prefetch = opts.prefetch != 0;
+  result.stream = opts.stream;
   return result;
 }
 
@@ -76,7 +77,7 @@ dtrain::optim::Config read_optimizer(const dt_optimizer_options* optim) {
 void describe(const dtrain::TensorView& view, const std::vector<std::int64_t>& shape, DLTensor* out) {
   *out = DLTensor{};
   out->data = view.data;
-  out->device = {kDLCPU, 0};
+  out->device = view.memory == dtrain::Memory::cuda ? DLDevice{kDLCUDA, view.device_id} : DLDevice{kDLCPU, 0};
   out->ndim = static_cast<int>(shape.size());
   out->dtype = dtrain::dtype_to_dlpack(view.dtype);
   // DLTensor::shape is not const-qualified; callers only read it.

@@ -63,9 +63,27 @@
  * resharding as needed.
  *
  * Tensors: every parameter has the same dtype, float32, float16 or bfloat16,
- * in host memory (kDLCPU, kDLCUDAHost; kDLCUDA gives DT_ERR_UNSUPPORTED).
- * Optimizer math, master weights (for 16-bit parameters) and optimizer state
- * are float32; gradients travel in the parameters' dtype.
+ * and all are in host memory (kDLCPU, kDLCUDAHost) or all on the
+ * communicator's CUDA device (kDLCUDA). The dt_zero keeps its parameters,
+ * gradients, shards and optimizer state where the parameters given to
+ * dt_zero_create() are, and describes them there (dt_zero_parameter(),
+ * dt_zero_gradient()). Optimizer math, master weights (for 16-bit
+ * parameters) and optimizer state are float32; gradients travel in the
+ * parameters' dtype.
+ *
+ * CUDA streams. The trainer works on one stream (`stream` in the options;
+ * NULL: the legacy default stream); the dt_zero queues its own work on a
+ * stream of its own and orders the two without blocking where it can:
+ * dt_zero_create() reads the initial parameters after the work queued on the
+ * trainer's stream; work queued on that stream after dt_zero_gradient() sees
+ * the zeroed buffer; a unit's reduction reads its gradients after the work
+ * the trainer's stream held when the unit's last gradient was marked (so
+ * mark a gradient once backward has queued its writes); dt_zero_release()
+ * frees a unit after the work queued on the stream before it.
+ * dt_zero_gather_wait(), dt_zero_wait() and dt_zero_step() return with their
+ * results in place, for work on any stream; dt_zero_step() first waits for
+ * the work queued on the trainer's stream, since it rewrites parameters
+ * that work may read.
  *
  * Ownership: the dt_zero belongs to the caller (dt_zero_destroy()). It holds
  * its communicator's state: destroying the dt_comm first makes every later
@@ -98,7 +116,8 @@ DT_BEGIN_DECLS
 /** A model trained with sharded data parallelism (ZeRO, FSDP) (opaque); see dt_zero_create(). */
 typedef struct dt_zero dt_zero;
 
-/** Options for dt_zero_create(); every rank must pass the same. Grows only at its end. */
+/** Options for dt_zero_create(); every rank must pass the same, but for `stream`.
+ * Grows only at its end. */
 typedef struct dt_zero_options {
   unsigned version;          /**< DT_ZERO_OPTIONS_VERSION */
   int stage;                 /**< 0, 1, 2 or 3 (default 1) */
@@ -110,12 +129,16 @@ typedef struct dt_zero_options {
   const size_t *unit_sizes;
   size_t unit_count;         /**< entries in unit_sizes */
   int prefetch;              /**< stage 3: nonzero prefetches the next unit (default 1) */
+  /* Version 2. */
+  void *stream;              /**< CUDA parameters: the cudaStream_t the trainer reads parameters
+                                and writes gradients on; NULL: the legacy default stream. Each
+                                rank its own; ignored in host memory */
 } dt_zero_options;
 
 /** The version of dt_zero_options this header describes. */
-#define DT_ZERO_OPTIONS_VERSION 1u
+#define DT_ZERO_OPTIONS_VERSION 2u
 /** A dt_zero_options with this version and every field at its default. */
-#define DT_ZERO_OPTIONS_INIT { DT_ZERO_OPTIONS_VERSION, 1, DT_UNDEF, NULL, 0, 1 }
+#define DT_ZERO_OPTIONS_INIT { DT_ZERO_OPTIONS_VERSION, 1, DT_UNDEF, NULL, 0, 1, NULL }
 
 /**
  * Bytes this rank holds now, by purpose. The caller sets `version`
@@ -152,8 +175,11 @@ DT_API dt_status dt_zero_options_init(dt_zero_options *opts, unsigned version);
  * `optim` NULL: AdamW with its defaults; its `comm` must be NULL (the
  * dt_zero reduces the gradient norm over `comm` itself). `opts` NULL:
  * defaults. DT_ERR_INVALID_ARGUMENT for a bad tensor, mixed dtypes or a bad
- * option; DT_ERR_UNSUPPORTED for kDLCUDA tensors; DT_ERR_MISMATCH when
- * ranks disagree about the parameters or options. The result belongs to the
+ * option, parameters that mix host and device memory or sit on a device
+ * other than the communicator's; DT_ERR_UNSUPPORTED for kDLCUDA tensors in
+ * a build or on a machine without CUDA, or on a communicator without a CUDA
+ * device; DT_ERR_MISMATCH when ranks disagree about the parameters or
+ * options. The result belongs to the
  * caller.
  */
 DT_API dt_status dt_zero_create(dt_zero **out, dt_comm *comm, const DLTensor *const *params, size_t n,
@@ -164,7 +190,8 @@ DT_API dt_status dt_zero_destroy(dt_zero *z);
 
 /**
  * Fills `out` with parameter `index`'s full tensor (its registered dtype and
- * shape, compact, host memory owned by `z`). Stage 3: only while its unit is
+ * shape, compact, memory owned by `z` where the parameters are: host
+ * memory, or kDLCUDA on their device). Stage 3: only while its unit is
  * gathered and waited for, DT_ERR_INVALID_USAGE otherwise.
  */
 DT_API dt_status dt_zero_parameter(dt_zero *z, size_t index, DLTensor *out);

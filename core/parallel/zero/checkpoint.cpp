@@ -62,6 +62,16 @@ void on_every_rank(comm::Communicator& comm, dt_status status, const char* what,
 
 std::vector<std::int64_t> layout_shape(const common::TensorLayout& layout) { return layout.shape; }
 
+// Copies `count` floats between a run's memory and host memory.
+void copy_floats(const CheckpointView& view, float* dst, const float* src, std::int64_t count) {
+  const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(float);
+  if (view.queue != nullptr) {
+    view.queue->copy(dst, src, bytes);
+  } else if (bytes > 0) {
+    std::memcpy(dst, src, bytes);
+  }
+}
+
 ShardData gather_shard(const CheckpointView& view, int rank, int world) {
   ShardData shard;
   shard.rank = rank;
@@ -71,12 +81,16 @@ ShardData gather_shard(const CheckpointView& view, int rank, int world) {
   for (const ShardRun& run : view.runs) {
     if (run.count == 0) continue;
     shard.runs.push_back({run.global_first, run.count});
-    shard.weights.insert(shard.weights.end(), run.weights, run.weights + run.count);
+    const std::size_t at = shard.weights.size();
+    shard.weights.resize(at + static_cast<std::size_t>(run.count));
+    copy_floats(view, shard.weights.data() + at, run.weights, run.count);
     for (int b = 0; b < view.state_buffers; ++b) {
-      shard.state[static_cast<std::size_t>(b)].insert(shard.state[static_cast<std::size_t>(b)].end(), run.state[b],
-                                                      run.state[b] + run.count);
+      std::vector<float>& state = shard.state[static_cast<std::size_t>(b)];
+      state.resize(at + static_cast<std::size_t>(run.count));
+      copy_floats(view, state.data() + at, run.state[b], run.count);
     }
   }
+  if (view.queue != nullptr) view.queue->synchronize();
   return shard;
 }
 
@@ -254,12 +268,14 @@ RestoredCounters load_checkpoint(comm::Communicator& comm, const CheckpointView&
   for (const ShardRun& run : into.runs) {
     const auto n = static_cast<std::size_t>(run.count);
     if (n == 0) continue;
-    std::memcpy(run.weights, needed.weights.data() + offset, n * sizeof(float));
+    copy_floats(into, run.weights, needed.weights.data() + offset, run.count);
     for (int b = 0; b < into.state_buffers; ++b) {
-      std::memcpy(run.state[b], needed.state[static_cast<std::size_t>(b)].data() + offset, n * sizeof(float));
+      copy_floats(into, run.state[b], needed.state[static_cast<std::size_t>(b)].data() + offset, run.count);
     }
     offset += n;
   }
+  // The copies read `needed`, which goes when this returns.
+  if (into.queue != nullptr) into.queue->synchronize();
   return {metadata.steps, metadata.scaler};
 }
 

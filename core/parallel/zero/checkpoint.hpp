@@ -29,6 +29,7 @@
 
 #include "base/dtype.hpp"
 #include "comm/communicator.hpp"
+#include "device/queue.hpp"
 #include "optim/config.hpp"
 #include "optim/loss_scaler.hpp"
 #include "optim/slot.hpp"
@@ -55,6 +56,9 @@ struct CheckpointView {
   std::vector<ShardRun> runs;                        // ascending global_first, disjoint, padding excluded
   std::int64_t steps = 0;
   optim::LossScalerState scaler;
+  // The runs' memory, which saves copy out of and loads into through it;
+  // nullptr: host memory.
+  device::Queue* queue = nullptr;
 };
 
 // The counters a load restores beside the runs' contents.

@@ -9,11 +9,13 @@
 namespace dtrain::parallel::zero {
 
 Gatherer::Gatherer(comm::Communicator& comm, const Layout& layout, std::vector<TensorView> shards, MemoryLedger& ledger,
-                   bool prefetch)
+                   device::Queue& queue, void* trainer_stream, bool prefetch)
     : comm_(comm),
       layout_(layout),
       shards_(std::move(shards)),
       ledger_(ledger),
+      queue_(queue),
+      trainer_stream_(trainer_stream),
       prefetch_(prefetch),
       units_(layout.units().size()) {}
 
@@ -33,11 +35,12 @@ void Gatherer::start(std::size_t unit) {
   UnitState& state = units_[unit];
   if (state.state != GatherState::released) return;
   const Unit& layout = layout_.unit(unit);
-  TrackedBuffer full(ledger_, Purpose::parameters, shards_[unit].dtype, layout.padded, layout.padding());
+  TrackedBuffer full(ledger_, queue_, Purpose::parameters, shards_[unit].dtype, layout.padded, layout.padding());
   if (layout.padded > 0) {
-    FlatTensor send(shards_[unit].data, layout.shard, shards_[unit].dtype);
-    FlatTensor recv(full.at(0), layout.padded, shards_[unit].dtype);
-    state.request = comm_.allgather(send.get(), recv.get());
+    const DLDevice device = queue_.dlpack_device();
+    FlatTensor send(shards_[unit].data, layout.shard, shards_[unit].dtype, device);
+    FlatTensor recv(full.at(0), layout.padded, shards_[unit].dtype, device);
+    state.request = comm_.allgather(send.get(), recv.get(), queue_.stream());
   }
   state.full = std::move(full);
   state.state = GatherState::in_flight;
@@ -82,6 +85,8 @@ void Gatherer::release(std::size_t unit) {
       // Released either way; a broken communicator reports itself on the next call.
     }
   }
+  // The trainer's reads of the unit, queued before this call, come first.
+  queue_.wait_for(trainer_stream_);
   state = UnitState{};
 }
 

@@ -7,6 +7,11 @@
 // descend (backward); gathering the unit gathered last again turns the
 // direction around. The direction follows from the sequence of gathers
 // alone, so every rank prefetches the same units in the same order.
+//
+// Device memory: the full units are allocated in the Zero's queue and
+// gathered on its stream; a unit is whole once its allgather's request has
+// completed, which both CUDA paths report only with the results in place.
+// release() frees the unit after the work the trainer's stream holds then.
 #pragma once
 
 #include <cstddef>
@@ -28,10 +33,12 @@ enum class GatherState {
 
 class Gatherer {
  public:
-  // `shards[u]` is this rank's shard of unit u; it must stay in place while
-  // this object lives. The communicator must outlive it too.
+  // `shards[u]` is this rank's shard of unit u, in `queue`'s memory; it must
+  // stay in place while this object lives. The communicator, ledger and
+  // queue must outlive it too. `trainer_stream`: the stream the trainer
+  // reads parameters on (device memory; NULL is the legacy default stream).
   Gatherer(comm::Communicator& comm, const Layout& layout, std::vector<TensorView> shards, MemoryLedger& ledger,
-           bool prefetch);
+           device::Queue& queue, void* trainer_stream, bool prefetch);
   // Waits for allgathers still in flight (within the communicator's
   // deadline): they write into buffers owned here.
   ~Gatherer();
@@ -67,6 +74,8 @@ class Gatherer {
   const Layout& layout_;
   const std::vector<TensorView> shards_;
   MemoryLedger& ledger_;
+  device::Queue& queue_;
+  void* const trainer_stream_;
   const bool prefetch_;
   std::vector<UnitState> units_;
   bool ascending_ = true;

@@ -6,17 +6,18 @@
 #include "base/flat_tensor.hpp"
 #include "base/index_list.hpp"
 #include "comm/deadline.hpp"
-#include "device/cpu/reduce.hpp"
 
 namespace dtrain::parallel::zero {
 
 GradientReduction::GradientReduction(comm::Communicator& comm, const Layout& layout, DType dtype, int stage,
-                                     MemoryLedger& ledger)
+                                     MemoryLedger& ledger, device::Queue& queue, void* trainer_stream)
     : comm_(comm),
       layout_(layout),
       dtype_(dtype),
       stage_(stage),
       ledger_(ledger),
+      queue_(queue),
+      trainer_stream_(trainer_stream),
       units_(layout.units().size()),
       marked_(layout.parameter_count(), false),
       next_launch_(units_.size()),
@@ -26,9 +27,9 @@ GradientReduction::GradientReduction(comm::Communicator& comm, const Layout& lay
     if (shards_gradients()) {
       const Range shard = layout_.shard(unit);
       units_[u].shard =
-          TrackedBuffer(ledger_, Purpose::gradients, dtype_, shard.count, shard.count - layout_.owned(unit).count);
+          TrackedBuffer(ledger_, queue_, Purpose::gradients, dtype_, shard.count, shard.count - layout_.owned(unit).count);
     } else {
-      units_[u].full = TrackedBuffer(ledger_, Purpose::gradients, dtype_, unit.padded, unit.padding());
+      units_[u].full = TrackedBuffer(ledger_, queue_, Purpose::gradients, dtype_, unit.padded, unit.padding());
     }
   }
 }
@@ -42,7 +43,7 @@ TrackedBuffer& GradientReduction::full_buffer(std::size_t u) {
   TrackedBuffer& full = units_[u].full;
   if (!full.allocated()) {
     const Unit& unit = layout_.unit(u);
-    full = TrackedBuffer(ledger_, Purpose::communication, dtype_, unit.padded, unit.padding());
+    full = TrackedBuffer(ledger_, queue_, Purpose::communication, dtype_, unit.padded, unit.padding());
   }
   return full;
 }
@@ -63,7 +64,10 @@ TensorView GradientReduction::gradient(std::size_t param) {
   // Units whose reduction has finished give their buffers back before
   // another is allocated, so that backward holds as few as it can.
   finish_done();
-  return full_buffer(place.unit).view(place.offset, place.count);
+  const TensorView view = full_buffer(place.unit).view(place.offset, place.count);
+  // The trainer adds into it after the zeroing (and any earlier reduction).
+  queue_.signal(trainer_stream_);
+  return view;
 }
 
 void GradientReduction::mark_ready(std::size_t param) {
@@ -94,20 +98,24 @@ void GradientReduction::launch(std::size_t u) {
   const Unit& unit = layout_.unit(u);
   UnitState& state = units_[u];
   if (unit.padded == 0) return;
-  if (comm_.size() > 1) device::cpu::divide(dtype_, state.full.at(0), unit.padded, comm_.size());
-  FlatTensor full(state.full.at(0), unit.padded, dtype_);
+  // Every gradient of the unit is marked, so the trainer's stream holds all
+  // the work that writes them.
+  queue_.wait_for(trainer_stream_);
+  if (comm_.size() > 1) queue_.divide(dtype_, state.full.at(0), unit.padded, comm_.size());
+  const DLDevice device = queue_.dlpack_device();
+  FlatTensor full(state.full.at(0), unit.padded, dtype_, device);
   if (shards_gradients()) {
     // In place: the result lands in the buffer's first shard-sized part.
-    FlatTensor reduced(state.full.at(0), unit.shard, dtype_);
-    state.request = comm_.reduce_scatter(full.get(), reduced.get(), DT_SUM);
+    FlatTensor reduced(state.full.at(0), unit.shard, dtype_, device);
+    state.request = comm_.reduce_scatter(full.get(), reduced.get(), DT_SUM, queue_.stream());
   } else {
-    state.request = comm_.allreduce(full.get(), full.get(), DT_SUM);
+    state.request = comm_.allreduce(full.get(), full.get(), DT_SUM, queue_.stream());
   }
 }
 
 void GradientReduction::finish(std::size_t u) {
   UnitState& state = units_[u];
-  device::cpu::reduce(device::cpu::Reduction::sum, dtype_, state.shard.at(0), state.full.at(0), layout_.unit(u).shard);
+  queue_.add(dtype_, state.shard.at(0), state.full.at(0), layout_.unit(u).shard);
   state.full.reset();
 }
 
@@ -142,6 +150,7 @@ void GradientReduction::wait(int timeout_ms) {
       if (units_[u].request) comm::wait_until(comm_, units_[u].request, deadline);
     }
     finish_done();
+    queue_.synchronize();
   } catch (...) {
     abandon(deadline);
     throw;

@@ -13,6 +13,12 @@
 // unit has been (units are launched last first, the order backward makes
 // them in), so every rank issues its collectives in the same order.
 //
+// Device memory: the buffers live in the Zero's queue, which runs the
+// scaling, additions and collectives on its stream. gradient() orders the
+// trainer's stream after the zeroing of the buffer it hands out; a unit's
+// reduction waits for what the trainer's stream held when the unit was
+// launched (after its last mark); wait() returns with the results in place.
+//
 // Threads: gradient() and mark_ready() may come from several threads; all
 // calls are serialised here.
 #pragma once
@@ -31,8 +37,11 @@ namespace dtrain::parallel::zero {
 
 class GradientReduction {
  public:
-  // The communicator must outlive this object. `stage` 0–3.
-  GradientReduction(comm::Communicator& comm, const Layout& layout, DType dtype, int stage, MemoryLedger& ledger);
+  // The communicator, queue and ledger must outlive this object. `stage`
+  // 0–3. `trainer_stream`: the stream the trainer writes gradients on
+  // (device memory; NULL is the legacy default stream).
+  GradientReduction(comm::Communicator& comm, const Layout& layout, DType dtype, int stage, MemoryLedger& ledger,
+                    device::Queue& queue, void* trainer_stream);
   // Waits for reductions still in flight (within the communicator's
   // deadline): they write into buffers owned here.
   ~GradientReduction();
@@ -58,7 +67,7 @@ class GradientReduction {
   void check_complete() const;
   // This rank's (averaged) gradient shard of unit `u`: the optimizer's view.
   TensorView shard(std::size_t u) const;
-  // Zeroes the gradients for the next step.
+  // Zeroes the gradients for the next step (queued).
   void zero();
 
  private:
@@ -88,6 +97,8 @@ class GradientReduction {
   const DType dtype_;
   const int stage_;
   MemoryLedger& ledger_;
+  device::Queue& queue_;
+  void* const trainer_stream_;
 
   mutable std::mutex mutex_;
   std::vector<UnitState> units_;

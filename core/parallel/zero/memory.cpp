@@ -1,7 +1,6 @@
 #include "parallel/zero/memory.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 namespace dtrain::parallel::zero {
@@ -40,36 +39,37 @@ MemoryUsage MemoryLedger::usage() const {
   return usage_;
 }
 
-TrackedBuffer::TrackedBuffer(MemoryLedger& ledger, Purpose purpose, DType dtype, std::int64_t count,
-                             std::int64_t padding)
-    : purpose_(purpose),
+TrackedBuffer::TrackedBuffer(MemoryLedger& ledger, device::Queue& queue, Purpose purpose, DType dtype,
+                             std::int64_t count, std::int64_t padding)
+    : queue_(&queue),
+      purpose_(purpose),
       dtype_(dtype),
       bytes_(count * static_cast<std::int64_t>(dtype_size(dtype))),
       padding_bytes_(padding * static_cast<std::int64_t>(dtype_size(dtype))),
-      // new[] of bytes is aligned for every fundamental type; () zeroes it,
-      // and all-zero bits are +0.0 in every floating format.
-      data_(new std::byte[static_cast<std::size_t>(bytes_)]()) {
+      data_(queue.allocate(static_cast<std::size_t>(bytes_))) {
   ledger.add(purpose_, bytes_, padding_bytes_);
   ledger_ = &ledger;
 }
 
 TrackedBuffer::TrackedBuffer(TrackedBuffer&& other) noexcept
     : ledger_(std::exchange(other.ledger_, nullptr)),
+      queue_(other.queue_),
       purpose_(other.purpose_),
       dtype_(other.dtype_),
       bytes_(other.bytes_),
       padding_bytes_(other.padding_bytes_),
-      data_(std::move(other.data_)) {}
+      data_(std::exchange(other.data_, nullptr)) {}
 
 TrackedBuffer& TrackedBuffer::operator=(TrackedBuffer&& other) noexcept {
   if (this != &other) {
     reset();
     ledger_ = std::exchange(other.ledger_, nullptr);
+    queue_ = other.queue_;
     purpose_ = other.purpose_;
     dtype_ = other.dtype_;
     bytes_ = other.bytes_;
     padding_bytes_ = other.padding_bytes_;
-    data_ = std::move(other.data_);
+    data_ = std::exchange(other.data_, nullptr);
   }
   return *this;
 }
@@ -77,20 +77,16 @@ TrackedBuffer& TrackedBuffer::operator=(TrackedBuffer&& other) noexcept {
 TrackedBuffer::~TrackedBuffer() { reset(); }
 
 TensorView TrackedBuffer::view(std::int64_t first, std::int64_t count) const {
-  TensorView view;
-  view.data = at(first);
-  view.count = count;
-  view.dtype = dtype_;
-  return view;
+  return queue_->view(at(first), count, dtype_);
 }
 
 void TrackedBuffer::fill_zero() {
-  if (bytes_ > 0) std::memset(data_.get(), 0, static_cast<std::size_t>(bytes_));
+  if (ledger_ != nullptr) queue_->zero(data_, static_cast<std::size_t>(bytes_));
 }
 
 void TrackedBuffer::reset() {
   if (ledger_ == nullptr) return;
-  data_.reset();
+  queue_->release(std::exchange(data_, nullptr), static_cast<std::size_t>(bytes_));
   ledger_->remove(purpose_, bytes_, padding_bytes_);
   ledger_ = nullptr;
 }

@@ -5,11 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 
 #include "base/dtype.hpp"
 #include "base/tensor.hpp"
+#include "device/queue.hpp"
 
 namespace dtrain::parallel::zero {
 
@@ -41,13 +41,14 @@ class MemoryLedger {
   MemoryUsage usage_;
 };
 
-// A zeroed host buffer of `count` elements, counted by `ledger` under
-// `purpose` (`padding` of its elements as padding) for as long as it lives.
-// Aligned for any element type.
+// A zeroed buffer of `count` elements in `queue`'s memory, counted by
+// `ledger` under `purpose` (`padding` of its elements as padding) for as
+// long as it lives. Aligned for any element type. Both must outlive it.
 class TrackedBuffer {
  public:
   TrackedBuffer() = default;
-  TrackedBuffer(MemoryLedger& ledger, Purpose purpose, DType dtype, std::int64_t count, std::int64_t padding);
+  TrackedBuffer(MemoryLedger& ledger, device::Queue& queue, Purpose purpose, DType dtype, std::int64_t count,
+                std::int64_t padding);
   TrackedBuffer(TrackedBuffer&& other) noexcept;
   TrackedBuffer& operator=(TrackedBuffer&& other) noexcept;
   ~TrackedBuffer();
@@ -55,21 +56,23 @@ class TrackedBuffer {
   bool allocated() const { return ledger_ != nullptr; }
   // Element `index`'s address.
   std::byte* at(std::int64_t index) const {
-    return data_.get() + index * static_cast<std::int64_t>(dtype_size(dtype_));
+    return static_cast<std::byte*>(data_) + index * static_cast<std::int64_t>(dtype_size(dtype_));
   }
-  // Elements [first, first + count).
+  // Elements [first, first + count), in the queue's memory and on its stream.
   TensorView view(std::int64_t first, std::int64_t count) const;
+  // Zeroes every element (queued on the queue).
   void fill_zero();
-  // Frees the memory now.
+  // Gives the memory back to the queue (freed after the work queued there so far).
   void reset();
 
  private:
   MemoryLedger* ledger_ = nullptr;
+  device::Queue* queue_ = nullptr;
   Purpose purpose_ = Purpose::parameters;
   DType dtype_ = DType::f32;
   std::int64_t bytes_ = 0;
   std::int64_t padding_bytes_ = 0;
-  std::unique_ptr<std::byte[]> data_;
+  void* data_ = nullptr;
 };
 
 }  // namespace dtrain::parallel::zero

@@ -24,6 +24,10 @@ struct Options {
   std::optional<std::vector<std::size_t>> unit_sizes;
   // Stage 3: gathering a unit also starts gathering the next one.
   bool prefetch = true;
+  // CUDA parameters: the cudaStream_t the trainer reads parameters and
+  // writes gradients on; nullptr is the legacy default stream. Each rank its
+  // own: not part of what the ranks compare.
+  void* stream = nullptr;
 };
 
 // Throws DT_ERR_INVALID_ARGUMENT naming the first bad option for a model of

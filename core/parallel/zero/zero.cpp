@@ -1,14 +1,12 @@
 #include "parallel/zero/zero.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <exception>
 #include <string>
 
 #include "base/error.hpp"
 #include "base/flat_tensor.hpp"
 #include "comm/deadline.hpp"
-#include "device/cpu/convert.hpp"
 #include "parallel/common/agreement.hpp"
 #include "parallel/common/layout.hpp"
 
@@ -17,6 +15,7 @@ namespace dtrain::parallel::zero {
 // What creation learnt from the arguments once every rank accepted them.
 struct Zero::Accepted {
   DType dtype = DType::f32;
+  TensorView place;  // where the parameters are (host memory when refused)
   std::vector<TensorView> views;
   std::vector<std::vector<std::int64_t>> shapes;
   std::vector<std::int64_t> counts;
@@ -27,16 +26,17 @@ namespace {
 
 bool optimizable(DType dtype) { return dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16; }
 
-// DLTensors over the optimizer's views; `counts` holds their shapes and
-// must outlive them.
-std::vector<DLTensor> flat_tensors(const std::vector<TensorView>& views, std::vector<std::int64_t>& counts) {
+// DLTensors over the optimizer's views (in `device`); `counts` holds their
+// shapes and must outlive them.
+std::vector<DLTensor> flat_tensors(const std::vector<TensorView>& views, DLDevice device,
+                                   std::vector<std::int64_t>& counts) {
   counts.clear();
   for (const TensorView& view : views) counts.push_back(view.count);
   std::vector<DLTensor> tensors;
   for (std::size_t k = 0; k < views.size(); ++k) {
     DLTensor t{};
     t.data = views[k].data;
-    t.device = {kDLCPU, 0};
+    t.device = device;
     t.ndim = 1;
     t.dtype = dtype_to_dlpack(views[k].dtype);
     t.shape = &counts[k];
@@ -61,7 +61,7 @@ Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* 
   try {
     if (params.empty()) raise(DT_ERR_INVALID_ARGUMENT, "n is 0: a model needs at least one parameter");
     check_options(options, params.size());
-    for (common::CheckedTensor& param : common::check_tensors(params, "params")) {
+    for (common::CheckedTensor& param : common::check_tensors(params, "params", common::Placement::one_device)) {
       const std::size_t i = accepted.views.size();
       if (!optimizable(param.view.dtype)) {
         raise(DT_ERR_INVALID_ARGUMENT, "params[" + std::to_string(i) + "]: dtype " + dtype_name(param.view.dtype) +
@@ -78,6 +78,8 @@ Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* 
       accepted.counts.push_back(param.view.count);
       layouts.push_back(std::move(param.layout));
     }
+    comm.check_placement(accepted.views[0], "params[0]");
+    accepted.place = accepted.views[0];
   } catch (...) {
     failure = std::current_exception();
   }
@@ -109,26 +111,32 @@ Zero::Zero(comm::Communicator& comm, const optim::Config& config, const Options&
       shapes_(std::move(accepted.shapes)),
       // Stage 0 shards nothing: one shard, the whole unit, on every rank.
       layout_(accepted.counts, accepted.unit_sizes, stage_ == 0 ? 1 : comm.size(), stage_ == 0 ? 0 : comm.rank()),
-      gradients_(comm, layout_, dtype_, stage_, ledger_) {
+      trainer_stream_(options.stream),
+      queue_(device::make_queue(accepted.place)),
+      gradients_(comm, layout_, dtype_, stage_, ledger_, *queue_, trainer_stream_) {
   for (const Unit& unit : layout_.units()) {
     if (stage_ == 3) {
       const Range shard = layout_.shard(unit);
-      parameters_.emplace_back(ledger_, Purpose::parameters, dtype_, shard.count,
+      parameters_.emplace_back(ledger_, *queue_, Purpose::parameters, dtype_, shard.count,
                                shard.count - layout_.owned(unit).count);
     } else {
-      parameters_.emplace_back(ledger_, Purpose::parameters, dtype_, unit.padded, unit.padding());
+      parameters_.emplace_back(ledger_, *queue_, Purpose::parameters, dtype_, unit.padded, unit.padding());
     }
   }
   load_initial_values(accepted.views);
   const std::vector<TensorView> shards = parameter_shards();
-  if (stage_ == 3) gatherer_ = std::make_unique<Gatherer>(comm_, layout_, shards, ledger_, options.prefetch);
+  if (stage_ == 3) {
+    gatherer_ =
+        std::make_unique<Gatherer>(comm_, layout_, shards, ledger_, *queue_, trainer_stream_, options.prefetch);
+  }
 
   std::vector<TensorView> grads;
   for (std::size_t u = 0; u < layout_.units().size(); ++u) grads.push_back(gradients_.shard(u));
   std::vector<std::int64_t> param_counts;
   std::vector<std::int64_t> grad_counts;
-  const std::vector<DLTensor> param_tensors = flat_tensors(shards, param_counts);
-  const std::vector<DLTensor> grad_tensors = flat_tensors(grads, grad_counts);
+  const DLDevice device = queue_->dlpack_device();
+  const std::vector<DLTensor> param_tensors = flat_tensors(shards, device, param_counts);
+  const std::vector<DLTensor> grad_tensors = flat_tensors(grads, device, grad_counts);
   optimizer_ =
       std::make_unique<optim::Optimizer>(config, param_tensors.data(), grad_tensors.data(), param_tensors.size(),
                                          stage_ == 0 ? optim::Optimizer::NormReducer{} : sum_over(comm_));
@@ -147,16 +155,17 @@ Zero::Zero(comm::Communicator& comm, const optim::Config& config, const Options&
 void Zero::load_initial_values(const std::vector<TensorView>& params) {
   const bool root = comm_.rank() == 0;
   // Rank 0 lays its parameters out as a unit: flat, padding zero.
+  if (root) queue_->wait_for(trainer_stream_);
   auto fill = [&](const Unit& unit, const TrackedBuffer& into) {
     if (!root) return;
     for (std::size_t i = unit.first_param; i < unit.first_param + unit.params; ++i) {
       const Place& place = layout_.place(i);
-      if (place.count > 0) std::memcpy(into.at(place.offset), params[i].data, params[i].bytes());
+      if (place.count > 0) queue_->copy(into.at(place.offset), params[i].data, params[i].bytes());
     }
   };
   auto broadcast = [&](const Unit& unit, const TrackedBuffer& buffer) {
-    FlatTensor tensor(buffer.at(0), unit.padded, dtype_);
-    return comm_.broadcast(tensor.get(), 0);
+    FlatTensor tensor(buffer.at(0), unit.padded, dtype_, queue_->dlpack_device());
+    return comm_.broadcast(tensor.get(), 0, queue_->stream());
   };
   const auto deadline = comm::deadline_after(comm_, -1);
   if (stage_ < 3) {
@@ -167,6 +176,7 @@ void Zero::load_initial_values(const std::vector<TensorView>& params) {
       if (layout_.unit(u).padded > 0) requests.push_back(broadcast(layout_.unit(u), parameters_[u]));
     }
     for (const comm::RequestPtr& request : requests) comm::wait_until(comm_, request, deadline);
+    queue_->synchronize();
     return;
   }
   // Stage 3 never holds the whole model: one unit at a time passes through
@@ -174,13 +184,14 @@ void Zero::load_initial_values(const std::vector<TensorView>& params) {
   for (std::size_t u = 0; u < layout_.units().size(); ++u) {
     const Unit& unit = layout_.unit(u);
     if (unit.padded == 0) continue;
-    TrackedBuffer staging(ledger_, Purpose::communication, dtype_, unit.padded, unit.padding());
+    TrackedBuffer staging(ledger_, *queue_, Purpose::communication, dtype_, unit.padded, unit.padding());
     fill(unit, staging);
     comm::wait_until(comm_, broadcast(unit, staging), deadline);
     const Range shard = layout_.shard(unit);
-    std::memcpy(parameters_[u].at(0), staging.at(shard.first),
-                static_cast<std::size_t>(shard.count) * dtype_size(dtype_));
+    queue_->copy(parameters_[u].at(0), staging.at(shard.first),
+                 static_cast<std::size_t>(shard.count) * dtype_size(dtype_));
   }
+  queue_->synchronize();
 }
 
 std::vector<TensorView> Zero::parameter_shards() const {
@@ -233,9 +244,14 @@ optim::StepResult Zero::step() {
             "unit " + std::to_string(gathered) + " is still gathered; release every unit before the step");
     }
   }
+  // The optimizer (on a stream of its own) rewrites parameters the
+  // trainer's work queued so far may still read.
+  queue_->wait_for(trainer_stream_);
+  queue_->synchronize();
   const optim::StepResult result = optimizer_->step();
   if (!result.skipped) allgather_shards();
   gradients_.zero();
+  queue_->synchronize();
   return result;
 }
 
@@ -247,9 +263,10 @@ void Zero::allgather_shards() {
     if (unit.padded == 0) continue;
     // In place: this rank's shard already sits in its slot of the unit.
     const Range shard = layout_.shard(unit);
-    FlatTensor send(parameters_[u].at(shard.first), shard.count, dtype_);
-    FlatTensor recv(parameters_[u].at(0), unit.padded, dtype_);
-    requests.push_back(comm_.allgather(send.get(), recv.get()));
+    const DLDevice device = queue_->dlpack_device();
+    FlatTensor send(parameters_[u].at(shard.first), shard.count, dtype_, device);
+    FlatTensor recv(parameters_[u].at(0), unit.padded, dtype_, device);
+    requests.push_back(comm_.allgather(send.get(), recv.get(), queue_->stream()));
   }
   const auto deadline = comm::deadline_after(comm_, -1);
   for (const comm::RequestPtr& request : requests) comm::wait_until(comm_, request, deadline);
@@ -279,6 +296,7 @@ CheckpointView Zero::checkpoint_view(ViewFor purpose) const {
   }
   view.steps = optimizer_->steps();
   view.scaler = optimizer_->loss_scaler_state();
+  view.queue = queue_.get();
   return view;
 }
 
@@ -293,10 +311,11 @@ void Zero::restore(const RestoredCounters& counters) {
   optimizer_->restore(counters.steps, counters.scaler);
   if (optim::needs_master(dtype_)) {
     for (const optim::Slot& slot : optimizer_->slots()) {
-      device::cpu::scaled_copy(DType::f32, slot.master, dtype_, slot.param.data, slot.count(), 1.0);
+      queue_->cast(dtype_, slot.param.data, DType::f32, slot.master, slot.count());
     }
   }
   allgather_shards();
+  queue_->synchronize();
 }
 
 }  // namespace dtrain::parallel::zero

@@ -17,6 +17,13 @@
 // and skipping on inf/NaN are decided on the whole model and identically
 // everywhere.
 //
+// Memory: the Zero's buffers live where the parameters given at creation
+// do, host memory or their CUDA device (device/queue.hpp), and the
+// optimizer runs there too. On a device, work is queued on the Zero's own
+// stream, ordered against the trainer's (Options::stream) through events;
+// the calls that return results (wait, step, gather_wait) return with them
+// in place for work on any stream.
+//
 // Collectives are issued in program order: gathers (and their prefetches)
 // when gather() is called, gradient reductions when mark_ready() completes
 // a unit. Ranks that make the same calls in the same order therefore issue
@@ -33,6 +40,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "device/queue.hpp"
 #include "optim/config.hpp"
 #include "optim/optimizer.hpp"
 #include "parallel/zero/checkpoint.hpp"
@@ -47,7 +55,9 @@ namespace dtrain::parallel::zero {
 class Zero {
  public:
   // Collective over `comm`. Checks the parameters (f32, f16 or bf16, all
-  // the same; host memory: DT_ERR_UNSUPPORTED for kDLCUDA) and the options,
+  // the same, all in host memory or all on the communicator's CUDA device:
+  // DT_ERR_UNSUPPORTED for CUDA memory this build, machine or communicator
+  // cannot use) and the options,
   // then makes sure every rank registered the same parameters, options and
   // optimizer configuration: DT_ERR_MISMATCH on every rank otherwise. A rank
   // whose own arguments are bad throws DT_ERR_INVALID_ARGUMENT and the
@@ -107,7 +117,8 @@ class Zero {
 
   static Accepted accept(comm::Communicator& comm, std::span<const DLTensor* const> params, const optim::Config& config,
                          const Options& options);
-  // Copies rank 0's parameters (`params`: the caller's) into this rank's buffers.
+  // Copies rank 0's parameters (`params`: the caller's, written on the
+  // trainer's stream) into this rank's buffers.
   void load_initial_values(const std::vector<TensorView>& params);
   // This rank's shard of every unit's parameters.
   std::vector<TensorView> parameter_shards() const;
@@ -123,6 +134,9 @@ class Zero {
   const int state_buffers_;
   std::vector<std::vector<std::int64_t>> shapes_;  // not const: DLTensor::shape points into them
   const Layout layout_;
+  void* const trainer_stream_;
+  // Declared before every buffer, which it must outlive.
+  const std::unique_ptr<device::Queue> queue_;
   MemoryLedger ledger_;
   // Stages 0–2: each unit's full parameters. Stage 3: this rank's shard of each.
   std::vector<TrackedBuffer> parameters_;

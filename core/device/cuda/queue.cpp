@@ -1,0 +1,109 @@
+// The CUDA Queue (device/queue.hpp): a non-blocking stream on one device,
+// stream-ordered allocation, and events for ordering against the trainer's
+// streams.
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "device/cuda/error.hpp"
+#include "device/cuda/kernels.hpp"
+#include "device/cuda/runtime.hpp"
+#include "device/queue.hpp"
+
+namespace dtrain::device {
+
+namespace {
+
+// NULL names the legacy default stream, as everywhere in libdtrain's API.
+cudaStream_t trainer_stream(void* stream) {
+  return stream == nullptr ? cudaStreamLegacy : static_cast<cudaStream_t>(stream);
+}
+
+class CudaQueue final : public Queue {
+ public:
+  explicit CudaQueue(int device)
+      // Non-blocking: ordered after the trainer through events only, never
+      // by the legacy default stream's implicit barriers.
+      : device_(device), stream_(device, /*non_blocking=*/true), ordering_(device) {}
+
+  ~CudaQueue() override {
+    // Memory must not be freed, nor the stream destroyed, under work still using them.
+    try {
+      stream_.synchronize();
+    } catch (...) {
+      // A failed device has nothing more to run.
+    }
+  }
+
+  Memory memory() const override { return Memory::cuda; }
+  int device_id() const override { return device_; }
+  void* stream() const override { return stream_.get(); }
+
+  void* allocate(std::size_t bytes) override {
+    if (bytes == 0) return nullptr;
+    cuda::DeviceGuard guard(device_);
+    void* data = nullptr;
+    cuda::check(cudaMallocAsync(&data, bytes, stream_.get()),
+                "cudaMallocAsync of " + std::to_string(bytes) + " bytes on device " + std::to_string(device_));
+    cuda::check(cudaMemsetAsync(data, 0, bytes, stream_.get()), "cudaMemsetAsync");
+    return data;
+  }
+
+  void release(void* data, std::size_t) noexcept override {
+    if (data == nullptr) return;
+    try {
+      cuda::DeviceGuard guard(device_);
+      cudaFreeAsync(data, stream_.get());
+    } catch (...) {
+      // Only the guard throws, for a device that is gone with its memory.
+    }
+  }
+
+  void zero(void* data, std::size_t bytes) override {
+    if (bytes == 0) return;
+    cuda::DeviceGuard guard(device_);
+    cuda::check(cudaMemsetAsync(data, 0, bytes, stream_.get()), "cudaMemsetAsync");
+  }
+  void copy(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes == 0 || dst == src) return;
+    cuda::DeviceGuard guard(device_);
+    cuda::copy_async(dst, src, bytes, stream_.get());
+  }
+  void divide(DType dtype, void* data, std::int64_t count, double divisor) override {
+    cuda::DeviceGuard guard(device_);
+    cuda::divide(dtype, data, count, divisor, stream_.get());
+  }
+  void add(DType dtype, void* dst, const void* src, std::int64_t count) override {
+    cuda::DeviceGuard guard(device_);
+    cuda::reduce(cuda::Reduction::sum, dtype, dst, src, count, stream_.get());
+  }
+  void cast(DType to, void* dst, DType from, const void* src, std::int64_t count) override {
+    cuda::DeviceGuard guard(device_);
+    cuda::cast(to, dst, from, src, count, stream_.get());
+  }
+
+  void wait_for(void* stream) override {
+    cuda::DeviceGuard guard(device_);
+    ordering_.record(trainer_stream(stream));
+    cuda::check(cudaStreamWaitEvent(stream_.get(), ordering_.get(), 0), "cudaStreamWaitEvent");
+  }
+  void signal(void* stream) override {
+    cuda::DeviceGuard guard(device_);
+    ordering_.record(stream_.get());
+    cuda::check(cudaStreamWaitEvent(trainer_stream(stream), ordering_.get(), 0), "cudaStreamWaitEvent");
+  }
+  void synchronize() override { stream_.synchronize(); }
+
+ private:
+  const int device_;
+  cuda::Stream stream_;
+  // Recorded and waited for at once each time: a wait takes the event's
+  // state when it is queued, so one event serves every ordering.
+  cuda::Event ordering_;
+};
+
+}  // namespace
+
+std::unique_ptr<Queue> make_cuda_queue(int device) { return std::make_unique<CudaQueue>(device); }
+
+}  // namespace dtrain::device

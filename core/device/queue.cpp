@@ -1,0 +1,90 @@
+#include "device/queue.hpp"
+
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "base/error.hpp"
+#include "device/cpu/convert.hpp"
+#include "device/cpu/reduce.hpp"
+
+namespace dtrain::device {
+
+#ifdef DTRAIN_HAVE_CUDA
+// device/cuda/queue.cpp
+std::unique_ptr<Queue> make_cuda_queue(int device);
+#endif
+
+namespace {
+
+// Host memory: every call runs before it returns, so ordering is free.
+class HostQueue final : public Queue {
+ public:
+  Memory memory() const override { return Memory::host; }
+  int device_id() const override { return 0; }
+  void* stream() const override { return nullptr; }
+
+  void* allocate(std::size_t bytes) override {
+    // Aligned for every fundamental type; () zeroes it, and all-zero bits
+    // are +0.0 in every floating format.
+    std::byte* data = new (std::nothrow) std::byte[bytes == 0 ? 1 : bytes]();
+    if (data == nullptr) raise(DT_ERR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    return data;
+  }
+  void release(void* data, std::size_t) noexcept override { delete[] static_cast<std::byte*>(data); }
+
+  void zero(void* data, std::size_t bytes) override {
+    if (bytes > 0) std::memset(data, 0, bytes);
+  }
+  void copy(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes > 0 && dst != src) std::memcpy(dst, src, bytes);
+  }
+  void divide(DType dtype, void* data, std::int64_t count, double divisor) override {
+    cpu::divide(dtype, data, count, divisor);
+  }
+  void add(DType dtype, void* dst, const void* src, std::int64_t count) override {
+    cpu::reduce(cpu::Reduction::sum, dtype, dst, src, count);
+  }
+  void cast(DType to, void* dst, DType from, const void* src, std::int64_t count) override {
+    if (to == from) {
+      copy(dst, src, static_cast<std::size_t>(count) * dtype_size(to));
+    } else {
+      cpu::scaled_copy(from, src, to, dst, count, 1.0);
+    }
+  }
+
+  void wait_for(void*) override {}
+  void signal(void*) override {}
+  void synchronize() override {}
+};
+
+}  // namespace
+
+TensorView Queue::view(void* data, std::int64_t count, DType dtype) const {
+  TensorView view;
+  view.data = data;
+  view.count = count;
+  view.dtype = dtype;
+  view.memory = memory();
+  view.device_id = device_id();
+  view.stream = stream();
+  return view;
+}
+
+DLDevice Queue::dlpack_device() const {
+  if (memory() == Memory::host) return {kDLCPU, 0};
+  return {kDLCUDA, device_id()};
+}
+
+std::unique_ptr<Queue> make_host_queue() { return std::make_unique<HostQueue>(); }
+
+std::unique_ptr<Queue> make_queue(const TensorView& like) {
+  if (like.memory == Memory::host) return make_host_queue();
+#ifdef DTRAIN_HAVE_CUDA
+  return make_cuda_queue(like.device_id);
+#else
+  raise(DT_ERR_UNSUPPORTED, "this build of libdtrain has no CUDA support");
+#endif
+}
+
+}  // namespace dtrain::device

@@ -1,0 +1,74 @@
+// A strategy's own memory and the work it does on it, written once for both
+// devices: host memory, where every call runs on the calling thread before
+// it returns, or one CUDA device, where calls are queued, in order, on a
+// stream the Queue owns and return at once.
+//
+// The trainer's work runs on a stream of its own (CUDA; NULL is the legacy
+// default stream). The Queue orders itself against it through events, never
+// by blocking: wait_for(stream) before reading what the trainer wrote,
+// signal(stream) before the trainer uses what the Queue wrote, and
+// synchronize() where the host itself reads results or must know the work
+// has run. On the host all three have nothing to do.
+//
+// Memory comes from allocate() and goes back through release(); on CUDA both
+// are ordered on the stream (cudaMallocAsync / cudaFreeAsync), so a buffer
+// released after the work that uses it is freed once that work has run.
+// Copies take any memory the device can address (host, pinned or its own).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "base/dtype.hpp"
+#include "base/tensor.hpp"
+
+namespace dtrain::device {
+
+class Queue {
+ public:
+  virtual ~Queue() = default;
+
+  virtual Memory memory() const = 0;
+  virtual int device_id() const = 0;
+  // The cudaStream_t work is queued on, for collectives on the Queue's
+  // buffers (nullptr on the host).
+  virtual void* stream() const = 0;
+
+  // `bytes` of zeroed memory, aligned for any element type (a pointer that
+  // must not be dereferenced when bytes is 0). Throws DT_ERR_OUT_OF_MEMORY.
+  virtual void* allocate(std::size_t bytes) = 0;
+  // Gives back what allocate() returned, after the work queued so far.
+  virtual void release(void* data, std::size_t bytes) noexcept = 0;
+
+  virtual void zero(void* data, std::size_t bytes) = 0;
+  virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+  // data[i] /= divisor, for a floating dtype (16-bit types computed in f32).
+  virtual void divide(DType dtype, void* data, std::int64_t count, double divisor) = 0;
+  // dst[i] += src[i]; dst and src equal or disjoint.
+  virtual void add(DType dtype, void* dst, const void* src, std::int64_t count) = 0;
+  // dst[i] = src[i] converted (f32 to and from f16 or bf16, or a copy).
+  virtual void cast(DType to, void* dst, DType from, const void* src, std::int64_t count) = 0;
+
+  // Work queued from now on runs after the work `stream` holds now.
+  virtual void wait_for(void* stream) = 0;
+  // Work queued on `stream` from now on runs after the work queued here so far.
+  virtual void signal(void* stream) = 0;
+  // Returns once the work queued so far has run; throws its error.
+  virtual void synchronize() = 0;
+
+  // A view of `count` elements of `dtype` at `data`, in the Queue's memory,
+  // ordered on its stream.
+  TensorView view(void* data, std::int64_t count, DType dtype) const;
+  // The memory as DLPack names it, for the DLTensors of collectives.
+  DLDevice dlpack_device() const;
+};
+
+// A Queue over host memory.
+std::unique_ptr<Queue> make_host_queue();
+// A Queue for `like`'s place: host memory, or its CUDA device (a
+// non-blocking stream of its own on that device; DT_ERR_UNSUPPORTED in a
+// build without CUDA).
+std::unique_ptr<Queue> make_queue(const TensorView& like);
+
+}  // namespace dtrain::device
