@@ -319,7 +319,30 @@ double relative_error(const std::vector<std::vector<float>>& a, const std::vecto
   return diff / scale;
 }
 
-void expect_same_memory(dt_zero* host, dt_zero* device) {
+// The bytes of every unit's full buffer: unit u holds the next
+// unit_sizes[u] parameters, padded to a multiple of the ranks.
+std::int64_t full_unit_bytes(const Case& c, int ranks) {
+  const std::vector<std::vector<std::int64_t>> shapes = Mlp::shapes();
+  std::int64_t bytes = 0;
+  std::size_t param = 0;
+  for (std::size_t size : c.unit_sizes) {
+    std::int64_t count = 0;
+    for (std::size_t k = 0; k < size; ++k, ++param) {
+      std::int64_t n = 1;
+      for (std::int64_t extent : shapes[param]) n *= extent;
+      count += n;
+    }
+    bytes += (count + ranks - 1) / ranks * ranks * static_cast<std::int64_t>(element_size(c.bf16));
+  }
+  return bytes;
+}
+
+// Both hold the same memory by purpose. The peaks may differ: a unit's
+// gradient buffer (stages 2-3) is freed once its reduction is seen to have
+// completed, which on the device can come later than on the host, so more
+// of them may be alive at once; but never more than every unit's gradients
+// and (stage 3) every unit's parameters.
+void expect_same_memory(dt_zero* host, dt_zero* device, const Case& c, int ranks) {
   dt_zero_memory a = DT_ZERO_MEMORY_INIT, b = DT_ZERO_MEMORY_INIT;
   ASSERT_EQ(dt_zero_memory_usage(host, &a), DT_OK);
   ASSERT_EQ(dt_zero_memory_usage(device, &b), DT_OK);
@@ -329,7 +352,9 @@ void expect_same_memory(dt_zero* host, dt_zero* device) {
   EXPECT_EQ(a.master_weights, b.master_weights);
   EXPECT_EQ(a.communication, b.communication);
   EXPECT_EQ(a.padding, b.padding);
-  EXPECT_EQ(a.peak, b.peak);
+  const std::int64_t total = b.parameters + b.gradients + b.optimizer_state + b.master_weights + b.communication;
+  EXPECT_GE(b.peak, total);
+  EXPECT_LE(b.peak, total + full_unit_bytes(c, ranks) * (c.stage == 3 ? 2 : 1));
 }
 
 const Case kCases[] = {
@@ -351,7 +376,7 @@ TEST_F(GpuZero, EqualToTheHostInEveryStage) {
     std::unique_ptr<Training> gpu = create(c, true);
     ASSERT_NE(host->zero, nullptr);
     ASSERT_NE(gpu->zero, nullptr);
-    expect_same_memory(host->zero, gpu->zero);
+    expect_same_memory(host->zero, gpu->zero, c, size_);
     EXPECT_EQ(relative_error(read(*gpu, c), read(*host, c)), 0.0) << "the initial parameters differ";
     const double tolerance = c.bf16 ? 1e-2 : 1e-5;
     for (int s = 0; s < kSteps; ++s) {
@@ -366,7 +391,7 @@ TEST_F(GpuZero, EqualToTheHostInEveryStage) {
       EXPECT_NEAR(a.grad_norm, b.grad_norm, 1e-4 * std::max(1.0, static_cast<double>(a.grad_norm)));
       const double error = relative_error(read(*gpu, c), read(*host, c));
       EXPECT_LE(error, tolerance) << "after step " << s;
-      expect_same_memory(host->zero, gpu->zero);
+      expect_same_memory(host->zero, gpu->zero, c, size_);
     }
   }
 }
