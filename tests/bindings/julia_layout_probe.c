@@ -88,6 +88,7 @@ int main(void) {
   FIELD(dt_zero_options, unit_sizes);
   FIELD(dt_zero_options, unit_count);
   FIELD(dt_zero_options, prefetch);
+  FIELD(dt_zero_options, stream);
 
   STRUCT(dt_zero_memory);
   FIELD(dt_zero_memory, version);

@@ -2,13 +2,13 @@
 # gradients and optimizer state sharded over the ranks of a communicator.
 
 # The versions of dt_zero_options and dt_zero_memory mirrored here.
-const DT_ZERO_OPTIONS_VERSION = Cuint(1)
+const DT_ZERO_OPTIONS_VERSION = Cuint(2)
 const DT_ZERO_MEMORY_VERSION = Cuint(1)
 
 """
     DTrain.ZeroOptions
 
-`dt_zero_options`, field for field (version 1). `ZeroOptions()` gives the
+`dt_zero_options`, field for field (version 2). `ZeroOptions()` gives the
 library's defaults, written by `dt_zero_options_init`; [`Zero`](@ref) fills
 one from its keyword arguments.
 """
@@ -19,6 +19,7 @@ struct ZeroOptions
     unit_sizes::Ptr{Csize_t}
     unit_count::Csize_t
     prefetch::Cint
+    stream::Ptr{Cvoid}
 end
 
 function ZeroOptions()
@@ -61,7 +62,12 @@ total(m::ZeroMemory) = m.parameters + m.gradients + m.optimizer_state + m.master
 Trains a model with ZeRO over the ranks of `comm`. The `Zero` owns the
 parameters and gradients: `params` (dense arrays, all `Float32`, all `Float16`
 or all bfloat16) give their shapes and initial values, read here only; rank
-0's values become every rank's. What each rank keeps, by `stage`:
+0's values become every rank's. They are all host arrays, or all
+[`DeviceBuffer`](@ref)s on the communicator's CUDA device, whose `stream` (the
+first one's) is the one the trainer reads parameters and writes gradients on
+(see "CUDA streams" in `dtrain/zero.h`); the Zero then keeps everything on
+that device, and [`parameter`](@ref) and [`gradient`](@ref) return
+`DeviceBuffer`s. What each rank keeps, by `stage`:
 
 - 0: everything (DDP plus an optimizer);
 - 1: full parameters and gradients, 1/N of the optimizer state;
@@ -135,7 +141,8 @@ function Zero(comm::Comm, params::AbstractVector; stage::Integer=1, bucket_bytes
     code = GC.@preserve borrowed tensors pointers sizes comm begin
         options = ZeroOptions(d.version, c_stage, c_bytes,
                               unit_sizes === nothing ? Ptr{Csize_t}(C_NULL) : pointer(sizes),
-                              Csize_t(unit_sizes === nothing ? 0 : length(sizes)), Cint(prefetch))
+                              Csize_t(unit_sizes === nothing ? 0 : length(sizes)), Cint(prefetch),
+                              _stream(Borrowed[b for b in borrowed if b !== nothing]...))
         ccall(_sym(:dt_zero_create), Cint,
               (Ref{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Ptr{DLTensor}}, Csize_t, Ref{OptimizerOptions}, Ref{ZeroOptions}),
               out, comm, pointers, Csize_t(length(pointers)), optimizer_options, options)
@@ -231,10 +238,11 @@ function gradient(z::Zero, i::Integer, ::Type{T}=Nothing) where {T}
     return _wrap(tensor[], T)
 end
 
-# An array over the memory `t` describes: host memory, compact, of element
-# type `T` (or, for `Nothing`, the Julia type of its dtype).
+# An array over the memory `t` describes, compact, of element type `T` (or,
+# for `Nothing`, the Julia type of its dtype): host memory as an Array, CUDA
+# memory as a flat DeviceBuffer.
 function _wrap(t::DLTensor, ::Type{T}) where {T}
-    t.device.device_type in (kDLCPU, kDLCUDAHost) ||
+    t.device.device_type in (kDLCPU, kDLCUDAHost, kDLCUDA) ||
         throw(DTrainError(DT_ERR_INTERNAL, "the library lent memory on device type $(t.device.device_type)"))
     E = T === Nothing ? _eltype(t.dtype) : T
     dldatatype(E) == t.dtype ||
@@ -249,6 +257,9 @@ function _wrap(t::DLTensor, ::Type{T}) where {T}
                 throw(DTrainError(DT_ERR_INTERNAL, "the library lent a tensor that is not compact"))
             expected *= extent
         end
+    end
+    if t.device.device_type == kDLCUDA
+        return DeviceBuffer(Ptr{E}(t.data + t.byte_offset), prod(dims; init=1), t.device.device_id)
     end
     return unsafe_wrap(Array, Ptr{E}(t.data + t.byte_offset), dims; own=false)
 end

@@ -7,7 +7,7 @@ pub const DT_COMM_OPTIONS_VERSION: u32 = 1;
 pub const DT_OPTIMIZER_OPTIONS_VERSION: u32 = 1;
 pub const DT_OPTIMIZER_STEP_INFO_VERSION: u32 = 1;
 pub const DT_DDP_OPTIONS_VERSION: u32 = 2;
-pub const DT_ZERO_OPTIONS_VERSION: u32 = 1;
+pub const DT_ZERO_OPTIONS_VERSION: u32 = 2;
 pub const DT_ZERO_MEMORY_VERSION: u32 = 1;
 pub const DT_MESH_MAX_DIMS: u32 = 8;
 pub const DT_MESH_MAX_NAME: u32 = 15;
@@ -1787,7 +1787,8 @@ extern "C" {
 pub struct dt_zero {
     _unused: [u8; 0],
 }
-#[doc = " Options for dt_zero_create(); every rank must pass the same. Grows only at its end."]
+#[doc = " Options for dt_zero_create(); every rank must pass the same, but for `stream`."]
+#[doc = " Grows only at its end."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dt_zero_options {
@@ -1806,12 +1807,16 @@ pub struct dt_zero_options {
     pub unit_count: usize,
     #[doc = "< stage 3: nonzero prefetches the next unit (default 1)"]
     pub prefetch: ::std::os::raw::c_int,
+    #[doc = "< CUDA parameters: the cudaStream_t the trainer reads parameters"]
+    #[doc = "and writes gradients on; NULL: the legacy default stream. Each"]
+    #[doc = "rank its own; ignored in host memory"]
+    pub stream: *mut ::std::os::raw::c_void,
 }
 #[test]
 fn bindgen_test_layout_dt_zero_options() {
     assert_eq!(
         ::std::mem::size_of::<dt_zero_options>(),
-        40usize,
+        48usize,
         concat!("Size of: ", stringify!(dt_zero_options))
     );
     assert_eq!(
@@ -1921,6 +1926,23 @@ fn bindgen_test_layout_dt_zero_options() {
         );
     }
     test_field_prefetch();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_options),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
 }
 #[doc = " Bytes this rank holds now, by purpose. The caller sets `version`"]
 #[doc = " (DT_ZERO_MEMORY_VERSION, or use the _INIT macro); the library writes the"]
@@ -2110,8 +2132,11 @@ extern "C" {
     #[doc = " `optim` NULL: AdamW with its defaults; its `comm` must be NULL (the"]
     #[doc = " dt_zero reduces the gradient norm over `comm` itself). `opts` NULL:"]
     #[doc = " defaults. DT_ERR_INVALID_ARGUMENT for a bad tensor, mixed dtypes or a bad"]
-    #[doc = " option; DT_ERR_UNSUPPORTED for kDLCUDA tensors; DT_ERR_MISMATCH when"]
-    #[doc = " ranks disagree about the parameters or options. The result belongs to the"]
+    #[doc = " option, parameters that mix host and device memory or sit on a device"]
+    #[doc = " other than the communicator's; DT_ERR_UNSUPPORTED for kDLCUDA tensors in"]
+    #[doc = " a build or on a machine without CUDA, or on a communicator without a CUDA"]
+    #[doc = " device; DT_ERR_MISMATCH when ranks disagree about the parameters or"]
+    #[doc = " options. The result belongs to the"]
     #[doc = " caller."]
     pub fn dt_zero_create(
         out: *mut *mut dt_zero,
@@ -2128,7 +2153,8 @@ extern "C" {
 }
 extern "C" {
     #[doc = " Fills `out` with parameter `index`'s full tensor (its registered dtype and"]
-    #[doc = " shape, compact, host memory owned by `z`). Stage 3: only while its unit is"]
+    #[doc = " shape, compact, memory owned by `z` where the parameters are: host"]
+    #[doc = " memory, or kDLCUDA on their device). Stage 3: only while its unit is"]
     #[doc = " gathered and waited for, DT_ERR_INVALID_USAGE otherwise."]
     pub fn dt_zero_parameter(z: *mut dt_zero, index: usize, out: *mut DLTensor) -> dt_status;
 }
