@@ -23,6 +23,7 @@ from ._comm import Comm, P2POp
 from ._request import Request
 from ._optim import Optimizer, StepInfo
 from ._ddp import DDP, broadcast_parameters
+from ._device_array import DeviceArray
 from ._zero import Zero, ZeroMemory
 from ._mesh import Mesh
 from . import _tp as tp
@@ -49,7 +50,8 @@ __version__ = "%d.%d.%d" % version()
 
 __all__ = [
     "Comm", "P2POp", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
-    "Zero", "ZeroMemory", "Mesh", "tp", "PipelineSchedule", "PipelineAction", "PipelineKind", "PipelineActionKind",
+    "Zero", "ZeroMemory", "DeviceArray",
+    "Mesh", "tp", "PipelineSchedule", "PipelineAction", "PipelineKind", "PipelineActionKind",
     "Pipeline", "PipelineStepInfo",
     "MoeOptions", "MoePlan", "MoeScoring", "MoeDropPolicy", "moe_route", "moe_route_backward",
     "moe_balance_loss", "moe_z_loss", "MoeActivation", "moe_experts_forward", "moe_experts_backward",

@@ -10,8 +10,10 @@ import os
 import numpy as np
 
 from . import _capi
+from ._comm import _stream
 from ._constants import Status
 from ._ddp import _Refusal, _index, _int64, _sync_off
+from ._device_array import DeviceArray
 from ._errors import InternalError, InvalidArgumentError
 from ._handle import _Handle
 from ._optim import StepInfo, _options
@@ -21,7 +23,7 @@ try:  # numpy has no bfloat16 of its own; ml_dtypes brings one where installed.
 except ImportError:
     _bfloat16 = None
 
-_KDL_CPU, _KDL_CUDA_HOST = 1, 3
+_KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST = 1, 2, 3
 _KDL_FLOAT, _KDL_BFLOAT = 2, 4
 
 # The keyword arguments Zero passes on to the optimizer (those of dtrain.Optimizer).
@@ -57,9 +59,9 @@ class Zero(_Handle):
 
     The Zero owns the model's parameters and gradients: ``params`` (numpy
     arrays, torch tensors or anything with ``__dlpack__`` or the buffer
-    protocol; all float32, all float16 or all bfloat16, in host memory) are
-    only read here, and rank 0's values become every rank's. What each rank
-    keeps (see dtrain/zero.h):
+    protocol; all float32, all float16 or all bfloat16) are only read here,
+    and rank 0's values become every rank's. What each rank keeps (see
+    dtrain/zero.h):
 
     - stage 0: everything, like DDP plus an optimizer;
     - stage 1: full parameters and gradients, 1/N of the optimizer state;
@@ -89,7 +91,19 @@ class Zero(_Handle):
         info = z.step()
 
     The same loop runs unchanged on every stage: in stages 0-2 gathering and
-    releasing return at once. Creation, :meth:`wait`, :meth:`step`,
+    releasing return at once.
+
+    CUDA: when ``params`` are CUDA tensors (torch, cupy) on the communicator's
+    device, the Zero keeps everything on that device, and :meth:`parameter`
+    and :meth:`gradient` return :class:`dtrain.DeviceArray` objects, which
+    ``torch.from_dlpack`` (or cupy's) turns into tensors over the same memory.
+    ``stream`` is the stream the trainer reads parameters and writes
+    gradients on (None: the legacy default stream; a torch or cupy stream
+    object, or a DLPack stream number): work queued there after
+    :meth:`gradient` sees the zeroed buffer, a unit's reduction reads its
+    gradients after the work queued there when its last gradient is marked,
+    and :meth:`gather_wait`, :meth:`wait` and :meth:`step` return with their
+    results in place for any stream (dtrain/zero.h, "CUDA streams"). Creation, :meth:`wait`, :meth:`step`,
     :meth:`save`, :meth:`load` and gathers are collective: every rank calls
     them in the same order, with the same parameter shapes and options (or
     every rank raises :class:`dtrain.MismatchError`). ``close()`` frees the
@@ -99,7 +113,7 @@ class Zero(_Handle):
     _noun = "Zero"
 
     def __init__(self, comm, params, optimizer=None, *, stage=1, bucket_bytes=None, unit_sizes=None,
-                 prefetch=True, **optimizer_options):
+                 prefetch=True, stream=None, **optimizer_options):
         params = list(params)
         refusal = _Refusal()
         # Stand-ins a rank passes for what it cannot convert: the library
@@ -108,6 +122,8 @@ class Zero(_Handle):
                              _refused_optimizer_options())
         opts = refusal.take(lambda: _zero_options(stage, bucket_bytes, unit_sizes, prefetch),
                             _refused_zero_options())
+        streams = refusal.take(lambda: _stream(stream), None)
+        exported, opts.stream = streams or (None, None)
 
         self._handle = None
         self._comm = comm
@@ -116,8 +132,10 @@ class Zero(_Handle):
         tensors = []
         try:
             for i, p in enumerate(params):
-                # None (a NULL tensor) stands for an array this rank cannot pass.
-                tensors.append(refusal.take(lambda: _capi.Tensor(p, False, f"params[{i}]"), None))
+                # None (a NULL tensor) stands for an array this rank cannot pass,
+                # or must not export, lacking the stream to give it.
+                tensors.append(None if streams is None else
+                               refusal.take(lambda: _capi.Tensor(p, False, f"params[{i}]", exported), None))
             self._handle = refusal.call(lambda: _capi.dt_zero_create(comm._live(), tensors, optim, opts),
                                         _capi.dt_zero_destroy)
         except BaseException:
@@ -134,6 +152,8 @@ class Zero(_Handle):
     def parameter(self, index):
         """Parameter ``index``'s full values, as a numpy array over the Zero's own memory (no copy).
 
+        On a CUDA device, a :class:`dtrain.DeviceArray` over that memory instead.
+
         In stage 3 the parameter's unit must be gathered and waited for
         (:meth:`gather_wait` or ``with z.unit(u)``), and the array is valid
         only until that unit's :meth:`release`; in stages 0-2 it stays valid
@@ -147,6 +167,8 @@ class Zero(_Handle):
 
     def gradient(self, index):
         """The array parameter ``index``'s gradient is added into in this micro-step (no copy).
+
+        On a CUDA device, a :class:`dtrain.DeviceArray` over that memory instead.
 
         Add to it (``g += ...``), then :meth:`mark_ready`. It holds zeros at
         the start of a step (stages 0-1) or of a micro-step (stages 2-3). In
@@ -295,7 +317,9 @@ class Zero(_Handle):
 
     def _view(self, description):
         """A numpy array over the memory a dt_zero_parameter/gradient description names."""
-        data, device_type, _, code, bits, lanes, shape, strides, byte_offset = description
+        data, device_type, device_id, code, bits, lanes, shape, strides, byte_offset = description
+        if device_type == _KDL_CUDA and lanes == 1:
+            return DeviceArray(self, data + byte_offset, device_id, (code, bits), shape)
         if device_type not in (_KDL_CPU, _KDL_CUDA_HOST) or lanes != 1:
             raise InternalError(Status.ERR_INTERNAL,
                                 f"the library described a tensor this binding cannot view "
