@@ -1,9 +1,11 @@
-"""What benchmarks/torch_ddp/compare.py and benchmarks/torch_zero/compare.py share.
+"""What the PyTorch comparisons (benchmarks/torch_*/compare.py) share.
 
-Both train the example model (examples/c/mlp) twice in one run, under a torch
-data-parallel wrapper over gloo and under libdtrain, on the same batches.
-Import this before numpy and torch: it limits BLAS and OpenMP to one thread
-per rank, which they read when they load.
+Each runs one job twice in one run, under torch over gloo and under
+libdtrain, with the same inputs: joining both (start), and writing the
+results (write_json, finish). torch_ddp and torch_zero also share the example
+model (examples/c/mlp) and its training loop. Import this before numpy and
+torch: it limits BLAS and OpenMP to one thread per rank, which they read when
+they load.
 """
 
 import argparse
@@ -55,12 +57,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(args, wrapper):
+def start(refuse=lambda world: None):
     """This rank's dtrain.Comm, rank 0's print, torch and torch.distributed joined over gloo.
 
-    Exits (0) where PyTorch is not installed. `wrapper` names torch's
-    data-parallel wrapper, which averages the ranks uniformly: the batch must
-    split evenly.
+    Exits (0) where PyTorch is not installed. `refuse(world)` says what about
+    the options does not fit `world` ranks (None when they fit); the script
+    then exits with that message.
     """
     comm = dtrain.Comm()
     rank, world = comm.rank, comm.size
@@ -71,9 +73,9 @@ def start(args, wrapper):
     except ImportError:
         say("compare.py: PyTorch is not installed (pip install torch); skipping the comparison")
         sys.exit(0)
-    if args.batch % world:
-        sys.exit(f"compare.py: --batch {args.batch} must split evenly over {world} ranks "
-                 f"({wrapper} averages ranks uniformly)")
+    problem = refuse(world)
+    if problem:
+        sys.exit(f"compare.py: {problem}")
     torch.set_num_threads(1)
 
     # torch's own rendezvous, on a port rank 0 picks and broadcasts through libdtrain.
@@ -81,6 +83,12 @@ def start(args, wrapper):
     comm.broadcast(port, root=0)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{int(port[0])}", rank=rank, world_size=world)
     return comm, say, torch, dist
+
+
+def even_batch(args, wrapper):
+    """start()'s `refuse` for torch's data-parallel `wrapper`, which averages ranks uniformly."""
+    return lambda world: (f"--batch {args.batch} must split evenly over {world} ranks "
+                          f"({wrapper} averages ranks uniformly)" if args.batch % world else None)
 
 
 def initial_params(dims, seed):
@@ -164,13 +172,18 @@ def say_ratio(say, torch_ms, dtrain_ms):
         f"({'dtrain faster' if dtrain_ms < torch_ms else 'torch faster'})")
 
 
-def finish(args, comm, dist, say, dtrain_side, results):
-    """Writes `results` to --json (rank 0), then closes dtrain's side, torch's process group and `comm`."""
+def write_json(args, comm, say, results):
+    """Writes `results` to --json (rank 0)."""
     if comm.rank == 0 and args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
         say(f"# results written to {args.json}")
 
-    dtrain_side.close()
+
+def finish(args, comm, dist, say, results, *closing):
+    """write_json(), then closes `closing` (dtrain's sides), torch's process group and `comm`."""
+    write_json(args, comm, say, results)
+    for side in closing:
+        side.close()
     dist.destroy_process_group()
     comm.close()

@@ -38,7 +38,6 @@ load average before and after, and writes --json.
 """
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -140,21 +139,10 @@ def worst_difference(side, reference, comm):
 
 def main():
     args = parse_args()
-    comm = dtrain.Comm()
+    comm, say, torch, dist = common.start(
+        lambda world: args.seq % (2 * world) and f"--seq {args.seq} must be divisible by 2 x {world} ranks "
+                                                 "(the zigzag layout)")
     rank, world = comm.rank, comm.size
-    say = print if rank == 0 else (lambda *a, **k: None)
-    if args.seq % (2 * world):
-        sys.exit(f"compare.py: --seq {args.seq} must be divisible by 2 x {world} ranks (the zigzag layout)")
-    try:
-        import torch
-        import torch.distributed as dist
-    except ImportError:
-        say("compare.py: PyTorch is not installed (pip install torch); skipping the comparison")
-        return 0
-    torch.set_num_threads(1)
-    port = np.array([common.free_port() if rank == 0 else 0], dtype=np.int64)
-    comm.broadcast(port, root=0)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{int(port[0])}", rank=rank, world_size=world)
     context_parallel = probe_context_parallel(torch, world, args.heads, args.head_dim)
     say(f"# torch context_parallel on CPU over gloo: {context_parallel}")
     load_before = os.getloadavg()
@@ -203,20 +191,14 @@ def main():
         say(f"{name:14} {ranks:5d} {ms:10.1f} {torch_ms / ms:8.2f}x")
     say(f"dtrain ring / dtrain whole: {ring_ms / whole_ms:.3f}; dtrain ring / torch: {ring_ms / torch_ms:.3f}")
     say(f"load average (1 min) {load_before[0]:.1f} before, {load_after[0]:.1f} after, on {os.cpu_count()} cores")
-    if rank == 0 and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"benchmark": "cp_attention", "cp": world, "seq": args.seq, "heads": args.heads,
-                       "head_dim": args.head_dim, "causal": True, "layout": "zigzag", "torch": torch.__version__,
-                       "torch_context_parallel": context_parallel, "torch_ms": torch_ms,
-                       "dtrain_whole_ms": whole_ms, "dtrain_ring_ms": ring_ms,
-                       "relative_difference": float(checked[0]), "steps": args.steps, "rounds": args.rounds,
-                       "load_average": {"before": load_before[0], "after": load_after[0]},
-                       "cores": os.cpu_count()}, f, indent=2)
-        say(f"# results written to {args.json}")
-    if alone is not None:
-        alone.close()
-    dist.destroy_process_group()
-    comm.close()
+    common.finish(args, comm, dist, say,
+                  {"benchmark": "cp_attention", "cp": world, "seq": args.seq, "heads": args.heads,
+                   "head_dim": args.head_dim, "causal": True, "layout": "zigzag", "torch": torch.__version__,
+                   "torch_context_parallel": context_parallel, "torch_ms": torch_ms,
+                   "dtrain_whole_ms": whole_ms, "dtrain_ring_ms": ring_ms,
+                   "relative_difference": float(checked[0]), "steps": args.steps, "rounds": args.rounds,
+                   "load_average": {"before": load_before[0], "after": load_after[0]},
+                   "cores": os.cpu_count()}, *([alone] if alone is not None else []))
     return 0
 
 

@@ -90,7 +90,7 @@ class DtrainSide:
 
 def main():
     args = parse_args()
-    comm, say, torch, dist = common.start(args, "torch DDP")
+    comm, say, torch, dist = common.start(common.even_batch(args, "torch DDP"))
     rank, world = comm.rank, comm.size
 
     dims = common.dims(args)
@@ -118,7 +118,7 @@ def main():
     say(f"{'torch':8} {torch_ms:10.3f} {final_loss['torch']:11.4f}")
     say(f"{'dtrain':8} {dtrain_ms:10.3f} {final_loss['dtrain']:11.4f}   (of which {wait_ms:.3f} ms in wait)")
     common.say_ratio(say, torch_ms, dtrain_ms)
-    common.finish(args, comm, dist, say, sides[1],
+    common.finish(args, comm, dist, say,
                   {"benchmark": "ddp_vs_torch", "world_size": world, "torch": torch.__version__,
                    "library": dtrain.build_info(), "dims": dims, "batch": args.batch,
                    "bucket_bytes": args.bucket_kib * 1024,
@@ -126,7 +126,7 @@ def main():
                    "steps": args.steps, "rounds": args.rounds,
                    "torch_step_ms": torch_ms, "dtrain_step_ms": dtrain_ms, "dtrain_wait_ms": wait_ms,
                    "ratio": dtrain_ms / torch_ms,
-                   "final_loss": final_loss})
+                   "final_loss": final_loss}, sides[1])
     return 0
 
 

@@ -41,7 +41,6 @@ resident memory.
 """
 
 import argparse
-import json
 import math
 import os
 import resource
@@ -52,8 +51,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch_common as common  # noqa: E402  (first: it sets the thread counts numpy and torch read)
 
 import numpy as np  # noqa: E402
-
-import dtrain  # noqa: E402
 
 VOCAB_PAD = 8  # train_gpt pads the vocabulary to a multiple of this
 
@@ -158,26 +155,19 @@ def tp_plan(stage):
     return plan, split
 
 
+def refusal(args, world):
+    """What about the mesh options does not fit `world` ranks, or None."""
+    if args.dp * args.tp * args.pp != world:
+        return f"--dp {args.dp} x --tp {args.tp} x --pp {args.pp} is not the world's {world} ranks"
+    if args.layers % args.pp or args.heads % args.tp or args.batch % (args.dp * args.microbatches):
+        return "--pp must divide --layers, --tp --heads, --dp x --microbatches --batch"
+    return None
+
+
 def main():
     args = parse_args()
-    comm = dtrain.Comm()
-    rank, world = comm.rank, comm.size
-    say = print if rank == 0 else (lambda *a, **k: None)
-    try:
-        import torch
-        import torch.distributed as dist
-    except ImportError:
-        say("compare.py: PyTorch is not installed (pip install torch); skipping the comparison")
-        return 0
-    if args.dp * args.tp * args.pp != world:
-        sys.exit(f"compare.py: --dp {args.dp} x --tp {args.tp} x --pp {args.pp} is not the world's {world} ranks")
-    if args.layers % args.pp or args.heads % args.tp or args.batch % (args.dp * args.microbatches):
-        sys.exit("compare.py: --pp must divide --layers, --tp --heads, --dp x --microbatches --batch")
-    torch.set_num_threads(1)
+    comm, say, torch, dist = common.start(lambda world: refusal(args, world))
     torch.manual_seed(args.seed)
-    port = np.array([common.free_port() if rank == 0 else 0], dtype=np.int64)
-    comm.broadcast(port, root=0)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{int(port[0])}", rank=rank, world_size=world)
 
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.pipelining import PipelineStage, Schedule1F1B
@@ -270,16 +260,12 @@ def main():
     rate = tokens / seconds if seconds > 0 else 0.0
     say(f"summary: {rate:.0f} tokens/s over steps 2-{args.steps} (torch, dp {args.dp} x tp {args.tp} x pp {args.pp}, "
         f"1F1B, {args.microbatches} micro-batches); peak resident memory of a rank {peak[0]:.0f} MiB")
-    if rank == 0 and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"benchmark": "gpt", "side": "torch", "dp": args.dp, "tp": args.tp, "pp": args.pp,
-                       "schedule": "1f1b", "microbatches": args.microbatches, "layers": args.layers,
-                       "hidden": args.hidden, "heads": args.heads, "seq": args.seq, "batch": args.batch,
-                       "vocab": vocab, "steps": args.steps, "tokens_per_s": rate, "final_loss": loss,
-                       "peak_rss_mib": float(peak[0])}, f, indent=2)
-        say(f"# results written to {args.json}")
-    dist.destroy_process_group()
-    comm.close()
+    common.finish(args, comm, dist, say,
+                  {"benchmark": "gpt", "side": "torch", "dp": args.dp, "tp": args.tp, "pp": args.pp,
+                   "schedule": "1f1b", "microbatches": args.microbatches, "layers": args.layers,
+                   "hidden": args.hidden, "heads": args.heads, "seq": args.seq, "batch": args.batch,
+                   "vocab": vocab, "steps": args.steps, "tokens_per_s": rate, "final_loss": loss,
+                   "peak_rss_mib": float(peak[0])})
     return 0
 
 

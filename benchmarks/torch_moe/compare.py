@@ -21,7 +21,6 @@ thread per rank.
 """
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -107,21 +106,9 @@ class TorchSide:
 
 def main():
     args = parse_args()
-    comm = dtrain.Comm()
+    comm, say, torch, dist = common.start(
+        lambda world: args.experts % world and f"--experts {args.experts} must be a multiple of the {world} ranks")
     rank, world = comm.rank, comm.size
-    say = print if rank == 0 else (lambda *a, **k: None)
-    try:
-        import torch
-        import torch.distributed as dist
-    except ImportError:
-        say("compare.py: PyTorch is not installed (pip install torch); skipping the comparison")
-        return
-    if args.experts % world:
-        sys.exit(f"compare.py: --experts {args.experts} must be a multiple of the {world} ranks")
-    torch.set_num_threads(1)
-    port = np.array([common.free_port() if rank == 0 else 0], dtype=np.int64)
-    comm.broadcast(port, root=0)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{int(port[0])}", rank=rank, world_size=world)
 
     rng = np.random.default_rng(args.seed * 1000 + rank)
     logits = rng.standard_normal((args.tokens, args.experts), dtype=np.float32)
@@ -158,13 +145,10 @@ def main():
     say(f"torch (all_to_all_single, gloo)  {slowest['torch']:9.2f} ms")
     say(f"dtrain (plan, dispatch, combine) {slowest['dtrain']:9.2f} ms")
     say(f"dtrain / torch                   {ratio:9.3f}  (target <= 0.5)")
-    if rank == 0 and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"benchmark": "torch_moe", "ep": world, "tokens": args.tokens, "hidden": args.hidden,
-                       "experts": args.experts, "top_k": args.top_k, "torch_ms": slowest["torch"],
-                       "dtrain_ms": slowest["dtrain"], "dtrain_over_torch": ratio}, f, indent=2)
-    dist.destroy_process_group()
-    comm.close()
+    common.finish(args, comm, dist, say,
+                  {"benchmark": "torch_moe", "ep": world, "tokens": args.tokens, "hidden": args.hidden,
+                   "experts": args.experts, "top_k": args.top_k, "torch_ms": slowest["torch"],
+                   "dtrain_ms": slowest["dtrain"], "dtrain_over_torch": ratio})
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ dtrain / torch.
 """
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -132,22 +131,10 @@ class DtrainSide:
 
 def main():
     args = parse_args()
-    comm = dtrain.Comm()
+    comm, say, torch, dist = common.start(
+        lambda world: (world < 2 or args.layers % world or args.batch % args.microbatches)
+        and f"needs 2 ranks or more, --layers a multiple of the {world} ranks and --batch a multiple of --microbatches")
     rank, world = comm.rank, comm.size
-    say = print if rank == 0 else (lambda *a, **k: None)
-    try:
-        import torch
-        import torch.distributed as dist
-    except ImportError:
-        say("compare.py: PyTorch is not installed (pip install torch); skipping the comparison")
-        return
-    if world < 2 or args.layers % world or args.batch % args.microbatches:
-        sys.exit(f"compare.py: needs 2 ranks or more, --layers a multiple of the {world} ranks and --batch "
-                 f"a multiple of --microbatches")
-    torch.set_num_threads(1)
-    port = np.array([common.free_port() if rank == 0 else 0], dtype=np.int64)
-    comm.broadcast(port, root=0)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{int(port[0])}", rank=rank, world_size=world)
 
     g = torch.Generator().manual_seed(args.seed + 1)
     x = torch.rand(args.batch, args.width, generator=g) * 2 - 1
@@ -178,13 +165,10 @@ def main():
     say(f"torch (Schedule1F1B, gloo)  {slowest['torch']:9.1f} ms")
     say(f"dtrain (Pipeline, 1f1b)     {slowest['dtrain']:9.1f} ms")
     say(f"dtrain / torch              {ratio:9.3f}  (target <= 0.8)")
-    if rank == 0 and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"benchmark": "torch_pipe", "stages": world, "layers": args.layers, "width": args.width,
-                       "batch": args.batch, "microbatches": args.microbatches, "torch_ms": slowest["torch"],
-                       "dtrain_ms": slowest["dtrain"], "dtrain_over_torch": ratio}, f, indent=2)
-    dist.destroy_process_group()
-    comm.close()
+    common.finish(args, comm, dist, say,
+                  {"benchmark": "torch_pipe", "stages": world, "layers": args.layers, "width": args.width,
+                   "batch": args.batch, "microbatches": args.microbatches, "torch_ms": slowest["torch"],
+                   "dtrain_ms": slowest["dtrain"], "dtrain_over_torch": ratio})
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ GFLOP/s per rank (12 T H F / tp floating-point operations a step).
 """
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -117,19 +116,8 @@ class DtrainSide:
 
 def main():
     args = parse_args()
-    comm = dtrain.Comm()
-    rank, world = comm.rank, comm.size
-    say = print if rank == 0 else (lambda *a, **k: None)
-    try:
-        import torch
-        import torch.distributed as dist
-    except ImportError:
-        say("compare.py: PyTorch is not installed (pip install torch); skipping the comparison")
-        return 0
-    torch.set_num_threads(1)
-    port = common.np.array([common.free_port() if rank == 0 else 0], dtype=common.np.int64)
-    comm.broadcast(port, root=0)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{int(port[0])}", rank=rank, world_size=world)
+    comm, say, torch, dist = common.start()
+    world = comm.size
 
     full = full_block(torch, args)
     sides = [TorchSide(torch, full, world), DtrainSide(torch, comm, full)]
@@ -162,15 +150,11 @@ def main():
     for name, ms in (("torch", torch_ms), ("dtrain", dtrain_ms)):
         say(f"{name:8} {ms:10.1f} {flops / ms / 1e6:18.1f}")
     common.say_ratio(say, torch_ms, dtrain_ms)
-    if rank == 0 and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"benchmark": "tp_mlp_block", "tp": world, "tokens": args.tokens, "hidden": args.hidden,
-                       "ffn": args.ffn, "torch_ms": torch_ms, "dtrain_ms": dtrain_ms,
-                       "gflops_per_rank": {"torch": flops / torch_ms / 1e6, "dtrain": flops / dtrain_ms / 1e6},
-                       "relative_difference": difference}, f, indent=2)
-        say(f"# results written to {args.json}")
-    dist.destroy_process_group()
-    comm.close()
+    common.finish(args, comm, dist, say,
+                  {"benchmark": "tp_mlp_block", "tp": world, "tokens": args.tokens, "hidden": args.hidden,
+                   "ffn": args.ffn, "torch_ms": torch_ms, "dtrain_ms": dtrain_ms,
+                   "gflops_per_rank": {"torch": flops / torch_ms / 1e6, "dtrain": flops / dtrain_ms / 1e6},
+                   "relative_difference": difference})
     return 0
 
 

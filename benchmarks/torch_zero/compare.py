@@ -171,7 +171,7 @@ def sharded_model(torch, zero, layers):
 
 def main():
     args = parse_args()
-    comm, say, torch, dist = common.start(args, "torch FSDP")
+    comm, say, torch, dist = common.start(common.even_batch(args, "torch FSDP"))
     rank, world = comm.rank, comm.size
 
     dims = common.dims(args)
@@ -224,13 +224,13 @@ def main():
                 f"{m['optimizer_state'] / 1024:10.1f} {m['total'] / 1024:9.1f} {m['total'] / formula:7.4f} {peak}")
     say("torch: its flat parameter shards, their gradients and AdamW's state tensors (step counters included); "
         "dtrain: dt_zero_memory_usage, whose total also counts communication buffers")
-    common.finish(args, comm, dist, say, sides[1],
+    common.finish(args, comm, dist, say,
                   {"benchmark": "zero_vs_torch_fsdp", "world_size": world, "torch": torch.__version__,
                    "library": dtrain.build_info(), "dims": dims, "parameters": psi, "dtype": "float32",
                    "batch": args.batch, "steps": args.steps, "rounds": args.rounds, "warmup": args.warmup,
                    "torch_step_ms": torch_ms, "dtrain_step_ms": dtrain_ms, "dtrain_wait_ms": wait_ms,
                    "ratio": dtrain_ms / torch_ms, "loss": loss,
-                   "formula": "16Ψ/N", "formula_bytes": formula, "memory": per_rank})
+                   "formula": "16Ψ/N", "formula_bytes": formula, "memory": per_rank}, sides[1])
     return 0
 
 

@@ -20,6 +20,7 @@
 #include "parallel/zero/layout.hpp"
 #include "plan/report.hpp"
 #include "plan/search.hpp"
+#include "zero_memory.hpp"
 
 using dtrain::capi::entry;
 using dtrain::capi::require;
@@ -38,7 +39,6 @@ constexpr std::size_t kConfigSizes[] = {0, sizeof(dt_plan_config)};
 constexpr std::size_t kEstimateSizes[] = {0, sizeof(dt_plan_estimate)};
 constexpr std::size_t kSummarySizes[] = {0, sizeof(dt_plan_summary)};
 constexpr std::size_t kRejectionSizes[] = {0, sizeof(dt_plan_rejection)};
-constexpr std::size_t kMemorySizes[] = {0, sizeof(dt_zero_memory)};
 
 constexpr dt_plan_model kDefaultModel = DT_PLAN_MODEL_INIT;
 constexpr dt_plan_options kDefaultOptions = DT_PLAN_OPTIONS_INIT;
@@ -341,7 +341,7 @@ DT_API dt_status dt_plan_zero_memory(const int64_t* unit_elements, size_t units,
   return entry([&] {
     require(unit_elements, "unit_elements");
     require(out, "out");
-    dtrain::check_output_version(out->version, kMemorySizes, "out", "DT_ZERO_MEMORY_INIT");
+    dtrain::capi::check_zero_memory(out);
     if (units == 0) invalid("units is 0");
     if (stage < 0 || stage > 3) invalid("stage " + std::to_string(stage) + " is not 0-3");
     if (ranks < 1) invalid("ranks is " + std::to_string(ranks) + "; it must be >= 1");
@@ -360,14 +360,8 @@ DT_API dt_status dt_plan_zero_memory(const int64_t* unit_elements, size_t units,
     // the units' element counts.
     const dtrain::parallel::zero::Layout layout(counts, std::vector<std::size_t>(units, 1), stage == 0 ? 1 : ranks,
                                                 stage == 0 ? 0 : rank);
-    const auto usage = dtrain::parallel::zero::footprint(layout, stage, *type, dtrain::optim::state_buffers(config));
-    out->parameters = usage.parameters;
-    out->gradients = usage.gradients;
-    out->optimizer_state = usage.optimizer_state;
-    out->master_weights = usage.master_weights;
-    out->communication = usage.communication;
-    out->padding = usage.padding;
-    out->peak = usage.peak;
+    dtrain::capi::write_zero_memory(
+        dtrain::parallel::zero::footprint(layout, stage, *type, dtrain::optim::state_buffers(config)), out);
   });
 }
 

@@ -25,6 +25,7 @@
 #include "parallel/zero/zero.hpp"
 #include "refusal.hpp"
 #include "step_info.hpp"
+#include "zero_memory.hpp"
 
 using dtrain::capi::entry;
 using dtrain::capi::require;
@@ -40,9 +41,8 @@ struct dt_zero {
 
 namespace {
 
-// Size of each released version of dt_zero_options and dt_zero_memory; index = version.
+// Size of each released version of dt_zero_options; index = version.
 constexpr std::size_t kOptionsSizes[] = {0, offsetof(dt_zero_options, stream), sizeof(dt_zero_options)};
-constexpr std::size_t kMemorySizes[] = {0, sizeof(dt_zero_memory)};
 
 constexpr dt_zero_options kDefaultOptions = DT_ZERO_OPTIONS_INIT;
 
@@ -202,16 +202,8 @@ DT_API dt_status dt_zero_memory_usage(const dt_zero* z, dt_zero_memory* out) {
   return entry([&] {
     require(z, "z");
     require(out, "out");
-    dtrain::check_output_version(out->version, kMemorySizes, "out", "DT_ZERO_MEMORY_INIT");
-    const zero::MemoryUsage usage = z->impl->memory_usage();
-    // Version 1 is every field there is so far.
-    out->parameters = usage.parameters;
-    out->gradients = usage.gradients;
-    out->optimizer_state = usage.optimizer_state;
-    out->master_weights = usage.master_weights;
-    out->communication = usage.communication;
-    out->padding = usage.padding;
-    out->peak = usage.peak;
+    dtrain::capi::check_zero_memory(out);
+    dtrain::capi::write_zero_memory(z->impl->memory_usage(), out);
   });
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,7 @@ class FakeShard {
     weights_.assign(static_cast<std::size_t>(total), fill);
     state_.assign(static_cast<std::size_t>(state_buffers), std::vector<float>(static_cast<std::size_t>(total), fill));
 
+    view_.queue = queue_.get();
     view_.stage = 2;
     view_.dtype = DType::bf16;
     view_.kind = optim::Kind::adamw;
@@ -114,6 +116,7 @@ class FakeShard {
   std::vector<std::pair<std::int64_t, std::int64_t>> spans_;
   std::vector<float> weights_;
   std::vector<std::vector<float>> state_;
+  std::shared_ptr<device::Queue> queue_ = device::make_host_queue();  // the runs are host memory
   CheckpointView view_;
 };
 

@@ -271,5 +271,4 @@ def zero_memory(unit_elements, stage, ranks, rank=0, dtype="bfloat16", kind="ada
                                    f"dtype: {dtype!r} is not one of {', '.join(map(repr, _DTYPES))}")
     m = _capi.dt_plan_zero_memory(list(unit_elements), int(stage), int(ranks), int(rank), _DTYPES[dtype],
                                   _options(kind, **optimizer))
-    return ZeroMemory(m.parameters, m.gradients, m.optimizer_state, m.master_weights, m.communication,
-                      m.padding, m.peak)
+    return ZeroMemory._from_c(m)

@@ -53,6 +53,12 @@ class ZeroMemory:
         return (self.parameters + self.gradients + self.optimizer_state + self.master_weights
                 + self.communication)
 
+    @classmethod
+    def _from_c(cls, m):
+        """The figures of a dt_zero_memory the library filled."""
+        return cls(m.parameters, m.gradients, m.optimizer_state, m.master_weights, m.communication,
+                   m.padding, m.peak)
+
 
 class Zero(_Handle):
     """Trains ``params`` with an optimizer over the ranks of ``comm``, sharding by ZeRO ``stage``.
@@ -274,9 +280,7 @@ class Zero(_Handle):
 
     def memory(self):
         """The bytes this rank holds now and at its peak, as a :class:`ZeroMemory`."""
-        m = _capi.dt_zero_memory_usage(self._live())
-        return ZeroMemory(m.parameters, m.gradients, m.optimizer_state, m.master_weights,
-                          m.communication, m.padding, m.peak)
+        return ZeroMemory._from_c(_capi.dt_zero_memory_usage(self._live()))
 
     def save(self, directory):
         """Writes a checkpoint into ``directory`` (created if missing). Collective; between steps."""

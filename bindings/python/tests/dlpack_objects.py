@@ -4,6 +4,9 @@ import ctypes
 
 import numpy as np
 
+# The binding's own DLPack structures, enough to produce a capsule by hand.
+from dtrain._device_array import _Deleter, _DLDataType, _DLDevice, _DLManagedTensor
+
 
 class DLPackOnly:
     """Wraps a numpy array and exposes nothing but its __dlpack__."""
@@ -17,29 +20,6 @@ class DLPackOnly:
     def __dlpack_device__(self):
         return self._array.__dlpack_device__()
 
-
-# DLPack 0.6 structures, enough to produce a capsule by hand.
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int),
-                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
-
-
-class _DLManagedTensor(ctypes.Structure):
-    pass
-
-
-_Deleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
-_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p),
-                             ("deleter", _Deleter)]
 
 _capsule_new = ctypes.pythonapi.PyCapsule_New
 _capsule_new.restype = ctypes.py_object

@@ -1,7 +1,6 @@
 #include "parallel/zero/checkpoint.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <system_error>
@@ -64,12 +63,7 @@ std::vector<std::int64_t> layout_shape(const common::TensorLayout& layout) { ret
 
 // Copies `count` floats between a run's memory and host memory.
 void copy_floats(const CheckpointView& view, float* dst, const float* src, std::int64_t count) {
-  const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(float);
-  if (view.queue != nullptr) {
-    view.queue->copy(dst, src, bytes);
-  } else if (bytes > 0) {
-    std::memcpy(dst, src, bytes);
-  }
+  view.queue->copy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
 }
 
 ShardData gather_shard(const CheckpointView& view, int rank, int world) {
@@ -90,7 +84,7 @@ ShardData gather_shard(const CheckpointView& view, int rank, int world) {
       copy_floats(view, state.data() + at, run.state[b], run.count);
     }
   }
-  if (view.queue != nullptr) view.queue->synchronize();
+  view.queue->synchronize();
   return shard;
 }
 
@@ -275,7 +269,7 @@ RestoredCounters load_checkpoint(comm::Communicator& comm, const CheckpointView&
     offset += n;
   }
   // The copies read `needed`, which goes when this returns.
-  if (into.queue != nullptr) into.queue->synchronize();
+  into.queue->synchronize();
   return {metadata.steps, metadata.scaler};
 }
 

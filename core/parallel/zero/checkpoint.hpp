@@ -56,8 +56,7 @@ struct CheckpointView {
   std::vector<ShardRun> runs;                        // ascending global_first, disjoint, padding excluded
   std::int64_t steps = 0;
   optim::LossScalerState scaler;
-  // The runs' memory, which saves copy out of and loads into through it;
-  // nullptr: host memory.
+  // The runs' memory, which saves copy out of and loads into through it.
   device::Queue* queue = nullptr;
 };
 

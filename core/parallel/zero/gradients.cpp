@@ -44,6 +44,9 @@ TrackedBuffer& GradientReduction::full_buffer(std::size_t u) {
   if (!full.allocated()) {
     const Unit& unit = layout_.unit(u);
     full = TrackedBuffer(ledger_, queue_, Purpose::communication, dtype_, unit.padded, unit.padding());
+    // The trainer adds into it after the zeroing. Buffers that live for the
+    // whole step are zeroed by the step, which returns once that has run.
+    queue_.signal(trainer_stream_);
   }
   return full;
 }
@@ -64,10 +67,7 @@ TensorView GradientReduction::gradient(std::size_t param) {
   // Units whose reduction has finished give their buffers back before
   // another is allocated, so that backward holds as few as it can.
   finish_done();
-  const TensorView view = full_buffer(place.unit).view(place.offset, place.count);
-  // The trainer adds into it after the zeroing (and any earlier reduction).
-  queue_.signal(trainer_stream_);
-  return view;
+  return full_buffer(place.unit).view(place.offset, place.count);
 }
 
 void GradientReduction::mark_ready(std::size_t param) {

@@ -15,7 +15,6 @@ namespace dtrain::parallel::zero {
 // What creation learnt from the arguments once every rank accepted them.
 struct Zero::Accepted {
   DType dtype = DType::f32;
-  TensorView place;  // where the parameters are (host memory when refused)
   std::vector<TensorView> views;
   std::vector<std::vector<std::int64_t>> shapes;
   std::vector<std::int64_t> counts;
@@ -79,7 +78,6 @@ Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* 
       layouts.push_back(std::move(param.layout));
     }
     comm.check_placement(accepted.views[0], "params[0]");
-    accepted.place = accepted.views[0];
   } catch (...) {
     failure = std::current_exception();
   }
@@ -112,7 +110,8 @@ Zero::Zero(comm::Communicator& comm, const optim::Config& config, const Options&
       // Stage 0 shards nothing: one shard, the whole unit, on every rank.
       layout_(accepted.counts, accepted.unit_sizes, stage_ == 0 ? 1 : comm.size(), stage_ == 0 ? 0 : comm.rank()),
       trainer_stream_(options.stream),
-      queue_(device::make_queue(accepted.place)),
+      // Every rank accepted the parameters, so there is a first one.
+      queue_(device::make_queue(accepted.views[0])),
       gradients_(comm, layout_, dtype_, stage_, ledger_, *queue_, trainer_stream_) {
   for (const Unit& unit : layout_.units()) {
     if (stage_ == 3) {

@@ -633,16 +633,7 @@ pub fn zero_memory(
     optimizer: &OptimizerOptions,
 ) -> Result<ZeroMemory> {
     let optim = optimizer.to_raw()?;
-    let mut raw = sys::dt_zero_memory {
-        version: sys::DT_ZERO_MEMORY_VERSION,
-        parameters: 0,
-        gradients: 0,
-        optimizer_state: 0,
-        master_weights: 0,
-        communication: 0,
-        padding: 0,
-        peak: 0,
-    };
+    let mut raw = ZeroMemory::raw();
     // SAFETY: the slice outlives the call; the other pointers are valid.
     check(unsafe {
         sys::dt_plan_zero_memory(
@@ -656,13 +647,5 @@ pub fn zero_memory(
             &mut raw,
         )
     })?;
-    Ok(ZeroMemory {
-        parameters: raw.parameters,
-        gradients: raw.gradients,
-        optimizer_state: raw.optimizer_state,
-        master_weights: raw.master_weights,
-        communication: raw.communication,
-        padding: raw.padding,
-        peak: raw.peak,
-    })
+    Ok(ZeroMemory::from_raw(&raw))
 }

@@ -91,6 +91,34 @@ pub struct ZeroMemory {
 }
 
 impl ZeroMemory {
+    /// A `dt_zero_memory` for the library to fill: its version set, the
+    /// figures zero.
+    pub(crate) fn raw() -> sys::dt_zero_memory {
+        sys::dt_zero_memory {
+            version: sys::DT_ZERO_MEMORY_VERSION,
+            parameters: 0,
+            gradients: 0,
+            optimizer_state: 0,
+            master_weights: 0,
+            communication: 0,
+            padding: 0,
+            peak: 0,
+        }
+    }
+
+    /// The figures of a `dt_zero_memory` the library filled.
+    pub(crate) fn from_raw(raw: &sys::dt_zero_memory) -> ZeroMemory {
+        ZeroMemory {
+            parameters: raw.parameters,
+            gradients: raw.gradients,
+            optimizer_state: raw.optimizer_state,
+            master_weights: raw.master_weights,
+            communication: raw.communication,
+            padding: raw.padding,
+            peak: raw.peak,
+        }
+    }
+
     /// What the rank holds now: the sum of the five purposes.
     pub fn total(&self) -> i64 {
         self.parameters
@@ -389,27 +417,10 @@ impl<'a, T: Element> Zero<'a, T> {
 
     /// The bytes this rank holds now, by purpose, and its peak.
     pub fn memory(&self) -> Result<ZeroMemory> {
-        let mut raw = sys::dt_zero_memory {
-            version: sys::DT_ZERO_MEMORY_VERSION,
-            parameters: 0,
-            gradients: 0,
-            optimizer_state: 0,
-            master_weights: 0,
-            communication: 0,
-            padding: 0,
-            peak: 0,
-        };
+        let mut raw = ZeroMemory::raw();
         // SAFETY: a live handle and a valid out pointer with its version set.
         check(unsafe { sys::dt_zero_memory_usage(self.as_raw(), &mut raw) })?;
-        Ok(ZeroMemory {
-            parameters: raw.parameters,
-            gradients: raw.gradients,
-            optimizer_state: raw.optimizer_state,
-            master_weights: raw.master_weights,
-            communication: raw.communication,
-            padding: raw.padding,
-            peak: raw.peak,
-        })
+        Ok(ZeroMemory::from_raw(&raw))
     }
 
     /// Writes a checkpoint into directory `dir` (created if missing): this
