@@ -1,5 +1,6 @@
-// Tensor parallelism (dtrain/tp.h): DLTensors become checked host matrices
-// here; the layers live in core/parallel/tp.
+// Tensor parallelism (dtrain/tp.h): DLTensors become checked matrices in one
+// place (host memory or one CUDA device) here; the layers live in
+// core/parallel/tp.
 #include <optional>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "parallel/tp/regions.hpp"
 #include "parallel/tp/shards.hpp"
 #include "parallel/tp/vocab.hpp"
+#include "placed_call.hpp"
 
 using dtrain::TensorView;
 using dtrain::capi::entry;
@@ -21,33 +23,56 @@ namespace {
 
 [[noreturn]] void invalid(const std::string& message) { dtrain::raise(DT_ERR_INVALID_ARGUMENT, message); }
 
-TensorView view_of(const DLTensor* tensor, const char* name) { return dtrain::check_host_tensor(tensor, name); }
+// One call's tensors, as the layers take them, and its group over `tp`.
+class Call {
+ public:
+  explicit Call(dt_comm* comm) : comm_(comm ? require(comm, "tp")->impl.get() : nullptr), placed_(comm_) {}
 
-// A tensor of two or more dimensions as rows x cols (cols: the last dimension).
-tp::Matrix matrix_of(const DLTensor* tensor, const char* name) {
-  const TensorView view = view_of(tensor, name);
-  if (tensor->ndim < 2) {
-    invalid(std::string(name) + " has " + std::to_string(tensor->ndim) + " dimensions; it needs at least 2");
+  TensorView view(const DLTensor* tensor, const char* name) { return placed_.view(tensor, name); }
+
+  // A tensor of two or more dimensions as rows x cols (cols: the last dimension).
+  tp::Matrix matrix(const DLTensor* tensor, const char* name) {
+    const TensorView v = view(tensor, name);
+    if (tensor->ndim < 2) {
+      invalid(std::string(name) + " has " + std::to_string(tensor->ndim) + " dimensions; it needs at least 2");
+    }
+    const std::int64_t cols = tensor->shape[tensor->ndim - 1];
+    return {v, cols == 0 ? 0 : v.count / cols, cols};
   }
-  const std::int64_t cols = tensor->shape[tensor->ndim - 1];
-  return {view, cols == 0 ? 0 : view.count / cols, cols};
-}
 
-// A weight for sharding: 1-D tensors are a column of rows (a bias), or a
-// single row when split by columns.
-tp::Matrix weight_of(const DLTensor* tensor, const char* name, tp::ShardKind kind) {
-  if (require(tensor, name)->ndim != 1) return matrix_of(tensor, name);
-  const TensorView view = view_of(tensor, name);
-  return kind == tp::ShardKind::columns ? tp::Matrix{view, 1, view.count} : tp::Matrix{view, view.count, 1};
-}
+  // A weight for sharding: 1-D tensors are a column of rows (a bias), or a
+  // single row when split by columns.
+  tp::Matrix weight(const DLTensor* tensor, const char* name, tp::ShardKind kind) {
+    if (require(tensor, name)->ndim != 1) return matrix(tensor, name);
+    const TensorView v = view(tensor, name);
+    return kind == tp::ShardKind::columns ? tp::Matrix{v, 1, v.count} : tp::Matrix{v, v.count, 1};
+  }
+
+  // An optional matrix or view: NULL stays absent.
+  std::optional<tp::Matrix> optional_matrix(const DLTensor* tensor, const char* name) {
+    if (tensor == nullptr) return std::nullopt;
+    return matrix(tensor, name);
+  }
+  std::optional<TensorView> optional_view(const DLTensor* tensor, const char* name) {
+    if (tensor == nullptr) return std::nullopt;
+    return view(tensor, name);
+  }
+
+  dtrain::device::Queue& queue() { return placed_.queue(); }
+  // Once every tensor is parsed: the group works on their Queue.
+  tp::Group group() { return tp::Group(*require(comm_, "tp"), placed_.queue()); }
+  void finish() { placed_.finish(); }
+
+ private:
+  dtrain::comm::Communicator* comm_;
+  dtrain::capi::PlacedCall placed_;
+};
 
 tp::LinearFlags linear_flags(unsigned flags) {
   const unsigned known = DT_TP_SEQUENCE_PARALLEL | DT_TP_GATHER_OUTPUT | DT_TP_ACCUMULATE;
   if (flags & ~known) invalid("flags " + std::to_string(flags) + " has bits that are not DT_TP_* flags");
   return {(flags & DT_TP_SEQUENCE_PARALLEL) != 0, (flags & DT_TP_GATHER_OUTPUT) != 0, (flags & DT_TP_ACCUMULATE) != 0};
 }
-
-tp::Group group_of(dt_comm* comm) { return tp::Group(*require(comm, "tp")->impl); }
 
 // Enums from C are read as raw ints (base/enum_value.hpp) and checked.
 tp::Region region_of(const dt_tp_region& region) {
@@ -66,13 +91,6 @@ tp::ShardKind shard_kind_of(const dt_tp_shard_kind& kind) {
   return static_cast<tp::ShardKind>(raw);
 }
 
-// An optional tensor: NULL stays absent.
-template <typename T, typename Parse>
-std::optional<T> optional_of(const DLTensor* tensor, const char* name, Parse parse) {
-  if (tensor == nullptr) return std::nullopt;
-  return parse(tensor, name);
-}
-
 template <typename T>
 const T* pointer_or_null(const std::optional<T>& value) {
   return value ? &*value : nullptr;
@@ -88,22 +106,29 @@ using LinearBackward = void (*)(tp::Group&, const tp::Matrix&, const tp::Matrix&
 dt_status linear_forward(LinearForward layer, dt_comm* comm, const DLTensor* x, const DLTensor* weight,
                          const DLTensor* bias, DLTensor* y, unsigned flags) {
   return entry([&] {
-    tp::Group group = group_of(comm);
-    const auto b = optional_of<TensorView>(bias, "bias", view_of);
-    layer(group, matrix_of(x, "x"), matrix_of(weight, "weight"), pointer_or_null(b), matrix_of(y, "y"),
-          linear_flags(flags));
+    Call call(comm);
+    const tp::LinearFlags f = linear_flags(flags);
+    const tp::Matrix in = call.matrix(x, "x"), w = call.matrix(weight, "weight");
+    const auto b = call.optional_view(bias, "bias");
+    const tp::Matrix out = call.matrix(y, "y");
+    tp::Group group = call.group();
+    layer(group, in, w, pointer_or_null(b), out, f);
+    call.finish();
   });
 }
 
 dt_status linear_backward(LinearBackward layer, dt_comm* comm, const DLTensor* x, const DLTensor* weight,
                           const DLTensor* dy, DLTensor* dx, DLTensor* dweight, DLTensor* dbias, unsigned flags) {
   return entry([&] {
-    tp::Group group = group_of(comm);
-    const auto grad_x = optional_of<tp::Matrix>(dx, "dx", matrix_of);
-    const auto grad_w = optional_of<tp::Matrix>(dweight, "dweight", matrix_of);
-    const auto grad_b = optional_of<TensorView>(dbias, "dbias", view_of);
-    layer(group, matrix_of(x, "x"), matrix_of(weight, "weight"), matrix_of(dy, "dy"), pointer_or_null(grad_x),
-          pointer_or_null(grad_w), pointer_or_null(grad_b), linear_flags(flags));
+    Call call(comm);
+    const tp::LinearFlags f = linear_flags(flags);
+    const tp::Matrix in = call.matrix(x, "x"), w = call.matrix(weight, "weight"), grad_y = call.matrix(dy, "dy");
+    const auto grad_x = call.optional_matrix(dx, "dx");
+    const auto grad_w = call.optional_matrix(dweight, "dweight");
+    const auto grad_b = call.optional_view(dbias, "dbias");
+    tp::Group group = call.group();
+    layer(group, in, w, grad_y, pointer_or_null(grad_x), pointer_or_null(grad_w), pointer_or_null(grad_b), f);
+    call.finish();
   });
 }
 
@@ -114,16 +139,24 @@ extern "C" {
 DT_API dt_status dt_tp_region_forward(dt_comm* comm, dt_tp_region region, const DLTensor* input,
                                       DLTensor* output) {
   return entry([&] {
-    tp::Group group = group_of(comm);
-    tp::region_forward(group, region_of(region), matrix_of(input, "input"), matrix_of(output, "output"));
+    Call call(comm);
+    const tp::Region r = region_of(region);
+    const tp::Matrix in = call.matrix(input, "input"), out = call.matrix(output, "output");
+    tp::Group group = call.group();
+    tp::region_forward(group, r, in, out);
+    call.finish();
   });
 }
 
 DT_API dt_status dt_tp_region_backward(dt_comm* comm, dt_tp_region region, const DLTensor* grad_out,
                                        DLTensor* grad_in) {
   return entry([&] {
-    tp::Group group = group_of(comm);
-    tp::region_backward(group, region_of(region), matrix_of(grad_out, "grad_out"), matrix_of(grad_in, "grad_in"));
+    Call call(comm);
+    const tp::Region r = region_of(region);
+    const tp::Matrix in = call.matrix(grad_out, "grad_out"), out = call.matrix(grad_in, "grad_in");
+    tp::Group group = call.group();
+    tp::region_backward(group, r, in, out);
+    call.finish();
   });
 }
 
@@ -152,22 +185,29 @@ DT_API dt_status dt_tp_row_linear_backward(dt_comm* comm, const DLTensor* x, con
 DT_API dt_status dt_tp_embedding_forward(dt_comm* comm, const DLTensor* table, const DLTensor* ids,
                                          DLTensor* output, unsigned flags) {
   return entry([&] {
-    tp::Group group = group_of(comm);
+    Call call(comm);
     const tp::LinearFlags f = linear_flags(flags);
     if (f.gather_output || f.accumulate) invalid("the embedding's forward takes only DT_TP_SEQUENCE_PARALLEL");
-    tp::embedding_forward(group, matrix_of(table, "table"), view_of(ids, "ids"), matrix_of(output, "output"),
-                          f.sequence_parallel);
+    const tp::Matrix t = call.matrix(table, "table");
+    const TensorView i = call.view(ids, "ids");
+    const tp::Matrix out = call.matrix(output, "output");
+    tp::Group group = call.group();
+    tp::embedding_forward(group, t, i, out, f.sequence_parallel);
+    call.finish();
   });
 }
 
 DT_API dt_status dt_tp_embedding_backward(dt_comm* comm, const DLTensor* ids, const DLTensor* dout,
                                           DLTensor* dtable, unsigned flags) {
   return entry([&] {
-    tp::Group group = group_of(comm);
+    Call call(comm);
     const tp::LinearFlags f = linear_flags(flags);
     if (f.gather_output) invalid("the embedding takes DT_TP_SEQUENCE_PARALLEL and DT_TP_ACCUMULATE only");
-    tp::embedding_backward(group, view_of(ids, "ids"), matrix_of(dout, "dout"), matrix_of(dtable, "dtable"),
-                           f.sequence_parallel, f.accumulate);
+    const TensorView i = call.view(ids, "ids");
+    const tp::Matrix grad = call.matrix(dout, "dout"), grad_table = call.matrix(dtable, "dtable");
+    tp::Group group = call.group();
+    tp::embedding_backward(group, i, grad, grad_table, f.sequence_parallel, f.accumulate);
+    call.finish();
   });
 }
 
@@ -175,9 +215,12 @@ DT_API dt_status dt_tp_cross_entropy_forward(dt_comm* comm, const DLTensor* logi
                                              DLTensor* loss, DLTensor* lse, float label_smoothing,
                                              int64_t ignore_index) {
   return entry([&] {
-    tp::Group group = group_of(comm);
-    tp::cross_entropy_forward(group, matrix_of(logits, "logits"), view_of(targets, "targets"), view_of(loss, "loss"),
-                              view_of(lse, "lse"), {label_smoothing, ignore_index});
+    Call call(comm);
+    const tp::Matrix z = call.matrix(logits, "logits");
+    const TensorView t = call.view(targets, "targets"), l = call.view(loss, "loss"), s = call.view(lse, "lse");
+    tp::Group group = call.group();
+    tp::cross_entropy_forward(group, z, t, l, s, {label_smoothing, ignore_index});
+    call.finish();
   });
 }
 
@@ -185,27 +228,36 @@ DT_API dt_status dt_tp_cross_entropy_backward(dt_comm* comm, const DLTensor* log
                                               const DLTensor* lse, const DLTensor* dloss, DLTensor* dlogits,
                                               float label_smoothing, int64_t ignore_index) {
   return entry([&] {
-    tp::Group group = group_of(comm);
-    tp::cross_entropy_backward(group, matrix_of(logits, "logits"), view_of(targets, "targets"), view_of(lse, "lse"),
-                               view_of(dloss, "dloss"), matrix_of(dlogits, "dlogits"),
-                               {label_smoothing, ignore_index});
+    Call call(comm);
+    const tp::Matrix z = call.matrix(logits, "logits");
+    const TensorView t = call.view(targets, "targets"), s = call.view(lse, "lse"), d = call.view(dloss, "dloss");
+    const tp::Matrix dz = call.matrix(dlogits, "dlogits");
+    tp::Group group = call.group();
+    tp::cross_entropy_backward(group, z, t, s, d, dz, {label_smoothing, ignore_index});
+    call.finish();
   });
 }
 
 DT_API dt_status dt_tp_shard(dt_tp_shard_kind kind, const DLTensor* full, DLTensor* local, int rank, int size,
                              int q_heads, int kv_heads) {
   return entry([&] {
+    Call call(nullptr);
     const tp::ShardKind k = shard_kind_of(kind);
-    tp::shard(k, weight_of(full, "full", k), weight_of(local, "local", k), rank, size, {q_heads, kv_heads});
+    const tp::Matrix whole = call.weight(full, "full", k), part = call.weight(local, "local", k);
+    tp::shard(call.queue(), k, whole, part, rank, size, {q_heads, kv_heads});
+    call.finish();
   });
 }
 
 DT_API dt_status dt_tp_unshard(dt_comm* comm, dt_tp_shard_kind kind, const DLTensor* local, DLTensor* full,
                                int q_heads, int kv_heads) {
   return entry([&] {
-    tp::Group group = group_of(comm);
+    Call call(comm);
     const tp::ShardKind k = shard_kind_of(kind);
-    tp::unshard(group, k, weight_of(local, "local", k), weight_of(full, "full", k), {q_heads, kv_heads});
+    const tp::Matrix part = call.weight(local, "local", k), whole = call.weight(full, "full", k);
+    tp::Group group = call.group();
+    tp::unshard(group, k, part, whole, {q_heads, kv_heads});
+    call.finish();
   });
 }
 

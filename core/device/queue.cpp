@@ -39,6 +39,13 @@ class HostQueue final : public Queue {
   void copy(void* dst, const void* src, std::size_t bytes) override {
     if (bytes > 0 && dst != src) std::memcpy(dst, src, bytes);
   }
+  void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t row_bytes,
+                 std::size_t rows) override {
+    for (std::size_t row = 0; row < rows; ++row) {
+      copy(static_cast<std::byte*>(dst) + row * dst_pitch, static_cast<const std::byte*>(src) + row * src_pitch,
+           row_bytes);
+    }
+  }
   void divide(DType dtype, void* data, std::int64_t count, double divisor) override {
     cpu::divide(dtype, data, count, divisor);
   }

@@ -43,6 +43,10 @@ class Queue {
 
   virtual void zero(void* data, std::size_t bytes) = 0;
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+  // `rows` runs of `row_bytes` each, from src to dst, whose consecutive rows
+  // start `src_pitch` and `dst_pitch` bytes apart (a block of a matrix).
+  virtual void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                         std::size_t row_bytes, std::size_t rows) = 0;
   // data[i] /= divisor, for a floating dtype (16-bit types computed in f32).
   virtual void divide(DType dtype, void* data, std::int64_t count, double divisor) = 0;
   // dst[i] += src[i]; dst and src equal or disjoint.

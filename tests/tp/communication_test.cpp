@@ -37,7 +37,8 @@ Counts run_block(dtrain::comm::Communicator& comm, bool sequence_parallel, bool 
   const std::int64_t mine = sequence_parallel ? T / n : T;
   Buffer x(mine, H), whole_x(T, H), w1(F / n, H), h(T, F / n), w2(H, F / n), y(mine, H);
   Buffer dy(mine, H), dh(T, F / n), dw2(H, F / n), dx(mine, H), dw1(F / n, H);
-  Group group(comm);
+  const auto queue = dtrain::device::make_host_queue();
+  Group group(comm, *queue);
   const LinearFlags flags{sequence_parallel, false, false};
   dtrain::parallel::tp::column_forward(group, x.matrix, w1.matrix, nullptr, h.matrix, flags);
   dtrain::parallel::tp::row_forward(group, h.matrix, w2.matrix, nullptr, y.matrix, flags);

@@ -20,8 +20,21 @@
  * the group size is refused with DT_ERR_INVALID_ARGUMENT naming the size and
  * tp: the library does not pad.
  *
- * Memory and dtypes: host memory (kDLCPU, kDLCUDAHost); CUDA tensors are
- * refused with DT_ERR_UNSUPPORTED. Linear layers take f32, f16 or bf16 (one
+ * Memory: host memory (kDLCPU, kDLCUDAHost) or one CUDA device (kDLCUDA),
+ * every tensor of a call where its first tensor is (else
+ * DT_ERR_INVALID_ARGUMENT naming both places). CUDA tensors need a build with
+ * CUDA and the device present (else DT_ERR_UNSUPPORTED), and a communicator
+ * that reaches them (NCCL, or the staged path for ranks that share a device;
+ * see comm.h). On a device the call's work (GEMMs, kernels, copies,
+ * collectives) runs on a stream of the library's own that first waits for
+ * the work queued before the call on the legacy default stream (stream 0;
+ * work on other streams that writes the inputs must be complete before the
+ * call), and the call returns once its results are in place on the device.
+ * The embedding and the cross-entropy copy the token ids, the targets and a
+ * few numbers per row (f32 statistics) to the host, where the ids are
+ * checked and the group's statistics combined.
+ *
+ * Dtypes: linear layers take f32, f16 or bf16 (one
  * dtype per call; 16-bit products accumulate in f32, as the device layer's
  * GEMM does), the mappings and the sharding any of the eight dtypes; the
  * embedding and the cross-entropy take f32

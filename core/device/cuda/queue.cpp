@@ -69,6 +69,11 @@ class CudaQueue final : public Queue {
     cuda::DeviceGuard guard(device_);
     cuda::copy_async(dst, src, bytes, stream_.get());
   }
+  void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t row_bytes,
+                 std::size_t rows) override {
+    cuda::DeviceGuard guard(device_);
+    cuda::copy_2d_async(dst, dst_pitch, src, src_pitch, row_bytes, rows, stream_.get());
+  }
   void divide(DType dtype, void* data, std::int64_t count, double divisor) override {
     cuda::DeviceGuard guard(device_);
     cuda::divide(dtype, data, count, divisor, stream_.get());

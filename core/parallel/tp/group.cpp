@@ -1,7 +1,5 @@
 #include "parallel/tp/group.hpp"
 
-#include <cstring>
-
 #include "base/flat_tensor.hpp"
 #include "dtrain/comm.h"
 
@@ -9,7 +7,12 @@ namespace dtrain::parallel::tp {
 
 namespace {
 
-FlatTensor flat(const TensorView& v) { return FlatTensor(v.data, v.count, v.dtype); }
+// A view as the communicator takes it: where the Queue is.
+FlatTensor flat(const device::Queue& queue, const TensorView& v) {
+  return FlatTensor(v.data, v.count, v.dtype, queue.dlpack_device());
+}
+
+std::size_t element_bytes(const Matrix& m) { return dtype_size(m.view.dtype); }
 
 }  // namespace
 
@@ -21,71 +24,64 @@ comm::RequestPtr Group::started(comm::RequestPtr request) {
 void Group::wait(const comm::RequestPtr& request) { comm_.wait(request, -1); }
 
 void Group::allreduce_sum(const TensorView& in, const TensorView& out) {
-  FlatTensor send = flat(in), recv = flat(out);
-  comm::start_and_wait(comm_, [&] { return started(comm_.allreduce(send.get(), recv.get(), DT_SUM)); });
+  FlatTensor send = flat(queue_, in), recv = flat(queue_, out);
+  comm::start_and_wait(comm_,
+                       [&] { return started(comm_.allreduce(send.get(), recv.get(), DT_SUM, queue_.stream())); });
 }
 
 void Group::allreduce_max(const TensorView& buf) {
-  FlatTensor t = flat(buf);
-  comm::start_and_wait(comm_, [&] { return started(comm_.allreduce(t.get(), t.get(), DT_MAX)); });
+  FlatTensor t = flat(queue_, buf);
+  comm::start_and_wait(comm_, [&] { return started(comm_.allreduce(t.get(), t.get(), DT_MAX, queue_.stream())); });
 }
 
 comm::RequestPtr Group::start_allreduce_sum(const TensorView& buf) {
-  FlatTensor t = flat(buf);
-  return started(comm_.allreduce(t.get(), t.get(), DT_SUM));
+  FlatTensor t = flat(queue_, buf);
+  return started(comm_.allreduce(t.get(), t.get(), DT_SUM, queue_.stream()));
 }
 
 void Group::allgather_rows(const Matrix& local, const Matrix& full) {
-  FlatTensor send = flat(local.view), recv = flat(full.view);
-  comm::start_and_wait(comm_, [&] { return started(comm_.allgather(send.get(), recv.get())); });
+  FlatTensor send = flat(queue_, local.view), recv = flat(queue_, full.view);
+  comm::start_and_wait(comm_, [&] { return started(comm_.allgather(send.get(), recv.get(), queue_.stream())); });
 }
 
 comm::RequestPtr Group::start_reduce_scatter_rows(const Matrix& full, const Matrix& local) {
-  FlatTensor send = flat(full.view), recv = flat(local.view);
-  return started(comm_.reduce_scatter(send.get(), recv.get(), DT_SUM));
+  FlatTensor send = flat(queue_, full.view), recv = flat(queue_, local.view);
+  return started(comm_.reduce_scatter(send.get(), recv.get(), DT_SUM, queue_.stream()));
 }
 
 void Group::allgather_columns(const Matrix& local, const Matrix& full) {
   // Gathered as blocks of whole matrices, [size][rows][cols], then laid side by side.
-  Scratch blocks(local.view.dtype, local.rows * size(), local.cols);
+  Scratch blocks(queue_, local.view.dtype, local.rows * size(), local.cols);
   allgather_rows(local, blocks.matrix());
-  const std::size_t element = dtype_size(local.view.dtype);
+  const std::size_t element = element_bytes(local);
   const std::size_t row_bytes = static_cast<std::size_t>(local.cols) * element;
   auto* out = static_cast<std::byte*>(full.view.data);
   const auto* in = static_cast<const std::byte*>(blocks.matrix().view.data);
   for (int r = 0; r < size(); ++r) {
-    for (std::int64_t row = 0; row < local.rows; ++row) {
-      std::memcpy(out + (static_cast<std::size_t>(row) * static_cast<std::size_t>(full.cols) +
-                         static_cast<std::size_t>(r) * static_cast<std::size_t>(local.cols)) * element,
-                  in + (static_cast<std::size_t>(r) * static_cast<std::size_t>(local.rows) +
-                        static_cast<std::size_t>(row)) * row_bytes,
-                  row_bytes);
-    }
+    queue_.copy_rows(out + static_cast<std::size_t>(r) * row_bytes, static_cast<std::size_t>(full.cols) * element,
+                     in + static_cast<std::size_t>(r * local.rows) * row_bytes, row_bytes, row_bytes,
+                     static_cast<std::size_t>(local.rows));
   }
 }
 
-Scratch::Scratch(DType dtype, std::int64_t rows, std::int64_t cols)
-    : bytes_(static_cast<std::size_t>(rows * cols) * dtype_size(dtype)) {
-  matrix_.view.data = bytes_.data();
-  matrix_.view.count = rows * cols;
-  matrix_.view.dtype = dtype;
-  matrix_.rows = rows;
-  matrix_.cols = cols;
+Scratch::Scratch(device::Queue& queue, DType dtype, std::int64_t rows, std::int64_t cols) : queue_(queue) {
+  const std::int64_t count = rows * cols;
+  matrix_ = {queue.view(queue.allocate(static_cast<std::size_t>(count) * dtype_size(dtype)), count, dtype), rows,
+             cols};
 }
 
-void copy_columns(const Matrix& src, std::int64_t first, const Matrix& dst) {
-  const std::size_t element = dtype_size(src.view.dtype);
-  const auto* in = static_cast<const std::byte*>(src.view.data);
-  auto* out = static_cast<std::byte*>(dst.view.data);
-  for (std::int64_t row = 0; row < dst.rows; ++row) {
-    std::memcpy(out + static_cast<std::size_t>(row * dst.cols) * element,
-                in + static_cast<std::size_t>(row * src.cols + first) * element,
-                static_cast<std::size_t>(dst.cols) * element);
-  }
+Scratch::~Scratch() { queue_.release(matrix_.view.data, matrix_.view.bytes()); }
+
+void copy_columns(device::Queue& queue, const Matrix& src, std::int64_t first, const Matrix& dst) {
+  const std::size_t element = element_bytes(src);
+  queue.copy_rows(dst.view.data, static_cast<std::size_t>(dst.cols) * element,
+                  static_cast<const std::byte*>(src.view.data) + static_cast<std::size_t>(first) * element,
+                  static_cast<std::size_t>(src.cols) * element, static_cast<std::size_t>(dst.cols) * element,
+                  static_cast<std::size_t>(dst.rows));
 }
 
-void copy(const TensorView& src, const TensorView& dst) {
-  if (src.data != dst.data) std::memcpy(dst.data, src.data, src.bytes());
+void copy(device::Queue& queue, const TensorView& src, const TensorView& dst) {
+  queue.copy(dst.data, src.data, src.bytes());
 }
 
 }  // namespace dtrain::parallel::tp

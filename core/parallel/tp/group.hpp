@@ -1,21 +1,24 @@
 // The tensor-parallel group as the layers use it: the few collectives they
-// need, on matrices, over one communicator. It counts the collectives it
+// need, on matrices, over one communicator, and the Queue that does a call's
+// local work where its tensors are (host memory or one CUDA device; the
+// collectives are ordered on its stream). It counts the collectives it
 // starts, so that a test can hold a layer to its communication budget (a
 // Megatron MLP block costs one allreduce each way).
 #pragma once
 
 #include <cstddef>
-#include <vector>
 
 #include "comm/communicator.hpp"
+#include "device/queue.hpp"
 #include "parallel/tp/matrix.hpp"
 
 namespace dtrain::parallel::tp {
 
 class Group {
  public:
-  explicit Group(comm::Communicator& comm) : comm_(comm) {}
+  Group(comm::Communicator& comm, device::Queue& queue) : comm_(comm), queue_(queue) {}
 
+  device::Queue& queue() const { return queue_; }
   int rank() const { return comm_.rank(); }
   int size() const { return comm_.size(); }
   int collectives_started() const { return started_; }
@@ -37,26 +40,29 @@ class Group {
   comm::RequestPtr started(comm::RequestPtr request);
 
   comm::Communicator& comm_;
+  device::Queue& queue_;
   int started_ = 0;
 };
 
-// Host scratch memory of rows x cols elements of `dtype`, as a matrix (none
-// for 0 rows). Not copyable: the matrix points into it.
+// Zeroed scratch memory of rows x cols elements of `dtype` from a Queue, as
+// a matrix on its stream (none for 0 rows). Not copyable: the matrix points
+// into it.
 class Scratch {
  public:
-  Scratch(DType dtype, std::int64_t rows, std::int64_t cols);
+  Scratch(device::Queue& queue, DType dtype, std::int64_t rows, std::int64_t cols);
+  ~Scratch();
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   const Matrix& matrix() const { return matrix_; }
 
  private:
-  std::vector<std::byte> bytes_;
+  device::Queue& queue_;
   Matrix matrix_;
 };
 
 // dst <- columns [first, first + dst.cols) of src (same rows, same dtype).
-void copy_columns(const Matrix& src, std::int64_t first, const Matrix& dst);
+void copy_columns(device::Queue& queue, const Matrix& src, std::int64_t first, const Matrix& dst);
 // dst <- src, element for element (no-op when they are the same memory).
-void copy(const TensorView& src, const TensorView& dst);
+void copy(device::Queue& queue, const TensorView& src, const TensorView& dst);
 
 }  // namespace dtrain::parallel::tp

@@ -27,7 +27,7 @@ void check_dtypes(const Matrix& a, const Matrix& w, const TensorView* bias, cons
 class WholeSequence {
  public:
   WholeSequence(Group& group, const Matrix& x, bool sequence_parallel)
-      : gathered_(x.view.dtype, sequence_parallel ? x.rows * group.size() : 0, x.cols),
+      : gathered_(group.queue(), x.view.dtype, sequence_parallel ? x.rows * group.size() : 0, x.cols),
         matrix_(sequence_parallel ? gathered_.matrix() : x) {
     if (sequence_parallel) group.allgather_rows(x, matrix_);
   }
@@ -50,10 +50,10 @@ void column_forward(Group& group, const Matrix& x, const Matrix& w, const Tensor
 
   const WholeSequence input(group, x, flags.sequence_parallel);
   // With the output gathered, this rank's columns are computed apart first.
-  const Scratch local(y.view.dtype, flags.gather_output ? rows : 0, w.rows);
+  const Scratch local(group.queue(), y.view.dtype, flags.gather_output ? rows : 0, w.rows);
   const Matrix& out = flags.gather_output ? local.matrix() : y;
   x_times_wt(input.matrix(), w, out, 0.0);
-  if (bias) add_bias(out, *bias);
+  if (bias) add_bias(group.queue(), out, *bias);
   if (flags.gather_output) group.allgather_columns(out, y);
 }
 
@@ -82,15 +82,15 @@ void column_backward(Group& group, const Matrix& x, const Matrix& w, const Matri
   }
   if (db) expect_count(*db, "dbias", w.rows);
 
-  const Scratch own_columns(dy.view.dtype, flags.gather_output ? rows : 0, w.rows);
-  if (flags.gather_output) copy_columns(dy, group.rank() * w.rows, own_columns.matrix());
+  const Scratch own_columns(group.queue(), dy.view.dtype, flags.gather_output ? rows : 0, w.rows);
+  if (flags.gather_output) copy_columns(group.queue(), dy, group.rank() * w.rows, own_columns.matrix());
   const Matrix& grad = flags.gather_output ? own_columns.matrix() : dy;
   // Only the weight's gradient reads x: without it nothing is gathered.
   const WholeSequence input(group, x, gather_x && dw);
 
   // The input gradient first, so that its reduction runs during the weight's GEMMs.
   comm::RequestPtr reduction;
-  const Scratch partial(x.view.dtype, dx && flags.sequence_parallel ? rows : 0, x.cols);
+  const Scratch partial(group.queue(), x.view.dtype, dx && flags.sequence_parallel ? rows : 0, x.cols);
   if (dx) {
     if (flags.sequence_parallel) {
       dy_times_w(grad, w, partial.matrix(), 0.0);
@@ -102,7 +102,7 @@ void column_backward(Group& group, const Matrix& x, const Matrix& w, const Matri
   }
   const double beta = flags.accumulate ? 1.0 : 0.0;
   if (dw) dyt_times_x(grad, input.matrix(), *dw, beta);
-  if (db) sum_rows(grad, *db, beta);
+  if (db) sum_rows(group.queue(), grad, *db, beta);
   if (reduction) group.wait(reduction);
 }
 
@@ -115,7 +115,7 @@ void row_forward(Group& group, const Matrix& x, const Matrix& w, const TensorVie
   if (flags.sequence_parallel) {
     expect_divisible(x.rows, "the rows of x", group.size());
     expect_shape(y, "y", x.rows / group.size(), w.rows);
-    Scratch partial(x.view.dtype, x.rows, w.rows);
+    Scratch partial(group.queue(), x.view.dtype, x.rows, w.rows);
     x_times_wt(x, w, partial.matrix(), 0.0);
     group.wait(group.start_reduce_scatter_rows(partial.matrix(), y));
   } else {
@@ -123,7 +123,7 @@ void row_forward(Group& group, const Matrix& x, const Matrix& w, const TensorVie
     x_times_wt(x, w, y, 0.0);
     group.allreduce_sum(y.view, y.view);
   }
-  if (bias) add_bias(y, *bias);
+  if (bias) add_bias(group.queue(), y, *bias);
 }
 
 void row_backward(Group& group, const Matrix& x, const Matrix& w, const Matrix& dy, const Matrix* dx,
@@ -147,7 +147,7 @@ void row_backward(Group& group, const Matrix& x, const Matrix& w, const Matrix& 
   const double beta = flags.accumulate ? 1.0 : 0.0;
   if (dx) dy_times_w(grad.matrix(), w, *dx, 0.0);
   if (dw) dyt_times_x(grad.matrix(), x, *dw, beta);
-  if (db) sum_rows(grad.matrix(), *db, beta);
+  if (db) sum_rows(group.queue(), grad.matrix(), *db, beta);
 }
 
 }  // namespace dtrain::parallel::tp

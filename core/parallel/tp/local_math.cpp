@@ -9,26 +9,29 @@ namespace dtrain::parallel::tp {
 
 namespace {
 
-// `n` ones of `dtype` (f32, f16 or bf16), as the first operand of a bias GEMM.
+// `n` ones of `dtype` (f32, f16 or bf16) in the queue's memory, as the first
+// operand of a bias GEMM.
 class Ones {
  public:
-  Ones(DType dtype, std::int64_t n) {
+  Ones(device::Queue& queue, DType dtype, std::int64_t n) : queue_(queue) {
+    const std::size_t bytes = static_cast<std::size_t>(n) * dtype_size(dtype);
+    view_ = queue.view(queue.allocate(bytes), n, dtype);
     if (dtype == DType::f32) {
-      floats_.assign(static_cast<std::size_t>(n), 1.0f);
-      view_.data = floats_.data();
+      const std::vector<float> ones(static_cast<std::size_t>(n), 1.0f);
+      queue.copy(view_.data, ones.data(), bytes);
     } else {
       // 1.0 as f16 is 0x3C00, as bf16 0x3F80.
-      halves_.assign(static_cast<std::size_t>(n), dtype == DType::f16 ? 0x3C00 : 0x3F80);
-      view_.data = halves_.data();
+      const std::vector<std::uint16_t> ones(static_cast<std::size_t>(n), dtype == DType::f16 ? 0x3C00 : 0x3F80);
+      queue.copy(view_.data, ones.data(), bytes);
     }
-    view_.count = n;
-    view_.dtype = dtype;
   }
+  ~Ones() { queue_.release(view_.data, view_.bytes()); }
+  Ones(const Ones&) = delete;
+  Ones& operator=(const Ones&) = delete;
   const TensorView& view() const { return view_; }
 
  private:
-  std::vector<float> floats_;
-  std::vector<std::uint16_t> halves_;
+  device::Queue& queue_;
   TensorView view_;
 };
 
@@ -58,14 +61,34 @@ void dyt_times_x(const Matrix& dy, const Matrix& x, const Matrix& dw, double bet
   product(dy, true, x, false, dw, beta);
 }
 
-void add_bias(const Matrix& y, const TensorView& bias) {
-  const Ones ones(y.view.dtype, y.rows);
+void add_bias(device::Queue& queue, const Matrix& y, const TensorView& bias) {
+  const Ones ones(queue, y.view.dtype, y.rows);
   product({ones.view(), y.rows, 1}, false, {bias, 1, y.cols}, false, y, 1.0);
 }
 
-void sum_rows(const Matrix& dy, const TensorView& db, double beta) {
-  const Ones ones(dy.view.dtype, dy.rows);
+void sum_rows(device::Queue& queue, const Matrix& dy, const TensorView& db, double beta) {
+  const Ones ones(queue, dy.view.dtype, dy.rows);
   product({ones.view(), 1, dy.rows}, false, dy, false, {db, 1, dy.cols}, beta);
+}
+
+void sum_each_row(device::Queue& queue, const Matrix& m, const TensorView& sums) {
+  const Ones ones(queue, m.view.dtype, m.cols);
+  product(m, false, {ones.view(), m.cols, 1}, false, {sums, m.rows, 1}, 0.0);
+}
+
+void scale_each_row(const TensorView& factors, const Matrix& m, const Matrix& out) {
+  // One product of a 1 x 1 by a 1 x cols matrix per row, as a strided batch.
+  device::GemmShape shape;
+  shape.m = 1;
+  shape.k = 1;
+  shape.n = m.cols;
+  shape.batch = m.rows;
+  device::gemm(shape, factors, m.view, out.view);
+}
+
+void add_to_each_row(device::Queue& queue, const TensorView& terms, const Matrix& out) {
+  const Ones ones(queue, out.view.dtype, out.cols);
+  product({terms, out.rows, 1}, false, {ones.view(), 1, out.cols}, false, out, 1.0);
 }
 
 }  // namespace dtrain::parallel::tp

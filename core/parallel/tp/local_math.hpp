@@ -1,10 +1,12 @@
 // The local products of the parallel linear layers, on the device layer's
 // GEMM, in the layers' own terms. Weights are [out, in] as nn.Linear stores
 // them. `beta` 0 overwrites the result, 1 adds to it (gradient
-// accumulation). Bias terms are products with a vector of ones, so that they
-// run wherever the GEMM runs and in every dtype it takes.
+// accumulation). Bias terms are products with a vector of ones (in the
+// queue's memory), so that they run wherever the GEMM runs and in every dtype
+// it takes.
 #pragma once
 
+#include "device/queue.hpp"
 #include "parallel/tp/matrix.hpp"
 
 namespace dtrain::parallel::tp {
@@ -16,8 +18,14 @@ void dy_times_w(const Matrix& dy, const Matrix& w, const Matrix& dx, double beta
 // dw [out, in] = dy^T x + beta dw
 void dyt_times_x(const Matrix& dy, const Matrix& x, const Matrix& dw, double beta);
 // y [T, out] += bias [out] on every row.
-void add_bias(const Matrix& y, const TensorView& bias);
+void add_bias(device::Queue& queue, const Matrix& y, const TensorView& bias);
 // db [out] = sum over the rows of dy [T, out] + beta db
-void sum_rows(const Matrix& dy, const TensorView& db, double beta);
+void sum_rows(device::Queue& queue, const Matrix& dy, const TensorView& db, double beta);
+// sums [T] = the sum of each row of m [T, cols]
+void sum_each_row(device::Queue& queue, const Matrix& m, const TensorView& sums);
+// out [T, cols] = factors[t] * m[t] on every row t (out apart from m)
+void scale_each_row(const TensorView& factors, const Matrix& m, const Matrix& out);
+// out [T, cols] += terms[t] on every element of row t
+void add_to_each_row(device::Queue& queue, const TensorView& terms, const Matrix& out);
 
 }  // namespace dtrain::parallel::tp

@@ -39,7 +39,7 @@ void move(Group& group, Move how, const Matrix& in, const Matrix& out, const cha
   switch (how) {
     case Move::copy:
       expect_shape(out, out_name, in.rows, in.cols);
-      copy(in.view, out.view);
+      copy(group.queue(), in.view, out.view);
       return;
     case Move::allreduce:
       expect_shape(out, out_name, in.rows, in.cols);
@@ -48,7 +48,7 @@ void move(Group& group, Move how, const Matrix& in, const Matrix& out, const cha
     case Move::split_columns:
       expect_divisible(in.cols, std::string("the columns of ") + in_name, n);
       expect_shape(out, out_name, in.rows, in.cols / n);
-      copy_columns(in, group.rank() * out.cols, out);
+      copy_columns(group.queue(), in, group.rank() * out.cols, out);
       return;
     case Move::gather_columns:
       expect_shape(out, out_name, in.rows, in.cols * n);

@@ -1,6 +1,5 @@
 #include "parallel/tp/shards.hpp"
 
-#include <cstring>
 #include <vector>
 
 #include "base/error.hpp"
@@ -61,27 +60,28 @@ void check_local_shape(ShardKind kind, const Matrix& full, const Matrix& local, 
 }
 
 // Copies `rows` rows between full and local, either way.
-void copy_rows(const Matrix& from, std::int64_t from_row, const Matrix& to, std::int64_t to_row, std::int64_t rows) {
+void copy_rows(device::Queue& queue, const Matrix& from, std::int64_t from_row, const Matrix& to, std::int64_t to_row,
+               std::int64_t rows) {
   const std::size_t row_bytes = static_cast<std::size_t>(from.cols) * dtype_size(from.view.dtype);
-  std::memcpy(static_cast<std::byte*>(to.view.data) + static_cast<std::size_t>(to_row) * row_bytes,
-              static_cast<const std::byte*>(from.view.data) + static_cast<std::size_t>(from_row) * row_bytes,
-              static_cast<std::size_t>(rows) * row_bytes);
+  queue.copy(static_cast<std::byte*>(to.view.data) + static_cast<std::size_t>(to_row) * row_bytes,
+             static_cast<const std::byte*>(from.view.data) + static_cast<std::size_t>(from_row) * row_bytes,
+             static_cast<std::size_t>(rows) * row_bytes);
 }
 
 }  // namespace
 
-void shard(ShardKind kind, const Matrix& full, const Matrix& local, int rank, int size, QkvHeads heads) {
+void shard(device::Queue& queue, ShardKind kind, const Matrix& full, const Matrix& local, int rank, int size, QkvHeads heads) {
   check_kind(kind);
   if (size < 1 || rank < 0 || rank >= size) {
     raise(DT_ERR_INVALID_ARGUMENT, "rank " + std::to_string(rank) + " is outside a group of " + std::to_string(size));
   }
   check_local_shape(kind, full, local, size);
   if (kind == ShardKind::columns) {
-    copy_columns(full, rank * local.cols, local);
+    copy_columns(queue, full, rank * local.cols, local);
     return;
   }
   for (const RowRun& run : row_runs(kind, full.rows, rank, size, heads)) {
-    copy_rows(full, run.full_row, local, run.local_row, run.rows);
+    copy_rows(queue, full, run.full_row, local, run.local_row, run.rows);
   }
 }
 
@@ -95,11 +95,11 @@ void unshard(Group& group, ShardKind kind, const Matrix& local, const Matrix& fu
   // Checked on every rank's runs before the gather, so a bad head count refuses without communicating.
   std::vector<std::vector<RowRun>> runs;
   for (int r = 0; r < group.size(); ++r) runs.push_back(row_runs(kind, full.rows, r, group.size(), heads));
-  Scratch shards(local.view.dtype, local.rows * group.size(), local.cols);
+  Scratch shards(group.queue(), local.view.dtype, local.rows * group.size(), local.cols);
   group.allgather_rows(local, shards.matrix());
   for (int r = 0; r < group.size(); ++r) {
     for (const RowRun& run : runs[static_cast<std::size_t>(r)]) {
-      copy_rows(shards.matrix(), r * local.rows + run.local_row, full, run.full_row, run.rows);
+      copy_rows(group.queue(), shards.matrix(), r * local.rows + run.local_row, full, run.full_row, run.rows);
     }
   }
 }

@@ -2,6 +2,7 @@
 // it back together (dt_tp_shard_kind in dtrain/tp.h).
 #pragma once
 
+#include "device/queue.hpp"
 #include "parallel/tp/group.hpp"
 #include "parallel/tp/matrix.hpp"
 
@@ -15,7 +16,7 @@ struct QkvHeads {
   int kv = 0;
 };
 
-void shard(ShardKind kind, const Matrix& full, const Matrix& local, int rank, int size, QkvHeads heads);
+void shard(device::Queue& queue, ShardKind kind, const Matrix& full, const Matrix& local, int rank, int size, QkvHeads heads);
 void unshard(Group& group, ShardKind kind, const Matrix& local, const Matrix& full, QkvHeads heads);
 
 }  // namespace dtrain::parallel::tp

@@ -1,0 +1,34 @@
+#include "placed_call.hpp"
+
+#include "base/error.hpp"
+#include "device/probe.hpp"
+
+namespace dtrain::capi {
+
+TensorView PlacedCall::view(const DLTensor* tensor, const char* name) {
+  TensorView view = device::check_tensor(tensor, name);
+  check_device_alignment(view, name);
+  if (!first_) {
+    if (comm_ != nullptr) comm_->check_placement(view, name);
+    first_ = view;
+    first_name_ = name;
+    queue_ = device::make_queue(view);
+    queue_->wait_for(nullptr);
+  } else if (!same_place(view, *first_)) {
+    raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + " is " + place_name(view) + " but " + first_name_ + " is " +
+                                       place_name(*first_) + "; a call's tensors must be in one place");
+  }
+  view.stream = queue_->stream();
+  return view;
+}
+
+device::Queue& PlacedCall::queue() {
+  if (!queue_) queue_ = device::make_host_queue();
+  return *queue_;
+}
+
+void PlacedCall::finish() {
+  if (queue_) queue_->synchronize();
+}
+
+}  // namespace dtrain::capi

@@ -1,0 +1,55 @@
+// The device layer's Queue on the test's place: its copies (a block of a
+// matrix through copy_rows included) and element-wise work land where they
+// should once synchronize() returns.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+#include "device/queue.hpp"
+#include "placed_tensor.hpp"
+#include "reference.hpp"
+
+namespace dtrain::test {
+namespace {
+
+TEST(Queue, CopyRowsMovesABlockOfAMatrix) {
+  DT_REQUIRE_PLACE();
+  // Columns [2, 5) of a 4 x 6 matrix into columns [1, 4) of a 4 x 5 one.
+  const std::size_t rows = 4, src_cols = 6, dst_cols = 5, width = 3;
+  Values src(rows * src_cols), dst(rows * dst_cols, -1.0);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<double>(i);
+  PlacedTensor tsrc(DType::f32, src), tdst(DType::f32, dst);
+  const TensorView s = tsrc.view(), d = tdst.view();
+  const auto queue = device::make_queue(d);
+  queue->copy_rows(static_cast<float*>(d.data) + 1, dst_cols * 4, static_cast<const float*>(s.data) + 2,
+                   src_cols * 4, width * 4, rows);
+  queue->synchronize();
+  Values want = dst;
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < width; ++c) want[r * dst_cols + 1 + c] = src[r * src_cols + 2 + c];
+  }
+  EXPECT_EQ(tdst.read(), want);
+}
+
+TEST(Queue, AddDivideAndCastWorkInPlace) {
+  DT_REQUIRE_PLACE();
+  const Values a = random_values(DType::f32, 37, 1), b = random_values(DType::f32, 37, 2);
+  PlacedTensor ta(DType::f32, a), tb(DType::f32, b);
+  auto half = PlacedTensor::poisoned(DType::bf16, a.size());
+  const TensorView va = ta.view(), vb = tb.view(), vh = half.view();
+  const auto queue = device::make_queue(va);
+  queue->add(DType::f32, va.data, vb.data, va.count);
+  queue->divide(DType::f32, va.data, va.count, 4.0);
+  queue->cast(DType::bf16, vh.data, DType::f32, va.data, va.count);
+  queue->synchronize();
+  Values want(a.size()), want_half(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    want[i] = stored(DType::f32, stored(DType::f32, a[i] + b[i]) / 4.0);
+    want_half[i] = stored(DType::bf16, want[i]);
+  }
+  EXPECT_EQ(ta.read(), want);
+  EXPECT_EQ(half.read(), want_half);
+}
+
+}  // namespace
+}  // namespace dtrain::test
