@@ -13,7 +13,13 @@ tokens, f32, one compute thread per rank:
   dtrain   dtrain.tp.column_linear_* and row_linear_* on the torch tensors
            (DLPack, no copy), GELU by torch
 A step is the forward and the backward for a fixed upstream gradient, with
-the weights' and the input's gradients. The sides alternate in blocks of
+the weights' and the input's gradients.
+
+--device cuda puts both sides' tensors on the GPU (torch's GELU and GEMMs on
+its default stream, libdtrain's on its own stream after it; a step ends with
+the device synchronised). At tp = 1 only: torch's tensor parallelism on CUDA
+needs NCCL and a GPU per rank, so ranks sharing one GPU cannot run it; at
+tp = 1 the torch side is the plain block, which is what tp = 1 computes. The sides alternate in blocks of
 --steps steps, --rounds times; every timed step starts with the ranks
 together. Rank 0 prints median step times, the ratio dtrain / torch, and
 GFLOP/s per rank (12 T H F / tp floating-point operations a step).
@@ -40,6 +46,8 @@ def parse_args():
     p.add_argument("--rounds", type=int, default=3, help="blocks per side (default 3)")
     p.add_argument("--warmup", type=int, default=1, help="untimed steps per side first (default 1)")
     p.add_argument("--seed", type=int, default=1, help="seed of the weights and data (default 1)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="where the tensors are (default cpu; cuda: tp = 1 only)")
     p.add_argument("--json", help="also write the results here (rank 0)")
     return p.parse_args()
 
@@ -52,8 +60,9 @@ def full_block(torch, args):
     def rand(*shape, scale):
         return (torch.rand(*shape, generator=g) * 2 - 1) * scale
 
-    return {"w1": rand(f, h, scale=h ** -0.5), "b1": rand(f, scale=0.1), "w2": rand(h, f, scale=f ** -0.5),
+    full = {"w1": rand(f, h, scale=h ** -0.5), "b1": rand(f, scale=0.1), "w2": rand(h, f, scale=f ** -0.5),
             "b2": rand(h, scale=0.1), "x": rand(t, h, scale=1.0), "dy": rand(t, h, scale=1.0)}
+    return {name: value.to(args.device) for name, value in full.items()}
 
 
 class TorchSide:
@@ -70,8 +79,11 @@ class TorchSide:
             model[0].bias.copy_(full["b1"])
             model[2].weight.copy_(full["w2"])
             model[2].bias.copy_(full["b2"])
-        mesh = init_device_mesh("cpu", (world,))
-        self.model = parallelize_module(model, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
+        if full["x"].is_cuda:
+            self.model = model.cuda()  # tp = 1: the plain block
+        else:
+            mesh = init_device_mesh("cpu", (world,))
+            self.model = parallelize_module(model, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
         self.x = full["x"].clone().requires_grad_(True)
         self.dy = full["dy"]
 
@@ -97,7 +109,7 @@ class DtrainSide:
         self.b2 = full["b2"]
         self.x, self.dy = full["x"], full["dy"]
         t = self.x.shape[0]
-        z = lambda *s: torch.zeros(*s)  # noqa: E731
+        z = lambda *s: torch.zeros(*s, device=self.x.device)  # noqa: E731
         self.h, self.y = z(t, f // n), z(t, h)
         self.da, self.dx = z(t, f // n), z(t, h)
         self.dw1, self.db1, self.dw2, self.db2 = z(f // n, h), z(f // n), z(h, f // n), z(h)
@@ -116,8 +128,14 @@ class DtrainSide:
 
 def main():
     args = parse_args()
-    comm, say, torch, dist = common.start()
+    comm, say, torch, dist = common.start(
+        lambda world: "--device cuda compares at tp = 1 only (torch's tensor parallelism on CUDA needs a GPU "
+                      "per rank, over NCCL)" if args.device == "cuda" and world > 1 else None)
     world = comm.size
+    if args.device == "cuda" and not torch.cuda.is_available():
+        say("compare.py: torch sees no CUDA device; skipping the CUDA comparison")
+        return 0
+    finish_step = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
 
     full = full_block(torch, args)
     sides = [TorchSide(torch, full, world), DtrainSide(torch, comm, full)]
@@ -125,6 +143,7 @@ def main():
     outputs = [side.step().detach() for side in sides]
     torch_y = outputs[0].full_tensor() if hasattr(outputs[0], "full_tensor") else outputs[0]
     difference = float((torch_y - outputs[1]).abs().max() / outputs[1].abs().max())
+    finish_step()
     if difference > 1e-4:
         sys.exit(f"compare.py: the sides disagree: relative difference {difference:.2e}")
 
@@ -138,6 +157,7 @@ def main():
                 comm.barrier()
                 t0 = time.perf_counter()
                 side.step()
+                finish_step()
                 times[side.name].append(time.perf_counter() - t0)
 
     medians = common.np.array([statistics.median(times["torch"]), statistics.median(times["dtrain"])])
@@ -145,13 +165,13 @@ def main():
     torch_ms, dtrain_ms = (1e3 * medians).tolist()
     flops = 12.0 * args.tokens * args.hidden * args.ffn / world
     say(f"MLP block {args.tokens} tokens x {args.hidden} -> {args.ffn} -> {args.hidden}, f32, tp = {world}, "
-        f"one thread per rank; outputs agree to {difference:.1e}")
+        f"{args.device}, one thread per rank; outputs agree to {difference:.1e}")
     say(f"{'side':8} {'step ms':>10} {'GFLOP/s per rank':>18}")
     for name, ms in (("torch", torch_ms), ("dtrain", dtrain_ms)):
         say(f"{name:8} {ms:10.1f} {flops / ms / 1e6:18.1f}")
     common.say_ratio(say, torch_ms, dtrain_ms)
     common.finish(args, comm, dist, say,
-                  {"benchmark": "tp_mlp_block", "tp": world, "tokens": args.tokens, "hidden": args.hidden,
+                  {"benchmark": "tp_mlp_block", "tp": world, "device": args.device, "tokens": args.tokens, "hidden": args.hidden,
                    "ffn": args.ffn, "torch_ms": torch_ms, "dtrain_ms": dtrain_ms,
                    "gflops_per_rank": {"torch": flops / torch_ms / 1e6, "dtrain": flops / dtrain_ms / 1e6},
                    "relative_difference": difference})

@@ -12,7 +12,7 @@ TensorView PlacedCall::view(const DLTensor* tensor, const char* name) {
     if (comm_ != nullptr) comm_->check_placement(view, name);
     first_ = view;
     first_name_ = name;
-    queue_ = device::make_queue(view);
+    queue_ = &device::thread_queue(view);
     queue_->wait_for(nullptr);
   } else if (!same_place(view, *first_)) {
     raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + " is " + place_name(view) + " but " + first_name_ + " is " +
@@ -23,12 +23,20 @@ TensorView PlacedCall::view(const DLTensor* tensor, const char* name) {
 }
 
 device::Queue& PlacedCall::queue() {
-  if (!queue_) queue_ = device::make_host_queue();
+  if (queue_ == nullptr) queue_ = &device::thread_queue(TensorView{});
   return *queue_;
 }
 
+PlacedCall::~PlacedCall() {
+  try {
+    finish();
+  } catch (...) {
+    // The call is already failing with its own error.
+  }
+}
+
 void PlacedCall::finish() {
-  if (queue_) queue_->synchronize();
+  if (queue_ != nullptr) queue_->synchronize();
 }
 
 }  // namespace dtrain::capi

@@ -1,13 +1,13 @@
 // The tensors of one functional call (tensor parallelism's layers, ...) and
 // where its work runs. Every tensor must be where the first one is: host
 // memory, or one CUDA device (DT_ERR_INVALID_ARGUMENT otherwise, naming
-// both). The work runs on a device::Queue there that first waits for what
-// the legacy default stream holds, so a caller's work queued there before
+// both). The work runs on the calling thread's device::Queue there
+// (device::thread_queue), which first waits for what the legacy default
+// stream holds, so a caller's work queued there before
 // the call is seen; finish() returns once the work has run, so the call
 // blocks until its results are in place, as on the host.
 #pragma once
 
-#include <memory>
 #include <optional>
 #include <string>
 
@@ -22,6 +22,11 @@ class PlacedCall {
   // `comm` (may be null, for calls that communicate nothing) is checked
   // to reach the tensors' place.
   explicit PlacedCall(comm::Communicator* comm = nullptr) : comm_(comm) {}
+  // A call that failed part way leaves no work behind that still uses the
+  // caller's tensors: the Queue is waited for here too.
+  ~PlacedCall();
+  PlacedCall(const PlacedCall&) = delete;
+  PlacedCall& operator=(const PlacedCall&) = delete;
 
   // The checked view of `tensor` (device::check_tensor), ordered on the
   // call's Queue.
@@ -35,7 +40,7 @@ class PlacedCall {
   comm::Communicator* comm_;
   std::optional<TensorView> first_;
   std::string first_name_;
-  std::unique_ptr<device::Queue> queue_;
+  device::Queue* queue_ = nullptr;
 };
 
 }  // namespace dtrain::capi

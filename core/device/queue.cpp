@@ -1,6 +1,7 @@
 #include "device/queue.hpp"
 
 #include <cstring>
+#include <map>
 #include <new>
 #include <string>
 
@@ -46,6 +47,12 @@ class HostQueue final : public Queue {
            row_bytes);
     }
   }
+  void fill(DType dtype, void* data, std::int64_t count, double value) override {
+    if (count == 0) return;
+    cpu::scaled_copy(DType::f64, &value, dtype, data, 1, 1.0);
+    const std::size_t size = dtype_size(dtype);
+    for (std::int64_t i = 1; i < count; ++i) std::memcpy(static_cast<std::byte*>(data) + i * size, data, size);
+  }
   void divide(DType dtype, void* data, std::int64_t count, double divisor) override {
     cpu::divide(dtype, data, count, divisor);
   }
@@ -84,6 +91,15 @@ DLDevice Queue::dlpack_device() const {
 }
 
 std::unique_ptr<Queue> make_host_queue() { return std::make_unique<HostQueue>(); }
+
+Queue& thread_queue(const TensorView& like) {
+  static HostQueue host;  // stateless: one serves every thread
+  if (like.memory == Memory::host) return host;
+  thread_local std::map<int, std::unique_ptr<Queue>> devices;
+  std::unique_ptr<Queue>& queue = devices[like.device_id];
+  if (!queue) queue = make_queue(like);
+  return *queue;
+}
 
 std::unique_ptr<Queue> make_queue(const TensorView& like) {
   if (like.memory == Memory::host) return make_host_queue();

@@ -47,6 +47,9 @@ class Queue {
   // start `src_pitch` and `dst_pitch` bytes apart (a block of a matrix).
   virtual void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
                          std::size_t row_bytes, std::size_t rows) = 0;
+  // data[i] = value converted to `dtype` (rounded to nearest even for
+  // 16-bit types), for a floating dtype.
+  virtual void fill(DType dtype, void* data, std::int64_t count, double value) = 0;
   // data[i] /= divisor, for a floating dtype (16-bit types computed in f32).
   virtual void divide(DType dtype, void* data, std::int64_t count, double divisor) = 0;
   // dst[i] += src[i]; dst and src equal or disjoint.
@@ -74,5 +77,10 @@ std::unique_ptr<Queue> make_host_queue();
 // non-blocking stream of its own on that device; DT_ERR_UNSUPPORTED in a
 // build without CUDA).
 std::unique_ptr<Queue> make_queue(const TensorView& like);
+// The Queue for `like`'s place that the calling thread's blocking calls
+// share (made on first use, kept until the thread ends), so that a call
+// does not pay for a new stream. Each call must leave it with its work
+// done (synchronize()) before it returns.
+Queue& thread_queue(const TensorView& like);
 
 }  // namespace dtrain::device

@@ -1,6 +1,6 @@
 // The device layer's Queue on the test's place: its copies (a block of a
-// matrix through copy_rows included) and element-wise work land where they
-// should once synchronize() returns.
+// matrix through copy_rows included), fills and element-wise work land where
+// they should once synchronize() returns.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -49,6 +49,18 @@ TEST(Queue, AddDivideAndCastWorkInPlace) {
   }
   EXPECT_EQ(ta.read(), want);
   EXPECT_EQ(half.read(), want_half);
+}
+
+TEST(Queue, FillConvertsTheValueOnce) {
+  DT_REQUIRE_PLACE();
+  for (DType dtype : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
+    auto t = PlacedTensor::poisoned(dtype, 9);
+    const TensorView v = t.view();
+    const auto queue = device::make_queue(v);
+    queue->fill(dtype, v.data, v.count, 0.1);
+    queue->synchronize();
+    EXPECT_EQ(t.read(), Values(9, stored(dtype, 0.1))) << dtype_name(dtype);
+  }
 }
 
 }  // namespace

@@ -74,6 +74,10 @@ class CudaQueue final : public Queue {
     cuda::DeviceGuard guard(device_);
     cuda::copy_2d_async(dst, dst_pitch, src, src_pitch, row_bytes, rows, stream_.get());
   }
+  void fill(DType dtype, void* data, std::int64_t count, double value) override {
+    cuda::DeviceGuard guard(device_);
+    cuda::fill(dtype, data, count, value, stream_.get());
+  }
   void divide(DType dtype, void* data, std::int64_t count, double divisor) override {
     cuda::DeviceGuard guard(device_);
     cuda::divide(dtype, data, count, divisor, stream_.get());

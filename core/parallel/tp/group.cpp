@@ -7,9 +7,11 @@ namespace dtrain::parallel::tp {
 
 namespace {
 
-// A view as the communicator takes it: where the Queue is.
-FlatTensor flat(const device::Queue& queue, const TensorView& v) {
-  return FlatTensor(v.data, v.count, v.dtype, queue.dlpack_device());
+// A view as the communicator takes it, where it is: the layers' tensors and
+// scratch are where the Queue is, a few per-row statistics on the host.
+FlatTensor flat(const TensorView& v) {
+  const DLDevice device = v.memory == Memory::host ? DLDevice{kDLCPU, 0} : DLDevice{kDLCUDA, v.device_id};
+  return FlatTensor(v.data, v.count, v.dtype, device);
 }
 
 std::size_t element_bytes(const Matrix& m) { return dtype_size(m.view.dtype); }
@@ -24,28 +26,28 @@ comm::RequestPtr Group::started(comm::RequestPtr request) {
 void Group::wait(const comm::RequestPtr& request) { comm_.wait(request, -1); }
 
 void Group::allreduce_sum(const TensorView& in, const TensorView& out) {
-  FlatTensor send = flat(queue_, in), recv = flat(queue_, out);
+  FlatTensor send = flat(in), recv = flat(out);
   comm::start_and_wait(comm_,
                        [&] { return started(comm_.allreduce(send.get(), recv.get(), DT_SUM, queue_.stream())); });
 }
 
 void Group::allreduce_max(const TensorView& buf) {
-  FlatTensor t = flat(queue_, buf);
+  FlatTensor t = flat(buf);
   comm::start_and_wait(comm_, [&] { return started(comm_.allreduce(t.get(), t.get(), DT_MAX, queue_.stream())); });
 }
 
 comm::RequestPtr Group::start_allreduce_sum(const TensorView& buf) {
-  FlatTensor t = flat(queue_, buf);
+  FlatTensor t = flat(buf);
   return started(comm_.allreduce(t.get(), t.get(), DT_SUM, queue_.stream()));
 }
 
 void Group::allgather_rows(const Matrix& local, const Matrix& full) {
-  FlatTensor send = flat(queue_, local.view), recv = flat(queue_, full.view);
+  FlatTensor send = flat(local.view), recv = flat(full.view);
   comm::start_and_wait(comm_, [&] { return started(comm_.allgather(send.get(), recv.get(), queue_.stream())); });
 }
 
 comm::RequestPtr Group::start_reduce_scatter_rows(const Matrix& full, const Matrix& local) {
-  FlatTensor send = flat(queue_, full.view), recv = flat(queue_, local.view);
+  FlatTensor send = flat(full.view), recv = flat(local.view);
   return started(comm_.reduce_scatter(send.get(), recv.get(), DT_SUM, queue_.stream()));
 }
 

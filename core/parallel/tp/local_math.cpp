@@ -1,7 +1,6 @@
 #include "parallel/tp/local_math.hpp"
 
 #include <cstdint>
-#include <vector>
 
 #include "device/gemm.hpp"
 
@@ -16,14 +15,7 @@ class Ones {
   Ones(device::Queue& queue, DType dtype, std::int64_t n) : queue_(queue) {
     const std::size_t bytes = static_cast<std::size_t>(n) * dtype_size(dtype);
     view_ = queue.view(queue.allocate(bytes), n, dtype);
-    if (dtype == DType::f32) {
-      const std::vector<float> ones(static_cast<std::size_t>(n), 1.0f);
-      queue.copy(view_.data, ones.data(), bytes);
-    } else {
-      // 1.0 as f16 is 0x3C00, as bf16 0x3F80.
-      const std::vector<std::uint16_t> ones(static_cast<std::size_t>(n), dtype == DType::f16 ? 0x3C00 : 0x3F80);
-      queue.copy(view_.data, ones.data(), bytes);
-    }
+    queue.fill(dtype, view_.data, n, 1.0);
   }
   ~Ones() { queue_.release(view_.data, view_.bytes()); }
   Ones(const Ones&) = delete;
