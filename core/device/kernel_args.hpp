@@ -109,6 +109,11 @@ struct NormBackwardArgs {
 // Rows of a table picked by index: gather copies table[indices[i]] to
 // rows[i]; scatter_add adds rows[i] into table[indices[i]] (repeated
 // indices add up). Indices are i32 or i64 in [0, table_rows).
+//
+// A slice (slice true) is rows [first, first + table_rows) of a larger
+// table that the indices name (a rank's share of a vocabulary): row
+// indices[i] - first, and an index outside the slice gives a row of zeros
+// (gather) or adds nothing (scatter_add).
 struct IndexedRowsArgs {
   DType dtype = DType::f32;        // table and rows
   DType index_dtype = DType::i64;  // i32 or i64
@@ -118,6 +123,48 @@ struct IndexedRowsArgs {
   const void* indices = nullptr;
   void* table = nullptr;  // read by gather, updated by scatter_add
   void* rows = nullptr;   // written by gather, read by scatter_add
+  bool slice = false;
+  std::int64_t first = 0;  // slices only
+};
+
+// The cross-entropy over logits z split by vocabulary: z is rows x cols, the
+// columns [first, first + cols) of a vocabulary of `vocab` (the others on
+// other ranks). targets (i32 or i64, rows) name vocabulary columns; a target
+// outside [first, first + cols) has no column here. All f32.
+//
+// Statistics of this slice, per row: max[r] = max_j z[r][j], sum_exp[r] =
+// sum_j exp(z[r][j] - max[r]), target[r] = z[r][targets[r] - first] (0 when
+// the target is elsewhere), sum[r] = sum_j z[r][j]. Sums accumulate in
+// double on the CPU, in f32 on CUDA.
+struct CrossEntropyStatsArgs {
+  RowShape shape;
+  std::int64_t first = 0;
+  DType target_dtype = DType::i64;
+  const void* targets = nullptr;
+  const float* z = nullptr;
+  float* max = nullptr;
+  float* sum_exp = nullptr;
+  float* target = nullptr;
+  float* sum = nullptr;
+};
+
+// The gradient of the label-smoothed loss (smoothing s) with the whole
+// vocabulary's log-sum-exp lse[r] and upstream gradient scale[r]:
+// dz[r][j] = scale[r] * (exp(z[r][j] - lse[r]) - s / vocab
+//            - (1 - s) [j == targets[r] - first]),
+// and dz[r][j] = 0 on rows whose target is ignore_index.
+struct CrossEntropyGradArgs {
+  RowShape shape;
+  std::int64_t first = 0;
+  std::int64_t vocab = 0;
+  float smoothing = 0.0f;
+  std::int64_t ignore_index = -100;
+  DType target_dtype = DType::i64;
+  const void* targets = nullptr;
+  const float* z = nullptr;
+  const float* lse = nullptr;
+  const float* scale = nullptr;
+  float* dz = nullptr;
 };
 
 }  // namespace dtrain::device

@@ -298,4 +298,89 @@ void scatter_add_rows(std::int64_t cols, const TensorView& rows, const TensorVie
   run(table, a, cpu::scatter_add_rows, DTRAIN_CUDA_KERNEL(scatter_add_rows));
 }
 
+void gather_slice_rows(std::int64_t cols, std::int64_t first, const TensorView& table, const TensorView& indices,
+                       const TensorView& rows) {
+  IndexedRowsArgs a = indexed_rows_args("gather_slice_rows", cols, table, indices, rows);
+  a.slice = true;
+  a.first = first;
+  run(rows, a, cpu::gather_rows, DTRAIN_CUDA_KERNEL(gather_rows));
+}
+
+void scatter_add_slice_rows(std::int64_t cols, std::int64_t first, const TensorView& rows, const TensorView& indices,
+                            const TensorView& table) {
+  IndexedRowsArgs a = indexed_rows_args("scatter_add_slice_rows", cols, table, indices, rows);
+  a.slice = true;
+  a.first = first;
+  run(table, a, cpu::scatter_add_rows, DTRAIN_CUDA_KERNEL(scatter_add_rows));
+}
+
+namespace {
+
+// The logits (f32, rows x cols), targets (i32 or i64, rows) and per-row f32
+// vectors of the cross-entropy kernels, all in one place.
+DType check_cross_entropy(const char* kernel, RowShape shape, const TensorView& logits, const TensorView& targets,
+                          std::initializer_list<Operand> per_row, const Operand& matrix) {
+  check_shape(kernel, shape);
+  check_dtype(kernel, {"logits", logits}, DType::f32);
+  check_data(kernel, {{"logits", logits}, matrix}, {{"targets", targets}});
+  check_count(kernel, {"logits", logits}, elements(shape));
+  check_count(kernel, matrix, elements(shape));
+  if (targets.dtype != DType::i32 && targets.dtype != DType::i64) {
+    bad(kernel, std::string("targets are ") + dtype_name(targets.dtype) + "; i32 or i64 only");
+  }
+  check_count(kernel, {"targets", targets}, shape.rows);
+  for (const Operand& o : per_row) {
+    check_dtype(kernel, o, DType::f32);
+    check_count(kernel, o, shape.rows);
+    if (!same_place(o.view, logits)) {
+      bad(kernel, std::string(o.name) + " is " + place_name(o.view) + " and logits " + place_name(logits));
+    }
+    check_device_alignment(o.view, o.name);
+  }
+  return targets.dtype;
+}
+
+float* floats(const TensorView& v) { return static_cast<float*>(v.data); }
+
+}  // namespace
+
+void cross_entropy_statistics(RowShape shape, std::int64_t first, const TensorView& logits,
+                              const TensorView& targets, const TensorView& max, const TensorView& sum_exp,
+                              const TensorView& target, const TensorView& sum) {
+  CrossEntropyStatsArgs a;
+  a.target_dtype = check_cross_entropy("cross_entropy_statistics", shape, logits, targets,
+                                       {{"max", max}, {"sum_exp", sum_exp}, {"target", target}, {"sum", sum}},
+                                       {"logits", logits});
+  a.shape = shape;
+  a.first = first;
+  a.targets = targets.data;
+  a.z = floats(logits);
+  a.max = floats(max);
+  a.sum_exp = floats(sum_exp);
+  a.target = floats(target);
+  a.sum = floats(sum);
+  run(max, a, cpu::cross_entropy_statistics, DTRAIN_CUDA_KERNEL(cross_entropy_statistics));
+}
+
+void cross_entropy_gradient(RowShape shape, std::int64_t first, std::int64_t vocab, float smoothing,
+                            std::int64_t ignore_index, const TensorView& logits, const TensorView& targets,
+                            const TensorView& lse, const TensorView& scale, const TensorView& dlogits) {
+  const char* kernel = "cross_entropy_gradient";
+  CrossEntropyGradArgs a;
+  a.target_dtype = check_cross_entropy(kernel, shape, logits, targets, {{"lse", lse}, {"scale", scale}},
+                                       {"dlogits", dlogits});
+  if (vocab <= 0) bad(kernel, "vocab = " + std::to_string(vocab) + " must be positive");
+  a.shape = shape;
+  a.first = first;
+  a.vocab = vocab;
+  a.smoothing = smoothing;
+  a.ignore_index = ignore_index;
+  a.targets = targets.data;
+  a.z = floats(logits);
+  a.lse = floats(lse);
+  a.scale = floats(scale);
+  a.dz = floats(dlogits);
+  run(dlogits, a, cpu::cross_entropy_gradient, DTRAIN_CUDA_KERNEL(cross_entropy_gradient));
+}
+
 }  // namespace dtrain::device

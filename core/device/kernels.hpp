@@ -52,5 +52,24 @@ void rms_norm_backward(RowShape shape, const TensorView& x, const TensorView& ga
 // waiting for the device, such a row is skipped.
 void gather_rows(std::int64_t cols, const TensorView& table, const TensorView& indices, const TensorView& rows);
 void scatter_add_rows(std::int64_t cols, const TensorView& rows, const TensorView& indices, const TensorView& table);
+// The same over a table that is rows [first, first + table_rows) of a larger
+// one the indices name (a rank's slice of a vocabulary): gather writes a row
+// of zeros for an index outside the slice, scatter_add skips it; no index
+// is refused.
+void gather_slice_rows(std::int64_t cols, std::int64_t first, const TensorView& table, const TensorView& indices,
+                       const TensorView& rows);
+void scatter_add_slice_rows(std::int64_t cols, std::int64_t first, const TensorView& rows, const TensorView& indices,
+                            const TensorView& table);
+
+// The vocabulary-parallel cross-entropy (CrossEntropyStatsArgs and
+// CrossEntropyGradArgs): logits and dlogits rows x cols, f32, columns
+// [first, first + cols) of the vocabulary; targets rows, i32 or i64; max,
+// sum_exp, target, sum, lse and scale rows, f32.
+void cross_entropy_statistics(RowShape shape, std::int64_t first, const TensorView& logits,
+                              const TensorView& targets, const TensorView& max, const TensorView& sum_exp,
+                              const TensorView& target, const TensorView& sum);
+void cross_entropy_gradient(RowShape shape, std::int64_t first, std::int64_t vocab, float smoothing,
+                            std::int64_t ignore_index, const TensorView& logits, const TensorView& targets,
+                            const TensorView& lse, const TensorView& scale, const TensorView& dlogits);
 
 }  // namespace dtrain::device

@@ -64,6 +64,33 @@ TEST(IndexedRows, ScatterAddSumsRepeatedIndices) {
   }
 }
 
+TEST(IndexedRows, SlicesZeroAndSkipIndicesOutsideThem) {
+  DT_REQUIRE_PLACE();
+  // The table is rows [2, 5) of a larger one; indices name rows of that.
+  const std::int64_t first = 2, rows = 3, cols = 5;
+  const Values indices = {3, 0, 4, 7, 3, 2, -1};
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    const Values table = random_values(dtype, rows * cols, 44);
+    const Values grads = random_values(dtype, indices.size() * cols, 45);
+    PlacedTensor ttable(dtype, table), tindices(DType::i64, indices), tgrads(dtype, grads);
+    auto gathered = PlacedTensor::poisoned(dtype, indices.size() * cols);
+    device::gather_slice_rows(cols, first, ttable.view(), tindices.view(), gathered.view());
+    device::scatter_add_slice_rows(cols, first, tgrads.view(), tindices.view(), ttable.view());
+    Values want_gathered, want_table = table;
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+      const auto row = static_cast<std::int64_t>(indices[i]) - first;
+      const bool inside = row >= 0 && row < rows;
+      for (std::int64_t j = 0; j < cols; ++j) {
+        want_gathered.push_back(inside ? table[row * cols + j] : 0.0);
+        if (inside) want_table[row * cols + j] = stored(dtype, want_table[row * cols + j] + grads[i * cols + j]);
+      }
+    }
+    EXPECT_EQ(gathered.read(), want_gathered) << dtype_name(dtype);
+    // Row 1 of the slice (index 3) receives two additions, whose order may vary on CUDA.
+    expect_near(ttable.read(), want_table, 0, 2 * epsilon(dtype) * largest(want_table), dtype_name(dtype));
+  }
+}
+
 #ifndef DTRAIN_TEST_ON_GPU
 // The CPU refuses an index outside the table before touching anything
 // (CUDA skips such rows instead, kernels.hpp).

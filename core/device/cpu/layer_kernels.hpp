@@ -17,8 +17,10 @@ void activation_backward(const ActivationArgs& args);
 void norm_forward(const NormArgs& args);
 void norm_backward(const NormBackwardArgs& args);
 // Throws DT_ERR_INVALID_ARGUMENT, before writing anything, for an index
-// outside [0, table_rows).
+// outside [0, table_rows) (of a table that is not a slice).
 void gather_rows(const IndexedRowsArgs& args);
 void scatter_add_rows(const IndexedRowsArgs& args);
+void cross_entropy_statistics(const CrossEntropyStatsArgs& args);
+void cross_entropy_gradient(const CrossEntropyGradArgs& args);
 
 }  // namespace dtrain::device::cpu

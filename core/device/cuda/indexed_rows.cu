@@ -25,8 +25,13 @@ __global__ void indexed_rows_kernel(IndexedRowsArgs a) {
   for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
     const std::int64_t i = e / a.cols;
     const std::int64_t j = e % a.cols;
-    const std::int64_t row = index_at(a, i);
-    if (row < 0 || row >= a.table_rows) continue;
+    const std::int64_t row = index_at(a, i) - (a.slice ? a.first : 0);
+    if (row < 0 || row >= a.table_rows) {
+      // Outside a slice: a row of zeros. Outside a whole table: an index
+      // the host did not check, skipped.
+      if (!kScatterAdd && a.slice) rows[e] = Bits{};
+      continue;
+    }
     if (kScatterAdd) {
       E::atomic_add(table + row * a.cols + j, E::load(rows[e]));
     } else {

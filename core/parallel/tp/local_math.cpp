@@ -63,24 +63,4 @@ void sum_rows(device::Queue& queue, const Matrix& dy, const TensorView& db, doub
   product({ones.view(), 1, dy.rows}, false, dy, false, {db, 1, dy.cols}, beta);
 }
 
-void sum_each_row(device::Queue& queue, const Matrix& m, const TensorView& sums) {
-  const Ones ones(queue, m.view.dtype, m.cols);
-  product(m, false, {ones.view(), m.cols, 1}, false, {sums, m.rows, 1}, 0.0);
-}
-
-void scale_each_row(const TensorView& factors, const Matrix& m, const Matrix& out) {
-  // One product of a 1 x 1 by a 1 x cols matrix per row, as a strided batch.
-  device::GemmShape shape;
-  shape.m = 1;
-  shape.k = 1;
-  shape.n = m.cols;
-  shape.batch = m.rows;
-  device::gemm(shape, factors, m.view, out.view);
-}
-
-void add_to_each_row(device::Queue& queue, const TensorView& terms, const Matrix& out) {
-  const Ones ones(queue, out.view.dtype, out.cols);
-  product({terms, out.rows, 1}, false, {ones.view(), 1, out.cols}, false, out, 1.0);
-}
-
 }  // namespace dtrain::parallel::tp

@@ -21,11 +21,5 @@ void dyt_times_x(const Matrix& dy, const Matrix& x, const Matrix& dw, double bet
 void add_bias(device::Queue& queue, const Matrix& y, const TensorView& bias);
 // db [out] = sum over the rows of dy [T, out] + beta db
 void sum_rows(device::Queue& queue, const Matrix& dy, const TensorView& db, double beta);
-// sums [T] = the sum of each row of m [T, cols]
-void sum_each_row(device::Queue& queue, const Matrix& m, const TensorView& sums);
-// out [T, cols] = factors[t] * m[t] on every row t (out apart from m)
-void scale_each_row(const TensorView& factors, const Matrix& m, const Matrix& out);
-// out [T, cols] += terms[t] on every element of row t
-void add_to_each_row(device::Queue& queue, const TensorView& terms, const Matrix& out);
 
 }  // namespace dtrain::parallel::tp

@@ -7,30 +7,23 @@
 
 #include "base/error.hpp"
 #include "device/kernels.hpp"
-#include "parallel/tp/local_math.hpp"
 
-// The large work (rows of the table and of the logits) runs where the
-// tensors are, on the device layer's kernels; what is per token (ids,
-// targets, row statistics) is read on the host, which checks the ids and
-// combines the ranks' statistics there.
+// The rows of the table and of the logits are worked on where they are, by
+// the device layer's slice and cross-entropy kernels. Token ids and targets
+// are read on the host to be checked, and the ranks' per-row statistics
+// are combined there.
 
 namespace dtrain::parallel::tp {
 
 namespace {
 
-// `view` as host values of T (the queue's work so far included).
+// `view` as host values of T, once the queue's work so far has run.
 template <typename T>
 std::vector<T> read(device::Queue& queue, const TensorView& view) {
   std::vector<T> values(static_cast<std::size_t>(view.count));
   queue.copy(values.data(), view.data, view.bytes());
   queue.synchronize();
   return values;
-}
-
-// Host values into a view of the queue's memory of the same count.
-template <typename T>
-void write(device::Queue& queue, const std::vector<T>& values, const TensorView& view) {
-  queue.copy(view.data, values.data(), view.bytes());
 }
 
 // Token ids and targets (i32 or i64), read on the host.
@@ -55,47 +48,6 @@ void check_ids(const std::vector<std::int64_t>& ids, const char* name, std::int6
   }
 }
 
-// The tokens whose ids fall in this rank's slice [first, first + count):
-// their positions, and their rows in the slice.
-struct Hits {
-  std::vector<std::int64_t> positions;
-  std::vector<std::int64_t> rows;
-};
-
-Hits hits_in_slice(const std::vector<std::int64_t>& ids, std::int64_t first, std::int64_t count) {
-  Hits hits;
-  for (std::size_t t = 0; t < ids.size(); ++t) {
-    const std::int64_t row = ids[t] - first;
-    if (row < 0 || row >= count) continue;
-    hits.positions.push_back(static_cast<std::int64_t>(t));
-    hits.rows.push_back(row);
-  }
-  return hits;
-}
-
-// Indices in the queue's memory, for the row kernels.
-class Indices {
- public:
-  Indices(device::Queue& queue, const std::vector<std::int64_t>& values)
-      : scratch_(queue, DType::i64, static_cast<std::int64_t>(values.size()), 1) {
-    write(queue, values, view());
-  }
-  const TensorView& view() const { return scratch_.matrix().view; }
-
- private:
-  Scratch scratch_;
-};
-
-// dst rows at `to` += src rows at `from` (host index lists of one length).
-void add_rows(device::Queue& queue, const Matrix& src, const std::vector<std::int64_t>& from, const Matrix& dst,
-              const std::vector<std::int64_t>& to) {
-  if (from.empty()) return;
-  const Indices sources(queue, from), targets(queue, to);
-  const Scratch picked(queue, src.view.dtype, static_cast<std::int64_t>(from.size()), src.cols);
-  device::gather_rows(src.cols, src.view, sources.view(), picked.matrix().view);
-  device::scatter_add_rows(src.cols, picked.matrix().view, targets.view(), dst.view);
-}
-
 }  // namespace
 
 void embedding_forward(Group& group, const Matrix& table, const TensorView& ids, const Matrix& out,
@@ -115,8 +67,9 @@ void embedding_forward(Group& group, const Matrix& table, const TensorView& ids,
 
   // This rank's contribution: its own rows, zeros for the others'.
   const Scratch contribution(queue, DType::f32, rows, table.cols);
-  const Hits hits = hits_in_slice(tokens, group.rank() * table.rows, table.rows);
-  add_rows(queue, table, hits.rows, contribution.matrix(), hits.positions);
+  if (rows > 0 && table.cols > 0) {
+    device::gather_slice_rows(table.cols, group.rank() * table.rows, table.view, ids, contribution.matrix().view);
+  }
   if (sequence_parallel) {
     group.wait(group.start_reduce_scatter_rows(contribution.matrix(), out));
   } else {
@@ -143,8 +96,9 @@ void embedding_backward(Group& group, const TensorView& ids, const Matrix& dout,
   const Matrix& grad = sequence_parallel ? gathered.matrix() : dout;
   if (sequence_parallel) group.allgather_rows(dout, grad);
   if (!accumulate) queue.zero(dtable.view.data, dtable.view.bytes());
-  const Hits hits = hits_in_slice(tokens, group.rank() * dtable.rows, dtable.rows);
-  add_rows(queue, grad, hits.positions, dtable, hits.rows);
+  if (rows > 0 && dtable.cols > 0) {
+    device::scatter_add_slice_rows(dtable.cols, group.rank() * dtable.rows, grad.view, ids, dtable.view);
+  }
 }
 
 namespace {
@@ -165,37 +119,6 @@ void check_cross_entropy(const Matrix& logits, const std::vector<std::int64_t>& 
   check_ids(targets, "targets", vocab, options.ignore_index);
 }
 
-// What the softmax over this rank's columns gives: exp(z - local_lse) on
-// every row, and local_lse = log of the row's sum of exp(z) here.
-class LocalSoftmax {
- public:
-  LocalSoftmax(device::Queue& queue, const Matrix& logits)
-      : probabilities_(queue, DType::f32, logits.rows, logits.cols), lse_(queue, DType::f32, logits.rows, 1) {
-    if (logits.rows > 0 && logits.cols > 0) {
-      device::softmax({logits.rows, logits.cols}, logits.view, probabilities_.matrix().view, lse_.matrix().view);
-    }
-  }
-  const Matrix& probabilities() const { return probabilities_.matrix(); }
-  const TensorView& lse() const { return lse_.matrix().view; }
-
- private:
-  Scratch probabilities_, lse_;
-};
-
-// The flat index (row * cols + column) of each row's target in this rank's
-// columns, for the rows whose target is here.
-struct TargetsHere {
-  std::vector<std::int64_t> rows;
-  std::vector<std::int64_t> flat;
-};
-
-TargetsHere targets_here(const std::vector<std::int64_t>& targets, std::int64_t first, std::int64_t cols) {
-  const Hits hits = hits_in_slice(targets, first, cols);
-  TargetsHere here{hits.positions, {}};
-  for (std::size_t i = 0; i < hits.rows.size(); ++i) here.flat.push_back(hits.positions[i] * cols + hits.rows[i]);
-  return here;
-}
-
 }  // namespace
 
 void cross_entropy_forward(Group& group, const Matrix& logits, const TensorView& targets, const TensorView& loss,
@@ -207,93 +130,59 @@ void cross_entropy_forward(Group& group, const Matrix& logits, const TensorView&
   expect_dtype(loss, "loss", DType::f32);
   expect_count(loss, "loss", logits.rows);
 
+  // This rank's statistics per row: [max, sum of exp(z - max), target logit, sum of logits].
   const std::int64_t rows = logits.rows;
-  // Per row, on the device: this rank's log-sum-exp, its sum of logits, and
-  // the target's logit where the target is here.
-  const LocalSoftmax local(queue, logits);
-  const Scratch row_sums(queue, DType::f32, rows, 1);
-  if (rows > 0 && logits.cols > 0) sum_each_row(queue, logits, row_sums.matrix().view);
-  const TargetsHere here = targets_here(labels, group.rank() * logits.cols, logits.cols);
-  const Scratch picked(queue, DType::f32, static_cast<std::int64_t>(here.flat.size()), 1);
-  if (!here.flat.empty()) {
-    const Indices at(queue, here.flat);
-    device::gather_rows(1, logits.view, at.view(), picked.matrix().view);
+  const Scratch statistics(queue, DType::f32, 4, rows);
+  const Matrix& s = statistics.matrix();
+  if (rows > 0 && logits.cols > 0) {
+    device::cross_entropy_statistics({rows, logits.cols}, group.rank() * logits.cols, logits.view, targets,
+                                     s.row_block(0, 1).view, s.row_block(1, 1).view, s.row_block(2, 1).view,
+                                     s.row_block(3, 1).view);
   }
+  const std::vector<float> local = read<float>(queue, s.view);
+  const float* local_max = local.data();
+  const float* local_exps = local.data() + rows;
 
-  // Combined over the ranks on the host: the maxima first, so that every
-  // later sum is of exponentials no larger than 1.
-  const std::vector<float> local_lse = read<float>(queue, local.lse());
-  const std::vector<float> local_sums = read<float>(queue, row_sums.matrix().view);
-  const std::vector<float> target_logits = read<float>(queue, picked.matrix().view);
-  std::vector<float> maxima(local_lse);
+  // Combined over the ranks: the maxima first, so that every sum is of
+  // exponentials no larger than 1.
+  std::vector<float> maxima(local_max, local_max + rows);
   group.allreduce_max(TensorView{maxima.data(), rows, DType::f32});
-  // [sum of exp(lse_r - max), target logit, sum of logits] per row, reduced at once.
+  // [sum of exp(z - max), target logit, sum of logits] per row, reduced at once.
   std::vector<float> sums(static_cast<std::size_t>(3 * rows), 0.0f);
   for (std::int64_t t = 0; t < rows; ++t) {
-    sums[3 * t] = static_cast<float>(std::exp(static_cast<double>(local_lse[t]) - maxima[t]));
-    sums[3 * t + 2] = local_sums[t];
+    sums[3 * t] = static_cast<float>(local_exps[t] * std::exp(static_cast<double>(local_max[t]) - maxima[t]));
+    sums[3 * t + 1] = local[2 * rows + t];
+    sums[3 * t + 2] = local[3 * rows + t];
   }
-  for (std::size_t i = 0; i < here.rows.size(); ++i) sums[3 * here.rows[i] + 1] = target_logits[i];
   group.allreduce_sum(TensorView{sums.data(), 3 * rows, DType::f32}, TensorView{sums.data(), 3 * rows, DType::f32});
-  const double s = options.label_smoothing;
-  std::vector<float> lse_out(static_cast<std::size_t>(rows)), loss_out(static_cast<std::size_t>(rows));
+  const double smoothing = options.label_smoothing;
+  std::vector<float> results(static_cast<std::size_t>(2 * rows));  // [lse..., loss...]
   for (std::int64_t t = 0; t < rows; ++t) {
     const double row_lse = maxima[t] + std::log(static_cast<double>(sums[3 * t]));
-    lse_out[t] = static_cast<float>(row_lse);
     const double nll = row_lse - sums[3 * t + 1];
     const double smooth = row_lse - sums[3 * t + 2] / static_cast<double>(vocab);
-    loss_out[t] = labels[t] == options.ignore_index ? 0.0f : static_cast<float>((1.0 - s) * nll + s * smooth);
+    results[t] = static_cast<float>(row_lse);
+    results[rows + t] =
+        labels[t] == options.ignore_index ? 0.0f : static_cast<float>((1.0 - smoothing) * nll + smoothing * smooth);
   }
-  write(queue, lse_out, lse);
-  write(queue, loss_out, loss);
+  queue.copy(lse.data, results.data(), lse.bytes());
+  queue.copy(loss.data, results.data() + rows, loss.bytes());
+  queue.synchronize();  // before `results` goes
 }
 
 void cross_entropy_backward(Group& group, const Matrix& logits, const TensorView& targets, const TensorView& lse,
                             const TensorView& dloss, const Matrix& dlogits, CrossEntropyOptions options) {
-  device::Queue& queue = group.queue();
-  const std::vector<std::int64_t> labels = read_ids(queue, targets, "targets");
+  const std::vector<std::int64_t> labels = read_ids(group.queue(), targets, "targets");
   const std::int64_t vocab = logits.cols * group.size();
   check_cross_entropy(logits, labels, lse, options, vocab);
   expect_dtype(dloss, "dloss", DType::f32);
   expect_count(dloss, "dloss", logits.rows);
   expect_dtype(dlogits.view, "dlogits", DType::f32);
   expect_shape(dlogits, "dlogits", logits.rows, logits.cols);
-  const std::int64_t rows = logits.rows;
-  if (rows == 0 || logits.cols == 0) return;
-
-  // dlogits[t][j] = dloss[t] (exp(z[t][j] - lse[t]) - s/V - (1 - s) [j is the target]),
-  // zero on ignored rows; exp(z - lse) is the local softmax scaled by exp(local_lse - lse).
-  const LocalSoftmax local(queue, logits);
-  const std::vector<float> local_lse = read<float>(queue, local.lse());
-  const std::vector<float> whole_lse = read<float>(queue, lse);
-  const std::vector<float> scale = read<float>(queue, dloss);
-  const double s = options.label_smoothing;
-  std::vector<float> factors(static_cast<std::size_t>(rows)), terms(static_cast<std::size_t>(rows));
-  for (std::int64_t t = 0; t < rows; ++t) {
-    if (labels[t] == options.ignore_index) continue;
-    factors[t] = static_cast<float>(scale[t] * std::exp(static_cast<double>(local_lse[t]) - whole_lse[t]));
-    terms[t] = static_cast<float>(-scale[t] * s / static_cast<double>(vocab));
-  }
-  const Scratch row_factors(queue, DType::f32, rows, 1), row_terms(queue, DType::f32, rows, 1);
-  write(queue, factors, row_factors.matrix().view);
-  write(queue, terms, row_terms.matrix().view);
-  scale_each_row(row_factors.matrix().view, local.probabilities(), dlogits);
-  add_to_each_row(queue, row_terms.matrix().view, dlogits);
-
-  const TargetsHere here = targets_here(labels, group.rank() * logits.cols, logits.cols);
-  std::vector<float> target_terms;
-  std::vector<std::int64_t> target_at;
-  for (std::size_t i = 0; i < here.rows.size(); ++i) {
-    const std::int64_t t = here.rows[i];
-    if (labels[t] == options.ignore_index) continue;
-    target_terms.push_back(static_cast<float>(-scale[t] * (1.0 - s)));
-    target_at.push_back(here.flat[i]);
-  }
-  if (target_terms.empty()) return;
-  const Scratch values(queue, DType::f32, static_cast<std::int64_t>(target_terms.size()), 1);
-  write(queue, target_terms, values.matrix().view);
-  const Indices at(queue, target_at);
-  device::scatter_add_rows(1, values.matrix().view, at.view(), dlogits.view);
+  if (logits.rows == 0 || logits.cols == 0) return;
+  device::cross_entropy_gradient({logits.rows, logits.cols}, group.rank() * logits.cols, vocab,
+                                 options.label_smoothing, options.ignore_index, logits.view, targets, lse, dloss,
+                                 dlogits.view);
 }
 
 }  // namespace dtrain::parallel::tp
