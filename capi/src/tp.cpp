@@ -132,32 +132,33 @@ dt_status linear_backward(LinearBackward layer, dt_comm* comm, const DLTensor* x
   });
 }
 
+// Either half of a region: `from` -> `to`, named as the header names them.
+using RegionHalf = void (*)(tp::Group&, tp::Region, const tp::Matrix&, const tp::Matrix&);
+
+dt_status region_half(RegionHalf half, dt_comm* comm, dt_tp_region region, const DLTensor* from,
+                      const char* from_name, DLTensor* to, const char* to_name) {
+  return entry([&] {
+    Call call(comm);
+    const tp::Region r = region_of(region);
+    const tp::Matrix in = call.matrix(from, from_name), out = call.matrix(to, to_name);
+    tp::Group group = call.group();
+    half(group, r, in, out);
+    call.finish();
+  });
+}
+
 }  // namespace
 
 extern "C" {
 
 DT_API dt_status dt_tp_region_forward(dt_comm* comm, dt_tp_region region, const DLTensor* input,
                                       DLTensor* output) {
-  return entry([&] {
-    Call call(comm);
-    const tp::Region r = region_of(region);
-    const tp::Matrix in = call.matrix(input, "input"), out = call.matrix(output, "output");
-    tp::Group group = call.group();
-    tp::region_forward(group, r, in, out);
-    call.finish();
-  });
+  return region_half(tp::region_forward, comm, region, input, "input", output, "output");
 }
 
 DT_API dt_status dt_tp_region_backward(dt_comm* comm, dt_tp_region region, const DLTensor* grad_out,
                                        DLTensor* grad_in) {
-  return entry([&] {
-    Call call(comm);
-    const tp::Region r = region_of(region);
-    const tp::Matrix in = call.matrix(grad_out, "grad_out"), out = call.matrix(grad_in, "grad_in");
-    tp::Group group = call.group();
-    tp::region_backward(group, r, in, out);
-    call.finish();
-  });
+  return region_half(tp::region_backward, comm, region, grad_out, "grad_out", grad_in, "grad_in");
 }
 
 DT_API dt_status dt_tp_column_linear_forward(dt_comm* comm, const DLTensor* x, const DLTensor* weight,

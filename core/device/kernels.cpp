@@ -298,20 +298,28 @@ void scatter_add_rows(std::int64_t cols, const TensorView& rows, const TensorVie
   run(table, a, cpu::scatter_add_rows, DTRAIN_CUDA_KERNEL(scatter_add_rows));
 }
 
-void gather_slice_rows(std::int64_t cols, std::int64_t first, const TensorView& table, const TensorView& indices,
-                       const TensorView& rows) {
-  IndexedRowsArgs a = indexed_rows_args("gather_slice_rows", cols, table, indices, rows);
+namespace {
+
+IndexedRowsArgs slice_args(const char* kernel, std::int64_t cols, std::int64_t first, const TensorView& table,
+                           const TensorView& indices, const TensorView& rows) {
+  IndexedRowsArgs a = indexed_rows_args(kernel, cols, table, indices, rows);
   a.slice = true;
   a.first = first;
-  run(rows, a, cpu::gather_rows, DTRAIN_CUDA_KERNEL(gather_rows));
+  return a;
+}
+
+}  // namespace
+
+void gather_slice_rows(std::int64_t cols, std::int64_t first, const TensorView& table, const TensorView& indices,
+                       const TensorView& rows) {
+  run(rows, slice_args("gather_slice_rows", cols, first, table, indices, rows), cpu::gather_rows,
+      DTRAIN_CUDA_KERNEL(gather_rows));
 }
 
 void scatter_add_slice_rows(std::int64_t cols, std::int64_t first, const TensorView& rows, const TensorView& indices,
                             const TensorView& table) {
-  IndexedRowsArgs a = indexed_rows_args("scatter_add_slice_rows", cols, table, indices, rows);
-  a.slice = true;
-  a.first = first;
-  run(table, a, cpu::scatter_add_rows, DTRAIN_CUDA_KERNEL(scatter_add_rows));
+  run(table, slice_args("scatter_add_slice_rows", cols, first, table, indices, rows), cpu::scatter_add_rows,
+      DTRAIN_CUDA_KERNEL(scatter_add_rows));
 }
 
 namespace {

@@ -15,6 +15,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "common/gpu_program.hpp"
 #include "dtrain.h"
 
 namespace {
@@ -209,12 +210,4 @@ TEST_F(Ranks, DdpBroadcastsCudaParameters) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("skipped: no CUDA device (%s)\n", dt_build_info());
-    return 77;
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+int main(int argc, char** argv) { return dtrain::testing::gpu_test_main(argc, argv); }

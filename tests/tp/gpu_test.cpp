@@ -25,6 +25,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/world_fixture.hpp"
+#include "common/gpu_program.hpp"
 #include "dtrain.h"
 #include "tp/dense.hpp"
 
@@ -32,26 +33,9 @@ namespace {
 
 using dtrain::testing::random_dense;
 
-void check(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(rc));
-    std::exit(1);
-  }
-}
-
-std::uint16_t to_bf16(float value) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest even (no NaNs here)
-  return static_cast<std::uint16_t>(bits >> 16);
-}
-
-float from_bf16(std::uint16_t half) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(half) << 16;
-  float value;
-  std::memcpy(&value, &bits, 4);
-  return value;
-}
+using dtrain::testing::check;
+using dtrain::testing::from_bf16;
+using dtrain::testing::to_bf16;
 
 enum class Kind { f32, bf16, i64 };
 
@@ -327,12 +311,4 @@ TEST_F(GpuTp, TensorsInTwoPlacesAreRefused) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("skipped: no CUDA device (%s)\n", dt_build_info());
-    return 77;
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+int main(int argc, char** argv) { return dtrain::testing::gpu_test_main(argc, argv); }

@@ -36,6 +36,7 @@
 #include <cuda_runtime_api.h>
 
 #include "ddp/mlp.hpp"
+#include "common/gpu_program.hpp"
 #include "dtrain.h"
 
 namespace {
@@ -43,26 +44,9 @@ namespace {
 using dtrain::test::Batch;
 using dtrain::test::Mlp;
 
-void check(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(rc));
-    std::exit(1);
-  }
-}
-
-std::uint16_t to_bf16(float value) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest even (no NaNs here)
-  return static_cast<std::uint16_t>(bits >> 16);
-}
-
-float from_bf16(std::uint16_t half) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(half) << 16;
-  float value;
-  std::memcpy(&value, &bits, 4);
-  return value;
-}
+using dtrain::testing::check;
+using dtrain::testing::from_bf16;
+using dtrain::testing::to_bf16;
 
 std::size_t element_size(bool bf16) { return bf16 ? 2 : 4; }
 
@@ -470,12 +454,4 @@ TEST_F(GpuZero, RefusesParametersInTwoPlaces) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("skipped: no CUDA device (%s)\n", dt_build_info());
-    return 77;
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+int main(int argc, char** argv) { return dtrain::testing::gpu_test_main(argc, argv); }
