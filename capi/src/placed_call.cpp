@@ -1,5 +1,7 @@
 #include "placed_call.hpp"
 
+#include <string>
+
 #include "base/error.hpp"
 #include "device/probe.hpp"
 

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <optional>
-#include <string>
 
 #include "base/tensor.hpp"
 #include "comm/communicator.hpp"
@@ -39,7 +38,7 @@ class PlacedCall {
  private:
   comm::Communicator* comm_;
   std::optional<TensorView> first_;
-  std::string first_name_;
+  const char* first_name_ = nullptr;
   device::Queue* queue_ = nullptr;
 };
 

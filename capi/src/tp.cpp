@@ -68,6 +68,17 @@ class Call {
   dtrain::capi::PlacedCall placed_;
 };
 
+// A tp call's body on its Call over `comm` (NULL for dt_tp_shard, which
+// communicates nothing), returning once its work has run.
+template <typename Body>
+dt_status tp_entry(dt_comm* comm, Body&& body) {
+  return entry([&] {
+    Call call(comm);
+    body(call);
+    call.finish();
+  });
+}
+
 tp::LinearFlags linear_flags(unsigned flags) {
   const unsigned known = DT_TP_SEQUENCE_PARALLEL | DT_TP_GATHER_OUTPUT | DT_TP_ACCUMULATE;
   if (flags & ~known) invalid("flags " + std::to_string(flags) + " has bits that are not DT_TP_* flags");
@@ -105,22 +116,19 @@ using LinearBackward = void (*)(tp::Group&, const tp::Matrix&, const tp::Matrix&
 
 dt_status linear_forward(LinearForward layer, dt_comm* comm, const DLTensor* x, const DLTensor* weight,
                          const DLTensor* bias, DLTensor* y, unsigned flags) {
-  return entry([&] {
-    Call call(comm);
+  return tp_entry(comm, [&](Call& call) {
     const tp::LinearFlags f = linear_flags(flags);
     const tp::Matrix in = call.matrix(x, "x"), w = call.matrix(weight, "weight");
     const auto b = call.optional_view(bias, "bias");
     const tp::Matrix out = call.matrix(y, "y");
     tp::Group group = call.group();
     layer(group, in, w, pointer_or_null(b), out, f);
-    call.finish();
   });
 }
 
 dt_status linear_backward(LinearBackward layer, dt_comm* comm, const DLTensor* x, const DLTensor* weight,
                           const DLTensor* dy, DLTensor* dx, DLTensor* dweight, DLTensor* dbias, unsigned flags) {
-  return entry([&] {
-    Call call(comm);
+  return tp_entry(comm, [&](Call& call) {
     const tp::LinearFlags f = linear_flags(flags);
     const tp::Matrix in = call.matrix(x, "x"), w = call.matrix(weight, "weight"), grad_y = call.matrix(dy, "dy");
     const auto grad_x = call.optional_matrix(dx, "dx");
@@ -128,7 +136,6 @@ dt_status linear_backward(LinearBackward layer, dt_comm* comm, const DLTensor* x
     const auto grad_b = call.optional_view(dbias, "dbias");
     tp::Group group = call.group();
     layer(group, in, w, grad_y, pointer_or_null(grad_x), pointer_or_null(grad_w), pointer_or_null(grad_b), f);
-    call.finish();
   });
 }
 
@@ -137,13 +144,11 @@ using RegionHalf = void (*)(tp::Group&, tp::Region, const tp::Matrix&, const tp:
 
 dt_status region_half(RegionHalf half, dt_comm* comm, dt_tp_region region, const DLTensor* from,
                       const char* from_name, DLTensor* to, const char* to_name) {
-  return entry([&] {
-    Call call(comm);
+  return tp_entry(comm, [&](Call& call) {
     const tp::Region r = region_of(region);
     const tp::Matrix in = call.matrix(from, from_name), out = call.matrix(to, to_name);
     tp::Group group = call.group();
     half(group, r, in, out);
-    call.finish();
   });
 }
 
@@ -185,8 +190,7 @@ DT_API dt_status dt_tp_row_linear_backward(dt_comm* comm, const DLTensor* x, con
 
 DT_API dt_status dt_tp_embedding_forward(dt_comm* comm, const DLTensor* table, const DLTensor* ids,
                                          DLTensor* output, unsigned flags) {
-  return entry([&] {
-    Call call(comm);
+  return tp_entry(comm, [&](Call& call) {
     const tp::LinearFlags f = linear_flags(flags);
     if (f.gather_output || f.accumulate) invalid("the embedding's forward takes only DT_TP_SEQUENCE_PARALLEL");
     const tp::Matrix t = call.matrix(table, "table");
@@ -194,71 +198,60 @@ DT_API dt_status dt_tp_embedding_forward(dt_comm* comm, const DLTensor* table, c
     const tp::Matrix out = call.matrix(output, "output");
     tp::Group group = call.group();
     tp::embedding_forward(group, t, i, out, f.sequence_parallel);
-    call.finish();
   });
 }
 
 DT_API dt_status dt_tp_embedding_backward(dt_comm* comm, const DLTensor* ids, const DLTensor* dout,
                                           DLTensor* dtable, unsigned flags) {
-  return entry([&] {
-    Call call(comm);
+  return tp_entry(comm, [&](Call& call) {
     const tp::LinearFlags f = linear_flags(flags);
     if (f.gather_output) invalid("the embedding takes DT_TP_SEQUENCE_PARALLEL and DT_TP_ACCUMULATE only");
     const TensorView i = call.view(ids, "ids");
     const tp::Matrix grad = call.matrix(dout, "dout"), grad_table = call.matrix(dtable, "dtable");
     tp::Group group = call.group();
     tp::embedding_backward(group, i, grad, grad_table, f.sequence_parallel, f.accumulate);
-    call.finish();
   });
 }
 
 DT_API dt_status dt_tp_cross_entropy_forward(dt_comm* comm, const DLTensor* logits, const DLTensor* targets,
                                              DLTensor* loss, DLTensor* lse, float label_smoothing,
                                              int64_t ignore_index) {
-  return entry([&] {
-    Call call(comm);
+  return tp_entry(comm, [&](Call& call) {
     const tp::Matrix z = call.matrix(logits, "logits");
     const TensorView t = call.view(targets, "targets"), l = call.view(loss, "loss"), s = call.view(lse, "lse");
     tp::Group group = call.group();
     tp::cross_entropy_forward(group, z, t, l, s, {label_smoothing, ignore_index});
-    call.finish();
   });
 }
 
 DT_API dt_status dt_tp_cross_entropy_backward(dt_comm* comm, const DLTensor* logits, const DLTensor* targets,
                                               const DLTensor* lse, const DLTensor* dloss, DLTensor* dlogits,
                                               float label_smoothing, int64_t ignore_index) {
-  return entry([&] {
-    Call call(comm);
+  return tp_entry(comm, [&](Call& call) {
     const tp::Matrix z = call.matrix(logits, "logits");
     const TensorView t = call.view(targets, "targets"), s = call.view(lse, "lse"), d = call.view(dloss, "dloss");
     const tp::Matrix dz = call.matrix(dlogits, "dlogits");
     tp::Group group = call.group();
     tp::cross_entropy_backward(group, z, t, s, d, dz, {label_smoothing, ignore_index});
-    call.finish();
   });
 }
 
 DT_API dt_status dt_tp_shard(dt_tp_shard_kind kind, const DLTensor* full, DLTensor* local, int rank, int size,
                              int q_heads, int kv_heads) {
-  return entry([&] {
-    Call call(nullptr);
+  return tp_entry(nullptr, [&](Call& call) {
     const tp::ShardKind k = shard_kind_of(kind);
     const tp::Matrix whole = call.weight(full, "full", k), part = call.weight(local, "local", k);
     tp::shard(call.queue(), k, whole, part, rank, size, {q_heads, kv_heads});
-    call.finish();
   });
 }
 
 DT_API dt_status dt_tp_unshard(dt_comm* comm, dt_tp_shard_kind kind, const DLTensor* local, DLTensor* full,
                                int q_heads, int kv_heads) {
-  return entry([&] {
-    Call call(comm);
+  return tp_entry(comm, [&](Call& call) {
     const tp::ShardKind k = shard_kind_of(kind);
     const tp::Matrix part = call.weight(local, "local", k), whole = call.weight(full, "full", k);
     tp::Group group = call.group();
     tp::unshard(group, k, part, whole, {q_heads, kv_heads});
-    call.finish();
   });
 }
 

@@ -131,17 +131,20 @@ struct IndexedRowsArgs {
 // columns [first, first + cols) of a vocabulary of `vocab` (the others on
 // other ranks). targets (i32 or i64, rows) name vocabulary columns; a target
 // outside [first, first + cols) has no column here. All f32.
-//
-// Statistics of this slice, per row: max[r] = max_j z[r][j], sum_exp[r] =
-// sum_j exp(z[r][j] - max[r]), target[r] = z[r][targets[r] - first] (0 when
-// the target is elsewhere), sum[r] = sum_j z[r][j]. Sums accumulate in
-// double on the CPU, in f32 on CUDA.
-struct CrossEntropyStatsArgs {
+struct LogitSlice {
   RowShape shape;
   std::int64_t first = 0;
   DType target_dtype = DType::i64;
   const void* targets = nullptr;
   const float* z = nullptr;
+};
+
+// Statistics of this slice, per row: max[r] = max_j z[r][j], sum_exp[r] =
+// sum_j exp(z[r][j] - max[r]), target[r] = z[r][targets[r] - first] (0 when
+// the target is elsewhere), sum[r] = sum_j z[r][j]. Sums accumulate in
+// double on the CPU, in f32 on CUDA.
+struct CrossEntropyStatsArgs {
+  LogitSlice logits;
   float* max = nullptr;
   float* sum_exp = nullptr;
   float* target = nullptr;
@@ -154,14 +157,10 @@ struct CrossEntropyStatsArgs {
 //            - (1 - s) [j == targets[r] - first]),
 // and dz[r][j] = 0 on rows whose target is ignore_index.
 struct CrossEntropyGradArgs {
-  RowShape shape;
-  std::int64_t first = 0;
+  LogitSlice logits;
   std::int64_t vocab = 0;
   float smoothing = 0.0f;
   std::int64_t ignore_index = -100;
-  DType target_dtype = DType::i64;
-  const void* targets = nullptr;
-  const float* z = nullptr;
   const float* lse = nullptr;
   const float* scale = nullptr;
   float* dz = nullptr;

@@ -326,8 +326,9 @@ namespace {
 
 // The logits (f32, rows x cols), targets (i32 or i64, rows) and per-row f32
 // vectors of the cross-entropy kernels, all in one place.
-DType check_cross_entropy(const char* kernel, RowShape shape, const TensorView& logits, const TensorView& targets,
-                          std::initializer_list<Operand> per_row, const Operand& matrix) {
+LogitSlice check_cross_entropy(const char* kernel, RowShape shape, std::int64_t first, const TensorView& logits,
+                               const TensorView& targets, std::initializer_list<Operand> per_row,
+                               const Operand& matrix) {
   check_shape(kernel, shape);
   check_dtype(kernel, {"logits", logits}, DType::f32);
   check_data(kernel, {{"logits", logits}, matrix}, {{"targets", targets}});
@@ -345,7 +346,7 @@ DType check_cross_entropy(const char* kernel, RowShape shape, const TensorView& 
     }
     check_device_alignment(o.view, o.name);
   }
-  return targets.dtype;
+  return {shape, first, targets.dtype, targets.data, static_cast<const float*>(logits.data)};
 }
 
 float* floats(const TensorView& v) { return static_cast<float*>(v.data); }
@@ -356,13 +357,9 @@ void cross_entropy_statistics(RowShape shape, std::int64_t first, const TensorVi
                               const TensorView& targets, const TensorView& max, const TensorView& sum_exp,
                               const TensorView& target, const TensorView& sum) {
   CrossEntropyStatsArgs a;
-  a.target_dtype = check_cross_entropy("cross_entropy_statistics", shape, logits, targets,
-                                       {{"max", max}, {"sum_exp", sum_exp}, {"target", target}, {"sum", sum}},
-                                       {"logits", logits});
-  a.shape = shape;
-  a.first = first;
-  a.targets = targets.data;
-  a.z = floats(logits);
+  a.logits = check_cross_entropy("cross_entropy_statistics", shape, first, logits, targets,
+                                 {{"max", max}, {"sum_exp", sum_exp}, {"target", target}, {"sum", sum}},
+                                 {"logits", logits});
   a.max = floats(max);
   a.sum_exp = floats(sum_exp);
   a.target = floats(target);
@@ -375,16 +372,12 @@ void cross_entropy_gradient(RowShape shape, std::int64_t first, std::int64_t voc
                             const TensorView& lse, const TensorView& scale, const TensorView& dlogits) {
   const char* kernel = "cross_entropy_gradient";
   CrossEntropyGradArgs a;
-  a.target_dtype = check_cross_entropy(kernel, shape, logits, targets, {{"lse", lse}, {"scale", scale}},
-                                       {"dlogits", dlogits});
+  a.logits = check_cross_entropy(kernel, shape, first, logits, targets, {{"lse", lse}, {"scale", scale}},
+                                 {"dlogits", dlogits});
   if (vocab <= 0) bad(kernel, "vocab = " + std::to_string(vocab) + " must be positive");
-  a.shape = shape;
-  a.first = first;
   a.vocab = vocab;
   a.smoothing = smoothing;
   a.ignore_index = ignore_index;
-  a.targets = targets.data;
-  a.z = floats(logits);
   a.lse = floats(lse);
   a.scale = floats(scale);
   a.dz = floats(dlogits);

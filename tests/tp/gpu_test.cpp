@@ -259,7 +259,8 @@ TEST_F(GpuTp, ShardsAgreeWithTheHost) {
   for (dt_tp_shard_kind kind : {DT_TP_SHARD_ROWS, DT_TP_SHARD_COLUMNS, DT_TP_SHARD_QKV}) {
     const bool columns = kind == DT_TP_SHARD_COLUMNS;
     const std::int64_t rows = columns ? H : (q + 2 * kv) * d, cols = columns ? F : H;
-    Twin full(random_dense(rows, cols, 70)), local = output(columns ? rows : rows / size_, columns ? cols / size_ : cols),
+    Twin full(random_dense(rows, cols, 70)),
+        local = output(columns ? rows : rows / size_, columns ? cols / size_ : cols),
         back = output(rows, cols);
     expect_same(
         [&](bool gpu) {

@@ -10,17 +10,18 @@ namespace dtrain::device::cpu {
 
 namespace {
 
-std::int64_t target_at(DType dtype, const void* targets, std::int64_t r) {
-  return dtype == DType::i32 ? static_cast<const std::int32_t*>(targets)[r]
-                             : static_cast<const std::int64_t*>(targets)[r];
+std::int64_t target_at(const LogitSlice& s, std::int64_t r) {
+  return s.target_dtype == DType::i32 ? static_cast<const std::int32_t*>(s.targets)[r]
+                                      : static_cast<const std::int64_t*>(s.targets)[r];
 }
 
 }  // namespace
 
 void cross_entropy_statistics(const CrossEntropyStatsArgs& a) {
-  const std::int64_t cols = a.shape.cols;
-  for (std::int64_t r = 0; r < a.shape.rows; ++r) {
-    const float* z = a.z + r * cols;
+  const LogitSlice& s = a.logits;
+  const std::int64_t cols = s.shape.cols;
+  for (std::int64_t r = 0; r < s.shape.rows; ++r) {
+    const float* z = s.z + r * cols;
     float max = -std::numeric_limits<float>::infinity();
     for (std::int64_t j = 0; j < cols; ++j) max = std::max(max, z[j]);
     double exps = 0.0, total = 0.0;
@@ -28,7 +29,7 @@ void cross_entropy_statistics(const CrossEntropyStatsArgs& a) {
       exps += std::exp(static_cast<double>(z[j]) - max);
       total += z[j];
     }
-    const std::int64_t column = target_at(a.target_dtype, a.targets, r) - a.first;
+    const std::int64_t column = target_at(s, r) - s.first;
     a.max[r] = max;
     a.sum_exp[r] = static_cast<float>(exps);
     a.target[r] = column >= 0 && column < cols ? z[column] : 0.0f;
@@ -37,18 +38,19 @@ void cross_entropy_statistics(const CrossEntropyStatsArgs& a) {
 }
 
 void cross_entropy_gradient(const CrossEntropyGradArgs& a) {
-  const std::int64_t cols = a.shape.cols;
+  const LogitSlice& slice = a.logits;
+  const std::int64_t cols = slice.shape.cols;
   const double s = a.smoothing;
-  for (std::int64_t r = 0; r < a.shape.rows; ++r) {
-    const float* z = a.z + r * cols;
+  for (std::int64_t r = 0; r < slice.shape.rows; ++r) {
+    const float* z = slice.z + r * cols;
     float* dz = a.dz + r * cols;
-    const std::int64_t target = target_at(a.target_dtype, a.targets, r);
+    const std::int64_t target = target_at(slice, r);
     if (target == a.ignore_index) {
       std::fill(dz, dz + cols, 0.0f);
       continue;
     }
     const double scale = a.scale[r];
-    const std::int64_t column = target - a.first;
+    const std::int64_t column = target - slice.first;
     for (std::int64_t j = 0; j < cols; ++j) {
       double g = std::exp(static_cast<double>(z[j]) - a.lse[r]) - s / static_cast<double>(a.vocab);
       if (j == column) g -= 1.0 - s;

@@ -16,7 +16,7 @@ namespace {
 template <typename Body>
 void for_each_row(const IndexedRowsArgs& a, const char* what, Body&& body) {
   auto visit = [&](const auto* indices) {
-    for (std::int64_t i = 0; i < a.count && !a.slice; ++i) {
+    for (std::int64_t i = 0; !a.slice && i < a.count; ++i) {
       const std::int64_t index = indices[i];
       if (index < 0 || index >= a.table_rows) {
         raise(DT_ERR_INVALID_ARGUMENT, std::string(what) + ": indices[" + std::to_string(i) + "] = " +

@@ -70,7 +70,8 @@ void copy_rows(device::Queue& queue, const Matrix& from, std::int64_t from_row, 
 
 }  // namespace
 
-void shard(device::Queue& queue, ShardKind kind, const Matrix& full, const Matrix& local, int rank, int size, QkvHeads heads) {
+void shard(device::Queue& queue, ShardKind kind, const Matrix& full, const Matrix& local, int rank, int size,
+           QkvHeads heads) {
   check_kind(kind);
   if (size < 1 || rank < 0 || rank >= size) {
     raise(DT_ERR_INVALID_ARGUMENT, "rank " + std::to_string(rank) + " is outside a group of " + std::to_string(size));

@@ -16,7 +16,8 @@ struct QkvHeads {
   int kv = 0;
 };
 
-void shard(device::Queue& queue, ShardKind kind, const Matrix& full, const Matrix& local, int rank, int size, QkvHeads heads);
+void shard(device::Queue& queue, ShardKind kind, const Matrix& full, const Matrix& local, int rank, int size,
+           QkvHeads heads);
 void unshard(Group& group, ShardKind kind, const Matrix& local, const Matrix& full, QkvHeads heads);
 
 }  // namespace dtrain::parallel::tp
