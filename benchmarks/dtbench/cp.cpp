@@ -21,7 +21,6 @@
 #include <dtrain.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +29,8 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "host_tensor.hpp"
+#include "timing.hpp"
 #include "usage.hpp"
 
 namespace dtbench {
@@ -56,8 +57,6 @@ const char kUsage[] =
 
 const Usage kCli{"cp", kUsage};
 
-using Clock = std::chrono::steady_clock;
-
 struct Args {
   int seq = 1024;
   int heads = 4;
@@ -67,68 +66,19 @@ struct Args {
   std::string json;
 };
 
-// A float32 or int64 host tensor that owns its data.
-template <typename T>
-class Tensor {
- public:
-  explicit Tensor(std::vector<std::int64_t> shape) : shape_(std::move(shape)) {
-    std::int64_t count = 1;
-    for (std::int64_t n : shape_) count *= n;
-    data_.assign(static_cast<std::size_t>(count), T{});
-    tensor_.data = data_.data();
-    tensor_.device = {kDLCPU, 0};
-    tensor_.ndim = static_cast<int>(shape_.size());
-    tensor_.dtype = sizeof(T) == 4 ? DLDataType{kDLFloat, 32, 1} : DLDataType{kDLInt, 64, 1};
-    tensor_.shape = shape_.data();
-  }
-  Tensor(const Tensor&) = delete;
-  Tensor& operator=(const Tensor&) = delete;
-
-  DLTensor* get() { return &tensor_; }
-  std::vector<T>& data() { return data_; }
-
- private:
-  std::vector<std::int64_t> shape_;
-  std::vector<T> data_;
-  DLTensor tensor_{};
-};
-
 // One rank's tensors for a sequence of `rows` local tokens.
 struct Shard {
-  Tensor<float> q, k, v, o, lse, block_o, block_lse;
-  Tensor<std::int64_t> q_positions, k_positions;
+  HostTensor<float> q, k, v, o, lse, block_o, block_lse;
+  HostTensor<std::int64_t> q_positions, k_positions;
 
   Shard(const Args& a, std::int64_t rows)
       : q({rows, a.heads, a.head_dim}), k({rows, a.kv_heads, a.head_dim}), v({rows, a.kv_heads, a.head_dim}),
         o({rows, a.heads, a.head_dim}), lse({rows, a.heads}), block_o({rows, a.heads, a.head_dim}),
         block_lse({rows, a.heads}), q_positions({rows}), k_positions({rows}) {
     // Values in [-1, 1): the scores stay moderate, as in a trained model.
-    for (Tensor<float>* t : {&q, &k, &v}) {
-      std::uint32_t state = 12345;
-      for (float& x : t->data()) {
-        state = state * 1664525U + 1013904223U;
-        x = static_cast<float>(state >> 8) / static_cast<float>(1U << 23) - 1.0F;
-      }
-    }
+    for (HostTensor<float>* t : {&q, &k, &v}) t->fill_uniform(12345, 1.0F);
   }
 };
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// The mean time of `iters` calls of `body`, each started after a barrier.
-template <typename Body>
-double mean_ms(Comm& comm, int iters, Body&& body) {
-  double total = 0;
-  for (int i = 0; i < iters; ++i) {
-    comm.barrier();
-    const auto start = Clock::now();
-    body();
-    total += ms_since(start);
-  }
-  return total / iters;
-}
 
 // This rank's blocks, one after another, as the ring would compute them.
 void compute_alone(Comm& comm, dt_cp_layout layout, Shard& s) {

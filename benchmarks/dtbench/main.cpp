@@ -12,6 +12,7 @@
 #include "kernels.hpp"
 #include "moe.hpp"
 #include "pipeline.hpp"
+#include "tp.hpp"
 #include "zero.hpp"
 
 namespace {
@@ -40,6 +41,9 @@ const char kUsage[] =
     "                same bytes (dtrun -n N dtbench moe)\n"
     "  pipeline      the bubble of the pipeline executor's schedules with busy-wait stage\n"
     "                work, against their closed forms (dtrun -n P dtbench pipeline)\n"
+    "  tp            time a tensor-parallel MLP block forward and backward against one\n"
+    "                rank, each rank's compute and collectives alone, and its GFLOP/s\n"
+    "                (dtrun -n N dtbench tp)\n"
     "  zero          time training steps of the example MLP with ZeRO stages 0-3 and\n"
     "                compare each rank's memory with the ZeRO formulas (dtrun -n N dtbench zero)\n";
 
@@ -59,6 +63,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "kernels") == 0) return dtbench::run_kernels(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "moe") == 0) return dtbench::run_moe(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "pipeline") == 0) return dtbench::run_pipeline(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "tp") == 0) return dtbench::run_tp(argc - 1, argv + 1);
   bool ddp = std::strcmp(argv[1], "ddp") == 0;
   if (ddp || std::strcmp(argv[1], "zero") == 0) {
 #ifdef DTBENCH_WITH_TRAINING
