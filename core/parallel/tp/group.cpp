@@ -46,6 +46,11 @@ void Group::allgather_rows(const Matrix& local, const Matrix& full) {
   comm::start_and_wait(comm_, [&] { return started(comm_.allgather(send.get(), recv.get(), queue_.stream())); });
 }
 
+comm::RequestPtr Group::start_allgather_rows(const Matrix& local, const Matrix& full) {
+  FlatTensor send = flat(local.view), recv = flat(full.view);
+  return started(comm_.allgather(send.get(), recv.get(), queue_.stream()));
+}
+
 comm::RequestPtr Group::start_reduce_scatter_rows(const Matrix& full, const Matrix& local) {
   FlatTensor send = flat(full.view), recv = flat(local.view);
   return started(comm_.reduce_scatter(send.get(), recv.get(), DT_SUM, queue_.stream()));

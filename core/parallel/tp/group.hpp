@@ -28,8 +28,10 @@ class Group {
   void allreduce_max(const TensorView& buf);
   // Starts an in-place sum; finish it with wait().
   comm::RequestPtr start_allreduce_sum(const TensorView& buf);
-  // full [rows * size, cols] <- every rank's local [rows, cols], in rank order.
+  // full [rows * size, cols] <- every rank's local [rows, cols], in rank
+  // order; blocking, or started (finish it with wait()).
   void allgather_rows(const Matrix& local, const Matrix& full);
+  comm::RequestPtr start_allgather_rows(const Matrix& local, const Matrix& full);
   // local [rows / size, cols] <- this rank's rows of the sum over ranks of full.
   comm::RequestPtr start_reduce_scatter_rows(const Matrix& full, const Matrix& local);
   // full [rows, cols * size] <- every rank's local [rows, cols] side by side.

@@ -1,5 +1,7 @@
 #include "parallel/tp/linear.hpp"
 
+#include <memory>
+#include <utility>
 
 #include "base/error.hpp"
 #include "parallel/tp/local_math.hpp"
@@ -23,19 +25,59 @@ void check_dtypes(const Matrix& a, const Matrix& w, const TensorView* bias, cons
   }
 }
 
-// `x` as the whole sequence: itself, or gathered from every rank's rows.
-class WholeSequence {
+// The whole sequence [T, cols], gathered from every rank's rows [T/tp, cols]
+// by an allgather started at construction. This rank's own block of rows is
+// `local` and usable at once, so a product whose output rows depend only on
+// the same input rows computes that block while the other ranks' arrive
+// (the sequence-parallel overlap of communication with the GEMM); products
+// that sum over rows (the weight's gradient) wait for the whole sequence.
+class GatheredRows {
  public:
-  WholeSequence(Group& group, const Matrix& x, bool sequence_parallel)
-      : gathered_(group.queue(), x.view.dtype, sequence_parallel ? x.rows * group.size() : 0, x.cols),
-        matrix_(sequence_parallel ? gathered_.matrix() : x) {
-    if (sequence_parallel) group.allgather_rows(x, matrix_);
+  GatheredRows(Group& group, const Matrix& local)
+      : group_(group), local_(local), whole_(group.queue(), local.view.dtype, local.rows * group.size(), local.cols),
+        gather_(group.start_allgather_rows(local, whole_.matrix())) {}
+  // An exception between the start and wait() leaves the gather writing
+  // into the scratch this frees: it is waited for first, its own error
+  // dropped (the one in flight is the caller's).
+  ~GatheredRows() {
+    if (!gather_) return;
+    try {
+      group_.wait(gather_);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
+    }
   }
-  const Matrix& matrix() const { return matrix_; }
+  GatheredRows(const GatheredRows&) = delete;
+  GatheredRows& operator=(const GatheredRows&) = delete;
+
+  // The first row of this rank's block in the whole sequence.
+  std::int64_t own_first() const { return group_.rank() * local_.rows; }
+  // rows [own_first(), own_first() + local.rows) of `m`, a [T, n] matrix.
+  Matrix own_rows(const Matrix& m) const { return m.row_block(own_first(), local_.rows); }
+  const Matrix& whole() {
+    wait();
+    return whole_.matrix();
+  }
+  // Calls body(first, n) for the blocks of rows before and after this
+  // rank's, once the gather is done.
+  template <typename Body>
+  void for_other_blocks(Body&& body) {
+    wait();
+    const std::int64_t own_end = own_first() + local_.rows;
+    if (own_first() > 0) body(std::int64_t{0}, own_first());
+    if (own_end < whole_.matrix().rows) body(own_end, whole_.matrix().rows - own_end);
+  }
 
  private:
-  Scratch gathered_;  // empty unless gathered
-  Matrix matrix_;
+  void wait() {
+    if (!gather_) return;
+    const comm::RequestPtr gather = std::move(gather_);
+    group_.wait(gather);
+  }
+
+  Group& group_;
+  const Matrix local_;
+  Scratch whole_;
+  comm::RequestPtr gather_;  // null once waited for
 };
 
 }  // namespace
@@ -48,11 +90,18 @@ void column_forward(Group& group, const Matrix& x, const Matrix& w, const Tensor
   if (bias) expect_count(*bias, "bias", w.rows);
   expect_shape(y, "y", rows, flags.gather_output ? w.rows * group.size() : w.rows);
 
-  const WholeSequence input(group, x, flags.sequence_parallel);
   // With the output gathered, this rank's columns are computed apart first.
   const Scratch local(group.queue(), y.view.dtype, flags.gather_output ? rows : 0, w.rows);
   const Matrix& out = flags.gather_output ? local.matrix() : y;
-  x_times_wt(input.matrix(), w, out, 0.0);
+  if (flags.sequence_parallel) {
+    GatheredRows input(group, x);
+    x_times_wt(x, w, input.own_rows(out), 0.0);
+    input.for_other_blocks([&](std::int64_t first, std::int64_t n) {
+      x_times_wt(input.whole().row_block(first, n), w, out.row_block(first, n), 0.0);
+    });
+  } else {
+    x_times_wt(x, w, out, 0.0);
+  }
   if (bias) add_bias(group.queue(), out, *bias);
   if (flags.gather_output) group.allgather_columns(out, y);
 }
@@ -85,8 +134,9 @@ void column_backward(Group& group, const Matrix& x, const Matrix& w, const Matri
   const Scratch own_columns(group.queue(), dy.view.dtype, flags.gather_output ? rows : 0, w.rows);
   if (flags.gather_output) copy_columns(group.queue(), dy, group.rank() * w.rows, own_columns.matrix());
   const Matrix& grad = flags.gather_output ? own_columns.matrix() : dy;
-  // Only the weight's gradient reads x: without it nothing is gathered.
-  const WholeSequence input(group, x, gather_x && dw);
+  // Only the weight's gradient reads x: without it nothing is gathered. The
+  // gather starts first, so that it runs during the input gradient's GEMM.
+  const std::unique_ptr<GatheredRows> gathered = gather_x && dw ? std::make_unique<GatheredRows>(group, x) : nullptr;
 
   // The input gradient first, so that its reduction runs during the weight's GEMMs.
   comm::RequestPtr reduction;
@@ -101,7 +151,7 @@ void column_backward(Group& group, const Matrix& x, const Matrix& w, const Matri
     }
   }
   const double beta = flags.accumulate ? 1.0 : 0.0;
-  if (dw) dyt_times_x(grad, input.matrix(), *dw, beta);
+  if (dw) dyt_times_x(grad, gathered ? gathered->whole() : x, *dw, beta);
   if (db) sum_rows(group.queue(), grad, *db, beta);
   if (reduction) group.wait(reduction);
 }
@@ -143,11 +193,23 @@ void row_backward(Group& group, const Matrix& x, const Matrix& w, const Matrix& 
   }
   if (db) expect_count(*db, "dbias", w.rows);
 
-  const WholeSequence grad(group, dy, flags.sequence_parallel);
   const double beta = flags.accumulate ? 1.0 : 0.0;
-  if (dx) dy_times_w(grad.matrix(), w, *dx, 0.0);
-  if (dw) dyt_times_x(grad.matrix(), x, *dw, beta);
-  if (db) sum_rows(group.queue(), grad.matrix(), *db, beta);
+  if (!flags.sequence_parallel) {
+    if (dx) dy_times_w(dy, w, *dx, 0.0);
+    if (dw) dyt_times_x(dy, x, *dw, beta);
+    if (db) sum_rows(group.queue(), dy, *db, beta);
+    return;
+  }
+  // dx's rows follow dy's: this rank's while the others' rows of dy arrive.
+  GatheredRows grad(group, dy);
+  if (dx) {
+    dy_times_w(dy, w, grad.own_rows(*dx), 0.0);
+    grad.for_other_blocks([&](std::int64_t first, std::int64_t n) {
+      dy_times_w(grad.whole().row_block(first, n), w, dx->row_block(first, n), 0.0);
+    });
+  }
+  if (dw) dyt_times_x(grad.whole(), x, *dw, beta);
+  if (db) sum_rows(group.queue(), grad.whole(), *db, beta);
 }
 
 }  // namespace dtrain::parallel::tp
