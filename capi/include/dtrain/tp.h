@@ -110,7 +110,8 @@ DT_API dt_status dt_tp_region_backward(dt_comm *tp, dt_tp_region region, const D
  * this rank's [T/tp, in] and is all-gathered first. `y` is [T, out/tp]; with
  * DT_TP_GATHER_OUTPUT it is [T, out], gathered along the columns.
  * Communication: none, or one allgather (sequence parallel), plus one
- * allgather when gathering the output.
+ * allgather when gathering the output. With sequence parallelism this rank's
+ * own rows of y are computed while the other ranks' rows of x arrive.
  */
 DT_API dt_status dt_tp_column_linear_forward(dt_comm *tp, const DLTensor *x, const DLTensor *weight,
                                              const DLTensor *bias, DLTensor *y, unsigned flags);
@@ -130,7 +131,8 @@ DT_API dt_status dt_tp_column_linear_forward(dt_comm *tp, const DLTensor *x, con
  * no gathering of `x`). A zero-bubble schedule splits the backward in two
  * calls with the same arguments: `dweight` NULL for the input gradient, then
  * `dx` NULL for the weight's (and the bias's).
- * The reduction of dx runs while dW and db are computed. With sequence
+ * The reduction of dx runs while dW and db are computed, and a gathering of
+ * x while dx is computed. With sequence
  * parallelism, `x` is either this rank's [T/tp, in], which is gathered again
  * (as Megatron-LM does, to keep one copy of the activations), or the whole
  * [T, in] the caller kept from the forward (for instance gathered by
@@ -166,8 +168,8 @@ DT_API dt_status dt_tp_row_linear_forward(dt_comm *tp, const DLTensor *x, const 
  *
  * `dx` [T, in/tp], `dweight` and `dbias` may be NULL (a zero-bubble
  * schedule's two halves, as for dt_tp_column_linear_backward()).
- * Communication: none, or one
- * allgather with sequence parallelism.
+ * Communication: none, or one allgather with sequence parallelism, during
+ * which the rows of dx that follow this rank's own rows of dy are computed.
  */
 DT_API dt_status dt_tp_row_linear_backward(dt_comm *tp, const DLTensor *x, const DLTensor *weight,
                                            const DLTensor *dy, DLTensor *dx, DLTensor *dweight,

@@ -2444,7 +2444,8 @@ extern "C" {
     #[doc = " this rank's [T/tp, in] and is all-gathered first. `y` is [T, out/tp]; with"]
     #[doc = " DT_TP_GATHER_OUTPUT it is [T, out], gathered along the columns."]
     #[doc = " Communication: none, or one allgather (sequence parallel), plus one"]
-    #[doc = " allgather when gathering the output."]
+    #[doc = " allgather when gathering the output. With sequence parallelism this rank's"]
+    #[doc = " own rows of y are computed while the other ranks' rows of x arrive."]
     pub fn dt_tp_column_linear_forward(
         tp: *mut dt_comm,
         x: *const DLTensor,
@@ -2469,7 +2470,8 @@ extern "C" {
     #[doc = " no gathering of `x`). A zero-bubble schedule splits the backward in two"]
     #[doc = " calls with the same arguments: `dweight` NULL for the input gradient, then"]
     #[doc = " `dx` NULL for the weight's (and the bias's)."]
-    #[doc = " The reduction of dx runs while dW and db are computed. With sequence"]
+    #[doc = " The reduction of dx runs while dW and db are computed, and a gathering of"]
+    #[doc = " x while dx is computed. With sequence"]
     #[doc = " parallelism, `x` is either this rank's [T/tp, in], which is gathered again"]
     #[doc = " (as Megatron-LM does, to keep one copy of the activations), or the whole"]
     #[doc = " [T, in] the caller kept from the forward (for instance gathered by"]
@@ -2516,8 +2518,8 @@ extern "C" {
     #[doc = ""]
     #[doc = " `dx` [T, in/tp], `dweight` and `dbias` may be NULL (a zero-bubble"]
     #[doc = " schedule's two halves, as for dt_tp_column_linear_backward())."]
-    #[doc = " Communication: none, or one"]
-    #[doc = " allgather with sequence parallelism."]
+    #[doc = " Communication: none, or one allgather with sequence parallelism, during"]
+    #[doc = " which the rows of dx that follow this rank's own rows of dy are computed."]
     pub fn dt_tp_row_linear_backward(
         tp: *mut dt_comm,
         x: *const DLTensor,
