@@ -13,7 +13,10 @@ reads bindings/julia/DTrain/src/**/*.jl and checks:
   - every member of the headers' enums is mirrored with the same value;
   - with a probe (julia_layout_probe, compiled against the real headers): the
     structs mirrored by hand have the C sizes and field offsets, and the
-    DT_*/kDL* constants the C values.
+    DT_*/kDL* constants the C values;
+  - the examples (bindings/julia/DTrain/examples/*.jl) import, by
+    `using DTrain: name, ...`, only names the module exports, and call the
+    library only through them (no ccall of their own).
 Prints every problem and exits 1, or a summary and exits 0.
 """
 
@@ -27,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import capi_headers  # noqa: E402
 
 JULIA_SRC = Path("bindings/julia/DTrain/src")
+JULIA_EXAMPLES = Path("bindings/julia/DTrain/examples")
 
 # C struct -> the Julia struct that mirrors it.
 STRUCTS = {"DLDevice": "DLDevice", "DLDataType": "DLDataType", "DLTensor": "DLTensor",
@@ -326,6 +330,35 @@ def check_values(root, text, probe, problems):
     return checked, len(STRUCTS)
 
 
+def julia_exports(text):
+    """The names of the module's `export` statements (continued over lines after a comma)."""
+    names = set()
+    for m in re.finditer(r"^\s*export\s+((?:[^\n]*,\s*\n)*[^\n]*)", text, flags=re.M):
+        names.update(n.strip() for n in m.group(1).split(",") if n.strip())
+    return names
+
+
+def check_examples(root, text, problems):
+    """Each example's `using DTrain: ...` names are exported; no ccall. Returns (examples, names)."""
+    exported = julia_exports(text)
+    examples = sorted((Path(root) / JULIA_EXAMPLES).glob("*.jl"))
+    imported = 0
+    for path in examples:
+        source = strip_julia_comments(path.read_text())
+        where = path.relative_to(root)
+        uses = re.findall(r"^\s*using\s+DTrain\s*:\s*((?:[^\n]*,\s*\n)*[^\n]*)", source, flags=re.M)
+        if not uses:
+            problems.add(where, "imports nothing by `using DTrain: name, ...`")
+        for names in uses:
+            for name in (n.strip() for n in names.split(",")):
+                imported += 1
+                if name not in exported:
+                    problems.add(where, f"imports {name}, which DTrain does not export")
+        if re.search(r"\bccall\s*\(", source):
+            problems.add(where, "calls ccall itself instead of the binding")
+    return len(examples), imported
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("root", type=Path)
@@ -345,6 +378,7 @@ def main(argv):
     problems = Problems()
     text = "\n".join(strip_julia_comments(p.read_text()) for p in julia_sources(args.root))
     sites, called = check_ccalls(args.root, problems)
+    examples, imported = check_examples(args.root, text, problems)
     try:
         values, layouts = check_values(args.root, text, probe, problems)
     except ValueError as err:
@@ -357,7 +391,8 @@ def main(argv):
         return 1
     print(f"julia binding: {sites} ccalls of {len(called)} functions match their C prototypes; "
           f"{values} constants and {layouts} struct layouts match C"
-          + ("" if probe is not None else " (layouts not checked: no probe)"))
+          + ("" if probe is not None else " (layouts not checked: no probe)")
+          + f"; {examples} example(s) import {imported} exported names")
     return 0
 
 

@@ -46,13 +46,16 @@ const DT_UNDEF -2147483648
 """
 
 
-def run(julia, header=HEADER, probe=None):
+def run(julia, header=HEADER, probe=None, example=None):
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "capi/include/dtrain").mkdir(parents=True)
         (root / "capi/include/dtrain/api.h").write_text(header)
         (root / "bindings/julia/DTrain/src").mkdir(parents=True)
         (root / "bindings/julia/DTrain/src/api.jl").write_text(julia)
+        if example is not None:
+            (root / "bindings/julia/DTrain/examples").mkdir(parents=True)
+            (root / "bindings/julia/DTrain/examples/train.jl").write_text(example)
         command = [sys.executable, str(SCRIPT), str(root)]
         if probe is not None:
             (root / "probe.txt").write_text(probe)
@@ -113,6 +116,20 @@ class JuliaBindingCheck(unittest.TestCase):
 
         code, out = run(JULIA.replace("typemin(Cint)", "Cint(0)"), probe=PROBE)
         self.assertIn("const DT_UNDEF = 0 but C says -2147483648", out)
+
+    def test_examples_import_only_exported_names(self):
+        module = "export rank,\n       last\n" + JULIA
+        code, out = run(module, example="using DTrain: rank,\n    last\nrank(c)\n")
+        self.assertEqual(code, 0, out)
+        self.assertIn("1 example(s) import 2 exported names", out)
+
+        code, out = run(module, example="using DTrain: rank, hook\n")
+        self.assertEqual(code, 1, out)
+        self.assertIn("examples/train.jl: imports hook, which DTrain does not export", out)
+
+        code, out = run(module, example="using DTrain\nx() = ccall(:strlen, Csize_t, (Cstring,), s)\n")
+        self.assertIn("imports nothing by `using DTrain: name, ...`", out)
+        self.assertIn("calls ccall itself instead of the binding", out)
 
 
 if __name__ == "__main__":
