@@ -20,6 +20,10 @@
 //! compares between one rank and two. Exits 1 when the loss did not fall
 //! below half of the first step's.
 
+// The products index flattened row-major matrices by (row, column), which
+// reads closer to the formulas than zipped iterators.
+#![allow(clippy::needless_range_loop)]
+
 use std::process::ExitCode;
 
 use dtrain::{Comm, Ddp, DdpOptions, Optimizer, OptimizerKind, OptimizerOptions, ReduceOp};
@@ -42,7 +46,12 @@ const USAGE: &str = "usage: train_mlp [--steps N] [--batch N] [--lr X] [--log-ev
   --log-every N  a progress line every N steps (default 25)";
 
 fn parse_settings() -> Result<Settings, String> {
-    let mut s = Settings { steps: 150, batch: 64, lr: 0.01, log_every: 25 };
+    let mut s = Settings {
+        steps: 150,
+        batch: 64,
+        lr: 0.01,
+        log_every: 25,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(name) = args.next() {
         if name == "-h" || name == "--help" {
@@ -95,7 +104,9 @@ impl Mlp {
     fn new(seed: u64) -> Mlp {
         let init = |rows: usize, cols: usize, salt: u64| -> Vec<f32> {
             let scale = 1.0 / (cols as f32).sqrt();
-            (0..rows * cols).map(|i| scale * value(i / cols, i % cols, 0, seed ^ salt)).collect()
+            (0..rows * cols)
+                .map(|i| scale * value(i / cols, i % cols, 0, seed ^ salt))
+                .collect()
         };
         Mlp {
             w1: init(HIDDEN, INPUTS, 11),
@@ -137,7 +148,9 @@ fn sample(step: usize, index: usize) -> Vec<f32> {
 
 fn label(teacher: &Mlp, x: &[f32]) -> usize {
     let (_, logits) = teacher.forward(x);
-    (0..CLASSES).max_by(|&a, &b| logits[a].total_cmp(&logits[b])).unwrap_or(0)
+    (0..CLASSES)
+        .max_by(|&a, &b| logits[a].total_cmp(&logits[b]))
+        .unwrap_or(0)
 }
 
 /// softmax(logits) - onehot(target), and -log softmax(logits)[target].
@@ -197,7 +210,9 @@ fn forward_backward(
     ddp.mark_ready(2)?;
     for (x, hidden, dlogits) in &kept {
         for j in 0..HIDDEN {
-            let dh: f32 = (0..CLASSES).map(|c| model.w2[c * HIDDEN + j] * dlogits[c]).sum();
+            let dh: f32 = (0..CLASSES)
+                .map(|c| model.w2[c * HIDDEN + j] * dlogits[c])
+                .sum();
             let da = dh * (1.0 - hidden[j] * hidden[j]) * scale;
             grads.b1[j] += da;
             for k in 0..INPUTS {
@@ -215,16 +230,33 @@ fn forward_backward(
 fn train(comm: &Comm<'_>, s: &Settings) -> Result<bool, dtrain::Error> {
     let (rank, size) = (comm.rank()? as usize, comm.size()? as usize);
     if s.batch % size != 0 {
-        eprintln!("train_mlp: --batch {} is not a multiple of the {size} ranks", s.batch);
+        eprintln!(
+            "train_mlp: --batch {} is not a multiple of the {size} ranks",
+            s.batch
+        );
         return Ok(false);
     }
     let teacher = Mlp::new(7);
     let mut model = Mlp::new(1);
     let mut grads = Mlp::zeros();
-    let adamw = OptimizerOptions { kind: OptimizerKind::AdamW, lr: Some(s.lr), ..Default::default() };
+    let adamw = OptimizerOptions {
+        kind: OptimizerKind::AdamW,
+        lr: Some(s.lr),
+        ..Default::default()
+    };
     let mut optimizer = Optimizer::new(
-        vec![&mut model.w1[..], &mut model.b1[..], &mut model.w2[..], &mut model.b2[..]],
-        vec![&mut grads.w1[..], &mut grads.b1[..], &mut grads.w2[..], &mut grads.b2[..]],
+        vec![
+            &mut model.w1[..],
+            &mut model.b1[..],
+            &mut model.w2[..],
+            &mut model.b2[..],
+        ],
+        vec![
+            &mut grads.w1[..],
+            &mut grads.b1[..],
+            &mut grads.w2[..],
+            &mut grads.b2[..],
+        ],
         &adamw,
     )?;
     let mut ddp = Ddp::with_optimizer(comm, &mut optimizer, &DdpOptions::default())?;
@@ -247,7 +279,10 @@ fn train(comm: &Comm<'_>, s: &Settings) -> Result<bool, dtrain::Error> {
         }
     }
     let opt = ddp.optimizer();
-    let squares: f64 = (0..4).flat_map(|i| opt.param(i).iter()).map(|&p| f64::from(p) * f64::from(p)).sum();
+    let squares: f64 = (0..4)
+        .flat_map(|i| opt.param(i).iter())
+        .map(|&p| f64::from(p) * f64::from(p))
+        .sum();
     if rank == 0 {
         println!("final loss {last:.9e}, parameters {squares:.9e}");
     }
