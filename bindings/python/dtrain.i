@@ -110,6 +110,7 @@
 %include "swig/pipeline_executor.i"
 %include "swig/cp.i"
 %include "swig/plan.i"
+%include "swig/log.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;
@@ -117,6 +118,7 @@
 %include "dtrain/common.h"
 %include "dtrain/status.h"
 %include "dtrain/version.h"
+%include "dtrain/log.h"
 %include "dtrain/tensor.h"
 %include "dtrain/comm.h"
 %include "dtrain/optim.h"

@@ -11,6 +11,7 @@
 #include "dtrain/common.h"
 #include "dtrain/status.h"
 #include "dtrain/version.h"
+#include "dtrain/log.h"
 #include "dtrain/tensor.h"
 #include "dtrain/comm.h"
 #include "dtrain/optim.h"

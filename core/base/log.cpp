@@ -19,6 +19,8 @@ struct Config {
   bool configured = false;
   Level level = Level::warn;
   std::FILE* file = nullptr;  // nullptr: stderr
+  Sink sink = nullptr;        // a host's, in place of the file
+  void* sink_user = nullptr;
 };
 
 Config& config() {
@@ -81,12 +83,36 @@ void configure_from_env() {
 
 void set_rank(int rank) { g_rank.store(rank); }
 
+void set_level(Level level) {
+  Config& c = config();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (!c.configured) configure_locked(c);  // DTRAIN_LOG_FILE still applies
+  c.level = level;
+  g_level.store(static_cast<int>(level));
+}
+
+void set_sink(Sink sink, void* user) {
+  Config& c = config();
+  // Taken while a line is being written, so the old sink has returned.
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.sink = sink;
+  c.sink_user = user;
+}
+
 bool enabled(Level level) {
   ensure_configured();
   return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed);
 }
 
 void write(Level level, const std::string& message) {
+  Config& c = config();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (c.sink != nullptr) {
+      c.sink(c.sink_user, level, g_rank.load(), message.c_str());
+      return;
+    }
+  }
   using namespace std::chrono;
   auto now = system_clock::now();
   std::time_t seconds = system_clock::to_time_t(now);
@@ -98,7 +124,6 @@ void write(Level level, const std::string& message) {
   int rank = g_rank.load();
   std::string who = rank >= 0 ? std::to_string(rank) : "-";
 
-  Config& c = config();
   std::lock_guard<std::mutex> lock(c.mutex);
   std::FILE* out = c.file ? c.file : stderr;
   std::fprintf(out, "%s.%03dZ dtrain[rank %s] %s %s\n", stamp, millis, who.c_str(),

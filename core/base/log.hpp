@@ -1,7 +1,9 @@
 // Logging. DTRAIN_LOG_LEVEL (error, warn, info, debug, trace; default warn)
-// chooses what is written; DTRAIN_LOG_FILE appends to a file instead of
-// stderr. Every line carries the UTC time, the process's rank and the level.
-// This configuration is the library's only process-wide mutable state.
+// chooses what is written, unless set_level() chose; DTRAIN_LOG_FILE appends
+// to a file instead of stderr. Every line carries the UTC time, the
+// process's rank and the level. A host's sink (dt_set_log_callback) takes
+// the lines instead. This configuration is the library's only process-wide
+// mutable state.
 #pragma once
 
 #include <sstream>
@@ -17,6 +19,15 @@ void configure_from_env();
 
 // The rank shown on each line; -1 (the default) shows "-".
 void set_rank(int rank);
+
+// Sets the level in place of DTRAIN_LOG_LEVEL's.
+void set_level(Level level);
+
+// Where lines go instead of stderr or DTRAIN_LOG_FILE: sink(user, level,
+// rank, message), one call at a time; nullptr restores them. Returns once
+// the previous sink is no longer running.
+using Sink = void (*)(void* user, Level level, int rank, const char* message);
+void set_sink(Sink sink, void* user);
 
 bool enabled(Level level);
 void write(Level level, const std::string& message);

@@ -19,6 +19,7 @@ from ._errors import (AbortedError, AuthError, Error, InternalError, InvalidArgu
                       InvalidUsageError, IoError, MismatchError, OutOfMemoryError, RemoteError, TimeoutError,
                       TransportError, UnsupportedError)
 from ._library import build_info, error_last, status_string, tensor_check, version
+from ._log import LogLevel, set_log_handler, set_log_level
 from ._comm import Comm, P2POp
 from ._request import Request
 from ._optim import Optimizer, StepInfo
@@ -60,7 +61,7 @@ __all__ = [
     "ring_attention_forward", "ring_attention_backward", "ulysses_attention_forward", "ulysses_attention_backward",
     "Plan", "PlanModel", "PlanCluster", "PlanConfig", "PlanEstimate", "PlanRejection", "PlanRejectedError",
     "PlanRecompute", "PlanReason", "PlanFormat", "cluster_preset", "cluster_load", "plan_evaluate", "zero_memory",
-    "build_info", "status_string", "error_last", "tensor_check",
+    "build_info", "status_string", "error_last", "tensor_check", "LogLevel", "set_log_handler", "set_log_level",
     "Status", "ReduceOp", "Backend", "OptimizerKind", "Compression", "BucketState", "UNDEF",
     "Error", "InvalidArgumentError", "InvalidUsageError", "UnsupportedError", "OutOfMemoryError",
     "TimeoutError", "RemoteError", "TransportError", "AbortedError", "AuthError", "MismatchError",

@@ -23,6 +23,7 @@ export DT_OK, DT_INPROGRESS, DT_ERR_INVALID_ARGUMENT, DT_ERR_INVALID_USAGE, DT_E
 export Backend, DT_BACKEND_AUTO, DT_BACKEND_UCX, DT_BACKEND_NCCL
 export ReduceOp, DT_SUM, DT_AVG, DT_MAX, DT_MIN, DT_PROD
 export Comm, comm_rank, comm_size, abort, barrier
+export LogLevel, DT_LOG_ERROR, DT_LOG_WARN, DT_LOG_INFO, DT_LOG_DEBUG, DT_LOG_TRACE, set_log_level, set_log_callback
 export Request, test
 export allreduce!, reduce_scatter!, allgather!, alltoall!, alltoallv!, send, recv!
 export iallreduce!, ireduce_scatter!, iallgather!, ibroadcast!, ialltoall!, ialltoallv!, isend, irecv!
@@ -63,6 +64,7 @@ export Plan, PlanModel, PlanCluster, PlanOptions, PlanConfig, PlanEstimate, Plan
 include("library.jl")
 include("status.jl")
 include("version.jl")
+include("log.jl")
 include("dlpack.jl")
 include("tensor.jl")
 include("options.jl")

@@ -39,6 +39,28 @@ const ELTYPES = (Float32, Float64, Float16, Int32, Int64, Int8, UInt8)
           "DTrainError(DT_ERR_REMOTE): rank 3 died"
 end
 
+# Log lines the callback below received, as (level, rank, message).
+const LOG_LINES = Tuple{Cint,Cint,String}[]
+collect_log_line(user::Ptr{Cvoid}, level::Cint, rank::Cint, message::Cstring)::Cvoid =
+    (push!(LOG_LINES, (level, rank, unsafe_string(message))); nothing)
+
+@testset "log" begin
+    refused() = message_of(() -> Comm(rank=5, world_size=2), DT_ERR_INVALID_ARGUMENT)
+    set_log_callback(@cfunction(collect_log_line, Cvoid, (Ptr{Cvoid}, Cint, Cint, Cstring)))
+    set_log_level(DT_LOG_WARN)
+    refused()
+    @test isempty(LOG_LINES)
+    set_log_level(DT_LOG_DEBUG)
+    refused()
+    @test length(LOG_LINES) == 1
+    @test LOG_LINES[1][1] == Cint(DT_LOG_DEBUG)
+    @test startswith(LOG_LINES[1][3], "returning invalid argument: ")
+    set_log_callback(nothing)
+    refused()
+    @test length(LOG_LINES) == 1
+    set_log_level(DT_LOG_WARN)
+end
+
 @testset "C layouts" begin
     @test sizeof(DTrain.DLTensor) == 48
     @test fieldoffset(DTrain.DLTensor, 7) == 40

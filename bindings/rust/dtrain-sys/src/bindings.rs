@@ -89,6 +89,49 @@ extern "C" {
     #[doc = " Owned by the library; never NULL."]
     pub fn dt_build_info() -> *const ::std::os::raw::c_char;
 }
+#[doc = "< an operation failed"]
+pub const DT_LOG_ERROR: dt_log_level = 0;
+#[doc = "< something the user should know (the default level)"]
+pub const DT_LOG_WARN: dt_log_level = 1;
+#[doc = "< what a job is doing, a few lines per job"]
+pub const DT_LOG_INFO: dt_log_level = 2;
+#[doc = "< every refusal and choice, for finding a problem"]
+pub const DT_LOG_DEBUG: dt_log_level = 3;
+#[doc = "< every operation"]
+pub const DT_LOG_TRACE: dt_log_level = 4;
+#[doc = " How much a log line matters; a level lets through itself and the ones above it."]
+pub type dt_log_level = ::std::os::raw::c_uint;
+#[doc = " Receives one log line: its `level`, the `rank` of the process's most"]
+#[doc = " recent communicator (-1 before there is one) and the `message`, UTF-8"]
+#[doc = " text without time, rank, level or trailing newline, owned by the library"]
+#[doc = " and valid only during the call. `user` is what dt_set_log_callback() was"]
+#[doc = " given."]
+pub type dt_log_fn = ::std::option::Option<
+    unsafe extern "C" fn(
+        user: *mut ::std::os::raw::c_void,
+        level: dt_log_level,
+        rank: ::std::os::raw::c_int,
+        message: *const ::std::os::raw::c_char,
+    ),
+>;
+extern "C" {
+    #[doc = " Sends every log line at or above the level to `fn` instead of stderr or"]
+    #[doc = " DTRAIN_LOG_FILE; `fn` NULL restores them (`user` is then ignored)."]
+    #[doc = ""]
+    #[doc = " `fn` is called on whichever thread logs, libdtrain's own included, but"]
+    #[doc = " never by two threads at once: calls are serialised. It must return"]
+    #[doc = " promptly and must not call libdtrain (a call that logs would wait for the"]
+    #[doc = " callback to return). When dt_set_log_callback() returns, the previous"]
+    #[doc = " callback is no longer running and will not be called again, so its"]
+    #[doc = " `user` may be freed. Always DT_OK."]
+    pub fn dt_set_log_callback(fn_: dt_log_fn, user: *mut ::std::os::raw::c_void) -> dt_status;
+}
+extern "C" {
+    #[doc = " Sets the level, in place of DTRAIN_LOG_LEVEL's (which is not read again)."]
+    #[doc = " A value outside dt_log_level is DT_ERR_INVALID_ARGUMENT and changes"]
+    #[doc = " nothing."]
+    pub fn dt_set_log_level(level: dt_log_level) -> dt_status;
+}
 pub const kDLCPU: DLDeviceType = 1;
 pub const kDLCUDA: DLDeviceType = 2;
 pub const kDLCUDAHost: DLDeviceType = 3;

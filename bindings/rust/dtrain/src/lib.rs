@@ -43,6 +43,7 @@ mod device;
 mod element;
 mod error;
 mod half;
+mod log;
 mod mesh;
 mod moe;
 mod nonblocking;
@@ -73,6 +74,7 @@ pub use device::{CudaStream, DeviceTensor};
 pub use element::{DataType, Element};
 pub use error::{error_last, status_string, Error, Result, Status};
 pub use half::{Bf16, F16};
+pub use log::{set_log_handler, set_log_level, LogHandler, LogLevel};
 pub use mesh::{Mesh, CUSTOMARY_DIMS};
 pub use moe::{
     balance_loss, route, route_backward, z_loss, Activation, DropPolicy, ExpertGradients, Experts, MoeOptions,
