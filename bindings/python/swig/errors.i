@@ -18,11 +18,10 @@ static void dtpy_raise(int status, const char *message) {
   if (exc != NULL) {
     PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_DECREF(exc);
-  } else {
-    /* Without the package (a broken install) still say what failed. */
-    PyErr_Format(PyExc_RuntimeError, "%s: %s", dt_status_string((dt_status)status),
-                 message ? message : "");
   }
+  /* Otherwise what stopped the exception from being made is pending: a
+     KeyboardInterrupt from a signal that went off in _from_status, or the
+     ImportError of a broken install. */
   Py_XDECREF(text);
 }
 
