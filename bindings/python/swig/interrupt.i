@@ -114,15 +114,19 @@ static int dtpy_start_watcher(void) {
 static void dtpy_watch_sigint(void) {
   struct sigaction current;
   if (sigaction(SIGINT, NULL, &current) != 0) return;
-  if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == dtpy_on_sigint) return;
-  if (!(current.sa_flags & SA_SIGINFO) && (current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN)) return;
+  int ours = (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == dtpy_on_sigint;
+  if (!ours && !(current.sa_flags & SA_SIGINFO) && (current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN)) {
+    return;
+  }
+  /* A child of fork() inherits the handler but not the watcher. */
   if (!dtpy_watcher_running && dtpy_start_watcher() != 0) return;
+  if (ours) return;
   /* Not installed yet, so no handler reads this while it changes. */
   dtpy_python_sigint = current;
-  struct sigaction ours = current;
-  ours.sa_flags |= SA_SIGINFO;
-  ours.sa_sigaction = dtpy_on_sigint;
-  sigaction(SIGINT, &ours, NULL);
+  struct sigaction in_front = current;
+  in_front.sa_flags |= SA_SIGINFO;
+  in_front.sa_sigaction = dtpy_on_sigint;
+  sigaction(SIGINT, &in_front, NULL);
 }
 
 /* Before a blocking call, with the GIL. -1 with KeyboardInterrupt (or what
