@@ -33,6 +33,7 @@
 %thread dt_comm_create;
 %thread dt_comm_destroy;
 %thread dt_comm::~dt_comm;
+DTPY_OWNER(dt_comm, dt_comm_destroy)
 DTPY_BLOCKING(dt_comm_split, arg2)
 DTPY_BLOCKING(dt_allreduce, arg1)
 DTPY_BLOCKING(dt_reduce_scatter, arg1)

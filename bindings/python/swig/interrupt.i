@@ -230,6 +230,23 @@ static void dtpy_owner_forget(const void *handle) {
   Py_XDECREF(key);
 }
 
+/* A destroyed communicator's handles may outlive it (a request not yet
+   freed): their records go with it, so that no Ctrl-C aborts a freed
+   communicator, or a new one at its address. */
+static void dtpy_owner_forget_comm(dt_comm *comm) {
+  if (comm == NULL || dtpy_owners == NULL) return;
+  PyObject *value = PyLong_FromVoidPtr(comm);
+  PyObject *keys = value ? PyDict_Keys(dtpy_owners) : NULL;
+  for (Py_ssize_t i = 0; keys != NULL && i < PyList_GET_SIZE(keys); ++i) {
+    PyObject *key = PyList_GET_ITEM(keys, i);
+    PyObject *owner = PyDict_GetItemWithError(dtpy_owners, key);
+    if (owner != NULL && PyObject_RichCompareBool(owner, value, Py_EQ) == 1) PyDict_DelItem(dtpy_owners, key);
+  }
+  Py_XDECREF(keys);
+  Py_XDECREF(value);
+  PyErr_Clear();
+}
+
 static dt_comm *dtpy_owner_of(const void *handle) {
   if (handle == NULL || dtpy_owners == NULL) return NULL;
   PyObject *key = dtpy_owner_key(handle);
@@ -261,8 +278,19 @@ static dt_comm *dtpy_comm_self(dt_comm *comm) { return comm; }
 }
 %enddef
 
-/* A handle made on a communicator: its destroy function and its destructor
-   forget the record its creating wrapper made. */
+/* The records of a handle made on a communicator go when it is destroyed
+   (DTPY_OWNED), and those of a communicator's handles when the
+   communicator is (DTPY_OWNER). */
+%define DTPY_OWNER(type, destroy)
+%exception destroy {
+  dtpy_owner_forget_comm(arg1);
+  $action
+}
+%exception type::~type {
+  dtpy_owner_forget_comm(arg1);
+  $action
+}
+%enddef
 %define DTPY_OWNED(type, destroy)
 %exception destroy {
   dtpy_owner_forget(arg1);
