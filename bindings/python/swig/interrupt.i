@@ -3,10 +3,10 @@
  *
  * A blocking call runs without the GIL inside libdtrain, where Python's
  * SIGINT handler, which only sets a flag for the interpreter, cannot reach
- * it: the call would go on until its communicator's deadline. So while a
- * call declared with DTPY_BLOCKING runs, the binding's own SIGINT handler
- * sits in front of Python's: it posts a semaphore (async-signal-safe) and
- * then runs Python's handler as before. A watcher thread waiting on that
+ * it: the call would go on until its communicator's deadline. So, from the
+ * first call declared with DTPY_BLOCKING on, the binding's own SIGINT
+ * handler sits in front of Python's: it posts a semaphore
+ * (async-signal-safe) and then runs Python's handler as before. A watcher thread waiting on that
  * semaphore calls dt_comm_abort() (which any thread may call and which
  * never blocks, unlike anything a signal handler could safely do) on the
  * communicator of every blocking call in flight, in any thread; each call
@@ -129,6 +129,18 @@ static void dtpy_watch_sigint(void) {
   sigaction(SIGINT, &in_front, NULL);
 }
 
+/* Takes `call` out of the calls in flight; whether the watcher aborted its
+   communicator. */
+static int dtpy_call_unlink(dtpy_call *call) {
+  pthread_mutex_lock(&dtpy_calls_mutex);
+  if (call->next != NULL) call->next->prev = call->prev;
+  if (call->prev != NULL) call->prev->next = call->next;
+  else dtpy_calls = call->next;
+  int interrupted = call->interrupted;
+  pthread_mutex_unlock(&dtpy_calls_mutex);
+  return interrupted;
+}
+
 /* Before a blocking call, with the GIL. -1 with KeyboardInterrupt (or what
    a signal handler raised) pending when a signal came before the call. */
 static int dtpy_call_begin(dtpy_call *call, const char *function, dt_comm *comm) {
@@ -145,11 +157,7 @@ static int dtpy_call_begin(dtpy_call *call, const char *function, dt_comm *comm)
   /* A signal between the interpreter's last look and the line above found
      no call to abort: Python's flag is set, and the call must not start. */
   if (PyErr_CheckSignals() < 0) {
-    pthread_mutex_lock(&dtpy_calls_mutex);
-    if (call->next != NULL) call->next->prev = call->prev;
-    if (call->prev != NULL) call->prev->next = call->next;
-    else dtpy_calls = call->next;
-    pthread_mutex_unlock(&dtpy_calls_mutex);
+    dtpy_call_unlink(call);
     return -1;
   }
   return 0;
@@ -158,13 +166,7 @@ static int dtpy_call_begin(dtpy_call *call, const char *function, dt_comm *comm)
 /* After the call, with the GIL. 0: carry on (the status typemap reports
    `status`); -1: an exception is set (the call was interrupted). */
 static int dtpy_call_end(dtpy_call *call, dt_status status) {
-  pthread_mutex_lock(&dtpy_calls_mutex);
-  if (call->next != NULL) call->next->prev = call->prev;
-  if (call->prev != NULL) call->prev->next = call->next;
-  else dtpy_calls = call->next;
-  int interrupted = call->interrupted;
-  pthread_mutex_unlock(&dtpy_calls_mutex);
-  if (!interrupted) return 0;
+  if (!dtpy_call_unlink(call)) return 0;
 
   /* Python's handlers first: the pending signal would otherwise go off
      inside the Python code that makes the dtrain.Error below. */
