@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _capi
 from ._arguments import _integer, _real
+from ._comm import _choice
 from ._handle import _Handle
 
 #: The mesh dimensions expert parameters reduce their gradients over.
@@ -55,10 +56,10 @@ class MoeOptions:
                  drop_policy=MoeDropPolicy.BY_POSITION):
         self.num_experts = _integer(num_experts, "num_experts")
         self.top_k = _integer(top_k, "top_k")
-        self.scoring = MoeScoring(scoring)
+        self.scoring = _choice(MoeScoring, scoring, "scoring")
         self.normalize = bool(normalize)
         self.capacity_factor = _real(capacity_factor, "capacity_factor")
-        self.drop_policy = MoeDropPolicy(drop_policy)
+        self.drop_policy = _choice(MoeDropPolicy, drop_policy, "drop_policy")
 
     def _raw(self):
         opts = _capi.dt_moe_options()
@@ -188,7 +189,7 @@ def moe_experts_forward(x, counts, w1, w2, activation=MoeActivation.GELU_TANH):
     rows, inner = _rows(x), _shape(w1)[-1]
     hidden = np.zeros((rows, inner), dtype=np.float32)
     y = np.zeros((rows, _shape(x)[-1]), dtype=np.float32)
-    _capi.dt_moe_experts_forward(x, counts, w1, w2, int(MoeActivation(activation)), hidden, y)
+    _capi.dt_moe_experts_forward(x, counts, w1, w2, _choice(MoeActivation, activation, "activation"), hidden, y)
     return hidden, y
 
 
@@ -198,5 +199,6 @@ def moe_experts_backward(x, counts, w1, w2, hidden, dy, activation=MoeActivation
     dx = np.zeros(_shape(x), dtype=np.float32)
     dw1 = np.zeros(_shape(w1), dtype=np.float32)
     dw2 = np.zeros(_shape(w2), dtype=np.float32)
-    _capi.dt_moe_experts_backward(x, counts, w1, w2, int(MoeActivation(activation)), hidden, dy, dx, dw1, dw2)
+    activation = _choice(MoeActivation, activation, "activation")
+    _capi.dt_moe_experts_backward(x, counts, w1, w2, activation, hidden, dy, dx, dw1, dw2)
     return dx, dw1, dw2

@@ -119,6 +119,8 @@ def test_message_is_error_last(comm):
     (lambda c: dtrain.cp_positions(4, "two", 0), "cp_size"),
     (lambda c: dtrain.tp.unshard(c, "columns", np.zeros(2), np.zeros(2), q_heads="x"), "q_heads"),
     (lambda c: dtrain.status_string("bad"), "code"),
+    (lambda c: dtrain.MoeOptions(8, 2, drop_policy="sometimes"), "drop_policy"),
+    (lambda c: dtrain.cluster_preset("h100", nodes="two"), "nodes"),
 ])
 def test_arguments_that_are_not_numbers(comm, call, argument):
     with pytest.raises(dtrain.InvalidArgumentError, match=argument):
