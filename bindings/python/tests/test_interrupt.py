@@ -176,3 +176,18 @@ def test_a_forked_child_is_interrupted_too():
         print(text)
     """)
     assert seen["raised"] == "KeyboardInterrupt" and seen["after_s"] < LIMIT_S
+
+
+def test_ctrl_c_outside_a_call_leaves_the_communicator_alone():
+    # The binding's handler stays in front between calls: with no call in
+    # flight it only passes the signal on.
+    seen = run_child("""
+        with dtrain.Comm(timeout_ms=5000) as comm:
+            comm.barrier()
+            result = outcome(lambda: time.sleep(5))
+            comm.allreduce(np.ones(2))
+            result["usable"] = True
+        print(json.dumps(result))
+    """)
+    assert seen["raised"] == "KeyboardInterrupt" and seen["message"] == ""
+    assert seen["usable"]
