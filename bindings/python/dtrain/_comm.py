@@ -8,6 +8,7 @@ from ._constants import UNDEF, Backend, ReduceOp, Status
 from ._handle import _Handle
 from ._errors import InvalidArgumentError
 from ._request import Request, _finished, _release
+from ._arguments import _integer
 
 
 class P2POp(collections.namedtuple("P2POp", "kind tensor peer tag")):
@@ -51,10 +52,10 @@ class Comm(_Handle):
                  device=None, timeout_ms=None):
         opts = _capi.dt_comm_options()
         _capi.dt_comm_options_init(opts, _capi.DT_COMM_OPTIONS_VERSION)
-        opts.rank = _int_or_undef(rank)
-        opts.world_size = _int_or_undef(world_size)
-        opts.device = _int_or_undef(device)
-        opts.timeout_ms = _int_or_undef(timeout_ms)
+        opts.rank = _int_or_undef(rank, "rank")
+        opts.world_size = _int_or_undef(world_size, "world_size")
+        opts.device = _int_or_undef(device, "device")
+        opts.timeout_ms = _int_or_undef(timeout_ms, "timeout_ms")
         opts.backend = _choice(Backend, backend, "backend")
         if store is not None:
             opts.store = str(store)
@@ -118,7 +119,8 @@ class Comm(_Handle):
         Ranks with the same ``color`` form a new Comm, ordered by ``key`` then
         by rank. ``color`` None leaves this rank out and returns None.
         """
-        handle = _capi.dt_comm_split(self._live(), UNDEF if color is None else int(color), int(key))
+        color = UNDEF if color is None else _integer(color, "color")
+        handle = _capi.dt_comm_split(self._live(), color, _integer(key, "key"))
         if handle is None:
             return None
         child = Comm._wrap(handle, parent=self)
@@ -152,9 +154,10 @@ class Comm(_Handle):
 
     def broadcast(self, buf, root=0, async_op=False, stream=None):
         """``buf`` on ``root`` is copied into ``buf`` on every rank."""
+        root = _integer(root, "root")
         exported, c_stream = _stream(stream)
         b = _capi.Tensor(buf, True, "buf", exported)
-        return self._run(lambda a: _capi.dt_broadcast(self._live(), b, int(root), c_stream, a), [b],
+        return self._run(lambda a: _capi.dt_broadcast(self._live(), b, root, c_stream, a), [b],
                          async_op)
 
     def alltoall(self, send, recv, async_op=False, stream=None):
@@ -178,9 +181,10 @@ class Comm(_Handle):
         Off the root ``recv`` is ignored (pass None).
         """
         op = _choice(ReduceOp, op, "op")
+        root = _integer(root, "root")
         exported, c_stream = _stream(stream)
-        s, r = self._rooted(send, recv, self.rank == int(root), exported)
-        return self._run(lambda a: _capi.dt_reduce(self._live(), s, r, op, int(root), c_stream, a),
+        s, r = self._rooted(send, recv, self.rank == root, exported)
+        return self._run(lambda a: _capi.dt_reduce(self._live(), s, r, op, root, c_stream, a),
                          [t for t in (s, r) if t is not None], async_op)
 
     def gather(self, send, recv=None, root=0, async_op=False, stream=None):
@@ -188,10 +192,11 @@ class Comm(_Handle):
 
         Off the root ``recv`` is ignored (pass None).
         """
+        root = _integer(root, "root")
         exported, c_stream = _stream(stream)
         s = _capi.Tensor(send, False, "send", exported)
         r = _capi.Tensor(recv, True, "recv", exported) if recv is not None else None
-        return self._run(lambda a: _capi.dt_gather(self._live(), s, r, int(root), c_stream, a),
+        return self._run(lambda a: _capi.dt_gather(self._live(), s, r, root, c_stream, a),
                          [t for t in (s, r) if t is not None], async_op)
 
     def scatter(self, send, recv, root=0, async_op=False, stream=None):
@@ -199,10 +204,11 @@ class Comm(_Handle):
 
         Off the root ``send`` is ignored (pass None).
         """
+        root = _integer(root, "root")
         exported, c_stream = _stream(stream)
         s = _capi.Tensor(send, False, "send", exported) if send is not None else None
         r = _capi.Tensor(recv, True, "recv", exported)
-        return self._run(lambda a: _capi.dt_scatter(self._live(), s, r, int(root), c_stream, a),
+        return self._run(lambda a: _capi.dt_scatter(self._live(), s, r, root, c_stream, a),
                          [t for t in (s, r) if t is not None], async_op)
 
     def allgatherv(self, send, recv, recv_counts, async_op=False, stream=None):
@@ -239,8 +245,9 @@ class Comm(_Handle):
                     raise InvalidArgumentError(
                         Status.ERR_INVALID_ARGUMENT,
                         f"ops[{i}].kind: {op.kind!r} is neither 'send' nor 'recv'")
+                peer, tag = _integer(op.peer, f"ops[{i}].peer"), _integer(op.tag, f"ops[{i}].tag")
                 tensors.append((kind, _capi.Tensor(op.tensor, kind == _capi.DT_P2P_RECV,
-                                                   f"ops[{i}].tensor", exported), int(op.peer), int(op.tag)))
+                                                   f"ops[{i}].tensor", exported), peer, tag))
         except BaseException:
             _release([t for _, t, _, _ in tensors])
             raise
@@ -249,16 +256,18 @@ class Comm(_Handle):
 
     def send(self, buf, peer, tag=0, async_op=False, stream=None):
         """Sends ``buf`` to rank ``peer``; messages with one tag arrive in order."""
+        peer, tag = _integer(peer, "peer"), _integer(tag, "tag")
         exported, c_stream = _stream(stream)
         b = _capi.Tensor(buf, False, "buf", exported)
-        return self._run(lambda a: _capi.dt_send(self._live(), b, int(peer), int(tag), c_stream, a),
+        return self._run(lambda a: _capi.dt_send(self._live(), b, peer, tag, c_stream, a),
                          [b], async_op)
 
     def recv(self, buf, peer, tag=0, async_op=False, stream=None):
         """Receives into ``buf`` the next message from rank ``peer`` with ``tag``."""
+        peer, tag = _integer(peer, "peer"), _integer(tag, "tag")
         exported, c_stream = _stream(stream)
         b = _capi.Tensor(buf, True, "buf", exported)
-        return self._run(lambda a: _capi.dt_recv(self._live(), b, int(peer), int(tag), c_stream, a),
+        return self._run(lambda a: _capi.dt_recv(self._live(), b, peer, tag, c_stream, a),
                          [b], async_op)
 
     def barrier(self):
@@ -358,8 +367,8 @@ def _bad_stream(stream):
         "default, a cudaStream_t address, or a torch/cupy stream object; 0 is ambiguous)")
 
 
-def _int_or_undef(value):
-    return UNDEF if value is None else int(value)
+def _int_or_undef(value, what):
+    return UNDEF if value is None else _integer(value, what)
 
 
 def _choice(enum_type, value, what):

@@ -15,6 +15,9 @@ import enum
 import numpy as np
 
 from . import _capi
+from ._arguments import _integer, _real
+from ._constants import Status
+from ._errors import InvalidArgumentError
 
 
 class CpLayout(enum.IntEnum):
@@ -28,32 +31,38 @@ def _layout(layout):
         try:
             return CpLayout[layout.upper()]
         except KeyError:
-            raise ValueError(f"unknown layout {layout!r}; 'contiguous' or 'zigzag'") from None
-    return int(layout)
+            raise InvalidArgumentError(Status.ERR_INVALID_ARGUMENT,
+                                       f"layout: unknown layout {layout!r}; 'contiguous' or 'zigzag'") from None
+    return _integer(layout, "layout")
+
+
+def _group(cp_size, cp_rank):
+    return _integer(cp_size, "cp_size"), _integer(cp_rank, "cp_rank")
 
 
 def _new(shape, dtype=np.float32):
-    return np.empty(tuple(int(n) for n in shape), dtype=dtype)
+    return np.empty(tuple(_integer(n, "shape") for n in shape), dtype=dtype)
 
 
 def cp_positions(local_len, cp_size, cp_rank, layout="zigzag"):
     """The global positions (int64) of the ``local_len`` tokens rank ``cp_rank`` holds."""
     positions = _new([local_len], np.int64)
-    _capi.dt_cp_positions(_layout(layout), int(cp_size), int(cp_rank), positions)
+    _capi.dt_cp_positions(_layout(layout), *_group(cp_size, cp_rank), positions)
     return positions
 
 
 def cp_shard(full, cp_size, cp_rank, layout="zigzag", out=None):
     """The rows of ``full`` (the whole sequence first) that rank ``cp_rank`` holds, in local order."""
+    cp_size, cp_rank = _group(cp_size, cp_rank)
     if out is None:
-        out = np.empty((full.shape[0] // int(cp_size),) + tuple(full.shape[1:]), dtype=np.asarray(full).dtype)
-    _capi.dt_cp_shard(_layout(layout), int(cp_size), int(cp_rank), full, out)
+        out = np.empty((full.shape[0] // cp_size,) + tuple(full.shape[1:]), dtype=np.asarray(full).dtype)
+    _capi.dt_cp_shard(_layout(layout), cp_size, cp_rank, full, out)
     return out
 
 
 def cp_unshard(local, full, cp_size, cp_rank, layout="zigzag"):
     """Writes rank ``cp_rank``'s rows ``local`` to their places in ``full``; other rows are untouched."""
-    _capi.dt_cp_unshard(_layout(layout), int(cp_size), int(cp_rank), local, full)
+    _capi.dt_cp_unshard(_layout(layout), *_group(cp_size, cp_rank), local, full)
     return full
 
 
@@ -66,7 +75,7 @@ def attention(q, k, v, q_positions=None, k_positions=None, causal=False, scale=0
     """
     o = _new(q.shape) if o is None else o
     lse = _new(q.shape[:2]) if lse is None else lse
-    _capi.dt_cp_attention(q, k, v, q_positions, k_positions, int(bool(causal)), float(scale), o, lse)
+    _capi.dt_cp_attention(q, k, v, q_positions, k_positions, int(bool(causal)), _real(scale, "scale"), o, lse)
     return o, lse
 
 
@@ -79,7 +88,7 @@ def attention_merge(o, lse, o_other, lse_other):
 def _sharded_forward(call, comm, q, k, v, causal, scale, layout, o, lse):
     o = _new(q.shape) if o is None else o
     lse = _new(q.shape[:2]) if lse is None else lse
-    call(comm._live(), _layout(layout), int(bool(causal)), float(scale), q, k, v, o, lse)
+    call(comm._live(), _layout(layout), int(bool(causal)), _real(scale, "scale"), q, k, v, o, lse)
     return o, lse
 
 
@@ -87,7 +96,7 @@ def _sharded_backward(call, comm, q, k, v, o, lse, d_o, causal, scale, layout, d
     dq = _new(q.shape) if dq is None else dq
     dk = _new(k.shape) if dk is None else dk
     dv = _new(v.shape) if dv is None else dv
-    call(comm._live(), _layout(layout), int(bool(causal)), float(scale), q, k, v, o, lse, d_o, dq, dk, dv)
+    call(comm._live(), _layout(layout), int(bool(causal)), _real(scale, "scale"), q, k, v, o, lse, d_o, dq, dk, dv)
     return dq, dk, dv
 
 

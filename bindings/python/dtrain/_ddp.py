@@ -7,6 +7,7 @@ from ._comm import _stream
 from ._constants import BucketState, Compression, Status
 from ._handle import _Handle
 from ._errors import InvalidArgumentError
+from ._arguments import _integer, _real
 
 
 class DDP(_Handle):
@@ -106,7 +107,7 @@ class DDP(_Handle):
         :class:`dtrain.InvalidUsageError` (and stay as they were) unless the
         DDP was made with ``find_unused``.
         """
-        _capi.dt_ddp_wait(self._live(), int(timeout_ms))
+        _capi.dt_ddp_wait(self._live(), _integer(timeout_ms, "timeout_ms"))
 
     @property
     def sync(self):
@@ -125,7 +126,7 @@ class DDP(_Handle):
 
     def set_local_weight(self, weight):
         """This rank's weight in a ``weighted`` average from the next step on (finite, >= 0)."""
-        _capi.dt_ddp_set_local_weight(self._live(), float(weight))
+        _capi.dt_ddp_set_local_weight(self._live(), _real(weight, "weight"))
 
     # -- buckets --------------------------------------------------------------
 
@@ -259,14 +260,6 @@ def _compression(value):
         names = ", ".join(repr(c.name.lower()) for c in Compression)
         raise InvalidArgumentError(Status.ERR_INVALID_ARGUMENT,
                                    f"compression: {value!r} is not None or one of {names}") from None
-
-
-def _integer(value, what):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(Status.ERR_INVALID_ARGUMENT,
-                                   f"{what}: {value!r} is not an integer") from None
 
 
 def _int64(value, what):

@@ -1,6 +1,7 @@
 """Library-wide functions: versions, build information, errors, tensors."""
 
 from . import _capi
+from ._arguments import _integer
 
 
 def version():
@@ -15,7 +16,7 @@ def build_info():
 
 def status_string(code):
     """The library's short description of a status code."""
-    return _capi.dt_status_string(int(code))
+    return _capi.dt_status_string(_integer(code, "code"))
 
 
 def error_last():

@@ -2,8 +2,10 @@
 dimensions, with a communicator per dimension or set of dimensions."""
 
 from . import _capi
+from ._arguments import _integer
 from ._comm import Comm
-from ._constants import UNDEF
+from ._constants import UNDEF, Status
+from ._errors import InvalidArgumentError
 from ._handle import _Handle
 
 CUSTOMARY = ("tp", "cp", "ep", "dp", "pp")
@@ -32,18 +34,21 @@ class Mesh(_Handle):
 
     def __init__(self, comm, dims=None, **sizes):
         if dims is not None and sizes:
-            raise TypeError("give either dims or keyword sizes, not both")
+            raise InvalidArgumentError(Status.ERR_INVALID_ARGUMENT,
+                                       "give either dims or keyword sizes, not both")
         if dims is None:
             unknown = set(sizes) - set(CUSTOMARY)
             if unknown:
-                raise TypeError(f"unknown dimension {sorted(unknown)[0]!r}; the customary ones are {CUSTOMARY}")
+                raise InvalidArgumentError(Status.ERR_INVALID_ARGUMENT,
+                                           f"unknown dimension {sorted(unknown)[0]!r}; "
+                                           f"the customary ones are {CUSTOMARY}")
             names = None
             values = [sizes.get(name, None if name == "dp" else 1) for name in CUSTOMARY]
         else:
             dims = list(dims)
             names = [str(name) for name, _ in dims]
             values = [size for _, size in dims]
-        values = [UNDEF if v is None else int(v) for v in values]
+        values = [UNDEF if v is None else _integer(v, "size") for v in values]
         self._handle = _capi.dt_mesh_create(comm._live(), len(values), names, values)
 
     def close(self):
@@ -92,11 +97,11 @@ class Mesh(_Handle):
 
     def coords_of(self, rank):
         """The coordinates of mesh rank ``rank``, one per dimension, innermost first."""
-        return _capi.dt_mesh_coords_of(self._live(), int(rank), self.ndims)
+        return _capi.dt_mesh_coords_of(self._live(), _integer(rank, "rank"), self.ndims)
 
     def rank_at(self, coords):
         """The mesh rank at ``coords`` (one per dimension, innermost first)."""
-        return _capi.dt_mesh_rank_at(self._live(), [int(c) for c in coords])
+        return _capi.dt_mesh_rank_at(self._live(), [_integer(c, "coords") for c in coords])
 
     def group_ranks(self, *names):
         """The mesh ranks of this rank's group over ``names``, in the order of its communicator's ranks."""

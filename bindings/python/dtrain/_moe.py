@@ -19,6 +19,8 @@ import enum
 import numpy as np
 
 from . import _capi
+from ._arguments import _integer, _real
+from ._comm import _choice
 from ._handle import _Handle
 
 #: The mesh dimensions expert parameters reduce their gradients over.
@@ -52,12 +54,12 @@ class MoeOptions:
 
     def __init__(self, num_experts, top_k, scoring=MoeScoring.SOFTMAX, normalize=False, capacity_factor=0.0,
                  drop_policy=MoeDropPolicy.BY_POSITION):
-        self.num_experts = int(num_experts)
-        self.top_k = int(top_k)
-        self.scoring = MoeScoring(scoring)
+        self.num_experts = _integer(num_experts, "num_experts")
+        self.top_k = _integer(top_k, "top_k")
+        self.scoring = _choice(MoeScoring, scoring, "scoring")
         self.normalize = bool(normalize)
-        self.capacity_factor = float(capacity_factor)
-        self.drop_policy = MoeDropPolicy(drop_policy)
+        self.capacity_factor = _real(capacity_factor, "capacity_factor")
+        self.drop_policy = _choice(MoeDropPolicy, drop_policy, "drop_policy")
 
     def _raw(self):
         opts = _capi.dt_moe_options()
@@ -103,13 +105,13 @@ def moe_balance_loss(logits, options, coeff=1.0, d_logits=None):
     """The Switch load-balancing loss of ``logits`` [T, E] and the tokens routed to each expert:
     returns (loss, counts [E] int64). ``coeff`` times its gradient is added to ``d_logits`` when given."""
     counts = np.zeros(options.num_experts, dtype=np.int64)
-    loss = _capi.dt_moe_balance_loss(logits, options._raw(), float(coeff), counts, d_logits)
+    loss = _capi.dt_moe_balance_loss(logits, options._raw(), _real(coeff, "coeff"), counts, d_logits)
     return loss, counts
 
 
 def moe_z_loss(logits, coeff=1.0, d_logits=None):
     """The router z-loss of ``logits`` [T, E]; ``coeff`` times its gradient is added to ``d_logits`` when given."""
-    return _capi.dt_moe_z_loss(logits, float(coeff), d_logits)
+    return _capi.dt_moe_z_loss(logits, _real(coeff, "coeff"), d_logits)
 
 
 class MoePlan(_Handle):
@@ -124,10 +126,10 @@ class MoePlan(_Handle):
     _noun = "MoE plan"
 
     def __init__(self, ep, experts, hidden, options):
-        self._handle = _capi.dt_moe_plan_create(ep._live(), experts, int(hidden), options._raw())
+        self._handle = _capi.dt_moe_plan_create(ep._live(), experts, _integer(hidden, "hidden"), options._raw())
         self._tokens = _rows(experts)
         self._k = options.top_k
-        self._hidden = int(hidden)
+        self._hidden = _integer(hidden, "hidden")
 
     def close(self):
         """Destroys the plan. Safe to call twice."""
@@ -187,7 +189,7 @@ def moe_experts_forward(x, counts, w1, w2, activation=MoeActivation.GELU_TANH):
     rows, inner = _rows(x), _shape(w1)[-1]
     hidden = np.zeros((rows, inner), dtype=np.float32)
     y = np.zeros((rows, _shape(x)[-1]), dtype=np.float32)
-    _capi.dt_moe_experts_forward(x, counts, w1, w2, int(MoeActivation(activation)), hidden, y)
+    _capi.dt_moe_experts_forward(x, counts, w1, w2, _choice(MoeActivation, activation, "activation"), hidden, y)
     return hidden, y
 
 
@@ -197,5 +199,6 @@ def moe_experts_backward(x, counts, w1, w2, hidden, dy, activation=MoeActivation
     dx = np.zeros(_shape(x), dtype=np.float32)
     dw1 = np.zeros(_shape(w1), dtype=np.float32)
     dw2 = np.zeros(_shape(w2), dtype=np.float32)
-    _capi.dt_moe_experts_backward(x, counts, w1, w2, int(MoeActivation(activation)), hidden, dy, dx, dw1, dw2)
+    activation = _choice(MoeActivation, activation, "activation")
+    _capi.dt_moe_experts_backward(x, counts, w1, w2, activation, hidden, dy, dx, dw1, dw2)
     return dx, dw1, dw2

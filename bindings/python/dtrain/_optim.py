@@ -3,6 +3,7 @@
 import collections
 
 from . import _capi
+from ._arguments import _integer, _real
 from ._constants import OptimizerKind, Status
 from ._handle import _Handle
 from ._errors import InvalidArgumentError
@@ -91,7 +92,7 @@ class Optimizer(_Handle):
 
     @lr.setter
     def lr(self, value):
-        _capi.dt_optimizer_set_lr(self._live(), float(value))
+        _capi.dt_optimizer_set_lr(self._live(), _real(value, "lr"))
 
     @property
     def loss_scale(self):
@@ -132,17 +133,17 @@ def _options(kind="adamw", lr=None, *, weight_decay=None, momentum=None, dampeni
                  loss_scale=loss_scale, growth_factor=growth_factor, backoff_factor=backoff_factor)
     for field in _FIELDS:
         if given[field] is not None:
-            setattr(opts, field, float(given[field]))
+            setattr(opts, field, _real(given[field], field))
     if betas is not None:
-        opts.beta1, opts.beta2 = (float(b) for b in betas)
+        opts.beta1, opts.beta2 = (_real(b, "betas") for b in betas)
     if max_grad_norm is not None:
-        opts.max_grad_norm = float(max_grad_norm)
+        opts.max_grad_norm = _real(max_grad_norm, "max_grad_norm")
     if nesterov is not None:
         opts.nesterov = int(bool(nesterov))
     if dynamic_loss_scale is not None:
         opts.dynamic_loss_scale = int(bool(dynamic_loss_scale))
     if growth_interval is not None:
-        opts.growth_interval = int(growth_interval)
+        opts.growth_interval = _integer(growth_interval, "growth_interval")
     return opts
 
 

@@ -15,6 +15,8 @@ from xml.sax.saxutils import escape
 
 from ._constants import PipelineActionKind as A
 from ._constants import PipelineKind
+from ._constants import Status
+from ._errors import InternalError
 
 _KIND_TITLE = {PipelineKind.GPIPE: "GPipe", PipelineKind.ONE_F_ONE_B: "1F1B",
                PipelineKind.INTERLEAVED_1F1B: "interleaved 1F1B", PipelineKind.ZB_H1: "ZB-H1"}
@@ -57,7 +59,8 @@ def timeline(schedule):
                 position[rank] += 1
                 progress = True
     if any(position[rank] < len(actions) for rank, actions in enumerate(lists)):
-        raise RuntimeError("the schedule's ranks wait on each other forever")
+        # The library made the schedule: a deadlock in it is the library's bug.
+        raise InternalError(Status.ERR_INTERNAL, "the schedule's ranks wait on each other forever")
     return placed
 
 

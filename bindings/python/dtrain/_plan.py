@@ -16,6 +16,7 @@ import os
 from . import _capi
 from ._comm import _choice
 from ._constants import UNDEF, PipelineKind, PlanFormat, PlanReason, PlanRecompute
+from ._arguments import _integer, _real
 from ._errors import InvalidArgumentError
 from ._handle import _Handle
 from ._optim import _options
@@ -47,7 +48,7 @@ class PlanModel:
         _capi.dt_plan_model_init(m, _capi.DT_PLAN_MODEL_VERSION)
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            setattr(m, field.name, UNDEF if value is None else int(value))
+            setattr(m, field.name, UNDEF if value is None else _integer(value, field.name))
         return m
 
 
@@ -100,7 +101,7 @@ class PlanConfig:
         c = _capi.dt_plan_config()
         _capi.dt_plan_config_init(c, _capi.DT_PLAN_CONFIG_VERSION)
         for name in ("dp", "tp", "pp", "cp", "ep", "zero_stage", "virtual_stages", "micro_batch"):
-            setattr(c, name, int(getattr(self, name)))
+            setattr(c, name, _integer(getattr(self, name), name))
         c.schedule = _choice(PipelineKind, self.schedule, "schedule")
         c.recompute = _choice(PlanRecompute, self.recompute, "recompute")
         return c
@@ -151,7 +152,7 @@ def cluster_preset(name, nodes=1):
     """``nodes`` nodes of a preset kind: "a100", "h100" or "h200" (8 GPUs each)."""
     c = _capi.dt_plan_cluster()
     c.version = _capi.DT_PLAN_CLUSTER_VERSION
-    _capi.dt_plan_cluster_preset(c, str(name), int(nodes))
+    _capi.dt_plan_cluster_preset(c, str(name), _integer(nodes, "nodes"))
     return PlanCluster._from(c)
 
 
@@ -170,26 +171,26 @@ def _plan_options(global_batch, dimensions=None, zero_stages=None, schedules=Non
     recompute) are iterables of names or values, None meaning all."""
     o = _capi.dt_plan_options()
     _capi.dt_plan_options_init(o, _capi.DT_PLAN_OPTIONS_VERSION)
-    o.global_batch = int(global_batch)
+    o.global_batch = _integer(global_batch, "global_batch")
     bits = {"tp": _capi.DT_PLAN_DIM_TP, "pp": _capi.DT_PLAN_DIM_PP, "cp": _capi.DT_PLAN_DIM_CP,
             "ep": _capi.DT_PLAN_DIM_EP}
     if dimensions is not None:
         o.dimensions = sum(bits[d] for d in set(dimensions))
     if zero_stages is not None:
-        o.zero_stages = sum(1 << int(s) for s in set(zero_stages))
+        o.zero_stages = sum(1 << _integer(s, "zero_stages") for s in set(zero_stages))
     if schedules is not None:
         o.schedules = sum(1 << int(_choice(PipelineKind, s, "schedules")) for s in set(schedules))
     if recompute is not None:
         o.recompute = sum(1 << int(_choice(PlanRecompute, r, "recompute")) for r in set(recompute))
     for name, value in (("max_micro_batch", max_micro_batch), ("max_virtual_stages", max_virtual_stages)):
         if value is not None:
-            setattr(o, name, int(value))
+            setattr(o, name, _integer(value, name))
     if sequence_parallel is not None:
         o.sequence_parallel = int(bool(sequence_parallel))
     if memory_fraction is not None:
-        o.memory_fraction = float(memory_fraction)
+        o.memory_fraction = _real(memory_fraction, "memory_fraction")
     if keep is not None:
-        o.keep = int(keep)
+        o.keep = _integer(keep, "keep")
     return o
 
 
@@ -246,7 +247,8 @@ class Plan(_Handle):
 
     def write(self, path, format="table", top=0):
         """Writes the ``top`` fastest (0: all kept) as "table", "json" or "svg" ("-": standard output)."""
-        _capi.dt_plan_write(self._live(), os.fspath(path), _choice(PlanFormat, format, "format"), int(top))
+        _capi.dt_plan_write(self._live(), os.fspath(path), _choice(PlanFormat, format, "format"),
+                            _integer(top, "top"))
 
 
 def plan_evaluate(model, cluster, config, global_batch, **options):
@@ -269,6 +271,6 @@ def zero_memory(unit_elements, stage, ranks, rank=0, dtype="bfloat16", kind="ada
     if dtype not in _DTYPES:
         raise InvalidArgumentError(_capi.DT_ERR_INVALID_ARGUMENT,
                                    f"dtype: {dtype!r} is not one of {', '.join(map(repr, _DTYPES))}")
-    m = _capi.dt_plan_zero_memory(list(unit_elements), int(stage), int(ranks), int(rank), _DTYPES[dtype],
-                                  _options(kind, **optimizer))
+    m = _capi.dt_plan_zero_memory(list(unit_elements), _integer(stage, "stage"), _integer(ranks, "ranks"),
+                                  _integer(rank, "rank"), _DTYPES[dtype], _options(kind, **optimizer))
     return ZeroMemory._from_c(m)

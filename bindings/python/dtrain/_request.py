@@ -3,6 +3,7 @@
 from . import _capi
 from ._constants import Status
 from ._errors import Error, InvalidUsageError, TimeoutError
+from ._arguments import _integer
 
 
 class Request:
@@ -27,7 +28,7 @@ class Request:
         """
         handle = self._live()
         try:
-            _capi.dt_request_wait(handle, int(timeout_ms))
+            _capi.dt_request_wait(handle, _integer(timeout_ms, "timeout_ms"))
         except TimeoutError:
             raise  # the operation may still be running: keep its tensors
         except Error:

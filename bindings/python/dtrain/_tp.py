@@ -9,6 +9,7 @@ protocol) the caller owns; outputs are written in place. Weights are
 """
 
 from . import _capi
+from ._arguments import _integer, _real
 from ._comm import _choice
 from ._constants import TpRegion as Region, TpShardKind as ShardKind  # noqa: F401 (dtrain.tp.Region)
 
@@ -71,25 +72,29 @@ def embedding_backward(tp, ids, dout, dtable, sequence_parallel=False, accumulat
 
 def cross_entropy_forward(tp, logits, targets, loss, lse, label_smoothing=0.0, ignore_index=-100):
     """Per-row loss and log-sum-exp of logits split by vocabulary over the group."""
-    _capi.dt_tp_cross_entropy_forward(tp._live(), logits, targets, loss, lse, float(label_smoothing),
-                                      int(ignore_index))
+    _capi.dt_tp_cross_entropy_forward(tp._live(), logits, targets, loss, lse,
+                                      _real(label_smoothing, "label_smoothing"),
+                                      _integer(ignore_index, "ignore_index"))
     return loss
 
 
 def cross_entropy_backward(tp, logits, targets, lse, dloss, dlogits, label_smoothing=0.0, ignore_index=-100):
     """This rank's gradient of the logits (local: communicates nothing)."""
-    _capi.dt_tp_cross_entropy_backward(tp._live(), logits, targets, lse, dloss, dlogits, float(label_smoothing),
-                                       int(ignore_index))
+    _capi.dt_tp_cross_entropy_backward(tp._live(), logits, targets, lse, dloss, dlogits,
+                                       _real(label_smoothing, "label_smoothing"),
+                                       _integer(ignore_index, "ignore_index"))
     return dlogits
 
 
 def shard(kind, full, local, rank, size, q_heads=0, kv_heads=0):
     """Copies rank ``rank``'s shard of ``full`` into ``local`` (no communication)."""
-    _capi.dt_tp_shard(_choice(ShardKind, kind, "kind"), full, local, int(rank), int(size), int(q_heads), int(kv_heads))
+    _capi.dt_tp_shard(_choice(ShardKind, kind, "kind"), full, local, _integer(rank, "rank"),
+                      _integer(size, "size"), _integer(q_heads, "q_heads"), _integer(kv_heads, "kv_heads"))
     return local
 
 
 def unshard(tp, kind, local, full, q_heads=0, kv_heads=0):
     """Gathers every rank's ``local`` shard into ``full`` (collective)."""
-    _capi.dt_tp_unshard(tp._live(), _choice(ShardKind, kind, "kind"), local, full, int(q_heads), int(kv_heads))
+    _capi.dt_tp_unshard(tp._live(), _choice(ShardKind, kind, "kind"), local, full,
+                        _integer(q_heads, "q_heads"), _integer(kv_heads, "kv_heads"))
     return full

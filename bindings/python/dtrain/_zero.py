@@ -17,6 +17,7 @@ from ._device_array import DeviceArray
 from ._errors import InternalError, InvalidArgumentError
 from ._handle import _Handle
 from ._optim import StepInfo, _options
+from ._arguments import _integer
 
 try:  # numpy has no bfloat16 of its own; ml_dtypes brings one where installed.
     from ml_dtypes import bfloat16 as _bfloat16
@@ -201,7 +202,7 @@ class Zero(_Handle):
         Gradients never marked raise :class:`dtrain.InvalidUsageError`, which
         names them.
         """
-        _capi.dt_zero_wait(self._live(), int(timeout_ms))
+        _capi.dt_zero_wait(self._live(), _integer(timeout_ms, "timeout_ms"))
 
     @property
     def sync(self):
@@ -250,7 +251,7 @@ class Zero(_Handle):
 
     def gather_wait(self, unit, timeout_ms=-1):
         """Waits until ``unit`` is whole (gathering it if :meth:`gather` was not called)."""
-        _capi.dt_zero_gather_wait(self._live(), _index(unit, "unit"), int(timeout_ms))
+        _capi.dt_zero_gather_wait(self._live(), _index(unit, "unit"), _integer(timeout_ms, "timeout_ms"))
 
     def release(self, unit):
         """Hands ``unit``'s full parameters back (stage 3: frees them; their arrays become invalid)."""
@@ -377,7 +378,7 @@ def _optimizer_options(optimizer, keywords):
                                    f"optimizer: unknown option {', '.join(unknown)}")
     try:
         return _options(**given)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, InvalidArgumentError) as error:
         raise InvalidArgumentError(Status.ERR_INVALID_ARGUMENT, f"optimizer: {error}") from None
 
 

@@ -18,13 +18,22 @@ static void dtpy_raise(int status, const char *message) {
   if (exc != NULL) {
     PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_DECREF(exc);
-  } else {
-    /* Without the package (a broken install) still say what failed. */
-    PyErr_Format(PyExc_RuntimeError, "%s: %s", dt_status_string((dt_status)status),
-                 message ? message : "");
   }
+  /* Otherwise what stopped the exception from being made is pending: a
+     KeyboardInterrupt from a signal that went off in _from_status, or the
+     ImportError of a broken install. */
   Py_XDECREF(text);
 }
+
+/* SWIG's own argument conversions (a handle of the wrong type, an int out
+   of range) raise the dtrain.Error subclass too: InvalidArgumentError, or
+   OutOfMemoryError, rather than TypeError or OverflowError. */
+static void dtpy_swig_error(int code, const char *message) {
+  PyErr_Clear();
+  dtpy_raise(code == SWIG_MemoryError ? DT_ERR_OUT_OF_MEMORY : DT_ERR_INVALID_ARGUMENT, message);
+}
+#undef SWIG_Error
+#define SWIG_Error(code, msg) dtpy_swig_error(code, msg)
 
 /* Raises InvalidArgumentError "<name>: <the pending Python error's text>",
    for arguments the binding itself cannot turn into C values. */

@@ -38,6 +38,8 @@ typedef struct dt_request {} dt_request;
   $1 = started ? &handle : NULL;
 }
 %typemap(argout) dt_request **req {
+  /* Ctrl-C in a dt_request_wait() on it aborts its communicator, arg1 of every call that starts one. */
+  if ($1 && *$1) dtpy_owner_set(*$1, arg1);
   $result = SWIG_Python_AppendOutput(
       $result, $1 && *$1 ? SWIG_NewPointerObj(*$1, $descriptor(dt_request *), SWIG_POINTER_OWN)
                          : SWIG_Py_Void());

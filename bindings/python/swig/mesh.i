@@ -18,6 +18,8 @@ typedef struct dt_mesh {} dt_mesh;
   $1 = &handle;
 }
 %typemap(argout) dt_mesh **out {
+  /* Ctrl-C in a later call on it aborts the communicator it was made on, arg2 of dt_mesh_create(out, comm, ...). */
+  dtpy_owner_set(*$1, arg2);
   $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(*$1, $descriptor(dt_mesh *), SWIG_POINTER_OWN));
 }
 

@@ -20,6 +20,8 @@ typedef struct dt_moe_plan {} dt_moe_plan;
   $1 = &handle;
 }
 %typemap(argout) dt_moe_plan **out {
+  /* Ctrl-C in a later call on it aborts the communicator it was made on, arg2 of dt_moe_plan_create(out, comm, ...). */
+  dtpy_owner_set(*$1, arg2);
   $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(*$1, $descriptor(dt_moe_plan *), SWIG_POINTER_OWN));
 }
 

@@ -106,6 +106,8 @@ typedef struct dt_pipeline {} dt_pipeline;
   $1 = &handle;
 }
 %typemap(argout) dt_pipeline **out {
+  /* Ctrl-C in a later call on it aborts the communicator it was made on, arg2 of dt_pipeline_create(out, comm, ...). */
+  dtpy_owner_set(*$1, arg2);
   $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(*$1, $descriptor(dt_pipeline *), SWIG_POINTER_OWN));
 }
 

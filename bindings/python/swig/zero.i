@@ -21,6 +21,8 @@ typedef struct dt_zero {} dt_zero;
   $1 = &handle;
 }
 %typemap(argout) dt_zero **out {
+  /* Ctrl-C in a later call on it aborts the communicator it was made on, arg2 of dt_zero_create(out, comm, ...). */
+  dtpy_owner_set(*$1, arg2);
   $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(*$1, $descriptor(dt_zero *), SWIG_POINTER_OWN));
 }
 

@@ -96,5 +96,5 @@ def test_refusals(comm):
         dtrain.attention(q, k, v, causal=True)
     with pytest.raises(dtrain.InvalidArgumentError, match="heads"):
         dtrain.attention(np.ascontiguousarray(q[:, :3]), k, v)
-    with pytest.raises(ValueError, match="unknown layout"):
+    with pytest.raises(dtrain.InvalidArgumentError, match="unknown layout"):
         dtrain.cp_positions(4, 2, 0, "spiral")

@@ -103,3 +103,47 @@ def test_message_is_error_last(comm):
     assert info.value.message == dtrain.error_last()
     assert info.value.status == dtrain.ERR_INVALID_ARGUMENT
 
+
+
+# Arguments that are not numbers where the library takes one: the package
+# says which argument, as the library does, rather than int()'s ValueError.
+@pytest.mark.parametrize("call, argument", [
+    (lambda c: c.split("red"), "color"),
+    (lambda c: c.broadcast(np.zeros(2), root="first"), "root"),
+    (lambda c: c.reduce(np.zeros(2), root=None), "root"),
+    (lambda c: c.send(np.zeros(2), None), "peer"),
+    (lambda c: c.recv(np.zeros(2), 0, tag="t"), "tag"),
+    (lambda c: c.p2p_group([dtrain.P2POp("send", np.zeros(2), "zero")]), r"ops\[0\].peer"),
+    (lambda c: c.recv(np.zeros(2), 0, async_op=True).wait("soon"), "timeout_ms"),
+    (lambda c: dtrain.Comm(timeout_ms="long"), "timeout_ms"),
+    (lambda c: dtrain.cp_positions(4, "two", 0), "cp_size"),
+    (lambda c: dtrain.tp.unshard(c, "columns", np.zeros(2), np.zeros(2), q_heads="x"), "q_heads"),
+    (lambda c: dtrain.status_string("bad"), "code"),
+    (lambda c: dtrain.MoeOptions(8, 2, drop_policy="sometimes"), "drop_policy"),
+    (lambda c: dtrain.cluster_preset("h100", nodes="two"), "nodes"),
+])
+def test_arguments_that_are_not_numbers(comm, call, argument):
+    with pytest.raises(dtrain.InvalidArgumentError, match=argument):
+        call(comm)
+
+
+# The low-level module's own argument conversions (SWIG's) raise the same
+# class: a handle of the wrong type, an enum out of the C range.
+def test_low_level_argument_errors_are_dtrain_errors(comm):
+    from dtrain import _capi
+    tensor = _capi.Tensor(np.zeros(2), True)
+    with pytest.raises(dtrain.InvalidArgumentError, match="argument 1 of type 'dt_comm"):
+        _capi.dt_allreduce("not a communicator", tensor, tensor, _capi.DT_SUM, None, False)
+    with pytest.raises(dtrain.InvalidArgumentError, match="argument 4"):
+        _capi.dt_allreduce(comm._live(), tensor, tensor, 2 ** 40, None, False)
+    with pytest.raises(dtrain.InvalidArgumentError, match="dt_request"):
+        _capi.dt_request_wait(comm._live(), 0)
+    tensor.release()
+
+
+def test_no_error_of_the_package_is_a_plain_runtime_error():
+    # Every exception class the package defines is a dtrain.Error.
+    for name in dtrain.__all__:
+        value = getattr(dtrain, name)
+        if isinstance(value, type) and issubclass(value, BaseException):
+            assert issubclass(value, dtrain.Error), name

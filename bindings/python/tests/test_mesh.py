@@ -47,5 +47,5 @@ def test_unknown_dimension_is_refused(comm):
             mesh.rank_at([1])
         with pytest.raises(dtrain.InvalidArgumentError):
             mesh.coord("tp")
-    with pytest.raises(TypeError, match="unknown dimension"):
+    with pytest.raises(dtrain.InvalidArgumentError, match="unknown dimension"):
         dtrain.Mesh(comm, xp=2)
