@@ -9,6 +9,10 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -218,6 +222,76 @@ TEST(StoreSlots, SquattersNeverTakeAnAuthenticatedClientsSlot) {
   EXPECT_EQ(clients.front()->count(), 4u);
   EXPECT_EQ(server.connections(), 11u);
   EXPECT_EQ(server.handshakes(), 7u);
+}
+
+// Descriptors this process has open.
+std::size_t open_descriptors() {
+  std::size_t n = 0;
+  if (DIR* dir = opendir("/proc/self/fd")) {
+    while (readdir(dir) != nullptr) ++n;
+    closedir(dir);
+  }
+  return n - 3;  // ".", ".." and the directory's own
+}
+
+TEST(StoreSlots, AStoreOutOfDescriptorsDropsTheOldestHandshakeToAccept) {
+  testing::CapturedLog log;
+  // The store runs in a child whose descriptor limit (soft and hard) leaves
+  // room for 8 connections; the handshake budget is far above that.
+  int port_pipe[2];
+  int stop_pipe[2];
+  ASSERT_EQ(pipe(port_pipe), 0);
+  ASSERT_EQ(pipe(stop_pipe), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(port_pipe[0]);
+    close(stop_pipe[1]);
+    const rlim_t room = open_descriptors() + 2 + 8;  // the listener, the eventfd, 8 connections
+    rlimit limit{room, room};
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(3);
+    try {
+      StoreLimits limits;
+      limits.max_handshakes = 1000;
+      StoreServer server("", 0, kToken, limits);
+      int port = server.port();
+      if (write(port_pipe[1], &port, sizeof port) != sizeof port) _exit(2);
+      // Serves until the test closes its end of the pipe.
+      pollfd p{stop_pipe[0], POLLIN, 0};
+      poll(&p, 1, 60000);
+    } catch (...) {
+      _exit(1);
+    }
+    _exit(0);
+  }
+  close(port_pipe[1]);
+  close(stop_pipe[0]);
+  int port = 0;
+  pollfd p{port_pipe[0], POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 10000), 1);
+  ASSERT_EQ(read(port_pipe[0], &port, sizeof port), static_cast<ssize_t>(sizeof port));
+  close(port_pipe[0]);
+
+  Squatters squatters;
+  std::string error;
+  ASSERT_TRUE(squatters.open(port, 40, &error)) << error;
+  EXPECT_TRUE(testing::eventually([&] { return squatters.closed() == 32; })) << squatters.closed();
+  auto client = StoreClient::connect("127.0.0.1", port, kToken, 10s);
+  client->set("k", "v");
+  EXPECT_EQ(client->get("k"), "v");
+  EXPECT_TRUE(log.eventually_contains("dropped to make room: the process ran out of descriptors")) << log.text();
+
+  client.reset();
+  close(stop_pipe[1]);
+  int status = -1;
+  const auto deadline = Clock::now() + 10s;
+  while (waitpid(pid, &status, WNOHANG) == 0 && Clock::now() < deadline) usleep(5000);
+  if (Clock::now() >= deadline) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "the store's process did not end in time";
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 TEST(StoreSlots, AFullStoreRefusesAndTheClientRetriesUntilItsDeadline) {

@@ -41,6 +41,10 @@ constexpr std::chrono::milliseconds kLinger{1000};
 // How long accepting pauses when the process runs out of descriptors.
 constexpr std::chrono::milliseconds kAcceptPause{100};
 constexpr int kBacklog = 1024;
+// Connections accepted per turn of the loop, so that a flood of new ones
+// cannot keep the clients already connected (and the handshake answers
+// they have sent) from being served.
+constexpr int kAcceptBatch = 64;
 // Descriptors the process needs beside the store's connections: the
 // listener, the wake-up eventfd, and whatever else the host program has open.
 constexpr std::size_t kSpareDescriptors = 64;
@@ -182,7 +186,7 @@ struct StoreServer::Impl {
           if (!c.dead && !c.in.empty()) process(c);
         }
       }
-      if (accepting && (fds[1].revents & POLLIN)) accept_all();
+      if (accepting && (fds[1].revents & POLLIN)) accept_batch();
       run_woken();
       expire(Clock::now());
       clients.remove_if([](const std::unique_ptr<Client>& c) { return c->dead; });
@@ -219,8 +223,8 @@ struct StoreServer::Impl {
     return static_cast<int>(std::clamp<long long>(left, 0, 1000 * 3600));
   }
 
-  void accept_all() {
-    for (;;) {
+  void accept_batch() {
+    for (int accepted = 0; accepted < kAcceptBatch;) {
       sockaddr_storage address{};
       socklen_t length = sizeof address;
       int fd = accept4(listener.get(), reinterpret_cast<sockaddr*>(&address), &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -237,6 +241,7 @@ struct StoreServer::Impl {
         accept_resume = Clock::now() + kAcceptPause;
         return;
       }
+      ++accepted;
       net::Fd owned(fd);
       std::string peer = net::describe(reinterpret_cast<sockaddr*>(&address), length);
       if (authenticated >= limits.max_connections) {
