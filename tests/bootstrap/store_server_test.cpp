@@ -530,22 +530,6 @@ TEST_F(StoreTest, SilentClientDoesNotBlockOthersAndIsDroppedAfterTheHandshakeTim
 
 // Limits -------------------------------------------------------------------
 
-TEST_F(StoreTest, ConnectionLimit) {
-  StoreLimits limits;
-  limits.max_connections = 3;
-  StoreServer server("", 0, kToken, limits);
-  std::vector<std::unique_ptr<StoreClient>> clients;
-  for (int i = 0; i < 3; ++i) clients.push_back(connect_to(server));
-  Error e = expect_error(DT_ERR_TRANSPORT, [&] { connect_to(server, kToken, 5s); });
-  EXPECT_TRUE(contains(e.what(), "limit of 3 connections")) << e.what();
-  EXPECT_TRUE(contains(e.what(), "127.0.0.1:" + std::to_string(server.port()))) << e.what();
-  clients.pop_back();
-  EXPECT_TRUE(testing::eventually([&] { return server.connections() == 2; }));
-  clients.push_back(connect_to(server));
-  clients.back()->set("k", "v");
-  EXPECT_EQ(clients.front()->get("k"), "v");
-}
-
 TEST_F(StoreTest, KeyCountLimit) {
   StoreLimits limits;
   limits.max_keys = 5;

@@ -187,6 +187,12 @@ TEST(StoreWire, LimitsMustCarryTheLargestRequest) {
   limits = StoreLimits{};
   limits.max_connections = 0;
   EXPECT_THROW(check_store_limits(limits), Error);
+  limits = StoreLimits{};
+  limits.max_handshakes = 0;
+  EXPECT_THROW(check_store_limits(limits), Error);
+  limits = StoreLimits{};
+  limits.refusal_log_period = std::chrono::milliseconds(0);
+  EXPECT_THROW(check_store_limits(limits), Error);
 }
 
 }  // namespace

@@ -22,8 +22,12 @@ void check_store_limits(const StoreLimits& limits) {
   positive(limits.max_keys, "max_keys");
   positive(limits.max_total_bytes, "max_total_bytes");
   positive(limits.max_connections, "max_connections");
+  positive(limits.max_handshakes, "max_handshakes");
   if (limits.handshake_timeout.count() <= 0) {
     raise(DT_ERR_INVALID_ARGUMENT, "StoreLimits.handshake_timeout is not positive");
+  }
+  if (limits.refusal_log_period.count() <= 0) {
+    raise(DT_ERR_INVALID_ARGUMENT, "StoreLimits.refusal_log_period is not positive");
   }
   // Frame lengths travel as 32-bit numbers.
   if (limits.max_frame_bytes > 0xffffffffu || limits.max_value_bytes > 0x7fffffffu ||

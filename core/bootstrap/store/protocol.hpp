@@ -3,8 +3,10 @@
 // Connection: the server sends `challenge` [nonce]; the client answers `auth`
 // [client nonce, client proof]; the server answers `welcome` [server proof,
 // max key bytes u64, max value bytes u64, max frame bytes u64], or `error` and
-// closes. A server at its connection limit sends `error` instead of
-// `challenge`. See auth.hpp for the proofs.
+// closes. A server whose slots for authenticated clients are all taken sends
+// `error` [DT_ERR_OUT_OF_MEMORY, message] instead of `challenge` (or instead
+// of `welcome`, when others authenticated first), and a client retries it.
+// See auth.hpp for the proofs.
 //
 // Requests (client to server) and their `reply` fields:
 //   set     [key, value]                                -> []

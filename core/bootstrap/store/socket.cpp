@@ -6,8 +6,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -101,6 +103,18 @@ bool bound_to_wildcard(int fd) {
     return IN6_IS_ADDR_UNSPECIFIED(&reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr);
   }
   return false;
+}
+
+std::size_t raise_descriptor_limit(std::size_t wanted) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  const rlim_t target = limit.rlim_max == RLIM_INFINITY ? static_cast<rlim_t>(wanted)
+                                                         : std::min<rlim_t>(wanted, limit.rlim_max);
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < target) {
+    rlimit raised{target, limit.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit.rlim_cur = target;
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? wanted : static_cast<std::size_t>(limit.rlim_cur);
 }
 
 void set_nonblocking(int fd) {

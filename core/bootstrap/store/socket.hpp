@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 
+#include <cstddef>
 #include <string>
 
 #include "base/fd.hpp"
@@ -24,6 +25,11 @@ int local_port(int fd);
 std::string local_connect_host(int fd);
 // True when the socket is bound to 0.0.0.0 or ::.
 bool bound_to_wildcard(int fd);
+
+// Raises this process's soft limit on open descriptors (RLIMIT_NOFILE) to
+// `wanted`, never above the hard limit and never lowering it, and returns
+// the soft limit in force afterwards.
+std::size_t raise_descriptor_limit(std::size_t wanted);
 
 void set_nonblocking(int fd);
 // Requests and replies are small; sending them at once matters more than

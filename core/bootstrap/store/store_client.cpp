@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "base/error.hpp"
@@ -130,6 +131,14 @@ std::string join_keys(const std::vector<std::string>& keys) {
 
 std::string ms_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
 
+// Somewhere in [backoff / 2, backoff], so that ranks refused together do not
+// all come back together.
+std::chrono::milliseconds jittered(std::chrono::milliseconds backoff) {
+  thread_local std::minstd_rand random(std::random_device{}());
+  std::uniform_int_distribution<std::int64_t> pick(backoff.count() / 2, backoff.count());
+  return std::chrono::milliseconds(pick(random));
+}
+
 }  // namespace
 
 struct StoreClient::Impl {
@@ -244,8 +253,9 @@ struct StoreClient::Impl {
 
 namespace {
 
-// The outcome of one connection attempt that did not end in an exception:
-// a retry is worth it.
+// Why one connection attempt failed in a way that a later one may not: the
+// store was not listening yet, was full, or dropped the connection during the
+// handshake (to make room for newer ones, or because it stopped).
 struct Retry {
   std::string why;
 };
@@ -261,6 +271,8 @@ wire::Welcome handshake(Connection& conn, const std::string& where, const std::s
       raise(DT_ERR_TRANSPORT, where + " sent a malformed error frame; it is not a dtrain rendezvous store");
     }
     std::string message = "the rendezvous store at " + where + " refused the connection: " + std::string(e.message);
+    // A full store (all its authenticated slots taken) may have room soon.
+    if (e.status == DT_ERR_OUT_OF_MEMORY) throw Retry{message};
     if (e.status == DT_ERR_AUTH && token.empty()) {
       message += " (this process has no auth token: set DTRAIN_AUTH_TOKEN or dt_comm_options.auth_token)";
     }
@@ -337,8 +349,12 @@ std::unique_ptr<StoreClient> StoreClient::connect(const std::string& host, int p
       }
     }
     if (deadline.expired()) break;
-    std::this_thread::sleep_for(std::min(backoff, deadline.remaining()));
+    DT_LOG(debug) << "connecting to the rendezvous store at " << where << ": attempt " << attempts
+                  << " failed (" << last_error << "); retrying";
+    std::this_thread::sleep_for(std::min(jittered(backoff), deadline.remaining()));
     backoff = std::min(backoff * 2, kMaxBackoff);
+    // An attempt begun at the deadline could only time out, hiding why the earlier ones failed.
+    if (deadline.expired()) break;
   }
   raise(DT_ERR_TIMEOUT, "could not connect to the rendezvous store at " + where + " within " + ms_text(timeout) +
                             " (" + std::to_string(attempts) + " attempts; last error: " + last_error + ")");

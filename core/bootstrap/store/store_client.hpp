@@ -41,12 +41,17 @@ struct CasResult {
 
 class StoreClient {
  public:
-  // Connects to the store at host:port and authenticates with `token`. While
-  // nothing listens there yet (the host rank may start later) it retries
-  // with exponential backoff, 10 ms doubling up to 1 s, until `timeout` has
-  // passed, then throws DT_ERR_TIMEOUT naming the address and the last
-  // error. A store that refuses the token gives DT_ERR_AUTH at once; one at
-  // its connection limit gives DT_ERR_TRANSPORT at once.
+  // Connects to the store at host:port and authenticates with `token`. It
+  // retries, with exponential backoff (10 ms doubling up to 1 s, each pause
+  // drawn between half and all of that so that ranks spread out) until
+  // `timeout` has passed, whenever the attempt may succeed later: nothing
+  // listens there yet (the host rank may start later), the store is at its
+  // limit of authenticated connections (it answers DT_ERR_OUT_OF_MEMORY
+  // instead of its challenge), or the connection drops during the handshake
+  // (a store under a flood of connections pushes out the oldest handshakes).
+  // Then it throws DT_ERR_TIMEOUT naming the address, the number of attempts
+  // and the last error. A store that refuses the token gives DT_ERR_AUTH at
+  // once, as does a server that cannot prove it knows the token.
   static std::unique_ptr<StoreClient> connect(const std::string& host, int port, const std::string& token,
                                               std::chrono::milliseconds timeout);
   ~StoreClient();

@@ -24,6 +24,7 @@
 #include "bootstrap/store/auth.hpp"
 #include "bootstrap/store/kv_table.hpp"
 #include "bootstrap/store/protocol.hpp"
+#include "bootstrap/store/refusal_log.hpp"
 #include "bootstrap/store/socket.hpp"
 #include "bootstrap/store/wire.hpp"
 
@@ -40,6 +41,13 @@ constexpr std::chrono::milliseconds kLinger{1000};
 // How long accepting pauses when the process runs out of descriptors.
 constexpr std::chrono::milliseconds kAcceptPause{100};
 constexpr int kBacklog = 1024;
+// Connections accepted per turn of the loop, so that a flood of new ones
+// cannot keep the clients already connected (and the handshake answers
+// they have sent) from being served.
+constexpr int kAcceptBatch = 64;
+// Descriptors the process needs beside the store's connections: the
+// listener, the wake-up eventfd, and whatever else the host program has open.
+constexpr std::size_t kSpareDescriptors = 64;
 constexpr std::size_t kReadChunk = 64 * 1024;
 
 struct Client {
@@ -101,6 +109,14 @@ struct StoreServer::Impl {
     wake.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (!wake.valid()) raise(DT_ERR_TRANSPORT, "the rendezvous store cannot create an eventfd: " + errno_text(errno));
     key_limits = wire::KeyLimits{limits.max_key_bytes, limits.max_value_bytes};
+    refusals = std::make_unique<RefusalLog>(bound_address, limits.refusal_log_period);
+    const std::size_t wanted = limits.max_connections + limits.max_handshakes + kSpareDescriptors;
+    const std::size_t allowed = net::raise_descriptor_limit(wanted);
+    if (allowed < wanted) {
+      DT_LOG(info) << "the rendezvous store at " << bound_address << " would serve " << limits.max_connections
+                   << " clients and " << limits.max_handshakes << " handshakes, but this process may open only "
+                   << allowed << " descriptors; when they run out it drops the oldest handshake";
+    }
     thread = std::thread([this] { serve(); });
     DT_LOG(info) << "rendezvous store listening on " << bound_address;
   }
@@ -113,9 +129,12 @@ struct StoreServer::Impl {
     } catch (const std::exception& e) {
       DT_LOG(error) << "the rendezvous store at " << bound_address << " stopped serving: " << e.what();
     }
+    refusals->flush(Clock::now());
     clients.clear();
+    authenticated = 0;
+    handshaking = 0;
     listener.reset();
-    open_connections.store(0);
+    publish_counts();
   }
 
   void loop() {
@@ -145,7 +164,8 @@ struct StoreServer::Impl {
         std::uint64_t count = 0;
         (void)!read(wake.get(), &count, sizeof count);
       }
-      if (accepting && (fds[1].revents & POLLIN)) accept_all();
+      // Clients first: a handshake answer that has arrived is read before
+      // new connections could push its connection out.
       for (std::size_t i = first_client; i < fds.size(); ++i) {
         Client& c = *owners[i - first_client];
         short revents = fds[i].revents;
@@ -166,11 +186,17 @@ struct StoreServer::Impl {
           if (!c.dead && !c.in.empty()) process(c);
         }
       }
+      if (accepting && (fds[1].revents & POLLIN)) accept_batch();
       run_woken();
       expire(Clock::now());
       clients.remove_if([](const std::unique_ptr<Client>& c) { return c->dead; });
-      open_connections.store(clients.size(), std::memory_order_release);
+      publish_counts();
     }
+  }
+
+  void publish_counts() {
+    open_handshakes.store(handshaking, std::memory_order_release);
+    open_connections.store(handshaking + authenticated, std::memory_order_release);
   }
 
   std::size_t max_body(const Client& c) const {
@@ -185,8 +211,8 @@ struct StoreServer::Impl {
   }
 
   int next_timer_ms() const {
-    Clock::time_point next = Clock::time_point::max();
-    if (Clock::now() < accept_resume) next = accept_resume;
+    Clock::time_point next = refusals->next_due();
+    if (Clock::now() < accept_resume) next = std::min(next, accept_resume);
     for (const auto& c : clients) {
       if (c->closing) next = std::min(next, c->close_at);
       else if (!c->authenticated) next = std::min(next, c->handshake_deadline);
@@ -197,8 +223,8 @@ struct StoreServer::Impl {
     return static_cast<int>(std::clamp<long long>(left, 0, 1000 * 3600));
   }
 
-  void accept_all() {
-    for (;;) {
+  void accept_batch() {
+    for (int accepted = 0; accepted < kAcceptBatch;) {
       sockaddr_storage address{};
       socklen_t length = sizeof address;
       int fd = accept4(listener.get(), reinterpret_cast<sockaddr*>(&address), &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -206,22 +232,28 @@ struct StoreServer::Impl {
         int err = errno;
         if (err == EAGAIN || err == EWOULDBLOCK) return;
         if (err == EINTR || err == ECONNABORTED) continue;
+        if ((err == EMFILE || err == ENFILE) &&
+            drop_oldest_handshake("dropped to make room: the process ran out of descriptors")) {
+          continue;
+        }
         DT_LOG(error) << "the rendezvous store at " << bound_address << " cannot accept connections: "
                       << errno_text(err) << "; retrying in " << kAcceptPause.count() << " ms";
         accept_resume = Clock::now() + kAcceptPause;
         return;
       }
+      ++accepted;
       net::Fd owned(fd);
       std::string peer = net::describe(reinterpret_cast<sockaddr*>(&address), length);
-      if (clients.size() >= limits.max_connections) {
-        DT_LOG(warn) << "rendezvous store: refused a connection from " << peer << ": it serves its limit of "
-                     << limits.max_connections << " connections";
-        std::string frame = wire::encode_error(
-            DT_ERR_TRANSPORT, "the store serves its limit of " + std::to_string(limits.max_connections) +
-                                  " connections");
+      if (authenticated >= limits.max_connections) {
+        refusals->record(full_kind(), "refused a connection from " + peer + ": " + full_text(), Clock::now());
+        std::string frame = wire::encode_error(DT_ERR_OUT_OF_MEMORY, full_text());
         // A fresh socket has room for this small frame; if not, closing says enough.
         (void)!send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
         continue;
+      }
+      if (handshaking >= limits.max_handshakes) {
+        drop_oldest_handshake("dropped to make room for newer connections (" +
+                              std::to_string(limits.max_handshakes) + " handshakes at once)");
       }
       auto c = std::make_unique<Client>();
       c->fd = std::move(owned);
@@ -230,10 +262,33 @@ struct StoreServer::Impl {
       c->handshake_deadline = Clock::now() + limits.handshake_timeout;
       net::set_nodelay(c->fd.get());
       DT_LOG(debug) << "rendezvous store: connection from " << c->peer;
-      queue(*c, wire::encode_frame(wire::Op::challenge, {c->nonce}));
-      flush(*c);
+      ++handshaking;
       clients.push_back(std::move(c));
+      queue(*clients.back(), wire::encode_frame(wire::Op::challenge, {clients.back()->nonce}));
+      flush(*clients.back());
     }
+  }
+
+  // What a client refused for want of a slot is told, and how the log counts it.
+  std::string full_text() const {
+    return "the store serves its limit of " + std::to_string(limits.max_connections) +
+           " authenticated connections; retry later";
+  }
+  std::string full_kind() const {
+    return "refused at the limit of " + std::to_string(limits.max_connections) + " authenticated connections";
+  }
+
+  // Drops the connection that has waited longest in its handshake; false
+  // when there is none.
+  bool drop_oldest_handshake(const std::string& kind) {
+    for (auto& owned : clients) {
+      Client& c = *owned;
+      if (c.dead || c.authenticated) continue;
+      refusals->record(kind, c.peer + " " + kind, Clock::now());
+      drop(c, "");
+      return true;
+    }
+    return false;
   }
 
   void read_from(Client& c) {
@@ -267,7 +322,7 @@ struct StoreServer::Impl {
                                       c.in.size() - offset, max_body(c), &frame);
       if (result.status == wire::ParseStatus::incomplete) break;
       if (result.status == wire::ParseStatus::invalid) {
-        reject(c, DT_ERR_TRANSPORT, "malformed frame: " + result.error);
+        reject(c, DT_ERR_TRANSPORT, "malformed frame: " + result.error, "sent a malformed frame");
         break;
       }
       handle(c, frame);
@@ -288,7 +343,7 @@ struct StoreServer::Impl {
     try {
       request = wire::decode_request(frame, key_limits);
     } catch (const wire::ProtocolError& e) {
-      reject(c, DT_ERR_TRANSPORT, std::string("malformed request: ") + e.what());
+      reject(c, DT_ERR_TRANSPORT, std::string("malformed request: ") + e.what(), "sent a malformed frame");
       return;
     }
     try {
@@ -305,17 +360,27 @@ struct StoreServer::Impl {
     try {
       answer = wire::decode_auth(frame);
     } catch (const wire::ProtocolError& e) {
-      reject(c, DT_ERR_AUTH, std::string("authentication failed: ") + e.what());
+      reject(c, DT_ERR_AUTH, std::string("authentication failed: ") + e.what(), "failed authentication");
       return;
     }
     std::string expected = auth::client_proof(token, c.nonce, answer.client_nonce);
     if (!auth::equal_constant_time(expected, answer.proof)) {
       reject(c, DT_ERR_AUTH,
              "authentication failed: the client's auth token does not match the store's (give every rank the "
-             "job's token in DTRAIN_AUTH_TOKEN or dt_comm_options.auth_token)");
+             "job's token in DTRAIN_AUTH_TOKEN or dt_comm_options.auth_token)",
+             "failed authentication");
+      return;
+    }
+    // Clients that authenticate at once can outnumber the slots left when
+    // their connections came; the late ones are refused as if they had come
+    // when the store was full, and retry.
+    if (authenticated >= limits.max_connections) {
+      reject(c, DT_ERR_OUT_OF_MEMORY, full_text(), full_kind());
       return;
     }
     c.authenticated = true;
+    --handshaking;
+    ++authenticated;
     std::string proof = auth::server_proof(token, c.nonce, answer.client_nonce);
     std::string key = wire::encode_u64(limits.max_key_bytes);
     std::string value = wire::encode_u64(limits.max_value_bytes);
@@ -445,14 +510,16 @@ struct StoreServer::Impl {
       if (c.closing) {
         if (now >= c.close_at) drop(c, "");
       } else if (!c.authenticated && now >= c.handshake_deadline) {
-        DT_LOG(warn) << "rendezvous store: dropped " << c.peer << ": it did not authenticate within "
-                     << limits.handshake_timeout.count() << " ms";
+        const std::string kind =
+            "did not authenticate within " + std::to_string(limits.handshake_timeout.count()) + " ms";
+        refusals->record(kind, "dropped " + c.peer + ": it " + kind, now);
         drop(c, "");
       } else if (c.parked && now >= c.wait_deadline) {
         finish_wait(c);
       }
     }
     run_woken();
+    refusals->tick(now);
   }
 
   void queue(Client& c, std::string frame) {
@@ -486,9 +553,15 @@ struct StoreServer::Impl {
     }
   }
 
-  // Refuses c: logs why, sends it an error and closes the connection.
-  void reject(Client& c, dt_status status, const std::string& why) {
-    DT_LOG(warn) << "rendezvous store: refused " << c.peer << ": " << why;
+  // Refuses c: logs why, sends it an error and closes the connection. A
+  // client that has not authenticated is logged through `refusals`, counted
+  // under `kind`, since anyone who can reach the port can make many.
+  void reject(Client& c, dt_status status, const std::string& why, const std::string& kind) {
+    if (c.authenticated) {
+      DT_LOG(warn) << "rendezvous store: refused " << c.peer << ": " << why;
+    } else {
+      refusals->record(kind, "refused " + c.peer + ": " + why, Clock::now());
+    }
     queue(c, wire::encode_error(status, why));
     c.closing = true;
     c.parked = false;
@@ -499,6 +572,7 @@ struct StoreServer::Impl {
   void drop(Client& c, const std::string& why) {
     if (c.dead) return;
     if (!why.empty()) DT_LOG(debug) << "rendezvous store: " << c.peer << ": " << why;
+    --(c.authenticated ? authenticated : handshaking);
     c.dead = true;
     c.parked = false;
     c.fd.reset();
@@ -526,12 +600,18 @@ struct StoreServer::Impl {
   std::string connect_host;
   bool is_wildcard = false;
 
+  std::unique_ptr<RefusalLog> refusals;
+  // Oldest first, which is the order drop_oldest_handshake looks in.
   std::list<std::unique_ptr<Client>> clients;
+  // Live connections (not dropped) by whether they have authenticated.
+  std::size_t authenticated = 0;
+  std::size_t handshaking = 0;
   std::vector<Client*> woken;
   Clock::time_point accept_resume{};
 
   std::atomic<bool> stopping{false};
   std::atomic<std::size_t> open_connections{0};
+  std::atomic<std::size_t> open_handshakes{0};
   std::mutex stop_mutex;
   std::thread thread;
 };
@@ -546,6 +626,7 @@ std::string StoreServer::address() const { return impl_->bound_address; }
 std::string StoreServer::local_host() const { return impl_->connect_host; }
 bool StoreServer::wildcard() const { return impl_->is_wildcard; }
 std::size_t StoreServer::connections() const { return impl_->open_connections.load(std::memory_order_acquire); }
+std::size_t StoreServer::handshakes() const { return impl_->open_handshakes.load(std::memory_order_acquire); }
 void StoreServer::stop() { impl_->stop(); }
 
 }  // namespace dtrain::bootstrap

@@ -14,6 +14,27 @@
 // frame, or that does not authenticate within StoreLimits::handshake_timeout,
 // is dropped alone.
 //
+// Connection slots (limits.hpp): clients that have authenticated have
+// StoreLimits::max_connections slots of their own; connections still in their
+// handshake have a budget of StoreLimits::max_handshakes apart from those,
+// and a new connection beyond it pushes out the oldest one still in its
+// handshake. Whatever opens connections without the token (squatters, port
+// scanners) therefore only ever competes with itself: it cannot take a slot
+// from a client that has authenticated, and a client that answers its
+// challenge promptly gets through (if pushed out by a burst, it retries; see
+// StoreClient::connect). When the authenticated slots are all taken, a new
+// connection is refused with an `error` frame (DT_ERR_OUT_OF_MEMORY, the store
+// is full) instead of the challenge, and the client retries until its deadline.
+// The server raises the process's soft RLIMIT_NOFILE towards
+// max_connections + max_handshakes + 64 (never beyond the hard limit), and
+// when descriptors run out anyway it drops the oldest handshake to accept.
+//
+// Logging: refused and dropped connections are rate-limited (refusal_log.hpp):
+// the first of each kind is a WARN line, the rest are summarised once per
+// StoreLimits::refusal_log_period ("refused or dropped N more connections in
+// the last T s: ..."), and what is counted when the store stops is written
+// then. A client that has authenticated and then misbehaves is logged each time.
+//
 // It serves on one thread of its own with non-blocking sockets and poll(2):
 // a slow or silent client never delays the others, and a wait for keys is
 // parked until the keys appear or its deadline passes.
@@ -54,6 +75,8 @@ class StoreServer {
   bool wildcard() const;
   // Connections open now, authenticated or not.
   std::size_t connections() const;
+  // Of those, the ones still in their handshake.
+  std::size_t handshakes() const;
 
   // Closes every connection and the listening socket and joins the serving
   // thread; the thread never blocks outside poll(2), so this returns
