@@ -110,6 +110,7 @@
 %include "swig/pipeline_executor.i"
 %include "swig/cp.i"
 %include "swig/plan.i"
+%include "swig/stats.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;

@@ -81,6 +81,8 @@ void configure_from_env() {
 
 void set_rank(int rank) { g_rank.store(rank); }
 
+int rank() { return g_rank.load(); }
+
 bool enabled(Level level) {
   ensure_configured();
   return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed);

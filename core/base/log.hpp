@@ -17,6 +17,8 @@ void configure_from_env();
 
 // The rank shown on each line; -1 (the default) shows "-".
 void set_rank(int rank);
+// That rank: this process's rank in its job, once a communicator knows it.
+int rank();
 
 bool enabled(Level level);
 void write(Level level, const std::string& message);
