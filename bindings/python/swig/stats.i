@@ -13,3 +13,6 @@
   *copy = *$1;
   $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(copy, $descriptor(dt_op_stats *), SWIG_POINTER_OWN));
 }
+
+/* SWIG has no int64_t of its own: dt_op_stats' figures are Python ints. */
+%apply long long { int64_t count, int64_t failed, int64_t bytes };
