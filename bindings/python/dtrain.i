@@ -123,6 +123,7 @@ DTPY_BLOCKING(dt_cp_ulysses_attention_backward, arg1)
 %include "swig/cp.i"
 %include "swig/plan.i"
 %include "swig/log.i"
+%include "swig/stats.i"
 
 /* DT_UNDEF is INT_MIN, which SWIG's preprocessor cannot evaluate. */
 %constant int DT_UNDEF = INT_MIN;

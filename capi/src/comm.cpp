@@ -1,4 +1,8 @@
 // Communicator lifetime and queries.
+#include <string>
+
+#include "base/enum_value.hpp"
+#include "base/options.hpp"
 #include "comm/factory.hpp"
 #include "entry.hpp"
 #include "handles.hpp"
@@ -52,6 +56,26 @@ DT_API dt_status dt_comm_destroy(dt_comm* comm) {
     if (comm == nullptr) return;
     comm->impl->close();
     delete comm;
+  });
+}
+
+DT_API dt_status dt_comm_stats(const dt_comm* comm, dt_op_kind kind, dt_op_stats* out) {
+  return entry([&] {
+    require(comm, "comm");
+    require(out, "out");
+    // Size of each released version of dt_op_stats; index = version.
+    constexpr std::size_t kSizes[] = {0, sizeof(dt_op_stats)};
+    dtrain::check_output_version(out->version, kSizes, "out", "DT_OP_STATS_INIT");
+    const int raw = dtrain::enum_value(kind);
+    if (raw < DT_OP_ALL || raw > DT_OP_P2P_GROUP) {
+      dtrain::raise(DT_ERR_INVALID_ARGUMENT, "kind " + std::to_string(raw) + " is not a dt_op_kind");
+    }
+    const dtrain::comm::OpTotals totals = comm->impl->op_log().totals(raw);
+    // Version 1 is every field there is so far.
+    out->count = totals.count;
+    out->failed = totals.failed;
+    out->bytes = totals.bytes;
+    out->seconds = static_cast<double>(totals.ns) * 1e-9;
   });
 }
 

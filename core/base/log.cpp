@@ -83,6 +83,8 @@ void configure_from_env() {
 
 void set_rank(int rank) { g_rank.store(rank); }
 
+int rank() { return g_rank.load(); }
+
 void set_level(Level level) {
   Config& c = config();
   std::lock_guard<std::mutex> lock(c.mutex);

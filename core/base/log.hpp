@@ -19,6 +19,8 @@ void configure_from_env();
 
 // The rank shown on each line; -1 (the default) shows "-".
 void set_rank(int rank);
+// That rank: this process's rank in its job, once a communicator knows it.
+int rank();
 
 // Sets the level in place of DTRAIN_LOG_LEVEL's.
 void set_level(Level level);

@@ -8,7 +8,9 @@
 
 #include "base/error.hpp"
 #include "base/flat_tensor.hpp"
+#include "base/env.hpp"
 #include "base/log.hpp"
+#include "comm/flight_recorder.hpp"
 #include "device/probe.hpp"
 
 namespace dtrain::comm {
@@ -23,6 +25,9 @@ TensorView operand(const DLTensor* tensor, const char* arg, void* stream) {
   view.stream = stream;
   return view;
 }
+
+// The bytes an operation records for a buffer (op_log.hpp).
+std::int64_t bytes_of(const TensorView& view) { return static_cast<std::int64_t>(view.bytes()); }
 
 // A dtype as a call records it (call_check.hpp).
 std::int64_t dt(const TensorView& view) { return static_cast<std::int64_t>(view.dtype); }
@@ -83,11 +88,14 @@ std::vector<std::int64_t> check_counts(const std::int64_t* counts, int size, con
 
 }  // namespace
 
-Communicator::Communicator(int rank, int size, int timeout_ms, std::unique_ptr<Backend> backend)
+Communicator::Communicator(int rank, int size, int timeout_ms, std::unique_ptr<Backend> backend,
+                           std::string label)
     : rank_(rank),
       size_(size),
       timeout_ms_(timeout_ms),
       check_calls_(call_checks_enabled()),
+      warn_after_s_(env::get_int("DTRAIN_WAIT_WARN_S", 0, 1 << 20).value_or(30)),
+      log_(std::make_unique<OpLog>(std::move(label), rank, size, log::rank(), backend->name())),
       backend_(std::move(backend)) {}
 
 namespace {
@@ -136,7 +144,30 @@ void Communicator::expect_wait(bool on) {
 }
 
 template <typename Start>
-RequestPtr Communicator::checked(Call call, Start&& start) {
+RequestPtr Communicator::logged(const OpStart& op, Start&& start) {
+  const std::uint64_t id = log_->begin(op);
+  RequestPtr request;
+  try {
+    request = start();
+  } catch (const Error& e) {
+    log_->end(id, e.status());
+    throw;
+  } catch (...) {
+    log_->end(id, DT_ERR_INTERNAL);
+    throw;
+  }
+  request->record_in(log_.get(), id);
+  return request;
+}
+
+template <typename Start>
+RequestPtr Communicator::checked(Call call, std::int64_t bytes, Start&& start) {
+  const OpStart op{op_kind(call.kind), call.dtype, call.count, call.op, call.root, -1, bytes};
+  return logged(op, [&] { return compared(call, start); });
+}
+
+template <typename Start>
+RequestPtr Communicator::compared(Call call, Start&& start) {
   if (!check_calls_ || size_ == 1) return start();
   settle_checks(nullptr, Clock::now());
   call.sequence = ++collectives_;
@@ -209,6 +240,8 @@ void Communicator::verify(const PendingCheck& check, bool started) {
     // or move data that does not fit.
     DT_LOG(warn) << "communicator broken: " << message;
     mark_broken(message);
+  } else {
+    record_failure(message);
   }
   raise(DT_ERR_MISMATCH, message);
 }
@@ -224,7 +257,7 @@ void Communicator::ensure_usable() const {
                             "); destroy it and create a new one");
 }
 
-void Communicator::mark_broken(const std::string& reason) {
+void Communicator::mark_broken(const std::string& reason, bool dump) {
   {
     std::lock_guard<std::mutex> lock(broken_mutex_);
     if (broken_.load()) return;
@@ -232,12 +265,20 @@ void Communicator::mark_broken(const std::string& reason) {
     broken_.store(true, std::memory_order_release);
   }
   backend_->abort();
+  if (dump) record_failure(reason);
+}
+
+void Communicator::record_failure(const std::string& reason) {
+  log_->note_failure(reason);
+  flight::dump(log_->label() + " " + reason);
 }
 
 void Communicator::fail(dt_status status, const std::string& message) {
   if (breaks_communicator(status) || status == DT_ERR_ABORTED) {
     DT_LOG(warn) << "communicator broken: " << message;
     mark_broken(message);
+  } else if (status == DT_ERR_MISMATCH) {
+    record_failure(message);
   }
   raise(status, message);
 }
@@ -252,7 +293,7 @@ RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, i
   }
   ReduceOp reduce = check_op(op, s.dtype);
   ensure_usable();
-  return checked({CallKind::allreduce, 0, dt(s), s.count, static_cast<std::int64_t>(reduce)},
+  return checked({CallKind::allreduce, 0, dt(s), s.count, static_cast<std::int64_t>(reduce)}, bytes_of(s),
                  [&] { return backend_->allreduce(s, r, reduce); });
 }
 
@@ -267,7 +308,7 @@ RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* re
   }
   ReduceOp reduce = check_op(op, s.dtype);
   ensure_usable();
-  return checked({CallKind::reduce_scatter, 0, dt(s), r.count, static_cast<std::int64_t>(reduce)},
+  return checked({CallKind::reduce_scatter, 0, dt(s), r.count, static_cast<std::int64_t>(reduce)}, bytes_of(s),
                  [&] { return backend_->reduce_scatter(s, r, reduce); });
 }
 
@@ -281,7 +322,7 @@ RequestPtr Communicator::allgather(const DLTensor* send, const DLTensor* recv, v
             count_text(s.count) + ", but has " + count_text(r.count));
   }
   ensure_usable();
-  return checked({CallKind::allgather, 0, dt(s), s.count},
+  return checked({CallKind::allgather, 0, dt(s), s.count}, bytes_of(s),
                  [&] { return backend_->allgather(s, r); });
 }
 
@@ -304,7 +345,7 @@ RequestPtr Communicator::broadcast(const DLTensor* buf, int root, void* stream) 
   TensorView b = operand(buf, "buf", stream);
   check_root(root);
   ensure_usable();
-  return checked({CallKind::broadcast, 0, dt(b), b.count, -1, root},
+  return checked({CallKind::broadcast, 0, dt(b), b.count, -1, root}, bytes_of(b),
                  [&] { return backend_->broadcast(b, root); });
 }
 
@@ -319,7 +360,7 @@ RequestPtr Communicator::alltoall(const DLTensor* send, const DLTensor* recv, vo
   }
   ensure_usable();
   std::vector<std::int64_t> counts(size_, s.count / size_);
-  return checked({CallKind::alltoall, 0, dt(s), s.count},
+  return checked({CallKind::alltoall, 0, dt(s), s.count}, bytes_of(s),
                  [&] { return backend_->alltoallv(s, counts, r, counts); });
 }
 
@@ -332,7 +373,7 @@ RequestPtr Communicator::alltoallv(const DLTensor* send, const std::int64_t* sen
   auto sc = check_counts(send_counts, size_, s, "send_counts", "send");
   auto rc = check_counts(recv_counts, size_, r, "recv_counts", "recv");
   ensure_usable();
-  return checked({CallKind::alltoallv, 0, dt(s)},
+  return checked({CallKind::alltoallv, 0, dt(s)}, bytes_of(s),
                  [&] { return backend_->alltoallv(s, sc, r, rc); });
 }
 
@@ -342,7 +383,7 @@ RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag, void* stre
   check_peer(peer, "peer");
   if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
   ensure_usable();
-  return backend_->send(b, peer, tag);
+  return logged({OpKind::send, dt(b), b.count, -1, peer, tag, bytes_of(b)}, [&] { return backend_->send(b, peer, tag); });
 }
 
 RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag, void* stream) {
@@ -351,13 +392,13 @@ RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag, void* stre
   check_peer(peer, "peer");
   if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
   ensure_usable();
-  return backend_->recv(b, peer, tag);
+  return logged({OpKind::recv, dt(b), b.count, -1, peer, tag, bytes_of(b)}, [&] { return backend_->recv(b, peer, tag); });
 }
 
 RequestPtr Communicator::barrier() {
   Use use(*this, "barrier");
   ensure_usable();
-  return checked({CallKind::barrier},
+  return checked({CallKind::barrier}, 0,
                  [&] { return backend_->barrier(); });
 }
 
@@ -375,7 +416,7 @@ RequestPtr Communicator::reduce(const DLTensor* send, const DLTensor* recv, int 
   }
   ReduceOp reduce = check_op(op, s.dtype);
   ensure_usable();
-  return checked({CallKind::reduce, 0, dt(s), s.count, static_cast<std::int64_t>(reduce), root},
+  return checked({CallKind::reduce, 0, dt(s), s.count, static_cast<std::int64_t>(reduce), root}, bytes_of(s),
                  [&] { return backend_->reduce(s, r, reduce, root); });
 }
 
@@ -393,7 +434,7 @@ RequestPtr Communicator::gather(const DLTensor* send, const DLTensor* recv, int 
     }
   }
   ensure_usable();
-  return checked({CallKind::gather, 0, dt(s), s.count, -1, root},
+  return checked({CallKind::gather, 0, dt(s), s.count, -1, root}, bytes_of(s),
                  [&] { return backend_->gather(s, r, root); });
 }
 
@@ -411,7 +452,7 @@ RequestPtr Communicator::scatter(const DLTensor* send, const DLTensor* recv, int
     }
   }
   ensure_usable();
-  return checked({CallKind::scatter, 0, dt(r), r.count, -1, root},
+  return checked({CallKind::scatter, 0, dt(r), r.count, -1, root}, bytes_of(r),
                  [&] { return backend_->scatter(s, r, root); });
 }
 
@@ -427,7 +468,7 @@ RequestPtr Communicator::allgatherv(const DLTensor* send, const DLTensor* recv, 
             "] (this rank) is " + std::to_string(counts[rank_]));
   }
   ensure_usable();
-  return checked({CallKind::allgatherv, 0, dt(r), -1, -1, -1, counts_digest(counts)},
+  return checked({CallKind::allgatherv, 0, dt(r), -1, -1, -1, counts_digest(counts)}, bytes_of(s),
                  [&] { return backend_->allgatherv(s, r, counts); });
 }
 
@@ -444,7 +485,7 @@ RequestPtr Communicator::reduce_scatterv(const DLTensor* send, const std::int64_
   }
   ReduceOp reduce = check_op(op, s.dtype);
   ensure_usable();
-  return checked({CallKind::reduce_scatterv, 0, dt(s), -1, static_cast<std::int64_t>(reduce), -1, counts_digest(counts)},
+  return checked({CallKind::reduce_scatterv, 0, dt(s), -1, static_cast<std::int64_t>(reduce), -1, counts_digest(counts)}, bytes_of(s),
                  [&] { return backend_->reduce_scatterv(s, counts, r, reduce); });
 }
 
@@ -467,7 +508,13 @@ RequestPtr Communicator::p2p_group(const dt_p2p_op* ops, int count, void* stream
     group.push_back({op.kind == DT_P2P_SEND, buf, op.peer, op.tag});
   }
   ensure_usable();
-  return backend_->p2p_group(group);
+  std::int64_t elements = 0;
+  std::int64_t bytes = 0;
+  for (const P2pOp& op : group) {
+    elements += op.buf.count;
+    bytes += bytes_of(op.buf);
+  }
+  return logged({OpKind::p2p_group, -1, elements, -1, -1, count, bytes}, [&] { return backend_->p2p_group(group); });
 }
 
 void Communicator::wait(const RequestPtr& request, int timeout_ms) {
@@ -475,12 +522,26 @@ void Communicator::wait(const RequestPtr& request, int timeout_ms) {
   settle_checks(request.get(), Clock::now() + std::chrono::milliseconds(limit));
   // One already over (a backend may run small blocking operations at once)
   // needs no deadline.
-  if (!request->done() && !backend_->wait(request, Clock::now() + std::chrono::milliseconds(limit))) {
+  if (!request->done() && !wait_warning(request, Clock::now() + std::chrono::milliseconds(limit))) {
     std::string silent = backend_->unresponsive_ranks(*request);
     fail(DT_ERR_TIMEOUT, timeout_message(rank_prefix() + request->what(), limit, silent));
   }
   dt_status status = request->status();
   if (status != DT_OK) fail(status, request->message());
+}
+
+bool Communicator::wait_warning(const RequestPtr& request, Clock::time_point deadline) {
+  if (warn_after_s_ == 0) return backend_->wait(request, deadline);
+  const auto every = std::chrono::seconds(warn_after_s_);
+  const auto start = Clock::now();
+  for (auto next = start + every; next < deadline; next += every) {
+    if (backend_->wait(request, next)) return true;
+    const std::string ranks = backend_->unresponsive_ranks(*request);
+    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count();
+    DT_LOG(warn) << log_->label() << " " << rank_prefix() << request->what() << " waiting " << waited << " s"
+                 << (ranks.empty() ? " (no rank known to be silent)" : " for " + ranks);
+  }
+  return backend_->wait(request, deadline);
 }
 
 dt_status Communicator::test(const RequestPtr& request) {
@@ -501,13 +562,16 @@ std::shared_ptr<Communicator> Communicator::split(int color, int key) {
   int new_rank = -1;
   int new_size = 0;
   auto backend = backend_->split(color, key, &new_rank, &new_size);
+  // Every rank splits in the same order, so the n-th split's part of one
+  // color has the same label on each of its ranks.
+  const std::string child = label() + ".s" + std::to_string(++splits_) + ".k" + std::to_string(color);
   if (!backend) return nullptr;
-  return std::make_shared<Communicator>(new_rank, new_size, timeout_ms_, std::move(backend));
+  return std::make_shared<Communicator>(new_rank, new_size, timeout_ms_, std::move(backend), child);
 }
 
 void Communicator::abort() { mark_broken("aborted by dt_comm_abort"); }
 
-void Communicator::close() { mark_broken("the communicator was destroyed"); }
+void Communicator::close() { mark_broken("the communicator was destroyed", false); }
 
 double sum_over_ranks(Communicator& comm, double local) {
   double value = local;

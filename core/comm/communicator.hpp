@@ -19,13 +19,16 @@
 
 #include "comm/backend.hpp"
 #include "comm/call_check.hpp"
+#include "comm/op_log.hpp"
 #include "dtrain/comm.h"
 
 namespace dtrain::comm {
 
 class Communicator {
  public:
-  Communicator(int rank, int size, int timeout_ms, std::unique_ptr<Backend> backend);
+  // `label` names the communicator alike on every rank, for the flight
+  // recorder and the trace (flight_recorder.hpp).
+  Communicator(int rank, int size, int timeout_ms, std::unique_ptr<Backend> backend, std::string label = "c0");
   ~Communicator();
 
   Communicator(const Communicator&) = delete;
@@ -35,6 +38,9 @@ class Communicator {
   int size() const { return size_; }
   int timeout_ms() const { return timeout_ms_; }
   const char* backend_name() const { return backend_->name(); }
+  const std::string& label() const { return log_->label(); }
+  // Every operation's start and end (op_log.hpp).
+  const OpLog& op_log() const { return *log_; }
 
   // Each operation checks its arguments (throwing DT_ERR_INVALID_ARGUMENT and
   // starting nothing), then starts and returns the operation. Reduction ops
@@ -123,8 +129,15 @@ class Communicator {
     std::shared_ptr<std::vector<std::int64_t>> calls;  // every rank's, by rank
     const Request* operation = nullptr;                // for identity only
   };
+  // Records the operation that `start` starts in the op log, its end
+  // included, even when starting it throws.
   template <typename Start>
-  RequestPtr checked(Call call, Start&& start);
+  RequestPtr logged(const OpStart& op, Start&& start);
+  // A collective: logged, with `bytes` of this rank's buffer, and compared.
+  template <typename Start>
+  RequestPtr checked(Call call, std::int64_t bytes, Start&& start);
+  template <typename Start>
+  RequestPtr compared(Call call, Start&& start);
   // Looks at the exchanges done, in order, up to that of `until`'s
   // operation, waiting until `deadline` for those before it; without
   // `until` (or for an operation without one), only at those done.
@@ -134,8 +147,14 @@ class Communicator {
   // Ranks that disagree: throws DT_ERR_MISMATCH naming each rank's call,
   // breaking the communicator when the operation was `started` already.
   void verify(const PendingCheck& check, bool started);
-  // Records why the communicator broke (the first reason wins).
-  void mark_broken(const std::string& reason);
+  // Records why the communicator broke (the first reason wins) and, with
+  // `dump`, writes the flight record (flight_recorder.hpp).
+  void mark_broken(const std::string& reason, bool dump = true);
+  // Notes `reason` in the op log and writes the flight record.
+  void record_failure(const std::string& reason);
+  // Blocks on `request` until `deadline`, warning every
+  // DTRAIN_WAIT_WARN_S seconds which ranks it still waits for.
+  bool wait_warning(const RequestPtr& request, Clock::time_point deadline);
   [[noreturn]] void fail(dt_status status, const std::string& message);
   std::string rank_prefix() const;
 
@@ -143,7 +162,11 @@ class Communicator {
   const int size_;
   const int timeout_ms_;
   const bool check_calls_;
+  const int warn_after_s_;        // DTRAIN_WAIT_WARN_S; 0: never
   std::int64_t collectives_ = 0;  // calls compared so far
+  int splits_ = 0;                // for children's labels
+  // Before the backend, which completes requests into it.
+  const std::unique_ptr<OpLog> log_;
   // Before the backend, which is destroyed first and so ends the exchanges
   // that write into them.
   std::mutex use_mutex_;  // guards the three below

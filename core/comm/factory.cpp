@@ -209,7 +209,11 @@ std::shared_ptr<Communicator> create_communicator(const dt_comm_options* user) {
   DT_LOG(info) << "communicator created: rank " << launch.rank << " of " << launch.world_size << " (from "
                << (launch.source.empty() ? "defaults" : launch.source) << "), backend " << backend->name()
                << ", timeout " << timeout_ms << " ms";
-  return std::make_shared<Communicator>(launch.rank, launch.world_size, timeout_ms, std::move(backend));
+  // Every rank creates its communicators in the same order: the n-th is
+  // labelled alike everywhere.
+  static std::atomic<unsigned> labels{0};
+  return std::make_shared<Communicator>(launch.rank, launch.world_size, timeout_ms, std::move(backend),
+                                        "c" + std::to_string(labels++));
 }
 
 }  // namespace dtrain::comm

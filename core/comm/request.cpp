@@ -1,11 +1,16 @@
 #include "comm/request.hpp"
 
+#include "comm/op_log.hpp"
+
 namespace dtrain::comm {
 
 bool Request::complete(dt_status status, const std::string& message) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (done_) return false;
+    // Recorded before anyone can see the request done, so that what a
+    // waiter reads next (the statistics, a flight record) includes it.
+    if (log_ != nullptr) log_->end(log_id_, status);
     done_ = true;
     status_ = status;
     message_ = message;
@@ -13,6 +18,24 @@ bool Request::complete(dt_status status, const std::string& message) {
   }
   done_cv_.notify_all();
   return true;
+}
+
+void Request::record_in(OpLog* log, std::uint64_t id) {
+  // Most blocking operations are done by now (run at once on the calling
+  // thread): no lock needed to see that.
+  if (finished_.load(std::memory_order_acquire)) {
+    log->end(id, status_);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!done_) {
+      log_ = log;
+      log_id_ = id;
+      return;
+    }
+  }
+  log->end(id, status_);
 }
 
 std::string Request::what() const {

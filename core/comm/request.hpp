@@ -14,6 +14,8 @@
 
 namespace dtrain::comm {
 
+class OpLog;
+
 using Clock = std::chrono::steady_clock;
 
 class Request {
@@ -28,6 +30,12 @@ class Request {
   // so an abort racing a normal completion is harmless. Returns true when this
   // call was the one that finished it.
   bool complete(dt_status status, const std::string& message = {});
+
+  // Has `log` record this request's end as operation `id` (OpLog::end), at
+  // once when it is done already. `log` must outlive the request's
+  // completion: a communicator's log outlives its backend, which completes
+  // its requests.
+  void record_in(OpLog* log, std::uint64_t id);
 
   bool done() const;
   // Only meaningful once done().
@@ -51,6 +59,8 @@ class Request {
   std::atomic<bool> finished_{false};
   dt_status status_ = DT_INPROGRESS;
   std::string message_;
+  OpLog* log_ = nullptr;  // where to record the end, with log_id_
+  std::uint64_t log_id_ = 0;
 };
 
 using RequestPtr = std::shared_ptr<Request>;

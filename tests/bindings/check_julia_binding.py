@@ -42,7 +42,7 @@ STRUCTS = {"DLDevice": "DLDevice", "DLDataType": "DLDataType", "DLTensor": "DLTe
            "dt_pipeline_step_info": "RawPipelineStepInfo", "dt_plan_model": "PlanModel",
            "dt_plan_cluster": "PlanCluster", "dt_plan_options": "PlanOptions", "dt_plan_config": "PlanConfig",
            "dt_plan_estimate": "PlanEstimate", "dt_plan_summary": "PlanSummary",
-           "dt_plan_rejection": "RawPlanRejection"}
+           "dt_plan_rejection": "RawPlanRejection", "dt_op_stats": "OpStats"}
 
 # Canonical scalar kinds, shared by both languages.
 C_SCALARS = {"int": "i32", "signed": "i32", "signed int": "i32", "unsigned": "u32", "unsigned int": "u32",

@@ -100,6 +100,13 @@ int main(void) {
   FIELD(dt_zero_memory, padding);
   FIELD(dt_zero_memory, peak);
 
+  STRUCT(dt_op_stats);
+  FIELD(dt_op_stats, version);
+  FIELD(dt_op_stats, count);
+  FIELD(dt_op_stats, failed);
+  FIELD(dt_op_stats, bytes);
+  FIELD(dt_op_stats, seconds);
+
   STRUCT(dt_p2p_op);
   FIELD(dt_p2p_op, kind);
   FIELD(dt_p2p_op, tensor);
@@ -152,6 +159,7 @@ int main(void) {
   CONSTANT(DT_DDP_OPTIONS_VERSION);
   CONSTANT(DT_ZERO_OPTIONS_VERSION);
   CONSTANT(DT_ZERO_MEMORY_VERSION);
+  CONSTANT(DT_OP_STATS_VERSION);
   CONSTANT(DT_PIPELINE_SCHEDULE_OPTIONS_VERSION);
   CONSTANT(DT_MOE_OPTIONS_VERSION);
   CONSTANT(DT_PIPELINE_OPTIONS_VERSION);

@@ -33,7 +33,12 @@ const char kUsage[] =
     "                       SIGKILL (default 5)\n"
     "  --max-restarts R     after a failure, stop every rank and start them all again,\n"
     "                       up to R times (default 0; one node only)\n"
-    "  --log-dir DIR        also write each rank's output, untagged, to DIR/rank.R.log\n"
+    "  --log-dir DIR        also write each rank's output, untagged, to DIR/rank.R.log,\n"
+    "                       and have the ranks write flight records to DIR/flight\n"
+    "                       (DTRAIN_FLIGHT_RECORDER_DIR, unless set)\n"
+    "  --analyze DIR        read the flight records in DIR and say which rank is\n"
+    "                       behind and on which operation; starts nothing (exit 0,\n"
+    "                       or 1 when DIR holds no record)\n"
     "  --no-tag-output      do not prefix each output line with \"[rank] \"\n"
     "  -h, --help           show this help\n"
     "\n"
@@ -46,7 +51,12 @@ const char kUsage[] =
     "dtrun names that rank, prints a table of every rank that failed, and exits\n"
     "with its status (128 + signal number for a signal; 127 for a program that\n"
     "cannot be executed). dtrun exits 0 only when every rank exits 0, and 2 for\n"
-    "bad arguments.\n";
+    "bad arguments.\n"
+    "\n"
+    "With DTRAIN_FLIGHT_RECORDER_DIR set (or --log-dir), a failed job's ranks are\n"
+    "first asked for their flight records (SIGUSR1, to ranks whose libdtrain\n"
+    "listens for it), and their analysis is printed. With DTRAIN_TRACE_FILE=PATH,\n"
+    "the ranks' traces (PATH.rankR) are merged into PATH at the end (one node).\n";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::fprintf(stderr, "dtrun: %s\n\n%s", message.c_str(), kUsage);
@@ -109,6 +119,9 @@ Options parse_command_line(int argc, char** argv) {
       options.max_restarts = static_cast<int>(parse_integer(arg, value_of(arg), 0, 1000));
     } else if (arg == "--log-dir" || arg == "--log_dir") {
       options.log_dir = value_of(arg);
+    } else if (arg == "--analyze") {
+      options.analyze = value_of(arg);
+      return options;
     } else if (arg == "--timeout") {
       options.timeout_seconds = static_cast<int>(parse_integer(arg, value_of(arg), 1, 2000000));
     } else if (arg == "--grace") {

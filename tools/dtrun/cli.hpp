@@ -20,6 +20,7 @@ struct Options {
   std::optional<std::string> log_dir;     // a file per rank with its output
   int max_restarts = 0;                   // restarts of every rank after a failure
   std::vector<std::string> command;       // program and its arguments
+  std::optional<std::string> analyze;     // --analyze DIR: read flight records, run nothing
 
   int world_size() const { return nnodes * ranks; }
 };

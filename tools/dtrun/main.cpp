@@ -20,9 +20,12 @@
 #include "bootstrap/store/store_server.hpp"
 #include "cli.hpp"
 #include "failure_report.hpp"
+#include "flight_analysis.hpp"
+#include "flight_request.hpp"
 #include "node_link.hpp"
 #include "rank_process.hpp"
 #include "supervisor.hpp"
+#include "trace_merge.hpp"
 
 namespace {
 
@@ -105,7 +108,8 @@ int open_log(const dtrun::Options& options, int rank, bool first_attempt) {
 
 // One attempt: start this node's ranks and supervise them to the end.
 dtrun::Outcome run_once(const dtrun::Options& options, const std::string& token, int attempt,
-                        const std::vector<std::string>& extra_env, std::vector<dtrun::RankProcess>& ranks) {
+                        const std::vector<std::string>& extra_env, const std::string& flight_dir,
+                        std::vector<dtrun::RankProcess>& ranks) {
   Store store = open_store(options, token);
   std::unique_ptr<dtrun::NodeLink> link;
   if (options.nnodes > 1) link = std::make_unique<dtrun::NodeLink>(store.host, store.port, token, options.node_rank);
@@ -146,6 +150,11 @@ dtrun::Outcome run_once(const dtrun::Options& options, const std::string& token,
   dtrun::SuperviseOptions supervise_options;
   supervise_options.grace_seconds = options.grace_seconds;
   supervise_options.tag_output = options.tag_output;
+  if (!flight_dir.empty()) {
+    supervise_options.before_stop = [&](const std::vector<dtrun::RankProcess>& running) {
+      dtrun::request_flight_records(flight_dir, running, 3.0);
+    };
+  }
   if (link) {
     supervise_options.on_failure = [&](int code, const std::string& what) { link->post(code, what); };
     supervise_options.remote_failure = [&] { return link->failure(); };
@@ -165,6 +174,25 @@ dtrun::Outcome run_once(const dtrun::Options& options, const std::string& token,
   return outcome;
 }
 
+// After the job: the ranks' traces merged (DTRAIN_TRACE_FILE, one node),
+// and a failed job's flight records analysed.
+void finish_observations(const dtrun::Options& options, const dtrun::Outcome& outcome, const std::string& flight_dir) {
+  if (is_set("DTRAIN_TRACE_FILE") && options.nnodes == 1) {
+    const std::string path = std::getenv("DTRAIN_TRACE_FILE");
+    try {
+      const int files = dtrun::merge_traces(path, options.world_size());
+      std::fprintf(stderr, "dtrun: merged the traces of %d of %d ranks into %s\n", files, options.world_size(),
+                   path.c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dtrun: %s\n", e.what());
+    }
+  }
+  if (outcome.exit_code == 0 || flight_dir.empty()) return;
+  bool found = false;
+  const std::string analysis = dtrun::analyze_flight_records(flight_dir, &found);
+  if (found) std::fprintf(stderr, "dtrun: %s", analysis.c_str());
+}
+
 int run(const dtrun::Options& options) {
   const char* given_token = std::getenv("DTRAIN_AUTH_TOKEN");
   if (options.nnodes > 1 && !(given_token && *given_token)) {
@@ -174,7 +202,16 @@ int run(const dtrun::Options& options) {
   if (options.log_dir && mkdir(options.log_dir->c_str(), 0755) != 0 && errno != EEXIST) {
     throw std::runtime_error("cannot make --log-dir " + *options.log_dir + ": " + strerror(errno));
   }
-  const std::vector<std::string> extra_env = thread_defaults(options.ranks);
+  std::vector<std::string> extra_env = thread_defaults(options.ranks);
+  // Where the ranks write flight records: the environment's, or under --log-dir.
+  std::string flight_dir = is_set("DTRAIN_FLIGHT_RECORDER_DIR") ? std::getenv("DTRAIN_FLIGHT_RECORDER_DIR") : "";
+  if (flight_dir.empty() && options.log_dir) {
+    flight_dir = *options.log_dir + "/flight";
+    if (mkdir(flight_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      throw std::runtime_error("cannot make " + flight_dir + ": " + strerror(errno));
+    }
+    extra_env.push_back("DTRAIN_FLIGHT_RECORDER_DIR=" + flight_dir);
+  }
   const std::string node = options.nnodes > 1 ? "node " + std::to_string(options.node_rank) + " of " +
                                                     std::to_string(options.nnodes)
                                               : "";
@@ -182,10 +219,11 @@ int run(const dtrun::Options& options) {
   dtrun::install_signal_handlers();
   for (int attempt = 0;; ++attempt) {
     std::vector<dtrun::RankProcess> ranks;
-    dtrun::Outcome outcome = run_once(options, token, attempt, extra_env, ranks);
+    dtrun::Outcome outcome = run_once(options, token, attempt, extra_env, flight_dir, ranks);
     bool restart = outcome.exit_code != 0 && !outcome.interrupted && attempt < options.max_restarts;
     if (!restart) {
       std::fputs(dtrun::failure_report(ranks, outcome, node).c_str(), stderr);
+      finish_observations(options, outcome, flight_dir);
       return outcome.exit_code;
     }
     std::fprintf(stderr, "dtrun: restarting every rank (restart %d of %d) because rank %d failed\n", attempt + 1,
@@ -197,6 +235,11 @@ int run(const dtrun::Options& options) {
 
 int main(int argc, char** argv) {
   dtrun::Options options = dtrun::parse_command_line(argc, argv);
+  if (options.analyze) {
+    bool found = false;
+    std::fputs(dtrun::analyze_flight_records(*options.analyze, &found).c_str(), stdout);
+    return found ? 0 : 1;
+  }
   try {
     return run(options);
   } catch (const std::exception& e) {

@@ -195,6 +195,7 @@ class Supervisor {
                        (r.spawn_error.empty() ? describe_wait_status(r.wait_status) : r.spawn_error);
     std::fprintf(stderr, "dtrun: %s%s\n", what.c_str(), running_count() > 0 ? "; stopping the other ranks" : "");
     if (options_.on_failure) options_.on_failure(outcome_.exit_code, what);
+    if (options_.before_stop) options_.before_stop(ranks_);
     name_stopped_ranks();
     signal_running(SIGTERM);
     start_grace_period();
@@ -209,6 +210,7 @@ class Supervisor {
     outcome_.remote_failure = remote->what;
     std::fprintf(stderr, "dtrun: %s%s\n", remote->what.c_str(),
                  running_count() > 0 ? "; stopping the ranks on this node" : "");
+    if (options_.before_stop) options_.before_stop(ranks_);
     name_stopped_ranks();
     signal_running(SIGTERM);
     start_grace_period();

@@ -27,6 +27,9 @@ struct SuperviseOptions {
   // Called when a byte is written to wake_fd(): a failure elsewhere that
   // stops these ranks, or nullopt. May be empty.
   std::function<std::optional<RemoteFailure>()> remote_failure;
+  // Called once after a failure, before the ranks still running are
+  // stopped. May be empty.
+  std::function<void(const std::vector<RankProcess>& ranks)> before_stop;
 };
 
 struct Outcome {

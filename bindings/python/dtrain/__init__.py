@@ -20,7 +20,8 @@ from ._errors import (AbortedError, AuthError, Error, InternalError, InvalidArgu
                       TransportError, UnsupportedError)
 from ._library import build_info, error_last, status_string, tensor_check, version
 from ._log import LogLevel, set_log_handler, set_log_level
-from ._comm import Comm, P2POp
+from ._comm import Comm, OpStats, P2POp
+from ._constants import OpKind
 from ._request import Request
 from ._optim import Optimizer, StepInfo
 from ._ddp import DDP, broadcast_parameters
@@ -50,7 +51,7 @@ globals().update({f"BUCKET_{member.name}": member for member in BucketState})
 __version__ = "%d.%d.%d" % version()
 
 __all__ = [
-    "Comm", "P2POp", "Request", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
+    "Comm", "P2POp", "Request", "OpStats", "OpKind", "Optimizer", "StepInfo", "DDP", "broadcast_parameters", "version",
     "Zero", "ZeroMemory", "DeviceArray",
     "Mesh", "tp", "PipelineSchedule", "PipelineAction", "PipelineKind", "PipelineActionKind",
     "Pipeline", "PipelineStepInfo",

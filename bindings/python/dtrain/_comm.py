@@ -1,10 +1,11 @@
 """Communicators: collectives and point-to-point over libdtrain."""
 
 import collections
+import dataclasses
 import weakref
 
 from . import _capi
-from ._constants import UNDEF, Backend, ReduceOp, Status
+from ._constants import UNDEF, Backend, OpKind, ReduceOp, Status
 from ._handle import _Handle
 from ._errors import InvalidArgumentError
 from ._request import Request, _finished, _release
@@ -19,6 +20,20 @@ class P2POp(collections.namedtuple("P2POp", "kind tensor peer tag")):
 
 
 _P2P_KINDS = {"send": _capi.DT_P2P_SEND, "recv": _capi.DT_P2P_RECV}
+
+
+@dataclasses.dataclass(frozen=True)
+class OpStats:
+    """What a communicator's finished operations of one kind added up to on this rank (``dt_op_stats``).
+
+    ``bytes`` is the size of this rank's buffer each operation is about (the
+    send tensor, mostly; see dtrain/comm.h) and ``seconds`` the time from
+    each call to its completion, both summed.
+    """
+    count: int
+    failed: int
+    bytes: int
+    seconds: float
 
 
 class Comm(_Handle):
@@ -112,6 +127,11 @@ class Comm(_Handle):
     @property
     def size(self):
         return _capi.dt_comm_size(self._live())
+
+    def stats(self, kind="all"):
+        """The :class:`OpStats` of this rank's operations of ``kind`` (an :class:`OpKind` or its name; "all": every kind)."""
+        s = _capi.dt_comm_stats(self._live(), _choice(OpKind, kind, "kind"))
+        return OpStats(s.count, s.failed, s.bytes, s.seconds)
 
     def split(self, color, key=0):
         """Splits like MPI_Comm_split; collective over this communicator.

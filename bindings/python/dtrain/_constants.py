@@ -33,6 +33,26 @@ class ReduceOp(enum.IntEnum):
     PROD = _capi.DT_PROD
 
 
+class OpKind(enum.IntEnum):
+    """The kinds of operation :meth:`Comm.stats` counts (dt_op_kind); ALL sums them."""
+    ALL = _capi.DT_OP_ALL
+    ALLREDUCE = _capi.DT_OP_ALLREDUCE
+    REDUCE_SCATTER = _capi.DT_OP_REDUCE_SCATTER
+    ALLGATHER = _capi.DT_OP_ALLGATHER
+    BROADCAST = _capi.DT_OP_BROADCAST
+    ALLTOALL = _capi.DT_OP_ALLTOALL
+    ALLTOALLV = _capi.DT_OP_ALLTOALLV
+    BARRIER = _capi.DT_OP_BARRIER
+    REDUCE = _capi.DT_OP_REDUCE
+    GATHER = _capi.DT_OP_GATHER
+    SCATTER = _capi.DT_OP_SCATTER
+    ALLGATHERV = _capi.DT_OP_ALLGATHERV
+    REDUCE_SCATTERV = _capi.DT_OP_REDUCE_SCATTERV
+    SEND = _capi.DT_OP_SEND
+    RECV = _capi.DT_OP_RECV
+    P2P_GROUP = _capi.DT_OP_P2P_GROUP
+
+
 class Backend(enum.IntEnum):
     AUTO = _capi.DT_BACKEND_AUTO
     UCX = _capi.DT_BACKEND_UCX

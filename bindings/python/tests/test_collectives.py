@@ -160,3 +160,18 @@ def test_rooted_collectives_refuse_bad_arguments(comm):
         comm.allgatherv(np.zeros(3), np.zeros(3), [1, 2])
     with pytest.raises(dtrain.InvalidArgumentError, match="negative"):
         comm.reduce_scatterv(np.zeros(3), [-1], np.zeros(3))
+
+
+def test_stats_count_finished_operations(comm):
+    before = comm.stats()
+    send = np.ones(10, np.float32)
+    for _ in range(3):
+        comm.allreduce(send, np.zeros(10, np.float32))
+    comm.barrier()
+    allreduce = comm.stats("allreduce")
+    assert isinstance(allreduce, dtrain.OpStats)
+    assert comm.stats(dtrain.OpKind.ALL).count == before.count + 4
+    assert comm.stats(dtrain.OpKind.BARRIER).count >= 1
+    assert allreduce.count >= 3 and allreduce.bytes >= 120 and allreduce.failed == 0
+    with pytest.raises(dtrain.InvalidArgumentError):
+        comm.stats("nonsense")

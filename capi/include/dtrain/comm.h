@@ -321,6 +321,76 @@ DT_API dt_status dt_request_test(dt_request *req);
  */
 DT_API void dt_request_free(dt_request *req);
 
+/**
+ * The kinds of operation a communicator counts (dt_comm_stats). Values are
+ * fixed forever; DT_OP_ALL asks for the sum over every kind.
+ */
+typedef enum dt_op_kind {
+  DT_OP_ALL = 0,
+  DT_OP_ALLREDUCE = 1,
+  DT_OP_REDUCE_SCATTER = 2,
+  DT_OP_ALLGATHER = 3,
+  DT_OP_BROADCAST = 4,
+  DT_OP_ALLTOALL = 5,
+  DT_OP_ALLTOALLV = 6,
+  DT_OP_BARRIER = 7,
+  DT_OP_REDUCE = 8,
+  DT_OP_GATHER = 9,
+  DT_OP_SCATTER = 10,
+  DT_OP_ALLGATHERV = 11,
+  DT_OP_REDUCE_SCATTERV = 12,
+  DT_OP_SEND = 13,
+  DT_OP_RECV = 14,
+  DT_OP_P2P_GROUP = 15
+} dt_op_kind;
+
+/**
+ * What a communicator's operations of one kind added up to on this rank,
+ * since it was created (dt_comm_stats). The caller sets `version`
+ * (DT_OP_STATS_VERSION, or use the _INIT macro); the library writes the
+ * other fields of that version. Grows only at its end.
+ *
+ * An operation counts once it has finished, successfully or not; one still
+ * running does not. `bytes` is the size of this rank's buffer the operation
+ * is about: the send tensor (allreduce, reduce_scatter, allgather,
+ * alltoall, alltoallv, reduce, gather, allgatherv, reduce_scatterv, send),
+ * the buffer of a broadcast, the receive tensor of scatter and recv, all the
+ * tensors of a p2p_group together, and 0 for a barrier. `seconds` is the
+ * time from the call to the operation's completion, summed. Operations
+ * libdtrain runs for itself on the communicator (a DDP's bucket
+ * allreduces, a ZeRO step's collectives) count as the caller's do.
+ */
+typedef struct dt_op_stats {
+  unsigned version;  /**< DT_OP_STATS_VERSION */
+  int64_t count;     /**< operations finished */
+  int64_t failed;    /**< of those, the ones that ended with an error */
+  int64_t bytes;     /**< bytes, as above, summed */
+  double seconds;    /**< from start to completion, summed */
+} dt_op_stats;
+
+/** The version of dt_op_stats this header describes. */
+#define DT_OP_STATS_VERSION 1u
+/** A dt_op_stats with this version and every field at zero. */
+#define DT_OP_STATS_INIT { DT_OP_STATS_VERSION, 0, 0, 0, 0.0 }
+
+/**
+ * Fills `out` (its version set) with the totals of `comm`'s operations of
+ * `kind` on this rank (DT_OP_ALL: of every kind). Local: sends nothing, may
+ * be called at any time, also on a broken communicator. DT_ERR_INVALID_ARGUMENT
+ * for a NULL `comm` or `out`, an `out->version` this library does not write,
+ * or a `kind` that is not a dt_op_kind.
+ *
+ * Each operation is also kept in a ring of the last
+ * DTRAIN_FLIGHT_RECORDER_ENTRIES (default 512) operations, which the flight
+ * recorder writes to DTRAIN_FLIGHT_RECORDER_DIR when a communicator times
+ * out, loses a peer or is aborted, and on SIGUSR1; DTRAIN_TRACE_FILE
+ * writes every operation to a Chrome trace; DTRAIN_WAIT_WARN_S (default 30,
+ * 0: never) is how often a blocked call warns which ranks it waits for;
+ * DTRAIN_LOG_LEVEL=trace logs each operation. docs/observability.md
+ * describes the files.
+ */
+DT_API dt_status dt_comm_stats(const dt_comm *comm, dt_op_kind kind, dt_op_stats *out);
+
 DT_END_DECLS
 
 #endif /* DTRAIN_COMM_H */

@@ -30,6 +30,9 @@ export iallreduce!, ireduce_scatter!, iallgather!, ibroadcast!, ialltoall!, iall
 export reduce!, scatter!, allgatherv!, reduce_scatterv!, ireduce!, igather!, iscatter!, iallgatherv!,
        ireduce_scatterv!
 export P2POp, p2p_group, ip2p_group
+export OpKind, OpStats, comm_stats, DT_OP_ALL, DT_OP_ALLREDUCE, DT_OP_REDUCE_SCATTER, DT_OP_ALLGATHER,
+       DT_OP_BROADCAST, DT_OP_ALLTOALL, DT_OP_ALLTOALLV, DT_OP_BARRIER, DT_OP_REDUCE, DT_OP_GATHER, DT_OP_SCATTER,
+       DT_OP_ALLGATHERV, DT_OP_REDUCE_SCATTERV, DT_OP_SEND, DT_OP_RECV, DT_OP_P2P_GROUP
 export tensor_check, DeviceBuffer
 export Optimizer, OptimizerKind, DT_OPTIM_SGD, DT_OPTIM_ADAMW, StepInfo, step!, zero_grad!,
        learning_rate, set_learning_rate!, loss_scale
@@ -83,5 +86,6 @@ include("moe.jl")
 include("pipeline_executor.jl")
 include("cp.jl")
 include("plan.jl")
+include("stats.jl")
 
 end # module

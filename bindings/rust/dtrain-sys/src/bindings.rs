@@ -4,6 +4,7 @@ pub const DT_VERSION_MAJOR: u32 = 0;
 pub const DT_VERSION_MINOR: u32 = 1;
 pub const DT_VERSION_PATCH: u32 = 0;
 pub const DT_COMM_OPTIONS_VERSION: u32 = 1;
+pub const DT_OP_STATS_VERSION: u32 = 1;
 pub const DT_OPTIMIZER_OPTIONS_VERSION: u32 = 1;
 pub const DT_OPTIMIZER_STEP_INFO_VERSION: u32 = 1;
 pub const DT_DDP_OPTIONS_VERSION: u32 = 2;
@@ -1034,6 +1035,172 @@ extern "C" {
     #[doc = " Releases `req` (NULL: no-op). An operation still running goes on; its"]
     #[doc = " buffers must stay valid until it completes or the communicator is destroyed."]
     pub fn dt_request_free(req: *mut dt_request);
+}
+pub const DT_OP_ALL: dt_op_kind = 0;
+pub const DT_OP_ALLREDUCE: dt_op_kind = 1;
+pub const DT_OP_REDUCE_SCATTER: dt_op_kind = 2;
+pub const DT_OP_ALLGATHER: dt_op_kind = 3;
+pub const DT_OP_BROADCAST: dt_op_kind = 4;
+pub const DT_OP_ALLTOALL: dt_op_kind = 5;
+pub const DT_OP_ALLTOALLV: dt_op_kind = 6;
+pub const DT_OP_BARRIER: dt_op_kind = 7;
+pub const DT_OP_REDUCE: dt_op_kind = 8;
+pub const DT_OP_GATHER: dt_op_kind = 9;
+pub const DT_OP_SCATTER: dt_op_kind = 10;
+pub const DT_OP_ALLGATHERV: dt_op_kind = 11;
+pub const DT_OP_REDUCE_SCATTERV: dt_op_kind = 12;
+pub const DT_OP_SEND: dt_op_kind = 13;
+pub const DT_OP_RECV: dt_op_kind = 14;
+pub const DT_OP_P2P_GROUP: dt_op_kind = 15;
+#[doc = " The kinds of operation a communicator counts (dt_comm_stats). Values are"]
+#[doc = " fixed forever; DT_OP_ALL asks for the sum over every kind."]
+pub type dt_op_kind = ::std::os::raw::c_uint;
+#[doc = " What a communicator's operations of one kind added up to on this rank,"]
+#[doc = " since it was created (dt_comm_stats). The caller sets `version`"]
+#[doc = " (DT_OP_STATS_VERSION, or use the _INIT macro); the library writes the"]
+#[doc = " other fields of that version. Grows only at its end."]
+#[doc = ""]
+#[doc = " An operation counts once it has finished, successfully or not; one still"]
+#[doc = " running does not. `bytes` is the size of this rank's buffer the operation"]
+#[doc = " is about: the send tensor (allreduce, reduce_scatter, allgather,"]
+#[doc = " alltoall, alltoallv, reduce, gather, allgatherv, reduce_scatterv, send),"]
+#[doc = " the buffer of a broadcast, the receive tensor of scatter and recv, all the"]
+#[doc = " tensors of a p2p_group together, and 0 for a barrier. `seconds` is the"]
+#[doc = " time from the call to the operation's completion, summed. Operations"]
+#[doc = " libdtrain runs for itself on the communicator (a DDP's bucket"]
+#[doc = " allreduces, a ZeRO step's collectives) count as the caller's do."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_op_stats {
+    #[doc = "< DT_OP_STATS_VERSION"]
+    pub version: ::std::os::raw::c_uint,
+    #[doc = "< operations finished"]
+    pub count: i64,
+    #[doc = "< of those, the ones that ended with an error"]
+    pub failed: i64,
+    #[doc = "< bytes, as above, summed"]
+    pub bytes: i64,
+    #[doc = "< from start to completion, summed"]
+    pub seconds: f64,
+}
+#[test]
+fn bindgen_test_layout_dt_op_stats() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_op_stats>(),
+        40usize,
+        concat!("Size of: ", stringify!(dt_op_stats))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_op_stats>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_op_stats))
+    );
+    fn test_field_version() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_op_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).version) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_op_stats),
+                "::",
+                stringify!(version)
+            )
+        );
+    }
+    test_field_version();
+    fn test_field_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_op_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).count) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_op_stats),
+                "::",
+                stringify!(count)
+            )
+        );
+    }
+    test_field_count();
+    fn test_field_failed() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_op_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).failed) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_op_stats),
+                "::",
+                stringify!(failed)
+            )
+        );
+    }
+    test_field_failed();
+    fn test_field_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_op_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_op_stats),
+                "::",
+                stringify!(bytes)
+            )
+        );
+    }
+    test_field_bytes();
+    fn test_field_seconds() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_op_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seconds) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_op_stats),
+                "::",
+                stringify!(seconds)
+            )
+        );
+    }
+    test_field_seconds();
+}
+extern "C" {
+    #[doc = " Fills `out` (its version set) with the totals of `comm`'s operations of"]
+    #[doc = " `kind` on this rank (DT_OP_ALL: of every kind). Local: sends nothing, may"]
+    #[doc = " be called at any time, also on a broken communicator. DT_ERR_INVALID_ARGUMENT"]
+    #[doc = " for a NULL `comm` or `out`, an `out->version` this library does not write,"]
+    #[doc = " or a `kind` that is not a dt_op_kind."]
+    #[doc = ""]
+    #[doc = " Each operation is also kept in a ring of the last"]
+    #[doc = " DTRAIN_FLIGHT_RECORDER_ENTRIES (default 512) operations, which the flight"]
+    #[doc = " recorder writes to DTRAIN_FLIGHT_RECORDER_DIR when a communicator times"]
+    #[doc = " out, loses a peer or is aborted, and on SIGUSR1; DTRAIN_TRACE_FILE"]
+    #[doc = " writes every operation to a Chrome trace; DTRAIN_WAIT_WARN_S (default 30,"]
+    #[doc = " 0: never) is how often a blocked call warns which ranks it waits for;"]
+    #[doc = " DTRAIN_LOG_LEVEL=trace logs each operation. docs/observability.md"]
+    #[doc = " describes the files."]
+    pub fn dt_comm_stats(
+        comm: *const dt_comm,
+        kind: dt_op_kind,
+        out: *mut dt_op_stats,
+    ) -> dt_status;
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]

@@ -56,6 +56,7 @@ mod pipeline_executor;
 mod plan;
 mod request;
 mod start;
+mod stats;
 mod tensor;
 pub mod tp;
 mod version;
@@ -83,6 +84,7 @@ pub use moe::{
 pub use optimizer::{Optimizer, OptimizerKind, OptimizerOptions, StepInfo};
 pub use options::{Backend, Options, ReduceOp};
 pub use p2p::P2pOp;
+pub use stats::{OpKind, OpStats};
 pub use pipeline::{
     ActionKind, PipelineAction, PipelineSchedule, PipelineScheduleOptions, ScheduleKind,
 };

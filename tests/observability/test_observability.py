@@ -1,0 +1,81 @@
+"""The timeline and the flight recorder, as a user meets them under dtrun.
+
+- A 4-rank DDP run with DTRAIN_TRACE_FILE: dtrun's merged file parses as
+  Chrome-trace JSON and holds one complete event per operation of every
+  rank (each rank prints how many operations dt_comm_stats counted).
+- A rank stopped with SIGSTOP: the others time out, dtrun gathers the
+  flight records, and the analysis names the stopped rank.
+- A rank that calls allgather where the others call allreduce: the
+  analysis names the collective where the ranks diverge and what each
+  called.
+
+Run by CTest with DTRUN and OBSERVE_PROBE set."""
+import json
+import os
+import re
+import subprocess
+
+DTRUN = os.environ["DTRUN"]
+PROBE = os.environ["OBSERVE_PROBE"]
+
+
+def run(args, env, timeout):
+    return subprocess.run([DTRUN, *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **env})
+
+
+def test_ddp_trace_has_every_operation_of_every_rank(tmp_path):
+    trace = tmp_path / "trace.json"
+    result = run(["-n", "4", "--timeout", "60", PROBE, "ddp", "5"], {"DTRAIN_TRACE_FILE": str(trace)}, 120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "dtrun: merged the traces of 4 of 4 ranks" in result.stderr, result.stderr
+    ops = {int(r): int(n) for r, n in re.findall(r"rank (\d+) ops (\d+)", result.stdout)}
+    assert sorted(ops) == [0, 1, 2, 3], result.stdout
+    document = json.loads(trace.read_text())
+    events = document["traceEvents"]
+    for rank in range(4):
+        mine = [e for e in events if e["pid"] == rank and e["ph"] == "X"]
+        assert len(mine) == ops[rank], f"rank {rank}: {len(mine)} events, {ops[rank]} operations"
+        # 5 steps, each at least one bucket allreduce, after the parameters' broadcasts.
+        assert sum(e["name"] == "allreduce" for e in mine) >= 5, mine
+        assert any(e["name"] == "broadcast" for e in mine), mine
+        for e in mine:
+            assert e["dur"] >= 0 and e["ts"] > 0, e
+            assert e["args"]["status"] == "DT_OK", e
+            assert e["args"]["comm_size"] == 4 and e["args"]["comm_rank"] == rank, e
+        seqs = sorted(e["args"]["seq"] for e in mine)
+        assert seqs == list(range(1, len(mine) + 1)), seqs
+        names = [e for e in events if e["pid"] == rank and e["ph"] == "M" and e["name"] == "process_name"]
+        assert names and names[0]["args"]["name"] == f"rank {rank}"
+    # Each rank's own file is valid JSON on its own, too.
+    assert json.loads((tmp_path / "trace.json.rank2").read_text())
+
+
+def flight_job(tmp_path, mode, at, ranks):
+    logs = tmp_path / "logs"
+    env = {"DTRAIN_TIMEOUT_MS": "4000", "DTRAIN_WAIT_WARN_S": "1"}
+    result = run(["-n", str(ranks), "--grace", "2", "--log-dir", str(logs), PROBE, mode, str(at)], env, 90)
+    assert result.returncode != 0, result.stdout + result.stderr
+    analysis = subprocess.run([DTRUN, "--analyze", str(logs / "flight")], capture_output=True, text=True, timeout=30)
+    assert analysis.returncode == 0, analysis.stdout + analysis.stderr
+    return result, analysis.stdout
+
+
+def test_flight_recorder_names_the_stopped_rank(tmp_path):
+    result, analysis = flight_job(tmp_path, "stop", 4, 3)
+    # dtrun printed the analysis in its report, and --analyze says the same.
+    assert "verdict:" in result.stderr, result.stderr
+    assert "rank 2: no record" in analysis, analysis
+    assert "verdict: rank 2 wrote no record" in analysis, analysis
+    for rank in (0, 1):
+        assert re.search(f"rank {rank}: last collective barrier #4, (started|failed)", analysis), analysis
+    assert "no word from rank 2" in analysis, analysis
+    # While blocked, the waiting ranks said whom they waited for.
+    assert re.search(r"barrier #\d+ waiting \d+ s for rank 2", result.stderr), result.stderr
+
+
+def test_flight_recorder_names_the_diverging_operation(tmp_path):
+    _, analysis = flight_job(tmp_path, "mismatch", 3, 3)
+    assert "verdict: the ranks diverge at collective #3:" in analysis, analysis
+    assert "ranks 0, 2 called allreduce (2 float32, sum)" in analysis, analysis
+    assert "rank 1 called allgather (2 float32)" in analysis, analysis
