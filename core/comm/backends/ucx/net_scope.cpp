@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -131,7 +132,7 @@ std::string default_route_interface(const std::string& route_table) {
     std::string iface, destination, gateway, flags, refcnt, use, mask;
     unsigned long metric = 0;
     if (!(fields >> iface >> destination >> gateway >> flags >> refcnt >> use >> metric >> mask)) continue;
-    const bool up = (std::stoul(flags, nullptr, 16) & 0x1) != 0;
+    const bool up = (std::strtoul(flags.c_str(), nullptr, 16) & 0x1) != 0;  // RTF_UP
     if (destination == "00000000" && mask == "00000000" && up && metric < best_metric) {
       best = iface;
       best_metric = metric;
