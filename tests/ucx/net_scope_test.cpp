@@ -45,6 +45,26 @@ TEST(UcxNetScope, OneHostUsesLoopbackOnly) {
   EXPECT_EQ(scope.devices, "lo");
 }
 
+TEST(UcxNetScope, SeveralHostsAllowTheirAddressesOnly) {
+  ScopedEnv env("DTRAIN_NET_IFNAME", "lo");
+  EXPECT_EQ(choose_net_scope({"a|10.0.0.2,fd00::2", "b|10.0.0.1", "a|10.0.0.2,fd00::2"}, "").peer_addresses,
+            (std::vector<std::string>{"10.0.0.1", "10.0.0.2", "fd00::2"}));
+  // A host that named no address would be shut out: then nothing is filtered.
+  EXPECT_TRUE(choose_net_scope({"a|10.0.0.2", "b|"}, "").peer_addresses.empty());
+  // One host listens on loopback, which is not filtered.
+  EXPECT_TRUE(choose_net_scope({"a|10.0.0.2", "a|10.0.0.2"}, "").peer_addresses.empty());
+}
+
+TEST(UcxNetScope, DescribesThisHost) {
+  const std::string mine = describe_host();
+  EXPECT_EQ(mine.substr(0, mine.find('|')), host_key());
+  const auto [name, address] = external_ipv4();
+  if (!name.empty()) {
+    EXPECT_NE(mine.find(address), std::string::npos) << mine;
+  }
+  EXPECT_EQ(mine.find("127.0.0.1"), std::string::npos) << mine;
+}
+
 TEST(UcxNetScope, HostKeyNamesBootAndNetworkNamespace) {
   std::string boot;
   std::getline(std::ifstream("/proc/sys/kernel/random/boot_id"), boot);

@@ -1,5 +1,6 @@
 #include "comm/backends/ucx/net_scope.hpp"
 
+#include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
@@ -98,6 +99,24 @@ std::string host_key() {
   return boot + "/" + net;
 }
 
+std::string describe_host() {
+  std::vector<std::string> addresses;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) == 0) {
+    for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+      if (i->ifa_addr == nullptr || (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
+      const int family = i->ifa_addr->sa_family;
+      char text[INET6_ADDRSTRLEN] = {};
+      const void* raw = family == AF_INET    ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr)
+                        : family == AF_INET6 ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr)
+                                             : nullptr;
+      if (raw != nullptr && inet_ntop(family, raw, text, sizeof text) != nullptr) addresses.emplace_back(text);
+    }
+    freeifaddrs(list);
+  }
+  return host_key() + "|" + join(addresses);
+}
+
 std::string interface_reaching(const std::string& host) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -155,7 +174,20 @@ std::vector<std::string> rdma_ports(const std::string& sysfs_infiniband) {
   return ports;
 }
 
-NetScope choose_net_scope(const std::vector<std::string>& host_keys, const std::string& store_host) {
+NetScope choose_net_scope(const std::vector<std::string>& hosts, const std::string& store_host) {
+  std::vector<std::string> host_keys;
+  std::vector<std::string> peers;  // every host's addresses
+  bool all_addressed = true;
+  for (const std::string& host : hosts) {
+    const auto bar = host.find('|');
+    host_keys.push_back(host.substr(0, bar));
+    const std::string addresses = bar == std::string::npos ? "" : host.substr(bar + 1);
+    all_addressed = all_addressed && !addresses.empty();
+    std::istringstream list(addresses);
+    for (std::string a; std::getline(list, a, ',');) peers.push_back(a);
+  }
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   const bool one_host = std::all_of(host_keys.begin(), host_keys.end(),
                                     [&](const std::string& key) { return key == host_keys.front(); });
   std::vector<std::string> interfaces;
@@ -164,7 +196,7 @@ NetScope choose_net_scope(const std::vector<std::string>& host_keys, const std::
     interfaces = named_interfaces(*named);
     scope.reason = "DTRAIN_NET_IFNAME";
   } else if (one_host) {
-    return {"lo", "every rank on this host"};
+    return {"lo", "every rank on this host", {}};
   } else {
     std::string reaching = store_host.empty() ? "" : interface_reaching(store_host);
     if (!reaching.empty()) {
@@ -177,11 +209,16 @@ NetScope choose_net_scope(const std::vector<std::string>& host_keys, const std::
       DT_LOG(warn) << "UCX: no interface reaches the store" << (store_host.empty() ? "" : " (" + store_host + ")")
                    << " and there is no default route; UCX may use (and listen on) every interface. Set "
                       "DTRAIN_NET_IFNAME to the job's interface";
-      return {"", "no interface found"};
+      NetScope open;
+      open.reason = "no interface found";
+      if (all_addressed) open.peer_addresses = std::move(peers);
+      return open;
     }
   }
   if (!one_host) {
     for (std::string& port : rdma_ports("/sys/class/infiniband")) interfaces.push_back(std::move(port));
+    // A host that named no address would be shut out: no filter then.
+    if (all_addressed) scope.peer_addresses = std::move(peers);
   }
   scope.devices = join(interfaces);
   return scope;

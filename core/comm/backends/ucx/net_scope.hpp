@@ -16,6 +16,11 @@
 // A multi-host scope keeps the host's RDMA ports (/sys/class/infiniband),
 // which move data through verbs and listen on no TCP port. A UCX_NET_DEVICES
 // the user set wins over all of this.
+//
+// A multi-host scope also lists every address of every host of the job
+// (loopback excepted); UCX's listeners then take connections from those
+// addresses alone (peer_filter.hpp). A single-host job's listeners are on
+// loopback, which every local process reaches; they are not filtered.
 #pragma once
 
 #include <string>
@@ -26,17 +31,26 @@ namespace dtrain::comm::ucx {
 struct NetScope {
   std::string devices;  // UCX's NET_DEVICES; empty: UCX's default (every device)
   std::string reason;   // how it was chosen, for the log
+  // Numeric addresses of the job's hosts; when not empty, the only sources
+  // UCX's listeners take connections from.
+  std::vector<std::string> peer_addresses;
 };
 
 // What tells ranks that can reach each other over loopback: the kernel's
 // boot id and this process's network namespace.
 std::string host_key();
 
-// The scope for a communicator whose ranks have `host_keys`; `store_host`
-// is the rendezvous store's host as the job names it (empty: no store).
-// Throws DT_ERR_INVALID_ARGUMENT when DTRAIN_NET_IFNAME names an interface
-// this host does not have.
-NetScope choose_net_scope(const std::vector<std::string>& host_keys, const std::string& store_host);
+// What a rank tells the others about its host before the workers exist:
+// host_key(), then '|' and the host's addresses (every interface's but
+// loopback's), comma-separated.
+std::string describe_host();
+
+// The scope for a communicator whose ranks described their hosts as `hosts`
+// (describe_host(); a bare host key is a host without addresses);
+// `store_host` is the rendezvous store's host as the job names it (empty:
+// no store). Throws DT_ERR_INVALID_ARGUMENT when DTRAIN_NET_IFNAME names an
+// interface this host does not have.
+NetScope choose_net_scope(const std::vector<std::string>& hosts, const std::string& store_host);
 
 // Parts of the choice, exposed for tests.
 // The interface holding the local address through which `host` is reached

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <thread>
 
 #include "base/error.hpp"
 #include "base/log.hpp"
+#include "comm/backends/ucx/peer_filter.hpp"
 #include "comm/backends/ucx/tags.hpp"
 
 namespace dtrain::comm::ucx {
@@ -77,6 +79,8 @@ void apply_defaults(ucp_config_t* config, const NetScope& scope) {
 }  // namespace
 
 Transport::Transport(int expected_peers, NetScope scope) : scope_(std::move(scope)) {
+  // UCX's listeners are among the descriptors that appear from here on.
+  const std::set<int> before = scope_.peer_addresses.empty() ? std::set<int>{} : open_descriptors();
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) fail("reading the configuration", status);
@@ -115,6 +119,11 @@ Transport::Transport(int expected_peers, NetScope scope) : scope_(std::move(scop
     ucp_worker_destroy(worker_);
     ucp_cleanup(context_);
     fail("setting up the worker", status);
+  }
+  if (!scope_.peer_addresses.empty()) {
+    const std::size_t filtered = filter_new_listeners(before, scope_.peer_addresses);
+    DT_LOG(debug) << "UCX: " << filtered << " listening socket(s) take connections from the job's "
+                  << scope_.peer_addresses.size() << " host address(es) only";
   }
 }
 

@@ -35,7 +35,7 @@ std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int
   }
   // Where the ranks are decides which interfaces UCX may listen on, so it
   // is known before the worker exists.
-  const ucx::NetScope scope = ucx::choose_net_scope(rendezvous.allgather(kHostKey, ucx::host_key()), store_host);
+  const ucx::NetScope scope = ucx::choose_net_scope(rendezvous.allgather(kHostKey, ucx::describe_host()), store_host);
   DT_LOG(debug) << "UCX network devices: " << (scope.devices.empty() ? "UCX's default" : scope.devices) << " ("
                 << scope.reason << ")";
   auto transport = std::make_unique<ucx::Transport>(size, scope);
