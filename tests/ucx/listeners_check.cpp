@@ -1,7 +1,7 @@
 // Where a rank's process listens for TCP connections while its communicator
 // is up. Run under dtrun:
 //
-//   listeners_check --allow loopback|ADDR[,ADDR...] [--expect-outside]
+//   listeners_check --allow loopback|ADDR[,ADDR...] [--expect-outside] [--hold FILE]
 //
 // Each rank creates a communicator, runs an allreduce (so every endpoint is
 // wired up), lists the listening TCP sockets its own process holds (the
@@ -9,8 +9,10 @@
 // tcp6), prints them, and checks that every one is on an allowed address
 // ("loopback": 127.0.0.0/8 and ::1). With --expect-outside the check is
 // reversed: at least one listener must be outside, which shows that the
-// scan sees what UCX opens. The ranks agree on the outcome through a second
-// allreduce; exit status 0 when it holds on every rank, 1 otherwise, and
+// scan sees what UCX opens. With --hold, each rank then waits (up to 30 s)
+// for FILE to exist, so that a test can try the listeners meanwhile; not
+// seeing it counts as a failure. The ranks agree on the outcome through a
+// second allreduce; exit status 0 when it holds on every rank, 1 otherwise, and
 // 77 (skipped) on a host whose only interface with an address is loopback,
 // where neither check could fail.
 #include <arpa/inet.h>
@@ -19,8 +21,11 @@
 #include <net/if.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <thread>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -123,7 +128,7 @@ std::string external_interface() {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: listeners_check --allow loopback|ADDR[,ADDR...] [--expect-outside]\n");
+  std::fprintf(stderr, "usage: listeners_check --allow loopback|ADDR[,ADDR...] [--expect-outside] [--hold FILE]\n");
   return 2;
 }
 
@@ -131,11 +136,14 @@ int usage() {
 
 int main(int argc, char** argv) {
   std::string allow;
+  std::string hold;
   bool expect_outside = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--allow" && i + 1 < argc) {
       allow = argv[++i];
+    } else if (arg == "--hold" && i + 1 < argc) {
+      hold = argv[++i];
     } else if (arg == "--expect-outside") {
       expect_outside = true;
     } else {
@@ -172,6 +180,16 @@ int main(int argc, char** argv) {
   ok = expect_outside ? outside > 0 : outside == 0;
   std::printf("rank %d: %d listener(s) outside %s: %s\n", rank, outside, allow.c_str(), ok ? "as expected" : "FAILED");
   std::fflush(stdout);
+  if (!hold.empty()) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!std::filesystem::exists(hold) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!std::filesystem::exists(hold)) {
+      std::printf("rank %d: %s did not appear within 30 s: FAILED\n", rank, hold.c_str());
+      ok = 0;
+    }
+  }
 
   if (dt_allreduce(comm, &flag, &flag, DT_MIN, nullptr, nullptr) != DT_OK) {
     std::fprintf(stderr, "allreduce: %s\n", dt_error_last());
