@@ -57,7 +57,7 @@ command -v ip >/dev/null 2>&1 || skip "the ip command (iproute2) is not installe
 # A run killed outright (SIGKILL: no trap runs) leaves its namespaces behind;
 # remove those of runs whose shell is gone.
 while read -r stale _; do
-  if [[ $stale =~ ^dt[AB]-([0-9]+)$ ]] && ! kill -0 "${BASH_REMATCH[1]}" 2>/dev/null; then
+  if [[ $stale =~ ^dt[A-Z]-([0-9]+)$ ]] && ! kill -0 "${BASH_REMATCH[1]}" 2>/dev/null; then
     if ip netns del "$stale" 2>/dev/null; then echo "removed $stale, left behind by an earlier run"; fi
   fi
 done < <(ip netns list 2>/dev/null || true)

@@ -190,35 +190,35 @@ NetScope choose_net_scope(const std::vector<std::string>& hosts, const std::stri
   peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   const bool one_host = std::all_of(host_keys.begin(), host_keys.end(),
                                     [&](const std::string& key) { return key == host_keys.front(); });
-  std::vector<std::string> interfaces;
   NetScope scope;
+  // Whatever UCX listens on beyond loopback (the chosen interfaces, or
+  // those of a UCX_NET_DEVICES of the user's) takes the job's hosts alone;
+  // a host that named no address would be shut out, so then nothing is
+  // filtered.
+  if (all_addressed) scope.peer_addresses = std::move(peers);
+  std::vector<std::string> interfaces;
   if (auto named = env::get("DTRAIN_NET_IFNAME")) {
     interfaces = named_interfaces(*named);
     scope.reason = "DTRAIN_NET_IFNAME";
   } else if (one_host) {
-    return {"lo", "every rank on this host", {}};
+    scope.devices = "lo";
+    scope.reason = "every rank on this host";
+    return scope;
+  } else if (std::string reaching = store_host.empty() ? "" : interface_reaching(store_host); !reaching.empty()) {
+    interfaces.push_back(reaching);
+    scope.reason = "the interface reaching the store's host " + store_host;
+  } else if (std::string route = default_route_interface(read_file("/proc/net/route")); !route.empty()) {
+    interfaces.push_back(route);
+    scope.reason = "the default route's interface";
   } else {
-    std::string reaching = store_host.empty() ? "" : interface_reaching(store_host);
-    if (!reaching.empty()) {
-      interfaces.push_back(reaching);
-      scope.reason = "the interface reaching the store's host " + store_host;
-    } else if (std::string route = default_route_interface(read_file("/proc/net/route")); !route.empty()) {
-      interfaces.push_back(route);
-      scope.reason = "the default route's interface";
-    } else {
-      DT_LOG(warn) << "UCX: no interface reaches the store" << (store_host.empty() ? "" : " (" + store_host + ")")
-                   << " and there is no default route; UCX may use (and listen on) every interface. Set "
-                      "DTRAIN_NET_IFNAME to the job's interface";
-      NetScope open;
-      open.reason = "no interface found";
-      if (all_addressed) open.peer_addresses = std::move(peers);
-      return open;
-    }
+    DT_LOG(warn) << "UCX: no interface reaches the store" << (store_host.empty() ? "" : " (" + store_host + ")")
+                 << " and there is no default route; UCX may use (and listen on) every interface. Set "
+                    "DTRAIN_NET_IFNAME to the job's interface";
+    scope.reason = "no interface found";
+    return scope;
   }
   if (!one_host) {
     for (std::string& port : rdma_ports("/sys/class/infiniband")) interfaces.push_back(std::move(port));
-    // A host that named no address would be shut out: no filter then.
-    if (all_addressed) scope.peer_addresses = std::move(peers);
   }
   scope.devices = join(interfaces);
   return scope;

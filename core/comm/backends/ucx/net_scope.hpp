@@ -17,10 +17,12 @@
 // which move data through verbs and listen on no TCP port. A UCX_NET_DEVICES
 // the user set wins over all of this.
 //
-// A multi-host scope also lists every address of every host of the job
-// (loopback excepted); UCX's listeners then take connections from those
-// addresses alone (peer_filter.hpp). A single-host job's listeners are on
-// loopback, which every local process reaches; they are not filtered.
+// The scope also lists every address of every host of the job (loopback
+// excepted): each listener UCX opens on an address other than loopback
+// takes connections from those addresses alone (peer_filter.hpp). That
+// holds for the interfaces of a UCX_NET_DEVICES the user set as well.
+// Loopback listeners, which every local process reaches anyway, are not
+// filtered.
 #pragma once
 
 #include <string>
