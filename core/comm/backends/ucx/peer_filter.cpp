@@ -27,11 +27,16 @@ sock_filter load_word(std::uint32_t network_offset) {
   return BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<std::uint32_t>(SKF_NET_OFF) + network_offset);
 }
 
-// The source address against each allowed one, one block per address so
-// that every jump stays short: IPv4 `ld src; jeq a, 0, 1; ret accept; ...`,
-// IPv6 the same over the address's four words.
+// Segments without SYN pass at once: accepted sockets inherit the filter,
+// and their data should not pay for it; a connection can only begin with a
+// SYN, which is checked. Then the source address against each allowed one,
+// one block per address so that every jump stays short: IPv4 `ld src;
+// jeq a, 0, 1; ret accept; ...`, IPv6 the same over the address's four words.
 std::vector<sock_filter> program(int family, const std::vector<std::string>& allowed) {
   std::vector<sock_filter> code;
+  code.push_back(BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 13));  // the TCP flags: the packet's data is the TCP header
+  code.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x02, 1, 0));  // SYN
+  code.push_back(BPF_STMT(BPF_RET | BPF_K, kAccept));
   if (family == AF_INET) {
     code.push_back(load_word(12));  // the IPv4 source address
     for (const std::string& text : allowed) {
