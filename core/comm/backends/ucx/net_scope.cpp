@@ -54,7 +54,9 @@ std::string interface_with(const sockaddr* address) {
 std::string interface_names() {
   std::string text;
   if (struct if_nameindex* names = if_nameindex()) {
-    for (struct if_nameindex* n = names; n->if_index != 0; ++n) text += (text.empty() ? "" : ", ") + std::string(n->if_name);
+    for (struct if_nameindex* n = names; n->if_index != 0; ++n) {
+      text += (text.empty() ? "" : ", ") + std::string(n->if_name);
+    }
     if_freenameindex(names);
   }
   return text;
@@ -94,6 +96,12 @@ std::string join(const std::vector<std::string>& items) {
 std::string host_key() {
   std::string boot;
   std::getline(std::ifstream("/proc/sys/kernel/random/boot_id") >> std::ws, boot);
+  if (boot.empty()) {
+    // Without it, the host's name: hosts must never look alike by mistake.
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    boot = name;
+  }
   struct stat ns {};
   const std::string net = stat("/proc/self/ns/net", &ns) == 0 ? std::to_string(ns.st_ino) : "?";
   return boot + "/" + net;
@@ -106,10 +114,10 @@ std::string describe_host() {
     for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
       if (i->ifa_addr == nullptr || (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
       const int family = i->ifa_addr->sa_family;
+      const void* raw = nullptr;
+      if (family == AF_INET) raw = &reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr;
+      if (family == AF_INET6) raw = &reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr;
       char text[INET6_ADDRSTRLEN] = {};
-      const void* raw = family == AF_INET    ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr)
-                        : family == AF_INET6 ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr)
-                                             : nullptr;
       if (raw != nullptr && inet_ntop(family, raw, text, sizeof text) != nullptr) addresses.emplace_back(text);
     }
     freeifaddrs(list);
