@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "base/options.hpp"
+#include "bootstrap/host_port.hpp"
 #include "bootstrap/launch_env.hpp"
 #include "bootstrap/open_rendezvous.hpp"
 #include "comm/backends/self/self_backend.hpp"
@@ -199,7 +200,11 @@ std::shared_ptr<Communicator> create_communicator(const dt_comm_options* user) {
     static std::atomic<unsigned> creations{0};
     const std::string scope = "comm" + std::to_string(creations++) + "/";
     rendezvous = bootstrap::open_rendezvous(opts, launch, std::chrono::milliseconds(timeout_ms), scope);
-    backend = make_ucx_backend(*rendezvous, timeout_ms);
+    // The store's host tells a multi-host job which interface to use; a
+    // caller's out-of-band allgather replaces the store.
+    const std::string store_host =
+        launch.store && opts.oob_allgather == nullptr ? bootstrap::parse_host_port(*launch.store, "the store").host : "";
+    backend = make_ucx_backend(*rendezvous, timeout_ms, store_host);
   }
 #ifdef DTRAIN_HAVE_CUDA
   backend = attach_devices(std::move(backend), opts, launch, device, timeout_ms, rendezvous.get());

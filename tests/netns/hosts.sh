@@ -4,7 +4,8 @@
 # 77 (skipped) where namespaces cannot be created. Also: WORK, a scratch
 # folder removed likewise; RANK_OF, background pids (to their label) that the
 # trap kills; counter tx_bytes|rx_bytes, bytes through NS_A's end; TOKEN, a
-# fresh job secret. Needs `set -euo pipefail` in the sourcing script.
+# fresh job secret; run_nodes and show (below). Needs `set -euo pipefail` in
+# the sourcing script.
 ADDR_A=10.213.0.1             # exists only inside NS_A
 ADDR_B=10.213.0.2             # exists only inside NS_B
 NS_A=dtA-$$
@@ -56,7 +57,7 @@ command -v ip >/dev/null 2>&1 || skip "the ip command (iproute2) is not installe
 # A run killed outright (SIGKILL: no trap runs) leaves its namespaces behind;
 # remove those of runs whose shell is gone.
 while read -r stale _; do
-  if [[ $stale =~ ^dt[AB]-([0-9]+)$ ]] && ! kill -0 "${BASH_REMATCH[1]}" 2>/dev/null; then
+  if [[ $stale =~ ^dt[A-Z]-([0-9]+)$ ]] && ! kill -0 "${BASH_REMATCH[1]}" 2>/dev/null; then
     if ip netns del "$stale" 2>/dev/null; then echo "removed $stale, left behind by an earlier run"; fi
   fi
 done < <(ip netns list 2>/dev/null || true)
@@ -94,3 +95,39 @@ counter() { ip netns exec "$NS_A" cat "/sys/class/net/$VETH_A/statistics/$1"; }
 
 # The job's secret, fresh for this run.
 TOKEN=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+
+# --- a job across the two hosts -------------------------------------------------
+# run_nodes NAME PROGRAM [ARGS...]: one dtrun per host (needs DTRUN and PORT),
+# node 0 in NS_A hosting the store on ADDR_A, two ranks each, each dtrun
+# limited to 60 s, output in $WORK/NAME.NODE; sets STATUS_0 and STATUS_1 and
+# the seconds taken in ELAPSED. A function node_env NODE VETH, where the
+# sourcing script defines one, prints extra VAR=value lines for that node.
+run_nodes() {
+  local name=$1 node ns dev started
+  local -a extra
+  shift
+  started=$(date +%s)
+  for node in 0 1; do
+    if ((node == 0)); then ns=$NS_A dev=$VETH_A; else ns=$NS_B dev=$VETH_B; fi
+    extra=()
+    if declare -F node_env >/dev/null; then mapfile -t extra < <(node_env "$node" "$dev"); fi
+    timeout -k 5 60 ip netns exec "$ns" env DTRAIN_AUTH_TOKEN="$TOKEN" "${extra[@]}" \
+      "$DTRUN" --nnodes 2 --node-rank "$node" --nproc-per-node 2 --master-addr "$ADDR_A" --master-port "$PORT" \
+      --timeout 50 --grace 2 "$@" >"$WORK/$name.$node" 2>&1 &
+    RANK_OF[$!]=$node
+  done
+  local pid status
+  for pid in "${!RANK_OF[@]}"; do
+    status=0
+    wait "$pid" || status=$?
+    printf -v "STATUS_${RANK_OF[$pid]}" '%d' "$status"
+    unset "RANK_OF[$pid]"
+  done
+  ELAPSED=$(($(date +%s) - started))
+}
+
+# show NAME: both nodes' output of run_nodes NAME, each line labelled.
+show() {
+  local node
+  for node in 0 1; do sed "s/^/[node $node] /" "$WORK/$1.$node"; done
+}

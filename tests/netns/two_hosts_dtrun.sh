@@ -27,33 +27,8 @@ echo "hosts: $NS_A ($VETH_A $ADDR_A: node 0, ranks 0, 1) and $NS_B ($VETH_B $ADD
 unset DTRAIN_RANK DTRAIN_WORLD_SIZE DTRAIN_LOCAL_RANK DTRAIN_STORE DTRAIN_STORE_BIND RANK WORLD_SIZE LOCAL_RANK \
   MASTER_ADDR MASTER_PORT
 
-# run_nodes NAME PROGRAM [ARGS...]: both dtruns, each limited to 60 s; sets
-# STATUS_0 and STATUS_1 and the seconds taken in ELAPSED.
-run_nodes() {
-  local name=$1 node ns dev started
-  shift
-  started=$(date +%s)
-  for node in 0 1; do
-    if ((node == 0)); then ns=$NS_A dev=$VETH_A; else ns=$NS_B dev=$VETH_B; fi
-    timeout -k 5 60 ip netns exec "$ns" env DTRAIN_AUTH_TOKEN="$TOKEN" UCX_TLS=tcp,self UCX_NET_DEVICES="$dev" \
-      "$DTRUN" --nnodes 2 --node-rank "$node" --nproc-per-node 2 --master-addr "$ADDR_A" --master-port "$PORT" \
-      --timeout 50 --grace 2 "$@" >"$WORK/$name.$node" 2>&1 &
-    RANK_OF[$!]=$node
-  done
-  local pid status
-  for pid in "${!RANK_OF[@]}"; do
-    status=0
-    wait "$pid" || status=$?
-    printf -v "STATUS_${RANK_OF[$pid]}" '%d' "$status"
-    unset "RANK_OF[$pid]"
-  done
-  ELAPSED=$(($(date +%s) - started))
-}
-
-show() {
-  local node
-  for node in 0 1; do sed "s/^/[node $node] /" "$WORK/$1.$node"; done
-}
+# Each node's ranks talk TCP, over the veth pair alone.
+node_env() { printf '%s\n' UCX_TLS=tcp,self "UCX_NET_DEVICES=$2"; }
 
 failed=0
 

@@ -6,19 +6,12 @@
 
 #include "base/error.hpp"
 #include "comm/backends/ucx/tuning.hpp"
+#include "common/scoped_env.hpp"
 
 namespace dtrain::comm::ucx {
 namespace {
 
-// Sets a variable for the life of the object.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
-  ~ScopedEnv() { ::unsetenv(name_); }
-
- private:
-  const char* name_;
-};
+using test::ScopedEnv;
 
 TEST(UcxTuning, ChoosesBySize) {
   const Tuning t;

@@ -97,6 +97,19 @@ DT_API dt_status dt_comm_options_init(dt_comm_options *opts, unsigned version);
  * Creates a communicator. `opts` NULL takes everything from the environment.
  * A world of one needs no store and no peer. The new communicator belongs to
  * the caller (dt_comm_destroy()).
+ *
+ * Network exposure (UCX backend): the ranks first compare their hosts
+ * through the rendezvous. When all share one host (one kernel boot, one
+ * network namespace), UCX uses shared memory and loopback only; otherwise it
+ * uses the interfaces named by DTRAIN_NET_IFNAME (a name or comma-separated
+ * list), by default the one through which the host reaches the store, and
+ * the host's RDMA ports. DTRAIN_NET_IFNAME, when set, applies to every job; a
+ * UCX_NET_DEVICES set by the user is left as it is. Every TCP listener UCX
+ * opens beyond loopback takes connections from the job's hosts' addresses
+ * alone (a socket filter drops other sources). UCX authenticates no peer:
+ * processes on the job's hosts, or sending from their addresses, can still
+ * connect. DT_ERR_INVALID_ARGUMENT: DTRAIN_NET_IFNAME names an interface
+ * this host lacks.
  */
 DT_API dt_status dt_comm_create(dt_comm **out, const dt_comm_options *opts);
 

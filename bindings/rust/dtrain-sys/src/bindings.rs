@@ -689,6 +689,19 @@ extern "C" {
     #[doc = " Creates a communicator. `opts` NULL takes everything from the environment."]
     #[doc = " A world of one needs no store and no peer. The new communicator belongs to"]
     #[doc = " the caller (dt_comm_destroy())."]
+    #[doc = ""]
+    #[doc = " Network exposure (UCX backend): the ranks first compare their hosts"]
+    #[doc = " through the rendezvous. When all share one host (one kernel boot, one"]
+    #[doc = " network namespace), UCX uses shared memory and loopback only; otherwise it"]
+    #[doc = " uses the interfaces named by DTRAIN_NET_IFNAME (a name or comma-separated"]
+    #[doc = " list), by default the one through which the host reaches the store, and"]
+    #[doc = " the host's RDMA ports. DTRAIN_NET_IFNAME, when set, applies to every job; a"]
+    #[doc = " UCX_NET_DEVICES set by the user is left as it is. Every TCP listener UCX"]
+    #[doc = " opens beyond loopback takes connections from the job's hosts' addresses"]
+    #[doc = " alone (a socket filter drops other sources). UCX authenticates no peer:"]
+    #[doc = " processes on the job's hosts, or sending from their addresses, can still"]
+    #[doc = " connect. DT_ERR_INVALID_ARGUMENT: DTRAIN_NET_IFNAME names an interface"]
+    #[doc = " this host lacks."]
     pub fn dt_comm_create(out: *mut *mut dt_comm, opts: *const dt_comm_options) -> dt_status;
 }
 extern "C" {

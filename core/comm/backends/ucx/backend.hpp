@@ -82,6 +82,7 @@ class UcxBackend final : public Backend {
   const std::vector<int> world_ranks_;
   const std::vector<ProcessIdentity> identities_;
   const int timeout_ms_;
+  const NetScope scope_;  // the transport's, for those of splits
   Engine engine_;
   int splits_ = 0;
 };

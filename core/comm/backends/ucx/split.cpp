@@ -39,7 +39,7 @@ std::unique_ptr<Backend> UcxBackend::split(int color, int key, int* new_rank, in
   std::string trouble;
   if (member) {
     try {
-      transport = std::make_unique<Transport>(n);
+      transport = std::make_unique<Transport>(n, scope_);
     } catch (const Error& e) {
       trouble = e.what();
     }

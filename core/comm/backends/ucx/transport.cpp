@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <thread>
 
 #include "base/error.hpp"
 #include "base/log.hpp"
+#include "comm/backends/ucx/peer_filter.hpp"
 #include "comm/backends/ucx/tags.hpp"
 
 namespace dtrain::comm::ucx {
@@ -38,13 +40,15 @@ bool shared_memory_allowed() {
   return false;
 }
 
-void apply_defaults(ucp_config_t* config) {
+void apply_defaults(ucp_config_t* config, const NetScope& scope) {
   struct Default {
     const char* name;
     const char* value;
     std::vector<const char*> user_overrides;
   };
   const Default defaults[] = {
+      // Where UCX may listen and connect: net_scope.hpp.
+      {"NET_DEVICES", scope.devices.c_str(), {"UCX_NET_DEVICES"}},
       {"MM_ERROR_HANDLING", "y", {"UCX_MM_ERROR_HANDLING", "UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING"}},
       {"KEEPALIVE_INTERVAL", "1s", {"UCX_KEEPALIVE_INTERVAL"}},
       // Messages below 64 KiB go eager: the rendezvous handshake needs the
@@ -60,6 +64,7 @@ void apply_defaults(ucp_config_t* config) {
   };
   for (const Default& d : defaults) {
     if (std::string(d.name) == "MM_ERROR_HANDLING" && !shared_memory_allowed()) continue;
+    if (*d.value == '\0') continue;  // no choice made: UCX's own default
     if (std::any_of(d.user_overrides.begin(), d.user_overrides.end(),
                     [](const char* v) { return std::getenv(v) != nullptr; })) {
       continue;
@@ -73,11 +78,13 @@ void apply_defaults(ucp_config_t* config) {
 
 }  // namespace
 
-Transport::Transport(int expected_peers) {
+Transport::Transport(int expected_peers, NetScope scope) : scope_(std::move(scope)) {
+  // UCX's listeners are among the descriptors that appear from here on.
+  const std::set<int> before = scope_.peer_addresses.empty() ? std::set<int>{} : open_descriptors();
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) fail("reading the configuration", status);
-  apply_defaults(config);
+  apply_defaults(config, scope_);
 
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
@@ -112,6 +119,11 @@ Transport::Transport(int expected_peers) {
     ucp_worker_destroy(worker_);
     ucp_cleanup(context_);
     fail("setting up the worker", status);
+  }
+  if (!scope_.peer_addresses.empty()) {
+    const std::size_t filtered = filter_new_listeners(before, scope_.peer_addresses);
+    DT_LOG(debug) << "UCX: " << filtered << " listening socket(s) take connections from the job's "
+                  << scope_.peer_addresses.size() << " host address(es) only";
   }
 }
 

@@ -21,6 +21,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include "comm/backends/ucx/net_scope.hpp"
 #include "comm/request.hpp"
 
 namespace dtrain::comm::ucx {
@@ -52,8 +53,10 @@ struct Transfer {
 
 class Transport {
  public:
-  // Creates the context and worker; `expected_peers` sizes UCP's tables.
-  explicit Transport(int expected_peers);
+  // Creates the context and worker; `expected_peers` sizes UCP's tables,
+  // `scope` limits the network devices UCX may use (unless UCX_NET_DEVICES
+  // is set).
+  Transport(int expected_peers, NetScope scope);
   ~Transport();
 
   Transport(const Transport&) = delete;
@@ -61,6 +64,7 @@ class Transport {
 
   // This worker's address, to be handed to the peers.
   const std::string& address() const { return address_; }
+  const NetScope& scope() const { return scope_; }
 
   // Creates an endpoint to each rank's worker (this rank's own included), in
   // error-handling mode PEER, and starts listening for goodbyes. Wire-up
@@ -137,6 +141,7 @@ class Transport {
   void settle(Transfer& transfer, ucs_status_ptr_t result);
   void listen_for_goodbye();
 
+  NetScope scope_;
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   int event_fd_ = -1;

@@ -13,17 +13,19 @@ namespace dtrain::comm {
 
 namespace {
 
-// The rendezvous key of the world's worker addresses.
+// The rendezvous keys of the ranks' hosts and of their worker addresses.
+constexpr const char* kHostKey = "ucx/hosts";
 constexpr const char* kAddressKey = "ucx/worker-addresses";
 
 }  // namespace
 
-std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int timeout_ms) {
-  return make_ucx_backend(rendezvous, timeout_ms, ucx::Tuning::from_env());
+std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int timeout_ms,
+                                          const std::string& store_host) {
+  return make_ucx_backend(rendezvous, timeout_ms, ucx::Tuning::from_env(), store_host);
 }
 
 std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int timeout_ms,
-                                          const ucx::Tuning& tuning) {
+                                          const ucx::Tuning& tuning, const std::string& store_host) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const int rank = rendezvous.rank();
   const int size = rendezvous.size();
@@ -31,7 +33,12 @@ std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int
     raise(DT_ERR_UNSUPPORTED, "the UCX backend supports at most " + std::to_string(ucx::kMaxRanks) +
                                   " ranks, not " + std::to_string(size));
   }
-  auto transport = std::make_unique<ucx::Transport>(size);
+  // Where the ranks are decides which interfaces UCX may listen on, so it
+  // is known before the worker exists.
+  const ucx::NetScope scope = ucx::choose_net_scope(rendezvous.allgather(kHostKey, ucx::describe_host()), store_host);
+  DT_LOG(debug) << "UCX network devices: " << (scope.devices.empty() ? "UCX's default" : scope.devices) << " ("
+                << scope.reason << ")";
+  auto transport = std::make_unique<ucx::Transport>(size, scope);
   // Each rank publishes its process identity followed by its worker address.
   const ucx::ProcessIdentity me = ucx::ProcessIdentity::self();
   std::vector<std::string> published = rendezvous.allgather(kAddressKey, me.encode() + transport->address());
@@ -70,6 +77,7 @@ UcxBackend::UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint
       world_ranks_(world_ranks),
       identities_(identities),
       timeout_ms_(timeout_ms),
+      scope_(transport->scope()),
       engine_(std::move(transport), rank, context, std::move(world_ranks), std::move(identities), tuning) {}
 
 RequestPtr UcxBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "bootstrap/rendezvous.hpp"
 #include "comm/backend.hpp"
@@ -20,10 +21,18 @@ namespace dtrain::comm {
 // peer-failure support is switched on (UCX_MM_ERROR_HANDLING=y), without
 // which UCX would route intra-node traffic over TCP, and UCP's keepalive
 // runs every second (UCX_KEEPALIVE_INTERVAL=1s).
-std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int timeout_ms);
+//
+// Before the workers exist the ranks compare their hosts through
+// `rendezvous`, and UCX's network devices are limited accordingly
+// (net_scope.hpp): loopback when every rank shares this host, otherwise
+// DTRAIN_NET_IFNAME or the interface reaching `store_host` (the rendezvous
+// store's host; empty when the job has none). DT_ERR_INVALID_ARGUMENT when
+// DTRAIN_NET_IFNAME names an interface this host lacks.
+std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int timeout_ms,
+                                          const std::string& store_host = "");
 
 // The same with explicit tuning instead of the environment's.
 std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int timeout_ms,
-                                          const ucx::Tuning& tuning);
+                                          const ucx::Tuning& tuning, const std::string& store_host = "");
 
 }  // namespace dtrain::comm
