@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -97,8 +96,18 @@ struct CommView {
 
 // "allreduce(2 float32, sum)": what a collective was, without its number.
 std::string signature(const Fields& op) {
-  static const std::regex number_part(" #[0-9]+");
-  return std::regex_replace(text(op, "what"), number_part, "");
+  const std::string what = text(op, "what");
+  std::string out;
+  for (std::size_t i = 0; i < what.size(); ++i) {
+    // " #<digits>" is the number: skipped.
+    if (what.compare(i, 2, " #") == 0 && i + 2 < what.size() && std::isdigit(static_cast<unsigned char>(what[i + 2]))) {
+      i += 2;
+      while (i + 1 < what.size() && std::isdigit(static_cast<unsigned char>(what[i + 1]))) ++i;
+      continue;
+    }
+    out += what[i];
+  }
+  return out;
 }
 
 std::string join(const std::vector<int>& ranks) {
