@@ -235,6 +235,10 @@ std::size_t open_descriptors() {
 }
 
 TEST(StoreSlots, AStoreOutOfDescriptorsDropsTheOldestHandshakeToAccept) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "under AddressSanitizer the sanitizer's runtime in the forked store needs descriptors of its "
+                  "own, which a process limited to 10 cannot spare; the ci preset runs this test";
+#endif
   testing::CapturedLog log;
   // The store runs in a child whose descriptor limit (soft and hard) leaves
   // room for 8 connections; the handshake budget is far above that.
