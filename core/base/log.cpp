@@ -107,15 +107,8 @@ bool enabled(Level level) {
 }
 
 void write(Level level, const std::string& message) {
-  Config& c = config();
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    if (c.sink != nullptr) {
-      c.sink(c.sink_user, level, g_rank.load(), message.c_str());
-      return;
-    }
-  }
   using namespace std::chrono;
+  const int rank = g_rank.load();
   auto now = system_clock::now();
   std::time_t seconds = system_clock::to_time_t(now);
   int millis = static_cast<int>(duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000);
@@ -123,10 +116,16 @@ void write(Level level, const std::string& message) {
   gmtime_r(&seconds, &utc);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
-  int rank = g_rank.load();
   std::string who = rank >= 0 ? std::to_string(rank) : "-";
 
+  // One lock for both destinations: a line goes wholly to the sink set when
+  // it is written, or wholly to the file.
+  Config& c = config();
   std::lock_guard<std::mutex> lock(c.mutex);
+  if (c.sink != nullptr) {
+    c.sink(c.sink_user, level, rank, message.c_str());
+    return;
+  }
   std::FILE* out = c.file ? c.file : stderr;
   std::fprintf(out, "%s.%03dZ dtrain[rank %s] %s %s\n", stamp, millis, who.c_str(),
                level_name(level), message.c_str());
