@@ -96,6 +96,7 @@ std::string op_line(const OpLog& log, const OpRecord& r) {
          ",\"dtype\":" + json_string(dtype) + ",\"count\":" + std::to_string(r.op.count) +
          ",\"op\":" + json_string(op) + ",\"root\":" + std::to_string(r.op.root) +
          ",\"tag\":" + std::to_string(r.op.tag) + ",\"bytes\":" + std::to_string(r.op.bytes) +
+         ",\"algorithm\":" + json_string(r.algorithm != nullptr ? r.algorithm : "") +
          ",\"state\":" + json_string(op_state_name(r.state)) + ",\"status\":" + json_string(status_name(r.status)) +
          ",\"start_us\":" + std::to_string(trace::wall_us(r.start_ns)) +
          ",\"end_us\":" + std::to_string(r.end_ns == 0 ? 0 : trace::wall_us(r.end_ns)) +
