@@ -28,7 +28,9 @@ void narrow_portable(const float* src, std::uint16_t* dst, std::int64_t count, f
 // both. The canonical NaN replaces a NaN lane before the scale is applied
 // (widening) or after (narrowing), where half.hpp's functions produce it, so
 // a NaN that the multiply makes (infinity times zero) is the multiply's in
-// both paths.
+// both paths. The NaN lanes are selected with and/andnot/or: GCC 12 turns
+// _mm256_blendv_ps on a compare into scalar branches in a target("avx")
+// function.
 
 constexpr int kLanes = 8;
 
@@ -36,7 +38,8 @@ __attribute__((target("avx,f16c"))) __m256 widen8(__m128i halves, __m256 factor)
   const __m256 wide = _mm256_cvtph_ps(halves);
   const __m256 nan = _mm256_cmp_ps(wide, wide, _CMP_UNORD_Q);
   const __m256 canonical = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(kCanonicalNanF32)));
-  return _mm256_mul_ps(_mm256_blendv_ps(wide, canonical, nan), factor);
+  const __m256 fixed = _mm256_or_ps(_mm256_andnot_ps(nan, wide), _mm256_and_ps(nan, canonical));
+  return _mm256_mul_ps(fixed, factor);
 }
 
 __attribute__((target("avx,f16c"))) __m128i narrow8(__m256 floats, __m256 factor) {
@@ -45,7 +48,8 @@ __attribute__((target("avx,f16c"))) __m128i narrow8(__m256 floats, __m256 factor
   // The NaN mask's 32-bit lanes (all ones or all zeros) packed to 16 bits.
   const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(scaled, scaled, _CMP_UNORD_Q));
   const __m128i nan16 = _mm_packs_epi32(_mm256_castsi256_si128(nan), _mm256_extractf128_si256(nan, 1));
-  return _mm_blendv_epi8(halves, _mm_set1_epi16(static_cast<short>(kCanonicalNan16)), nan16);
+  const __m128i canonical = _mm_set1_epi16(static_cast<short>(kCanonicalNan16));
+  return _mm_or_si128(_mm_andnot_si128(nan16, halves), _mm_and_si128(nan16, canonical));
 }
 
 // The last count % 8 elements go through the same instructions, by way of a
