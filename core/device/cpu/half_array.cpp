@@ -34,59 +34,43 @@ void narrow_portable(const float* src, std::uint16_t* dst, std::int64_t count, f
 
 constexpr int kLanes = 8;
 
-__attribute__((target("avx,f16c"))) __m256 widen8(__m128i halves, __m256 factor) {
-  const __m256 wide = _mm256_cvtph_ps(halves);
+__attribute__((target("avx,f16c"))) void widen8(const std::uint16_t* in, float* out, __m256 factor) {
+  const __m256 wide = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in)));
   const __m256 nan = _mm256_cmp_ps(wide, wide, _CMP_UNORD_Q);
   const __m256 canonical = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(kCanonicalNanF32)));
   const __m256 fixed = _mm256_or_ps(_mm256_andnot_ps(nan, wide), _mm256_and_ps(nan, canonical));
-  return _mm256_mul_ps(fixed, factor);
+  _mm256_storeu_ps(out, _mm256_mul_ps(fixed, factor));
 }
 
-__attribute__((target("avx,f16c"))) __m128i narrow8(__m256 floats, __m256 factor) {
-  const __m256 scaled = _mm256_mul_ps(floats, factor);
-  const __m128i halves = _mm256_cvtps_ph(scaled, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+__attribute__((target("avx,f16c"))) void narrow8(const float* in, std::uint16_t* out, __m256 factor) {
+  const __m256 scaled = _mm256_mul_ps(_mm256_loadu_ps(in), factor);
+  // Rounding from the immediate (nearest even), whatever MXCSR says.
+  const __m128i halves = _mm256_cvtps_ph(scaled, _MM_FROUND_TO_NEAREST_INT);
   // The NaN mask's 32-bit lanes (all ones or all zeros) packed to 16 bits.
   const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(scaled, scaled, _CMP_UNORD_Q));
   const __m128i nan16 = _mm_packs_epi32(_mm256_castsi256_si128(nan), _mm256_extractf128_si256(nan, 1));
   const __m128i canonical = _mm_set1_epi16(static_cast<short>(kCanonicalNan16));
-  return _mm_or_si128(_mm_andnot_si128(nan16, halves), _mm_and_si128(nan16, canonical));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
+                   _mm_or_si128(_mm_andnot_si128(nan16, halves), _mm_and_si128(nan16, canonical)));
 }
 
-// The last count % 8 elements go through the same instructions, by way of a
-// zeroed block of eight.
-__attribute__((target("avx,f16c"))) void widen_f16c(const std::uint16_t* src, float* dst, std::int64_t count,
-                                                    float scale) {
+// Eight elements at a time; the last count % 8 go through the same
+// instructions by way of a zeroed block of eight.
+template <typename In, typename Out, void (*Eight)(const In*, Out*, __m256)>
+__attribute__((target("avx,f16c"))) void by_eights(const In* src, Out* dst, std::int64_t count, float scale) {
   const __m256 factor = _mm256_set1_ps(scale);
   std::int64_t i = 0;
-  for (; i + kLanes <= count; i += kLanes) {
-    _mm256_storeu_ps(dst + i, widen8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)), factor));
-  }
+  for (; i + kLanes <= count; i += kLanes) Eight(src + i, dst + i, factor);
   if (i == count) return;
   const auto rest = static_cast<std::size_t>(count - i);
-  std::uint16_t in[kLanes] = {};
-  float out[kLanes];
+  In in[kLanes] = {};
+  Out out[kLanes];
   std::memcpy(in, src + i, rest * sizeof *in);
-  _mm256_storeu_ps(out, widen8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in)), factor));
+  Eight(in, out, factor);
   std::memcpy(dst + i, out, rest * sizeof *out);
 }
 
-__attribute__((target("avx,f16c"))) void narrow_f16c(const float* src, std::uint16_t* dst, std::int64_t count,
-                                                     float scale) {
-  const __m256 factor = _mm256_set1_ps(scale);
-  std::int64_t i = 0;
-  for (; i + kLanes <= count; i += kLanes) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), narrow8(_mm256_loadu_ps(src + i), factor));
-  }
-  if (i == count) return;
-  const auto rest = static_cast<std::size_t>(count - i);
-  float in[kLanes] = {};
-  std::uint16_t out[kLanes];
-  std::memcpy(in, src + i, rest * sizeof *in);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), narrow8(_mm256_loadu_ps(in), factor));
-  std::memcpy(dst + i, out, rest * sizeof *out);
-}
-
-constexpr HalfLoops kF16c{widen_f16c, narrow_f16c};
+constexpr HalfLoops kF16c{by_eights<std::uint16_t, float, widen8>, by_eights<float, std::uint16_t, narrow8>};
 #endif
 
 constexpr HalfLoops kPortable{widen_portable, narrow_portable};

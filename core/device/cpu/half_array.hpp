@@ -5,6 +5,9 @@
 // exact); a compare and a blend then turn every NaN lane into the canonical
 // NaN of device/cpu/half.hpp, whose results these are bit for bit on every
 // path. Elsewhere the portable loops apply half.hpp element by element.
+// (Bit for bit in the default floating-point environment: a caller that
+// turns on flush-to-zero changes half.hpp's subnormals, which it computes
+// with float arithmetic, and not F16C's.)
 //
 // bf16 has no F16C instruction and stays with half.hpp's loops: AVX512-BF16's
 // vcvtneps2bf16 flushes subnormal inputs to zero, which CUDA does not, so it
