@@ -8,6 +8,7 @@
 #include "cp.hpp"
 #include "ddp.hpp"
 #include "gemm.hpp"
+#include "halfconv.hpp"
 #include "handoff.hpp"
 #include "kernels.hpp"
 #include "moe.hpp"
@@ -33,6 +34,8 @@ const char kUsage[] =
     "                the allreduce hidden behind backward (dtrun -n N dtbench ddp)\n"
     "  gemm          libdtrain's GEMM on the CPU against OpenBLAS called directly and\n"
     "                the CPU's peak, and on a CUDA device where there is one (one process)\n"
+    "  halfconv      f16 <-> f32 array conversions, the portable loops against F16C\n"
+    "                (one process)\n"
     "  handoff       handing bytes between two CPUs through shared memory, through the\n"
     "                cache or streamed around it (one process)\n"
     "  kernels       the bandwidth of libdtrain's CUDA kernels against a device-to-device\n"
@@ -59,6 +62,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "compare") == 0) return dtbench::run_compare(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "gemm") == 0) return dtbench::run_gemm(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "cp") == 0) return dtbench::run_cp(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "halfconv") == 0) return dtbench::run_halfconv(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "handoff") == 0) return dtbench::run_handoff(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "kernels") == 0) return dtbench::run_kernels(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "moe") == 0) return dtbench::run_moe(argc - 1, argv + 1);
