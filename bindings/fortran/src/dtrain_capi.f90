@@ -1,4 +1,4 @@
-! Generated from capi/include/dtrain/*.h by bindings/fortran/generate.py; do not edit.
+! Generated from the headers in capi/include/dtrain by bindings/fortran/generate.py; do not edit.
 !
 ! The raw C API of libdtrain: every DT_API function as a bind(C) interface, every
 ! struct as a bind(C) type of the same layout, every constant. See generate.py for
