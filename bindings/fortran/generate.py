@@ -313,10 +313,13 @@ def wrap(text, width=100):
     for line in text.split("\n"):
         code, bang, comment = line.partition("  !")
         indent = " " * (len(code) - len(code.lstrip()) + 4)
-        while len(code) > width and code.rfind(", ", 0, width) > len(indent):
-            cut = code.rfind(", ", 0, width) + 1
-            lines.append(code[:cut] + " &")
-            code = indent + code[cut:].lstrip()
+        while len(code) > width:
+            # Never inside bind(C, name="..."), which readers and checks grep for whole.
+            cuts = [m.start() + 1 for m in re.finditer(r", (?!name=)", code) if m.start() < width]
+            if not cuts or cuts[-1] <= len(indent):
+                break
+            lines.append(code[:cuts[-1]] + " &")
+            code = indent + code[cuts[-1]:].lstrip()
         lines.append(code + bang + comment)
     return "\n".join(lines)
 

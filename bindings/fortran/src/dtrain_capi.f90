@@ -539,8 +539,8 @@ module dtrain_capi
       type(c_ptr), value :: comm  ! dt_comm *
       integer(c_int) :: res  ! dt_status
     end function dt_comm_destroy
-    function dt_allreduce(comm, send, recv, op, stream, req) bind(C, &
-        name="dt_allreduce") result(res)
+    function dt_allreduce(comm, send, recv, op, stream, &
+        req) bind(C, name="dt_allreduce") result(res)
       import
       type(c_ptr), value :: comm  ! dt_comm *
       type(c_ptr), value :: send  ! const DLTensor *
@@ -550,8 +550,8 @@ module dtrain_capi
       type(c_ptr), optional :: req  ! dt_request * *
       integer(c_int) :: res  ! dt_status
     end function dt_allreduce
-    function dt_reduce_scatter(comm, send, recv, op, stream, req) bind(C, &
-        name="dt_reduce_scatter") result(res)
+    function dt_reduce_scatter(comm, send, recv, op, stream, &
+        req) bind(C, name="dt_reduce_scatter") result(res)
       import
       type(c_ptr), value :: comm  ! dt_comm *
       type(c_ptr), value :: send  ! const DLTensor *
@@ -588,8 +588,8 @@ module dtrain_capi
       type(c_ptr), optional :: req  ! dt_request * *
       integer(c_int) :: res  ! dt_status
     end function dt_alltoall
-    function dt_alltoallv(comm, send, send_counts, recv, recv_counts, stream, req) bind(C, &
-        name="dt_alltoallv") result(res)
+    function dt_alltoallv(comm, send, send_counts, recv, recv_counts, stream, &
+        req) bind(C, name="dt_alltoallv") result(res)
       import
       type(c_ptr), value :: comm  ! dt_comm *
       type(c_ptr), value :: send  ! const DLTensor *
@@ -600,8 +600,8 @@ module dtrain_capi
       type(c_ptr), optional :: req  ! dt_request * *
       integer(c_int) :: res  ! dt_status
     end function dt_alltoallv
-    function dt_reduce(comm, send, recv, op, root, stream, req) bind(C, &
-        name="dt_reduce") result(res)
+    function dt_reduce(comm, send, recv, op, root, stream, &
+        req) bind(C, name="dt_reduce") result(res)
       import
       type(c_ptr), value :: comm  ! dt_comm *
       type(c_ptr), value :: send  ! const DLTensor *
@@ -632,8 +632,8 @@ module dtrain_capi
       type(c_ptr), optional :: req  ! dt_request * *
       integer(c_int) :: res  ! dt_status
     end function dt_scatter
-    function dt_allgatherv(comm, send, recv, recv_counts, stream, req) bind(C, &
-        name="dt_allgatherv") result(res)
+    function dt_allgatherv(comm, send, recv, recv_counts, stream, &
+        req) bind(C, name="dt_allgatherv") result(res)
       import
       type(c_ptr), value :: comm  ! dt_comm *
       type(c_ptr), value :: send  ! const DLTensor *
@@ -643,8 +643,8 @@ module dtrain_capi
       type(c_ptr), optional :: req  ! dt_request * *
       integer(c_int) :: res  ! dt_status
     end function dt_allgatherv
-    function dt_reduce_scatterv(comm, send, recv_counts, recv, op, stream, req) bind(C, &
-        name="dt_reduce_scatterv") result(res)
+    function dt_reduce_scatterv(comm, send, recv_counts, recv, op, stream, &
+        req) bind(C, name="dt_reduce_scatterv") result(res)
       import
       type(c_ptr), value :: comm  ! dt_comm *
       type(c_ptr), value :: send  ! const DLTensor *
@@ -711,8 +711,8 @@ module dtrain_capi
       type(c_ptr), value :: out  ! dt_op_stats *
       integer(c_int) :: res  ! dt_status
     end function dt_comm_stats
-    function dt_cp_positions(layout, cp_size, cp_rank, positions) bind(C, &
-        name="dt_cp_positions") result(res)
+    function dt_cp_positions(layout, cp_size, cp_rank, &
+        positions) bind(C, name="dt_cp_positions") result(res)
       import
       integer(c_int), value :: layout  ! dt_cp_layout
       integer(c_int), value :: cp_size  ! int
@@ -720,8 +720,8 @@ module dtrain_capi
       type(c_ptr), value :: positions  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_cp_positions
-    function dt_cp_shard(layout, cp_size, cp_rank, full, local) bind(C, &
-        name="dt_cp_shard") result(res)
+    function dt_cp_shard(layout, cp_size, cp_rank, full, &
+        local) bind(C, name="dt_cp_shard") result(res)
       import
       integer(c_int), value :: layout  ! dt_cp_layout
       integer(c_int), value :: cp_size  ! int
@@ -730,8 +730,8 @@ module dtrain_capi
       type(c_ptr), value :: local  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_cp_shard
-    function dt_cp_unshard(layout, cp_size, cp_rank, local, full) bind(C, &
-        name="dt_cp_unshard") result(res)
+    function dt_cp_unshard(layout, cp_size, cp_rank, local, &
+        full) bind(C, name="dt_cp_unshard") result(res)
       import
       integer(c_int), value :: layout  ! dt_cp_layout
       integer(c_int), value :: cp_size  ! int
@@ -740,8 +740,8 @@ module dtrain_capi
       type(c_ptr), value :: full  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_cp_unshard
-    function dt_cp_attention(q, k, v, q_positions, k_positions, causal, scale, o, lse) bind(C, &
-        name="dt_cp_attention") result(res)
+    function dt_cp_attention(q, k, v, q_positions, k_positions, causal, scale, o, &
+        lse) bind(C, name="dt_cp_attention") result(res)
       import
       type(c_ptr), value :: q  ! const DLTensor *
       type(c_ptr), value :: k  ! const DLTensor *
@@ -754,8 +754,8 @@ module dtrain_capi
       type(c_ptr), value :: lse  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_cp_attention
-    function dt_cp_attention_merge(o, lse, o_other, lse_other) bind(C, &
-        name="dt_cp_attention_merge") result(res)
+    function dt_cp_attention_merge(o, lse, o_other, &
+        lse_other) bind(C, name="dt_cp_attention_merge") result(res)
       import
       type(c_ptr), value :: o  ! DLTensor *
       type(c_ptr), value :: lse  ! DLTensor *
@@ -763,8 +763,8 @@ module dtrain_capi
       type(c_ptr), value :: lse_other  ! const DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_cp_attention_merge
-    function dt_cp_ring_attention_forward(comm, layout, causal, scale, q, k, v, o, lse) bind(C, &
-        name="dt_cp_ring_attention_forward") result(res)
+    function dt_cp_ring_attention_forward(comm, layout, causal, scale, q, k, v, o, &
+        lse) bind(C, name="dt_cp_ring_attention_forward") result(res)
       import
       type(c_ptr), value :: comm  ! dt_comm *
       integer(c_int), value :: layout  ! dt_cp_layout
@@ -795,8 +795,8 @@ module dtrain_capi
       type(c_ptr), value :: dv  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_cp_ring_attention_backward
-    function dt_cp_ulysses_attention_forward(comm, layout, causal, scale, q, k, v, o, lse) bind(C, &
-        name="dt_cp_ulysses_attention_forward") result(res)
+    function dt_cp_ulysses_attention_forward(comm, layout, causal, scale, q, k, v, o, &
+        lse) bind(C, name="dt_cp_ulysses_attention_forward") result(res)
       import
       type(c_ptr), value :: comm  ! dt_comm *
       integer(c_int), value :: layout  ! dt_cp_layout
@@ -809,8 +809,8 @@ module dtrain_capi
       type(c_ptr), value :: lse  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_cp_ulysses_attention_forward
-    function dt_cp_ulysses_attention_backward(comm, layout, causal, scale, q, k, v, o, lse, d_o, &
-        dq, dk, dv) bind(C, name="dt_cp_ulysses_attention_backward") result(res)
+    function dt_cp_ulysses_attention_backward(comm, layout, causal, scale, q, k, v, o, lse, d_o, dq, &
+        dk, dv) bind(C, name="dt_cp_ulysses_attention_backward") result(res)
       import
       type(c_ptr), value :: comm  ! dt_comm *
       integer(c_int), value :: layout  ! dt_cp_layout
@@ -859,8 +859,8 @@ module dtrain_capi
       integer(c_int), value :: sync  ! int
       integer(c_int) :: res  ! dt_status
     end function dt_ddp_set_sync
-    function dt_ddp_set_local_weight(ddp, weight) bind(C, &
-        name="dt_ddp_set_local_weight") result(res)
+    function dt_ddp_set_local_weight(ddp, &
+        weight) bind(C, name="dt_ddp_set_local_weight") result(res)
       import
       type(c_ptr), value :: ddp  ! dt_ddp *
       real(c_double), value :: weight  ! double
@@ -892,8 +892,8 @@ module dtrain_capi
       type(c_ptr), value :: out  ! dt_bucket_state *
       integer(c_int) :: res  ! dt_status
     end function dt_ddp_bucket_state
-    function dt_ddp_broadcast_parameters(comm, params, n, root) bind(C, &
-        name="dt_ddp_broadcast_parameters") result(res)
+    function dt_ddp_broadcast_parameters(comm, params, n, &
+        root) bind(C, name="dt_ddp_broadcast_parameters") result(res)
       import
       type(c_ptr), value :: comm  ! dt_comm *
       type(c_ptr), intent(in) :: params(*)  ! DLTensor * const *
@@ -912,8 +912,8 @@ module dtrain_capi
       integer(c_int), value :: level  ! dt_log_level
       integer(c_int) :: res  ! dt_status
     end function dt_set_log_level
-    function dt_mesh_create(out, comm, ndims, names, sizes) bind(C, &
-        name="dt_mesh_create") result(res)
+    function dt_mesh_create(out, comm, ndims, names, &
+        sizes) bind(C, name="dt_mesh_create") result(res)
       import
       type(c_ptr), optional :: out  ! dt_mesh * *
       type(c_ptr), value :: comm  ! dt_comm *
@@ -973,8 +973,8 @@ module dtrain_capi
       type(c_ptr), value :: out  ! int *
       integer(c_int) :: res  ! dt_status
     end function dt_mesh_coord
-    function dt_mesh_coords_of(mesh, rank, coords, ncoords) bind(C, &
-        name="dt_mesh_coords_of") result(res)
+    function dt_mesh_coords_of(mesh, rank, coords, &
+        ncoords) bind(C, name="dt_mesh_coords_of") result(res)
       import
       type(c_ptr), value :: mesh  ! const dt_mesh *
       integer(c_int), value :: rank  ! int
@@ -990,8 +990,8 @@ module dtrain_capi
       type(c_ptr), value :: out  ! int *
       integer(c_int) :: res  ! dt_status
     end function dt_mesh_rank_at
-    function dt_mesh_group_ranks(mesh, names, ranks, capacity, count) bind(C, &
-        name="dt_mesh_group_ranks") result(res)
+    function dt_mesh_group_ranks(mesh, names, ranks, capacity, &
+        count) bind(C, name="dt_mesh_group_ranks") result(res)
       import
       type(c_ptr), value :: mesh  ! const dt_mesh *
       type(c_ptr), value :: names  ! const char *
@@ -1013,8 +1013,8 @@ module dtrain_capi
       integer(c_int), value :: version  ! unsigned
       integer(c_int) :: res  ! dt_status
     end function dt_moe_options_init
-    function dt_moe_route(logits, opts, weights, experts, dropped) bind(C, &
-        name="dt_moe_route") result(res)
+    function dt_moe_route(logits, opts, weights, experts, &
+        dropped) bind(C, name="dt_moe_route") result(res)
       import
       type(c_ptr), value :: logits  ! const DLTensor *
       type(c_ptr), value :: opts  ! const dt_moe_options *
@@ -1023,8 +1023,8 @@ module dtrain_capi
       type(c_ptr), value :: dropped  ! int64_t *
       integer(c_int) :: res  ! dt_status
     end function dt_moe_route
-    function dt_moe_route_backward(logits, d_weights, opts, d_logits) bind(C, &
-        name="dt_moe_route_backward") result(res)
+    function dt_moe_route_backward(logits, d_weights, opts, &
+        d_logits) bind(C, name="dt_moe_route_backward") result(res)
       import
       type(c_ptr), value :: logits  ! const DLTensor *
       type(c_ptr), value :: d_weights  ! const DLTensor *
@@ -1032,8 +1032,8 @@ module dtrain_capi
       type(c_ptr), value :: d_logits  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_moe_route_backward
-    function dt_moe_balance_loss(logits, opts, coeff, loss, counts, d_logits) bind(C, &
-        name="dt_moe_balance_loss") result(res)
+    function dt_moe_balance_loss(logits, opts, coeff, loss, counts, &
+        d_logits) bind(C, name="dt_moe_balance_loss") result(res)
       import
       type(c_ptr), value :: logits  ! const DLTensor *
       type(c_ptr), value :: opts  ! const dt_moe_options *
@@ -1051,8 +1051,8 @@ module dtrain_capi
       type(c_ptr), value :: d_logits  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_moe_z_loss
-    function dt_moe_plan_create(out, ep, experts, hidden, opts) bind(C, &
-        name="dt_moe_plan_create") result(res)
+    function dt_moe_plan_create(out, ep, experts, hidden, &
+        opts) bind(C, name="dt_moe_plan_create") result(res)
       import
       type(c_ptr), optional :: out  ! dt_moe_plan * *
       type(c_ptr), value :: ep  ! dt_comm *
@@ -1066,8 +1066,8 @@ module dtrain_capi
       type(c_ptr), value :: plan  ! dt_moe_plan *
       integer(c_int) :: res  ! dt_status
     end function dt_moe_plan_destroy
-    function dt_moe_plan_local_experts(plan, first, count) bind(C, &
-        name="dt_moe_plan_local_experts") result(res)
+    function dt_moe_plan_local_experts(plan, first, &
+        count) bind(C, name="dt_moe_plan_local_experts") result(res)
       import
       type(c_ptr), value :: plan  ! const dt_moe_plan *
       type(c_ptr), value :: first  ! int *
@@ -1080,8 +1080,8 @@ module dtrain_capi
       type(c_ptr), value :: rows  ! int64_t *
       integer(c_int) :: res  ! dt_status
     end function dt_moe_plan_received
-    function dt_moe_plan_expert_counts(plan, counts, n) bind(C, &
-        name="dt_moe_plan_expert_counts") result(res)
+    function dt_moe_plan_expert_counts(plan, counts, &
+        n) bind(C, name="dt_moe_plan_expert_counts") result(res)
       import
       type(c_ptr), value :: plan  ! const dt_moe_plan *
       type(c_ptr), value :: counts  ! int64_t *
@@ -1095,8 +1095,8 @@ module dtrain_capi
       type(c_ptr), value :: received  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_moe_dispatch
-    function dt_moe_combine(plan, expert_out, weights, output) bind(C, &
-        name="dt_moe_combine") result(res)
+    function dt_moe_combine(plan, expert_out, weights, &
+        output) bind(C, name="dt_moe_combine") result(res)
       import
       type(c_ptr), value :: plan  ! dt_moe_plan *
       type(c_ptr), value :: expert_out  ! const DLTensor *
@@ -1104,8 +1104,8 @@ module dtrain_capi
       type(c_ptr), value :: output  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_moe_combine
-    function dt_moe_combine_backward(plan, d_out, weights, d_expert_out, d_weights) bind(C, &
-        name="dt_moe_combine_backward") result(res)
+    function dt_moe_combine_backward(plan, d_out, weights, d_expert_out, &
+        d_weights) bind(C, name="dt_moe_combine_backward") result(res)
       import
       type(c_ptr), value :: plan  ! dt_moe_plan *
       type(c_ptr), value :: d_out  ! const DLTensor *
@@ -1114,16 +1114,16 @@ module dtrain_capi
       type(c_ptr), value :: d_weights  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_moe_combine_backward
-    function dt_moe_dispatch_backward(plan, d_received, d_tokens) bind(C, &
-        name="dt_moe_dispatch_backward") result(res)
+    function dt_moe_dispatch_backward(plan, d_received, &
+        d_tokens) bind(C, name="dt_moe_dispatch_backward") result(res)
       import
       type(c_ptr), value :: plan  ! dt_moe_plan *
       type(c_ptr), value :: d_received  ! const DLTensor *
       type(c_ptr), value :: d_tokens  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_moe_dispatch_backward
-    function dt_moe_experts_forward(x, counts, w1, w2, activation, hidden, y) bind(C, &
-        name="dt_moe_experts_forward") result(res)
+    function dt_moe_experts_forward(x, counts, w1, w2, activation, hidden, &
+        y) bind(C, name="dt_moe_experts_forward") result(res)
       import
       type(c_ptr), value :: x  ! const DLTensor *
       type(c_ptr), value :: counts  ! const DLTensor *
@@ -1149,15 +1149,15 @@ module dtrain_capi
       type(c_ptr), value :: dw2  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_moe_experts_backward
-    function dt_optimizer_options_init(opts, version) bind(C, &
-        name="dt_optimizer_options_init") result(res)
+    function dt_optimizer_options_init(opts, &
+        version) bind(C, name="dt_optimizer_options_init") result(res)
       import
       type(c_ptr), value :: opts  ! dt_optimizer_options *
       integer(c_int), value :: version  ! unsigned
       integer(c_int) :: res  ! dt_status
     end function dt_optimizer_options_init
-    function dt_optimizer_create(out, params, grads, n, opts) bind(C, &
-        name="dt_optimizer_create") result(res)
+    function dt_optimizer_create(out, params, grads, n, &
+        opts) bind(C, name="dt_optimizer_create") result(res)
       import
       type(c_ptr), optional :: out  ! dt_optimizer * *
       type(c_ptr), value :: params  ! DLTensor *
@@ -1200,36 +1200,35 @@ module dtrain_capi
       type(c_ptr), value :: opt  ! dt_optimizer *
       integer(c_int) :: res  ! dt_status
     end function dt_optimizer_destroy
-    function dt_pipeline_schedule_options_init(opts, version) bind(C, &
-        name="dt_pipeline_schedule_options_init") result(res)
+    function dt_pipeline_schedule_options_init(opts, &
+        version) bind(C, name="dt_pipeline_schedule_options_init") result(res)
       import
       type(c_ptr), value :: opts  ! dt_pipeline_schedule_options *
       integer(c_int), value :: version  ! unsigned
       integer(c_int) :: res  ! dt_status
     end function dt_pipeline_schedule_options_init
-    function dt_pipeline_schedule_create(out, opts) bind(C, &
-        name="dt_pipeline_schedule_create") result(res)
+    function dt_pipeline_schedule_create(out, &
+        opts) bind(C, name="dt_pipeline_schedule_create") result(res)
       import
       type(c_ptr), optional :: out  ! dt_pipeline_schedule * *
       type(c_ptr), value :: opts  ! const dt_pipeline_schedule_options *
       integer(c_int) :: res  ! dt_status
     end function dt_pipeline_schedule_create
-    function dt_pipeline_schedule_destroy(s) bind(C, &
-        name="dt_pipeline_schedule_destroy") result(res)
+    function dt_pipeline_schedule_destroy(s) bind(C, name="dt_pipeline_schedule_destroy") result(res)
       import
       type(c_ptr), value :: s  ! dt_pipeline_schedule *
       integer(c_int) :: res  ! dt_status
     end function dt_pipeline_schedule_destroy
-    function dt_pipeline_schedule_length(s, rank, out) bind(C, &
-        name="dt_pipeline_schedule_length") result(res)
+    function dt_pipeline_schedule_length(s, rank, &
+        out) bind(C, name="dt_pipeline_schedule_length") result(res)
       import
       type(c_ptr), value :: s  ! const dt_pipeline_schedule *
       integer(c_int), value :: rank  ! int
       type(c_ptr), value :: out  ! size_t *
       integer(c_int) :: res  ! dt_status
     end function dt_pipeline_schedule_length
-    function dt_pipeline_schedule_action(s, rank, index, out) bind(C, &
-        name="dt_pipeline_schedule_action") result(res)
+    function dt_pipeline_schedule_action(s, rank, index, &
+        out) bind(C, name="dt_pipeline_schedule_action") result(res)
       import
       type(c_ptr), value :: s  ! const dt_pipeline_schedule *
       integer(c_int), value :: rank  ! int
@@ -1237,30 +1236,30 @@ module dtrain_capi
       type(c_ptr), value :: out  ! dt_pipeline_action *
       integer(c_int) :: res  ! dt_status
     end function dt_pipeline_schedule_action
-    function dt_pipeline_schedule_bubble_fraction(s, out) bind(C, &
-        name="dt_pipeline_schedule_bubble_fraction") result(res)
+    function dt_pipeline_schedule_bubble_fraction(s, &
+        out) bind(C, name="dt_pipeline_schedule_bubble_fraction") result(res)
       import
       type(c_ptr), value :: s  ! const dt_pipeline_schedule *
       type(c_ptr), value :: out  ! double *
       integer(c_int) :: res  ! dt_status
     end function dt_pipeline_schedule_bubble_fraction
-    function dt_pipeline_schedule_peak_in_flight(s, rank, out) bind(C, &
-        name="dt_pipeline_schedule_peak_in_flight") result(res)
+    function dt_pipeline_schedule_peak_in_flight(s, rank, &
+        out) bind(C, name="dt_pipeline_schedule_peak_in_flight") result(res)
       import
       type(c_ptr), value :: s  ! const dt_pipeline_schedule *
       integer(c_int), value :: rank  ! int
       type(c_ptr), value :: out  ! int *
       integer(c_int) :: res  ! dt_status
     end function dt_pipeline_schedule_peak_in_flight
-    function dt_pipeline_options_init(opts, version) bind(C, &
-        name="dt_pipeline_options_init") result(res)
+    function dt_pipeline_options_init(opts, &
+        version) bind(C, name="dt_pipeline_options_init") result(res)
       import
       type(c_ptr), value :: opts  ! dt_pipeline_options *
       integer(c_int), value :: version  ! unsigned
       integer(c_int) :: res  ! dt_status
     end function dt_pipeline_options_init
-    function dt_pipeline_create(out, comm, schedule, opts) bind(C, &
-        name="dt_pipeline_create") result(res)
+    function dt_pipeline_create(out, comm, schedule, &
+        opts) bind(C, name="dt_pipeline_create") result(res)
       import
       type(c_ptr), optional :: out  ! dt_pipeline * *
       type(c_ptr), value :: comm  ! dt_comm *
@@ -1297,8 +1296,8 @@ module dtrain_capi
       integer(c_int), value :: version  ! unsigned
       integer(c_int) :: res  ! dt_status
     end function dt_plan_config_init
-    function dt_plan_cluster_preset(out, name, nodes) bind(C, &
-        name="dt_plan_cluster_preset") result(res)
+    function dt_plan_cluster_preset(out, name, &
+        nodes) bind(C, name="dt_plan_cluster_preset") result(res)
       import
       type(c_ptr), value :: out  ! dt_plan_cluster *
       type(c_ptr), value :: name  ! const char *
@@ -1344,8 +1343,8 @@ module dtrain_capi
       type(c_ptr), value :: out  ! dt_plan_rejection *
       integer(c_int) :: res  ! dt_status
     end function dt_plan_rejected
-    function dt_plan_evaluate(model, cluster, opts, config, out) bind(C, &
-        name="dt_plan_evaluate") result(res)
+    function dt_plan_evaluate(model, cluster, opts, config, &
+        out) bind(C, name="dt_plan_evaluate") result(res)
       import
       type(c_ptr), value :: model  ! const dt_plan_model *
       type(c_ptr), value :: cluster  ! const dt_plan_cluster *
@@ -1390,8 +1389,8 @@ module dtrain_capi
       type(c_ptr), value :: count  ! int64_t *
       integer(c_int) :: res  ! dt_status
     end function dt_tensor_check
-    function dt_tp_region_forward(tp, region, input, output) bind(C, &
-        name="dt_tp_region_forward") result(res)
+    function dt_tp_region_forward(tp, region, input, &
+        output) bind(C, name="dt_tp_region_forward") result(res)
       import
       type(c_ptr), value :: tp  ! dt_comm *
       integer(c_int), value :: region  ! dt_tp_region
@@ -1399,8 +1398,8 @@ module dtrain_capi
       type(c_ptr), value :: output  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_tp_region_forward
-    function dt_tp_region_backward(tp, region, grad_out, grad_in) bind(C, &
-        name="dt_tp_region_backward") result(res)
+    function dt_tp_region_backward(tp, region, grad_out, &
+        grad_in) bind(C, name="dt_tp_region_backward") result(res)
       import
       type(c_ptr), value :: tp  ! dt_comm *
       integer(c_int), value :: region  ! dt_tp_region
@@ -1408,8 +1407,8 @@ module dtrain_capi
       type(c_ptr), value :: grad_in  ! DLTensor *
       integer(c_int) :: res  ! dt_status
     end function dt_tp_region_backward
-    function dt_tp_column_linear_forward(tp, x, weight, bias, y, flags) bind(C, &
-        name="dt_tp_column_linear_forward") result(res)
+    function dt_tp_column_linear_forward(tp, x, weight, bias, y, &
+        flags) bind(C, name="dt_tp_column_linear_forward") result(res)
       import
       type(c_ptr), value :: tp  ! dt_comm *
       type(c_ptr), value :: x  ! const DLTensor *
@@ -1419,8 +1418,8 @@ module dtrain_capi
       integer(c_int), value :: flags  ! unsigned
       integer(c_int) :: res  ! dt_status
     end function dt_tp_column_linear_forward
-    function dt_tp_column_linear_backward(tp, x, weight, dy, dx, dweight, dbias, flags) bind(C, &
-        name="dt_tp_column_linear_backward") result(res)
+    function dt_tp_column_linear_backward(tp, x, weight, dy, dx, dweight, dbias, &
+        flags) bind(C, name="dt_tp_column_linear_backward") result(res)
       import
       type(c_ptr), value :: tp  ! dt_comm *
       type(c_ptr), value :: x  ! const DLTensor *
@@ -1432,8 +1431,8 @@ module dtrain_capi
       integer(c_int), value :: flags  ! unsigned
       integer(c_int) :: res  ! dt_status
     end function dt_tp_column_linear_backward
-    function dt_tp_row_linear_forward(tp, x, weight, bias, y, flags) bind(C, &
-        name="dt_tp_row_linear_forward") result(res)
+    function dt_tp_row_linear_forward(tp, x, weight, bias, y, &
+        flags) bind(C, name="dt_tp_row_linear_forward") result(res)
       import
       type(c_ptr), value :: tp  ! dt_comm *
       type(c_ptr), value :: x  ! const DLTensor *
@@ -1443,8 +1442,8 @@ module dtrain_capi
       integer(c_int), value :: flags  ! unsigned
       integer(c_int) :: res  ! dt_status
     end function dt_tp_row_linear_forward
-    function dt_tp_row_linear_backward(tp, x, weight, dy, dx, dweight, dbias, flags) bind(C, &
-        name="dt_tp_row_linear_backward") result(res)
+    function dt_tp_row_linear_backward(tp, x, weight, dy, dx, dweight, dbias, &
+        flags) bind(C, name="dt_tp_row_linear_backward") result(res)
       import
       type(c_ptr), value :: tp  ! dt_comm *
       type(c_ptr), value :: x  ! const DLTensor *
@@ -1456,8 +1455,8 @@ module dtrain_capi
       integer(c_int), value :: flags  ! unsigned
       integer(c_int) :: res  ! dt_status
     end function dt_tp_row_linear_backward
-    function dt_tp_embedding_forward(tp, table, ids, output, flags) bind(C, &
-        name="dt_tp_embedding_forward") result(res)
+    function dt_tp_embedding_forward(tp, table, ids, output, &
+        flags) bind(C, name="dt_tp_embedding_forward") result(res)
       import
       type(c_ptr), value :: tp  ! dt_comm *
       type(c_ptr), value :: table  ! const DLTensor *
@@ -1466,8 +1465,8 @@ module dtrain_capi
       integer(c_int), value :: flags  ! unsigned
       integer(c_int) :: res  ! dt_status
     end function dt_tp_embedding_forward
-    function dt_tp_embedding_backward(tp, ids, dout, dtable, flags) bind(C, &
-        name="dt_tp_embedding_backward") result(res)
+    function dt_tp_embedding_backward(tp, ids, dout, dtable, &
+        flags) bind(C, name="dt_tp_embedding_backward") result(res)
       import
       type(c_ptr), value :: tp  ! dt_comm *
       type(c_ptr), value :: ids  ! const DLTensor *
@@ -1488,8 +1487,8 @@ module dtrain_capi
       integer(c_int64_t), value :: ignore_index  ! int64_t
       integer(c_int) :: res  ! dt_status
     end function dt_tp_cross_entropy_forward
-    function dt_tp_cross_entropy_backward(tp, logits, targets, lse, dloss, dlogits, &
-        label_smoothing, ignore_index) bind(C, name="dt_tp_cross_entropy_backward") result(res)
+    function dt_tp_cross_entropy_backward(tp, logits, targets, lse, dloss, dlogits, label_smoothing, &
+        ignore_index) bind(C, name="dt_tp_cross_entropy_backward") result(res)
       import
       type(c_ptr), value :: tp  ! dt_comm *
       type(c_ptr), value :: logits  ! const DLTensor *
@@ -1501,8 +1500,8 @@ module dtrain_capi
       integer(c_int64_t), value :: ignore_index  ! int64_t
       integer(c_int) :: res  ! dt_status
     end function dt_tp_cross_entropy_backward
-    function dt_tp_shard(kind, full, local, rank, size, q_heads, kv_heads) bind(C, &
-        name="dt_tp_shard") result(res)
+    function dt_tp_shard(kind, full, local, rank, size, q_heads, &
+        kv_heads) bind(C, name="dt_tp_shard") result(res)
       import
       integer(c_int), value :: kind  ! dt_tp_shard_kind
       type(c_ptr), value :: full  ! const DLTensor *
@@ -1513,8 +1512,8 @@ module dtrain_capi
       integer(c_int), value :: kv_heads  ! int
       integer(c_int) :: res  ! dt_status
     end function dt_tp_shard
-    function dt_tp_unshard(tp, kind, local, full, q_heads, kv_heads) bind(C, &
-        name="dt_tp_unshard") result(res)
+    function dt_tp_unshard(tp, kind, local, full, q_heads, &
+        kv_heads) bind(C, name="dt_tp_unshard") result(res)
       import
       type(c_ptr), value :: tp  ! dt_comm *
       integer(c_int), value :: kind  ! dt_tp_shard_kind
@@ -1540,8 +1539,8 @@ module dtrain_capi
       integer(c_int), value :: version  ! unsigned
       integer(c_int) :: res  ! dt_status
     end function dt_zero_options_init
-    function dt_zero_create(out, comm, params, n, optim, opts) bind(C, &
-        name="dt_zero_create") result(res)
+    function dt_zero_create(out, comm, params, n, optim, &
+        opts) bind(C, name="dt_zero_create") result(res)
       import
       type(c_ptr), optional :: out  ! dt_zero * *
       type(c_ptr), value :: comm  ! dt_comm *
@@ -1600,8 +1599,8 @@ module dtrain_capi
       integer(c_size_t), value :: unit  ! size_t
       integer(c_int) :: res  ! dt_status
     end function dt_zero_gather
-    function dt_zero_gather_wait(z, unit, timeout_ms) bind(C, &
-        name="dt_zero_gather_wait") result(res)
+    function dt_zero_gather_wait(z, unit, &
+        timeout_ms) bind(C, name="dt_zero_gather_wait") result(res)
       import
       type(c_ptr), value :: z  ! dt_zero *
       integer(c_size_t), value :: unit  ! size_t
