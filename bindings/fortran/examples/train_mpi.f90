@@ -37,6 +37,8 @@ program train_mpi
   call train_zero(comm, steps, lr, 3, w, b)
   ok = report('ZeRO-3', max_difference(w, b, w_ref, b_ref)) .and. ok
 
+  ! Every rank learns whether all did, so that rank 0's verdict speaks for all.
+  call MPI_Allreduce(MPI_IN_PLACE, ok, 1, MPI_LOGICAL, MPI_LAND, MPI_COMM_WORLD, ierr)
   call dtrain_comm_destroy(comm)
   call MPI_Finalize(ierr)
   if (.not. ok) error stop 'the ranks did not train as one process'

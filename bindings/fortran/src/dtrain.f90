@@ -6,8 +6,9 @@
 ! int64 as a flat tensor of size(x) elements: the library sees its memory, not
 ! its shape. x must be contiguous and, in the caller, TARGET (or ALLOCATABLE
 ! or POINTER), because the library reads and writes it through its address
-! after dtrain_view returns. A view of a non-contiguous or empty array has no
-! data, and every call refuses it with DT_ERR_INVALID_ARGUMENT.
+! after dtrain_view returns. A view of a non-contiguous array has no data,
+! and every call refuses it with DT_ERR_INVALID_ARGUMENT; a view of an empty
+! array is a tensor of no elements.
 !
 ! Errors. Every procedure that can fail takes an optional `stat`. When it is
 ! present it receives DT_OK or the error (a negative DT_ERR_*), and

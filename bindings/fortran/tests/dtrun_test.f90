@@ -1,8 +1,9 @@
 ! The Fortran binding on ranks started by dtrun (no MPI): a communicator from
 ! the environment, each collective on each Fortran type against what the
 ! ranks' inputs add up to, bad calls refused with their status and a message
-! (and the communicator still usable after them), and DDP and ZeRO stage 2
-! training as one process does.
+! (on the calling rank, or on every rank when the ranks disagree; the
+! communicator still usable after them), and DDP and ZeRO stage 2 training as
+! one process does.
 !
 !     dtrun -n 2 ./dtrain_fortran_dtrun_test
 program dtrun_test
@@ -107,6 +108,7 @@ contains
     real(c_float), target :: x(8), y(4)
     integer(c_int32_t), target :: i(4)
     type(dtrain_comm) :: none
+    type(dtrain_ddp) :: ddp
     integer :: stat
     x = 1
     call dtrain_allreduce(comm, dtrain_view(x(1:8:2)), dtrain_view(y), DT_SUM, stat)
@@ -118,6 +120,11 @@ contains
     call expect_refused('an average of integers', stat, DT_ERR_INVALID_ARGUMENT)
     call dtrain_barrier(none, stat)
     call expect_refused('a communicator never created', stat, DT_ERR_INVALID_ARGUMENT)
+    ! Ranks that disagree about DDP's gradients all fail, none hangs.
+    if (size > 1) then
+      call dtrain_ddp_create(ddp, comm, [dtrain_view(x(1:merge(3, 2, rank == 0)))], stat=stat)
+      call expect_refused('DDP over gradients of different sizes on different ranks', stat, DT_ERR_MISMATCH)
+    end if
     ! A refused call changes nothing: the communicator still works.
     y = 1
     call dtrain_allreduce(comm, dtrain_view(y), dtrain_view(y), DT_SUM, stat)
