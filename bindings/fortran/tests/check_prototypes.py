@@ -32,7 +32,7 @@ FORTRAN_CLASSES = {"int": "i32", "int32_t": "i32", "long": "i64", "long long": "
 
 
 def c_class(ctype, enums, callbacks):
-    if "*" in ctype or "(*)" in ctype:
+    if "*" in ctype:  # a pointer, or a function pointer written out
         return "pointer"
     base = re.sub(r"\b(const|volatile|struct|enum)\b", " ", ctype)
     base = re.sub(r"\s+", " ", base).strip()
