@@ -517,6 +517,12 @@ module dtrain_capi
       integer(c_int), value :: key  ! int
       integer(c_int) :: res  ! dt_status
     end function dt_comm_split
+    function dt_comm_bind_thread(comm, bind) bind(C, name="dt_comm_bind_thread") result(res)
+      import
+      type(c_ptr), value :: comm  ! dt_comm *
+      integer(c_int), value :: bind  ! int
+      integer(c_int) :: res  ! dt_status
+    end function dt_comm_bind_thread
     function dt_comm_rank(comm, out) bind(C, name="dt_comm_rank") result(res)
       import
       type(c_ptr), value :: comm  ! const dt_comm *
