@@ -163,9 +163,6 @@ void dtb_print_row(FILE *f, const dtb_results *r, const dtb_row *row);
 /* Writes the results as JSON (see benchmarks/README.md). 0, or -1 with errno. */
 int dtb_write_json(const char *path, const dtb_results *r);
 
-/* Writes `s` as a JSON string literal. */
-void dtb_json_string(FILE *f, const char *s);
-
 #ifdef __cplusplus
 }
 #endif

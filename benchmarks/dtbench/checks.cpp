@@ -114,13 +114,10 @@ int run_checks(int argc, char** argv) {
     std::printf("%10s %14s %14s %10s\n", "bytes", "checks off", "checks on", "on/off");
     std::printf("%10lld %14.2f %14.2f %10.2f\n", static_cast<long long>(a.bytes), off, on, on / off);
     if (!a.json.empty()) {
-      FILE* out = open_results(kCli, a.json);
-      if (out == nullptr) job.exit(1);
-      std::fprintf(out,
-                   "{\"benchmark\": \"checks\", \"ranks\": %d, \"bytes\": %lld, \"iters\": %ld, \"rounds\": %ld,\n"
-                   " \"off_us\": %.3f, \"on_us\": %.3f, \"ratio\": %.4f}\n",
-                   job.size(), static_cast<long long>(a.bytes), a.iters, a.rounds, off, on, on / off);
-      close_results(out, a.json);
+      const Json doc = {{"benchmark", "checks"}, {"ranks", job.size()},   {"bytes", a.bytes},
+                        {"iters", a.iters},       {"rounds", a.rounds},    {"off_us", off},
+                        {"on_us", on},            {"ratio", on / off}};
+      if (!write_results(kCli.command, a.json, doc)) job.exit(1);
     }
   }
   dt_comm_destroy(checked);

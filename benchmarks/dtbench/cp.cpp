@@ -241,29 +241,23 @@ void print_table(const Args& a, int ranks, double full_ms, const std::vector<Lay
 }
 
 int write_json(const Args& a, int ranks, double full_ms, const std::vector<LayoutResult>& results) {
-  FILE* out = open_results(kCli, a.json);
-  if (out == nullptr) return 1;
-  std::fprintf(out,
-               "{\n  \"benchmark\": \"cp\",\n  \"ranks\": %d,\n  \"seq\": %d,\n  \"heads\": %d,\n  \"kv_heads\": %d,\n"
-               "  \"head_dim\": %d,\n  \"iters\": %d,\n  \"causal\": true,\n  \"full_attention_ms\": %.4f,\n"
-               "  \"results\": [",
-               ranks, a.seq, a.heads, a.kv_heads, a.head_dim, a.iters, full_ms);
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const LayoutResult& r = results[i];
-    std::fprintf(out,
-                 "%s\n    {\"layout\": \"%s\", \"ring_ms\": %.4f, \"speedup\": %.4f, \"compute_ms\": %.4f, "
-                 "\"transfer_ms\": %.4f, \"hidden_share\": %.4f, \"balance\": %.4f, \"work_balance\": %.4f, "
-                 "\"compute_ms_per_rank\": [",
-                 i == 0 ? "" : ",", r.layout, r.ring_ms, full_ms / r.ring_ms, r.slowest_compute(), r.transfer_ms,
-                 r.hidden(), r.balance(), r.work_balance());
-    for (std::size_t k = 0; k < r.compute_ms.size(); ++k) {
-      std::fprintf(out, "%s%.4f", k == 0 ? "" : ", ", r.compute_ms[k]);
-    }
-    std::fputs("]}", out);
+  Json rows = Json::array();
+  for (const LayoutResult& r : results) {
+    rows.push_back({{"layout", r.layout},
+                    {"ring_ms", r.ring_ms},
+                    {"speedup", full_ms / r.ring_ms},
+                    {"compute_ms", r.slowest_compute()},
+                    {"transfer_ms", r.transfer_ms},
+                    {"hidden_share", r.hidden()},
+                    {"balance", r.balance()},
+                    {"work_balance", r.work_balance()},
+                    {"compute_ms_per_rank", r.compute_ms}});
   }
-  std::fputs("\n  ]\n}\n", out);
-  close_results(out, a.json);
-  return 0;
+  const Json doc = {{"benchmark", "cp"},      {"ranks", ranks},         {"seq", a.seq},
+                    {"heads", a.heads},       {"kv_heads", a.kv_heads}, {"head_dim", a.head_dim},
+                    {"iters", a.iters},       {"causal", true},         {"full_attention_ms", full_ms},
+                    {"results", rows}};
+  return write_results(kCli.command, a.json, doc) ? 0 : 1;
 }
 
 }  // namespace

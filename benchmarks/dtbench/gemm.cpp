@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/dtype.hpp"
@@ -247,27 +248,29 @@ double time_cuda(const Shape& s, DType dtype, long iters) {
 #endif
 
 int write_json(const Args& a, const CpuPeak& peak, int threads, const std::vector<Row>& rows) {
-  FILE* out = open_results(kCli, a.json);
-  if (out == nullptr) return 1;
-  std::fprintf(out,
-               "{\n  \"benchmark\": \"gemm\",\n  \"dtype\": \"%s\",\n  \"iters\": %ld,\n  \"blas_threads\": %d,\n"
-               "  \"cpu_ghz\": %.3f,\n  \"cpu_reported_ghz\": %.3f,\n  \"cpu_flops_per_cycle\": %d,\n"
-               "  \"cpu_units\": \"%s\",\n  \"cpu_peak_gflops\": %.2f,\n  \"results\": [",
-               dtrain::dtype_name(a.dtype), a.iters, threads, peak.ghz, peak.reported_ghz, peak.flops_per_cycle,
-               peak.units.c_str(), peak.gflops(threads));
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    std::fprintf(out,
-                 "%s\n    {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"layer_gflops\": %.3f, \"direct_gflops\": %.3f, "
-                 "\"ratio\": %.4f, \"peak_share\": %.4f%s",
-                 i == 0 ? "" : ",", static_cast<long long>(r.shape.m), static_cast<long long>(r.shape.n),
-                 static_cast<long long>(r.shape.k), r.layer_gflops, r.direct_gflops,
-                 r.layer_gflops / r.direct_gflops, r.peak_share, r.cuda_gflops > 0 ? "" : "}");
-    if (r.cuda_gflops > 0) std::fprintf(out, ", \"cuda_gflops\": %.1f}", r.cuda_gflops);
+  Json results = Json::array();
+  for (const Row& r : rows) {
+    Json row = {{"m", r.shape.m},
+                {"n", r.shape.n},
+                {"k", r.shape.k},
+                {"layer_gflops", r.layer_gflops},
+                {"direct_gflops", r.direct_gflops},
+                {"ratio", r.layer_gflops / r.direct_gflops},
+                {"peak_share", r.peak_share}};
+    if (r.cuda_gflops > 0) row["cuda_gflops"] = r.cuda_gflops;
+    results.push_back(std::move(row));
   }
-  std::fputs("\n  ]\n}\n", out);
-  close_results(out, a.json);
-  return 0;
+  const Json doc = {{"benchmark", "gemm"},
+                    {"dtype", dtrain::dtype_name(a.dtype)},
+                    {"iters", a.iters},
+                    {"blas_threads", threads},
+                    {"cpu_ghz", peak.ghz},
+                    {"cpu_reported_ghz", peak.reported_ghz},
+                    {"cpu_flops_per_cycle", peak.flops_per_cycle},
+                    {"cpu_units", peak.units},
+                    {"cpu_peak_gflops", peak.gflops(threads)},
+                    {"results", results}};
+  return write_results(kCli.command, a.json, doc) ? 0 : 1;
 }
 
 }  // namespace

@@ -111,20 +111,16 @@ std::pair<double, double> time_turns(bool streamed, std::size_t bytes, long iter
 const Usage kCli{"handoff", kUsage};
 
 int write_json(const Args& a, const std::vector<Row>& rows) {
-  FILE* out = open_results(kCli, a.json);
-  if (out == nullptr) return 1;
-  std::fprintf(out, "{\n  \"benchmark\": \"handoff\",\n  \"iters\": %ld,\n  \"results\": [", a.iters);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    std::fprintf(out,
-                 "%s\n    {\"bytes\": %zu, \"cached_write_us\": %.3f, \"cached_turn_us\": %.3f, "
-                 "\"streamed_write_us\": %.3f, \"streamed_turn_us\": %.3f}",
-                 i == 0 ? "" : ",", r.bytes, r.cached_write_us, r.cached_turn_us, r.streamed_write_us,
-                 r.streamed_turn_us);
+  Json results = Json::array();
+  for (const Row& r : rows) {
+    results.push_back({{"bytes", r.bytes},
+                       {"cached_write_us", r.cached_write_us},
+                       {"cached_turn_us", r.cached_turn_us},
+                       {"streamed_write_us", r.streamed_write_us},
+                       {"streamed_turn_us", r.streamed_turn_us}});
   }
-  std::fputs("\n  ]\n}\n", out);
-  close_results(out, a.json);
-  return 0;
+  const Json doc = {{"benchmark", "handoff"}, {"iters", a.iters}, {"results", results}};
+  return write_results(kCli.command, a.json, doc) ? 0 : 1;
 }
 
 // The size in `value`, else a usage error for `arg`.

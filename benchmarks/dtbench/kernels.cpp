@@ -16,6 +16,7 @@
 #include <string>
 
 #include "device/probe.hpp"
+#include "usage.hpp"
 
 #ifdef DTRAIN_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -210,16 +211,12 @@ struct Row {
   double of_copy;  // percent of the copy's GB/s at the same size
 };
 
-std::string json_text(const char* device, const Args& a, const std::vector<Row>& rows) {
-  std::string text = "{\n  \"benchmark\": \"kernels\",\n  \"device\": \"" + std::string(device) +
-                     "\",\n  \"iters\": " + std::to_string(a.iters) + ",\n  \"results\": [";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    char line[256];
-    std::snprintf(line, sizeof line, "%s\n    {\"kernel\": \"%s\", \"mib\": %zu, \"GBps\": %.3f, \"vs_copy\": %.4f}",
-                  i == 0 ? "" : ",", rows[i].kernel, rows[i].mib, rows[i].gbs, rows[i].of_copy / 100.0);
-    text += line;
+Json json_doc(const char* device, const Args& a, const std::vector<Row>& rows) {
+  Json results = Json::array();
+  for (const Row& r : rows) {
+    results.push_back({{"kernel", r.kernel}, {"mib", r.mib}, {"GBps", r.gbs}, {"vs_copy", r.of_copy / 100.0}});
   }
-  return text + "\n  ]\n}\n";
+  return {{"benchmark", "kernels"}, {"device", device}, {"iters", a.iters}, {"results", results}};
 }
 
 int measure(const Args& a) {
@@ -259,15 +256,7 @@ int measure(const Args& a) {
                 worst >= 80.0 ? "met" : "NOT met");
   }
   if (!a.json.empty()) {
-    FILE* out = std::fopen(a.json.c_str(), "w");
-    if (out == nullptr) {
-      std::fprintf(stderr, "dtbench kernels: cannot write %s: %s\n", a.json.c_str(), std::strerror(errno));
-      return 1;
-    }
-    const std::string text = json_text(props.name, a, rows);
-    std::fputs(text.c_str(), out);
-    std::fclose(out);
-    std::printf("# results written to %s\n", a.json.c_str());
+    if (!write_results("kernels", a.json, json_doc(props.name, a, rows))) return 1;
   }
   return 0;
 }

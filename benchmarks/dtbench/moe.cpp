@@ -135,18 +135,23 @@ Counts exchange_counts(Comm& comm, const Buffer<int64_t>& experts, const Args& a
 
 void write_json(const std::string& path, const Args& a, int world, double plan_ms, const double* ms,
                 int64_t bytes_sent) {
-  FILE* out = open_results(kCli, path);
-  if (out == nullptr) return;
-  std::fprintf(out, "{\n  \"benchmark\": \"moe\",\n  \"implementation\": \"dtrain\",\n  \"world_size\": %d,\n", world);
-  std::fprintf(out, "  \"ep\": %d,\n  \"tokens_per_rank\": %d,\n  \"hidden\": %d,\n", world, a.tokens, a.hidden);
-  std::fprintf(out, "  \"experts\": %d,\n  \"top_k\": %d,\n", a.experts, a.top_k);
-  std::fprintf(out, "  \"iterations\": %d,\n  \"rank0_bytes_each_way\": %lld,\n  \"plan_ms\": %.6g,\n", a.iters,
-               static_cast<long long>(bytes_sent), plan_ms);
-  std::fprintf(out, "  \"dispatch_ms\": %.6g,\n  \"combine_ms\": %.6g,\n  \"dispatch_plus_combine_ms\": %.6g,\n",
-               ms[kDispatch], ms[kCombine], ms[kDispatch] + ms[kCombine]);
-  std::fprintf(out, "  \"alltoallv_there_and_back_ms\": %.6g,\n  \"ratio_to_alltoallv\": %.6g\n}\n", ms[kAlltoallv],
-               (ms[kDispatch] + ms[kCombine]) / ms[kAlltoallv]);
-  close_results(out, path);
+  const Json doc = {{"benchmark", "moe"},
+                    {"implementation", "dtrain"},
+                    {"world_size", world},
+                    {"ep", world},
+                    {"tokens_per_rank", a.tokens},
+                    {"hidden", a.hidden},
+                    {"experts", a.experts},
+                    {"top_k", a.top_k},
+                    {"iterations", a.iters},
+                    {"rank0_bytes_each_way", bytes_sent},
+                    {"plan_ms", plan_ms},
+                    {"dispatch_ms", ms[kDispatch]},
+                    {"combine_ms", ms[kCombine]},
+                    {"dispatch_plus_combine_ms", ms[kDispatch] + ms[kCombine]},
+                    {"alltoallv_there_and_back_ms", ms[kAlltoallv]},
+                    {"ratio_to_alltoallv", (ms[kDispatch] + ms[kCombine]) / ms[kAlltoallv]}};
+  write_results(kCli.command, path, doc);
 }
 
 }  // namespace

@@ -149,22 +149,19 @@ void measure(Comm& comm, const Args& a, Case& c) {
 }
 
 void write_json(const std::string& path, const Args& a, int world, const std::vector<Case>& cases) {
-  FILE* out = open_results(kCli, path);
-  if (out == nullptr) return;
-  std::fprintf(out, "{\n  \"benchmark\": \"pipeline\",\n  \"implementation\": \"dtrain\",\n  \"library\": \"%s\",\n",
-               dt_build_info());
-  std::fprintf(out, "  \"stages\": %d,\n  \"unit_us\": %d,\n  \"steps\": %d,\n  \"elements\": %d,\n  \"cases\": [\n",
-               world, a.unit_us, a.steps, a.elements);
-  for (size_t k = 0; k < cases.size(); ++k) {
-    const Case& c = cases[k];
-    std::fprintf(out,
-                 "    {\"kind\": \"%s\", \"microbatches\": %d, \"step_ms\": %.6g, \"bubble_formula\": %.6f, "
-                 "\"bubble_waits\": %.6f, \"bubble_busy\": %.6f}%s\n",
-                 c.name, c.microbatches, c.step_ms, c.formula, c.bubble_waits, c.bubble_busy,
-                 k + 1 < cases.size() ? "," : "");
+  Json rows = Json::array();
+  for (const Case& c : cases) {
+    rows.push_back({{"kind", c.name},
+                    {"microbatches", c.microbatches},
+                    {"step_ms", c.step_ms},
+                    {"bubble_formula", c.formula},
+                    {"bubble_waits", c.bubble_waits},
+                    {"bubble_busy", c.bubble_busy}});
   }
-  std::fprintf(out, "  ]\n}\n");
-  close_results(out, path);
+  const Json doc = {{"benchmark", "pipeline"}, {"implementation", "dtrain"}, {"library", dt_build_info()},
+                    {"stages", world},         {"unit_us", a.unit_us},       {"steps", a.steps},
+                    {"elements", a.elements},  {"cases", rows}};
+  write_results(kCli.command, path, doc);
 }
 
 }  // namespace

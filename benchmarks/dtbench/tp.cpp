@@ -238,19 +238,25 @@ void print_table(const Args& a, int ranks, const Result& r) {
 }
 
 int write_json(const Args& a, int ranks, const Result& r) {
-  FILE* out = open_results(kCli, a.json);
-  if (out == nullptr) return 1;
-  std::fprintf(out,
-               "{\n  \"benchmark\": \"tp\",\n  \"ranks\": %d,\n  \"tokens\": %d,\n  \"hidden\": %d,\n  \"ffn\": %d,\n"
-               "  \"sequence_parallel\": %s,\n  \"iters\": %d,\n  \"dtype\": \"float32\",\n"
-               "  \"whole_ms\": %.4f,\n  \"step_ms\": %.4f,\n  \"speedup\": %.4f,\n  \"compute_ms\": %.4f,\n"
-               "  \"comm_ms\": %.4f,\n  \"hidden_share\": %.4f,\n  \"flops_per_rank\": %.0f,\n"
-               "  \"step_gflops_per_rank\": %.3f,\n  \"compute_gflops_per_rank\": %.3f,\n  \"peak_gflops_per_core\": %.3f\n}\n",
-               ranks, a.tokens, a.hidden, a.ffn, a.sequence_parallel ? "true" : "false", a.iters, r.whole_ms, r.step_ms,
-               r.whole_ms / r.step_ms, r.compute_ms, r.comm_ms, r.hidden(), r.flops_per_rank, r.step_gflops(),
-               r.compute_gflops(), r.peak_gflops);
-  close_results(out, a.json);
-  return 0;
+  const Json doc = {{"benchmark", "tp"},
+                    {"ranks", ranks},
+                    {"tokens", a.tokens},
+                    {"hidden", a.hidden},
+                    {"ffn", a.ffn},
+                    {"sequence_parallel", a.sequence_parallel},
+                    {"iters", a.iters},
+                    {"dtype", "float32"},
+                    {"whole_ms", r.whole_ms},
+                    {"step_ms", r.step_ms},
+                    {"speedup", r.whole_ms / r.step_ms},
+                    {"compute_ms", r.compute_ms},
+                    {"comm_ms", r.comm_ms},
+                    {"hidden_share", r.hidden()},
+                    {"flops_per_rank", std::llround(r.flops_per_rank)},
+                    {"step_gflops_per_rank", r.step_gflops()},
+                    {"compute_gflops_per_rank", r.compute_gflops()},
+                    {"peak_gflops_per_core", r.peak_gflops}};
+  return write_results(kCli.command, a.json, doc) ? 0 : 1;
 }
 
 }  // namespace

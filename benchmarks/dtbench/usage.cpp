@@ -18,16 +18,16 @@ int Usage::integer(const std::string& arg, const char* value, long lowest, long 
   return static_cast<int>(v);
 }
 
-FILE* open_results(const Usage& usage, const std::string& path) {
+bool write_results(const char* command, const std::string& path, const Json& doc) {
+  const std::string text = doc.dump(2) + "\n";
   FILE* out = std::fopen(path.c_str(), "w");
-  if (out == nullptr)
-    std::fprintf(stderr, "dtbench %s: cannot write %s: %s\n", usage.command, path.c_str(), std::strerror(errno));
-  return out;
-}
-
-void close_results(FILE* out, const std::string& path) {
-  std::fclose(out);
+  const bool written = out != nullptr && std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  if (out == nullptr || std::fclose(out) != 0 || !written) {
+    std::fprintf(stderr, "dtbench %s: cannot write %s: %s\n", command, path.c_str(), std::strerror(errno));
+    return false;
+  }
   std::printf("# results written to %s\n", path.c_str());
+  return true;
 }
 
 }  // namespace dtbench

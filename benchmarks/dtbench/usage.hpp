@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace dtbench {
@@ -17,9 +18,12 @@ struct Usage {
   int integer(const std::string& arg, const char* value, long lowest, long highest) const;
 };
 
-// The JSON results file opened for writing, or null after saying why not.
-FILE* open_results(const Usage& usage, const std::string& path);
-// Closes it and says where the results are.
-void close_results(FILE* out, const std::string& path);
+// A results document: its keys stay in the order they were set, as the
+// readers of earlier results files saw them.
+using Json = nlohmann::ordered_json;
+
+// Writes `doc` to `path` and says where the results are; false after saying
+// why it could not. Numbers that are not finite are written as null.
+bool write_results(const char* command, const std::string& path, const Json& doc);
 
 }  // namespace dtbench
