@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "command_line.hpp"
 #include "usage.hpp"
 
 namespace dtbench {
@@ -240,32 +241,17 @@ int compare_files(const std::vector<std::string>& first, const std::vector<std::
 }
 
 int run_compare(int argc, char** argv) {
-  static const char usage[] =
-      "usage: dtbench compare A.json B.json [--json MERGED.json]\n\n"
-      "Prints the rows of two results files (dtbench collectives, the MPI peer) side\n"
-      "by side with the ratios A / B of time and busbw, and optionally writes them\n"
-      "as one JSON file.\n";
-  std::vector<std::string> files;
-  const char* merged = nullptr;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(usage, stdout);
-      return 0;
-    } else if (arg == "--json" && i + 1 < argc) {
-      merged = argv[++i];
-    } else if (arg.rfind('-', 0) == 0) {
-      std::fprintf(stderr, "dtbench compare: unknown option '%s'\n\n%s", arg.c_str(), usage);
-      return 2;
-    } else {
-      files.push_back(arg);
-    }
-  }
-  if (files.size() != 2) {
-    std::fputs(usage, stderr);
-    return 2;
-  }
-  return compare_files({files[0]}, {files[1]}, merged);
+  const Usage cli{"compare", "usage: dtbench compare A.json B.json [--json MERGED.json]",
+                  "Prints the rows of two results files (dtbench collectives, the MPI peer) side\n"
+                  "by side with the ratios A / B of time and busbw, and optionally writes them\n"
+                  "as one JSON file."};
+  auto app = cli.app();
+  std::string first, second, merged;
+  app->add_option("A", first, "the first results file")->required()->type_name("A.json");
+  app->add_option("B", second, "the second results file")->required()->type_name("B.json");
+  app->add_option("--json", merged, "also write the rows of both as one JSON file")->type_name("MERGED.json");
+  dtrain::command_line::parse(*app, argc, argv);
+  return compare_files({first}, {second}, merged.empty() ? nullptr : merged.c_str());
 }
 
 }  // namespace dtbench

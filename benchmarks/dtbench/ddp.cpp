@@ -24,32 +24,18 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "training.hpp"
 
 namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtrun -n N dtbench ddp [options]\n"
-    "\n"
-    "Times training steps of the example MLP (examples/c/mlp) with libdtrain's DDP\n"
-    "three ways: without communication, with the allreduce after backward, and with\n"
-    "buckets overlapping backward; prints step times, the time waiting for the\n"
-    "allreduce, and the share of it hidden behind backward. Rank 0 prints.\n"
-    "\n"
-    "options:\n"
-    "  --steps N        timed steps per mode and round (default 30)\n"
-    "  --rounds N       rounds; each runs every mode once (default 5)\n"
-    "  --warmup N       untimed steps per mode first (default 10)\n"
-    "  --batch N        global batch (default 256)\n"
-    "  --hidden N       hidden width (default 256)\n"
-    "  --layers N       hidden layers (default 2)\n"
-    "  --bucket-kib N   DDP bucket size in KiB (default 8)\n"
-    "  --json PATH      also write the results as JSON\n"
-    "  -h, --help       show this help\n";
-
-const Usage kCli{"ddp", kUsage};
+const Usage kCli{"ddp", "usage: dtrun -n N dtbench ddp [options]",
+                 "Times training steps of the example MLP (examples/c/mlp) with libdtrain's DDP\n"
+                 "three ways: without communication, with the allreduce after backward, and with\n"
+                 "buckets overlapping backward; prints step times, the time waiting for the\n"
+                 "allreduce, and the share of it hidden behind backward. Rank 0 prints."};
 
 struct Args : TrainingOptions {
   int bucket_kib = 8;
@@ -57,11 +43,13 @@ struct Args : TrainingOptions {
 
 Args parse(int argc, char** argv) {
   Args a;
-  parse_training(kCli, argc, argv, a, [&a](const std::string& arg, const char* value) {
-    if (arg != "--bucket-kib") return false;
-    a.bucket_kib = kCli.integer(arg, value, 1, 1L << 24);
-    return true;
-  });
+  auto app = kCli.app();
+  add_training_options(*app, a, "mode");
+  app->add_option("--bucket-kib", a.bucket_kib, "DDP bucket size in KiB (default 8)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 24));
+  dtrain::command_line::parse(*app, argc, argv);
+  check_training(kCli, a);
   return a;
 }
 

@@ -1,22 +1,36 @@
-// What dtbench's subcommands share around their options and results: usage
-// errors, integer values, and the JSON results file.
+// What dtbench's subcommands share around their options and results: the
+// command line (CLI11), usage errors, and the JSON results file.
 #pragma once
 
-#include <cstdio>
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 namespace dtbench {
 
-// A subcommand's name and help text, for --help and for usage errors.
+// A subcommand's name, usage line and description, for its command line and
+// its usage errors.
 struct Usage {
-  const char* command;  // "ddp", "zero", "handoff"
-  const char* text;
+  const char* command;      // "ddp", "zero", "handoff"
+  const char* line;         // "usage: dtrun -n N dtbench ddp [options]"
+  const char* description;  // what it measures
 
+  // A command line named "dtbench COMMAND" whose help opens with the usage
+  // line and the description; the caller adds the options, and reads argv
+  // with dtrain::command_line::parse. An option given twice takes its last
+  // value.
+  std::unique_ptr<CLI::App> app() const;
+  // A usage error found after parsing: says what, exits 2.
   [[noreturn]] void error(const std::string& message) const;
-  // `value` as an integer in [lowest, highest], else a usage error for `arg`.
-  int integer(const std::string& arg, const char* value, long lowest, long highest) const;
 };
+
+// An option whose value is a size in bytes ("8", "64K", "256M", "1G": binary
+// multiples), at least `lowest`.
+CLI::Option* add_bytes(CLI::App& app, const std::string& flag, std::int64_t& bytes, std::int64_t lowest,
+                       const std::string& help);
 
 // A results document: its keys stay in the order they were set, as the
 // readers of earlier results files saw them.

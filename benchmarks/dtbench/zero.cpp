@@ -27,35 +27,20 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "training.hpp"
 
 namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtrun -n N dtbench zero [options]\n"
-    "\n"
-    "Trains the example MLP (examples/c/mlp, float32) with libdtrain's ZeRO stages\n"
-    "and prints, per stage, the median step time and the bytes each rank holds by\n"
-    "purpose (dt_zero_memory_usage) against the ZeRO formula for float32\n"
-    "parameters and AdamW. One unit per layer. Rank 0 prints.\n"
-    "\n"
-    "options:\n"
-    "  --stages LIST    comma-separated stages to run (default 0,1,2,3)\n"
-    "  --steps N        timed steps per stage and round (default 30)\n"
-    "  --rounds N       rounds; each runs every stage once (default 5)\n"
-    "  --warmup N       untimed steps per stage first (default 10)\n"
-    "  --batch N        global batch (default 256)\n"
-    "  --hidden N       hidden width (default 256)\n"
-    "  --layers N       hidden layers (default 2)\n"
-    "  --prefetch 0|1   stage 3 gathers the next unit with each gather (default 1)\n"
-    "  --json PATH      also write the results as JSON\n"
-    "  -h, --help       show this help\n";
+const Usage kCli{"zero", "usage: dtrun -n N dtbench zero [options]",
+                 "Trains the example MLP (examples/c/mlp, float32) with libdtrain's ZeRO stages\n"
+                 "and prints, per stage, the median step time and the bytes each rank holds by\n"
+                 "purpose (dt_zero_memory_usage) against the ZeRO formula for float32\n"
+                 "parameters and AdamW. One unit per layer. Rank 0 prints."};
 
 constexpr int kStages = 4;
-
-const Usage kCli{"zero", kUsage};
 
 struct Args : TrainingOptions {
   int prefetch = 1;
@@ -80,15 +65,17 @@ std::vector<int> parse_stages(const std::string& text) {
 
 Args parse(int argc, char** argv) {
   Args a;
-  parse_training(kCli, argc, argv, a, [&a](const std::string& arg, const char* value) {
-    if (arg == "--stages")
-      a.stages = parse_stages(value);
-    else if (arg == "--prefetch")
-      a.prefetch = kCli.integer(arg, value, 0, 1);
-    else
-      return false;
-    return true;
-  });
+  auto app = kCli.app();
+  app->add_option_function<std::string>(
+         "--stages", [&a](const std::string& text) { a.stages = parse_stages(text); },
+         "comma-separated stages to run (default 0,1,2,3)")
+      ->type_name("LIST");
+  add_training_options(*app, a, "stage");
+  app->add_option("--prefetch", a.prefetch, "stage 3 gathers the next unit with each gather (default 1)")
+      ->type_name("0|1")
+      ->check(CLI::Range(0, 1));
+  dtrain::command_line::parse(*app, argc, argv);
+  check_training(kCli, a);
   return a;
 }
 
