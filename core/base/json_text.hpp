@@ -1,28 +1,16 @@
-// A string as a JSON string literal, for the files the library writes by
-// hand (traces, flight records): quotes, backslashes and control
-// characters escaped.
+// A string as a JSON string literal, for the files the library writes a
+// line at a time in its own layout (traces, flight records, plans):
+// nlohmann-json escapes it, and bytes that are not UTF-8 become U+FFFD
+// rather than an exception.
 #pragma once
 
-#include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace dtrain {
 
 inline std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(ch));
-      out += escaped;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace dtrain
