@@ -251,7 +251,7 @@ def test_a_bad_argument_is_named(args, named):
 
 def test_options_after_the_program_are_the_programs():
     # dtrun's own options end at PROGRAM; -n and unknown options after it go to the program.
-    result = dtrun("-n", "1", "--no-tag-output", *sh('echo "$@"'), "sh", "-n", "3", "--bogus")
+    result = dtrun("-n", "1", "--no-tag-output", *sh('printf "%s\\n" "$*"'), "sh", "-n", "3", "--bogus")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "-n 3 --bogus\n"
 
