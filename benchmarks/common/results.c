@@ -1,9 +1,9 @@
-#include "bench.h"
-
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+
+#include "bench.h"
 
 void dtb_results_add(dtb_results *r, dtb_row row) {
   row.algbw = row.time_s > 0 ? (double)row.bytes / row.time_s * 1e-9 : 0.0;

@@ -66,7 +66,9 @@ int run_checks(int argc, char** argv) {
   Args a;
   auto app = kCli.app();
   add_bytes(*app, "--bytes", a.bytes, 4, "the allreduce's size (default 8; K, M, G: binary)");
-  app->add_option("--iters", a.iters, "allreduces per round (default 2000)")->type_name("N")->check(CLI::Range(1L, 1L << 30));
+  app->add_option("--iters", a.iters, "allreduces per round (default 2000)")
+      ->type_name("N")
+      ->check(CLI::Range(1L, 1L << 30));
   app->add_option("--rounds", a.rounds, "rounds of each (default 11)")->type_name("N")->check(CLI::Range(1L, 1000L));
   app->add_option("--json", a.json, "also write the results as JSON (rank 0)")->type_name("PATH");
   dtrain::command_line::parse(*app, argc, argv);
@@ -90,9 +92,8 @@ int run_checks(int argc, char** argv) {
     std::printf("%10s %14s %14s %10s\n", "bytes", "checks off", "checks on", "on/off");
     std::printf("%10lld %14.2f %14.2f %10.2f\n", static_cast<long long>(a.bytes), off, on, on / off);
     if (!a.json.empty()) {
-      const Json doc = {{"benchmark", "checks"}, {"ranks", job.size()},   {"bytes", a.bytes},
-                        {"iters", a.iters},       {"rounds", a.rounds},    {"off_us", off},
-                        {"on_us", on},            {"ratio", on / off}};
+      const Json doc = {{"benchmark", "checks"}, {"ranks", job.size()}, {"bytes", a.bytes}, {"iters", a.iters},
+                        {"rounds", a.rounds},    {"off_us", off},       {"on_us", on},      {"ratio", on / off}};
       if (!write_results(kCli.command, a.json, doc)) job.exit(1);
     }
   }

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "bench.h"
-#include "command_line.hpp"
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "orchestrate.hpp"
 #include "usage.hpp"
 
@@ -60,9 +60,7 @@ void parse(int argc, char** argv, Args& a) {
                 "run this sweep under dtrun and the MPI peer under mpirun,\n"
                 "both with N ranks, and print them side by side\n"
                 "(start it as a single process, not under dtrun)");
-  app->add_option("-n,--nproc", a.nproc, "ranks for --vs-mpi (default 2)")
-      ->type_name("N")
-      ->check(CLI::Range(1, 4096));
+  app->add_option("-n,--nproc", a.nproc, "ranks for --vs-mpi (default 2)")->type_name("N")->check(CLI::Range(1, 4096));
   app->add_option("--rounds", a.rounds,
                   "for --vs-mpi: alternate R libdtrain and R MPI sweeps\n"
                   "(dtrain, mpi, dtrain, mpi, ...) and report, for each\n"

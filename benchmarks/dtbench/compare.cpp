@@ -19,7 +19,6 @@ namespace dtbench {
 
 namespace {
 
-
 struct Row {
   std::string op;
   int64_t bytes = 0;
@@ -133,7 +132,6 @@ std::string cell(double v, int width, int decimals) {
   }
   return buf;
 }
-
 
 struct Pair {
   const Row* a;

@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "host_tensor.hpp"
 #include "timing.hpp"
-#include "command_line.hpp"
 #include "usage.hpp"
 
 namespace dtbench {
@@ -186,11 +186,17 @@ double full_attention_ms(Comm& comm, const Args& a) {
 Args parse(int argc, char** argv) {
   Args a;
   auto app = kCli.app();
-  app->add_option("--seq", a.seq, "tokens in the whole sequence, a multiple of 2 * ranks (default 1024)")->type_name("N")->check(CLI::Range(2, 1 << 20));
+  app->add_option("--seq", a.seq, "tokens in the whole sequence, a multiple of 2 * ranks (default 1024)")
+      ->type_name("N")
+      ->check(CLI::Range(2, 1 << 20));
   app->add_option("--heads", a.heads, "query heads (default 4)")->type_name("N")->check(CLI::Range(1, 1024));
-  app->add_option("--kv-heads", a.kv_heads, "key/value heads, dividing --heads (default 4)")->type_name("N")->check(CLI::Range(1, 1024));
+  app->add_option("--kv-heads", a.kv_heads, "key/value heads, dividing --heads (default 4)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1024));
   app->add_option("--head-dim", a.head_dim, "head dimension (default 64)")->type_name("N")->check(CLI::Range(1, 4096));
-  app->add_option("--iters", a.iters, "timed calls per figure (default 3)")->type_name("N")->check(CLI::Range(1, 1000000));
+  app->add_option("--iters", a.iters, "timed calls per figure (default 3)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000000));
   app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
   dtrain::command_line::parse(*app, argc, argv);
   if (a.heads % a.kv_heads != 0) kCli.error("--kv-heads must divide --heads");
@@ -225,9 +231,9 @@ int write_json(const Args& a, int ranks, double full_ms, const std::vector<Layou
                     {"work_balance", r.work_balance()},
                     {"compute_ms_per_rank", r.compute_ms}});
   }
-  const Json doc = {{"benchmark", "cp"},      {"ranks", ranks},         {"seq", a.seq},
-                    {"heads", a.heads},       {"kv_heads", a.kv_heads}, {"head_dim", a.head_dim},
-                    {"iters", a.iters},       {"causal", true},         {"full_attention_ms", full_ms},
+  const Json doc = {{"benchmark", "cp"}, {"ranks", ranks},         {"seq", a.seq},
+                    {"heads", a.heads},  {"kv_heads", a.kv_heads}, {"head_dim", a.head_dim},
+                    {"iters", a.iters},  {"causal", true},         {"full_attention_ms", full_ms},
                     {"results", rows}};
   return write_results(kCli.command, a.json, doc) ? 0 : 1;
 }

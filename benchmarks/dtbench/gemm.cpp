@@ -19,9 +19,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <random>
 #include <string>
 #include <utility>
@@ -29,11 +29,11 @@
 
 #include "base/dtype.hpp"
 #include "base/tensor.hpp"
+#include "command_line.hpp"
 #include "cpu_peak.hpp"
 #include "device/cpu/blas_threads.hpp"
 #include "device/gemm.hpp"
 #include "device/probe.hpp"
-#include "command_line.hpp"
 #include "usage.hpp"
 #ifdef DTRAIN_HAVE_CUDA
 #include "device/cuda/error.hpp"

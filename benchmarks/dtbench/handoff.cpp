@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "bench.h"
-#include "device/cpu/stream_copy.hpp"
 #include "command_line.hpp"
+#include "device/cpu/stream_copy.hpp"
 #include "usage.hpp"
 
 namespace dtbench {

@@ -15,8 +15,8 @@
 #include <cstring>
 #include <string>
 
-#include "device/probe.hpp"
 #include "command_line.hpp"
+#include "device/probe.hpp"
 #include "usage.hpp"
 
 #ifdef DTRAIN_HAVE_CUDA

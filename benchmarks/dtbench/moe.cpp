@@ -42,12 +42,20 @@ struct Args {
 Args parse(int argc, char** argv) {
   Args a;
   auto app = kCli.app();
-  app->add_option("--tokens", a.tokens, "tokens per rank (default 4096)")->type_name("N")->check(CLI::Range(0, 1 << 24));
-  app->add_option("--hidden", a.hidden, "hidden size H, float32 (default 1024)")->type_name("N")->check(CLI::Range(1, 1 << 20));
-  app->add_option("--experts", a.experts, "experts E, a multiple of N ranks (default 8)")->type_name("N")->check(CLI::Range(1, 1 << 16));
+  app->add_option("--tokens", a.tokens, "tokens per rank (default 4096)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 1 << 24));
+  app->add_option("--hidden", a.hidden, "hidden size H, float32 (default 1024)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 20));
+  app->add_option("--experts", a.experts, "experts E, a multiple of N ranks (default 8)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 16));
   app->add_option("--top-k", a.top_k, "experts per token (default 2)")->type_name("N")->check(CLI::Range(1, 1 << 16));
   app->add_option("--iters", a.iters, "timed iterations (default 20)")->type_name("N")->check(CLI::Range(1, 1 << 20));
-  app->add_option("--warmup", a.warmup, "untimed iterations first (default 3)")->type_name("N")->check(CLI::Range(0, 1 << 20));
+  app->add_option("--warmup", a.warmup, "untimed iterations first (default 3)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 1 << 20));
   app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
   dtrain::command_line::parse(*app, argc, argv);
   if (a.top_k > a.experts) kCli.error("--top-k must not exceed --experts");

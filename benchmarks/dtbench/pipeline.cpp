@@ -40,9 +40,13 @@ struct Args {
 Args parse(int argc, char** argv) {
   Args a;
   auto app = kCli.app();
-  app->add_option("--unit-us", a.unit_us, "one unit of stage work in microseconds (default 2000)")->type_name("N")->check(CLI::Range(1, 10000000));
+  app->add_option("--unit-us", a.unit_us, "one unit of stage work in microseconds (default 2000)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 10000000));
   app->add_option("--steps", a.steps, "timed steps per case (default 5)")->type_name("N")->check(CLI::Range(1, 100000));
-  app->add_option("--elements", a.elements, "float32 elements per activation (default 4096)")->type_name("N")->check(CLI::Range(1, 1 << 28));
+  app->add_option("--elements", a.elements, "float32 elements per activation (default 4096)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 28));
   app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
   dtrain::command_line::parse(*app, argc, argv);
   return a;
@@ -140,9 +144,9 @@ void write_json(const std::string& path, const Args& a, int world, const std::ve
                     {"bubble_waits", c.bubble_waits},
                     {"bubble_busy", c.bubble_busy}});
   }
-  const Json doc = {{"benchmark", "pipeline"}, {"implementation", "dtrain"}, {"library", dt_build_info()},
-                    {"stages", world},         {"unit_us", a.unit_us},       {"steps", a.steps},
-                    {"elements", a.elements},  {"cases", rows}};
+  const Json doc = {
+      {"benchmark", "pipeline"}, {"implementation", "dtrain"}, {"library", dt_build_info()}, {"stages", world},
+      {"unit_us", a.unit_us},    {"steps", a.steps},           {"elements", a.elements},     {"cases", rows}};
   write_results(kCli.command, path, doc);
 }
 

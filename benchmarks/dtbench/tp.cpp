@@ -29,10 +29,10 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "cpu_peak.hpp"
 #include "host_tensor.hpp"
 #include "timing.hpp"
-#include "command_line.hpp"
 #include "usage.hpp"
 
 namespace dtbench {
@@ -183,13 +183,19 @@ Result measure(Comm& comm, const Args& args) {
 Args parse(int argc, char** argv) {
   Args a;
   auto app = kCli.app();
-  app->add_option("--tokens", a.tokens, "rows of the activations, T (default 2048)")->type_name("N")->check(CLI::Range(1, 1 << 20));
+  app->add_option("--tokens", a.tokens, "rows of the activations, T (default 2048)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 20));
   app->add_option("--hidden", a.hidden, "model width, H (default 1024)")->type_name("N")->check(CLI::Range(1, 1 << 16));
-  app->add_option("--ffn", a.ffn, "MLP width, F, a multiple of the ranks (default 4096)")->type_name("N")->check(CLI::Range(1, 1 << 18));
+  app->add_option("--ffn", a.ffn, "MLP width, F, a multiple of the ranks (default 4096)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 18));
   app->add_flag("--sequence-parallel", a.sequence_parallel,
                 "activations outside the block split by rows (T a multiple of the\n"
                 "ranks): allgathers and reduce-scatters instead of allreduces");
-  app->add_option("--iters", a.iters, "timed steps per figure (default 3)")->type_name("N")->check(CLI::Range(1, 1000000));
+  app->add_option("--iters", a.iters, "timed steps per figure (default 3)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000000));
   app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
   dtrain::command_line::parse(*app, argc, argv);
   return a;

@@ -7,11 +7,10 @@
  *          mpi_peer [options]
  */
 #define _POSIX_C_SOURCE 200809L
-#include <mpi.h>
-
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

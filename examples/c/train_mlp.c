@@ -17,7 +17,6 @@
  * the loss did not fall below half of the first step's.
  */
 #include <dtrain.h>
-
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,13 +62,17 @@ static int parse_options(int argc, char **argv, options *o) {
   o->zero_stage = -1;
   o->lr = 2e-3f;
   o->seed = 1;
-  static const struct option longopts[] = {
-      {"steps", required_argument, NULL, 's'},  {"batch", required_argument, NULL, 'b'},
-      {"hidden", required_argument, NULL, 'w'}, {"layers", required_argument, NULL, 'l'},
-      {"lr", required_argument, NULL, 'r'},     {"seed", required_argument, NULL, 'e'},
-      {"log-every", required_argument, NULL, 'g'}, {"bucket-kib", required_argument, NULL, 'k'},
-      {"zero", required_argument, NULL, 'z'},   {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {{"steps", required_argument, NULL, 's'},
+                                           {"batch", required_argument, NULL, 'b'},
+                                           {"hidden", required_argument, NULL, 'w'},
+                                           {"layers", required_argument, NULL, 'l'},
+                                           {"lr", required_argument, NULL, 'r'},
+                                           {"seed", required_argument, NULL, 'e'},
+                                           {"log-every", required_argument, NULL, 'g'},
+                                           {"bucket-kib", required_argument, NULL, 'k'},
+                                           {"zero", required_argument, NULL, 'z'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
   opterr = 0; /* the errors are said below, with the usage */
   int c, index = -1;
   while ((c = getopt_long(argc, argv, ":h", longopts, &index)) != -1) {
@@ -80,8 +83,7 @@ static int parse_options(int argc, char **argv, options *o) {
       exit(0);
     }
     if (c == ':' || c == '?') {
-      fprintf(stderr, "train_mlp: %s '%s'\n%s", c == ':' ? "no value for" : "unknown option", argv[optind - 1],
-              usage);
+      fprintf(stderr, "train_mlp: %s '%s'\n%s", c == ':' ? "no value for" : "unknown option", argv[optind - 1], usage);
       return -1;
     }
     char *end = NULL;

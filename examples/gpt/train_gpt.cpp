@@ -16,9 +16,8 @@
  * sample of generated text. Exits 1 when the final validation loss is not
  * below the unigram entropy (nothing learnt), 2 on a bad command line.
  */
-#include <dtrain.h>
-
 #include <cblas.h>
+#include <dtrain.h>
 
 #include <cmath>
 #include <cstdio>
@@ -81,16 +80,26 @@ void write_json(const gpt::Options &o, int size, double tokens_per_s, double com
                      {"activations_formula", std::llround(v[5])},
                      {"ddp_buckets", std::llround(v[6])}});
   }
-  const Json doc = {{"benchmark", "gpt"},     {"side", "dtrain"},
-                    {"ranks", size},          {"dp", o.dp},
-                    {"tp", o.tp},             {"pp", o.pp},
-                    {"cp", o.cp},             {"ep", o.ep},
-                    {"schedule", o.schedule}, {"microbatches", o.microbatches},
-                    {"layers", o.layers},     {"hidden", o.hidden},
-                    {"heads", o.heads},       {"seq", o.seq},
-                    {"batch", o.batch},       {"steps", o.steps},
-                    {"tokens_per_s", tokens_per_s}, {"comm_share", comm_share},
-                    {"final_loss", loss},     {"validation_loss", val},
+  const Json doc = {{"benchmark", "gpt"},
+                    {"side", "dtrain"},
+                    {"ranks", size},
+                    {"dp", o.dp},
+                    {"tp", o.tp},
+                    {"pp", o.pp},
+                    {"cp", o.cp},
+                    {"ep", o.ep},
+                    {"schedule", o.schedule},
+                    {"microbatches", o.microbatches},
+                    {"layers", o.layers},
+                    {"hidden", o.hidden},
+                    {"heads", o.heads},
+                    {"seq", o.seq},
+                    {"batch", o.batch},
+                    {"steps", o.steps},
+                    {"tokens_per_s", tokens_per_s},
+                    {"comm_share", comm_share},
+                    {"final_loss", loss},
+                    {"validation_loss", val},
                     {"memory_bytes", ranks}};
   std::ofstream out(o.json);
   out << doc.dump(2) << "\n";

@@ -32,7 +32,8 @@ std::vector<std::string> split(const std::string& text) {
 
 int whole_number(const std::string& text, const std::string& what) {
   int value = 0;
-  if (!CLI::detail::lexical_cast(text, value)) throw std::invalid_argument(what + ": \"" + text + "\" is not a whole number");
+  if (!CLI::detail::lexical_cast(text, value))
+    throw std::invalid_argument(what + ": \"" + text + "\" is not a whole number");
   return value;
 }
 
@@ -142,7 +143,8 @@ Arguments parse(int argc, char** argv) {
       ->check(CLI::IsMember(kPresets));
   // The sizes go to a model of their own, to override the preset's after parsing.
   dt_plan_model sizes = DT_PLAN_MODEL_INIT;
-  for (const Size& size : kSizes) app.add_option(size.flag, sizes.*size.field, size.help)->group("model")->type_name("N");
+  for (const Size& size : kSizes)
+    app.add_option(size.flag, sizes.*size.field, size.help)->group("model")->type_name("N");
   app.add_option("--cluster", cluster, "a100, h100 or h200 nodes of 8 GPUs (default h100)")
       ->group("cluster")
       ->type_name("NAME");
@@ -162,7 +164,8 @@ Arguments parse(int argc, char** argv) {
   app.add_option("--max-virtual", a.options.max_virtual_stages, "interleaved chunks per rank, 2..N (default 4)")
       ->group("search")
       ->type_name("N");
-  app.add_flag_callback("--no-sp", [&a] { a.options.sequence_parallel = 0; }, "no sequence parallelism with tp")
+  app.add_flag_callback(
+         "--no-sp", [&a] { a.options.sequence_parallel = 0; }, "no sequence parallelism with tp")
       ->group("search");
   app.add_option("--memory-fraction", a.options.memory_fraction, "share of GPU memory usable (default 0.9)")
       ->group("search")

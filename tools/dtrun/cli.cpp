@@ -90,8 +90,7 @@ Options parse_command_line(int argc, char** argv) {
                               "the store's port (default with one node: any free one)")
                    ->type_name("PORT")
                    ->check(CLI::Range(1, 65535));
-  auto* store_option =
-      app.add_option("--store", store, "use this running store instead of hosting one (one node)")
+  auto* store_option = app.add_option("--store", store, "use this running store instead of hosting one (one node)")
                            ->type_name("HOST:PORT")
                            ->check(kHostPort);
   auto* timeout_option =
@@ -112,14 +111,14 @@ Options parse_command_line(int argc, char** argv) {
                                         "also write each rank's output, untagged, to DIR/rank.R.log,\n"
                                         "and have the ranks write flight records to DIR/flight\n"
                                         "(DTRAIN_FLIGHT_RECORDER_DIR, unless set)")
-                            ->type_name("DIR");
+                             ->type_name("DIR");
   auto* analyze_option = app.add_option("--analyze", analyze,
                                         "read the flight records in DIR and say which rank is\n"
                                         "behind and on which operation; starts nothing (exit 0,\n"
                                         "or 1 when DIR holds no record)")
-                            ->type_name("DIR");
-  app.add_flag_callback("--no-tag-output", [&options] { options.tag_output = false; },
-                        "do not prefix each output line with \"[rank] \"");
+                             ->type_name("DIR");
+  app.add_flag_callback(
+      "--no-tag-output", [&options] { options.tag_output = false; }, "do not prefix each output line with \"[rank] \"");
   dtrain::command_line::parse(app, argc, argv);
 
   if (*analyze_option) {
