@@ -9,10 +9,7 @@
 #include "kernels.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "command_line.hpp"
