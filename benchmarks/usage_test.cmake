@@ -1,7 +1,8 @@
 # dtbench's command lines: a bad argument exits 2 and names what is wrong;
 # a results file that is not JSON, or not a collectives results file, makes
 # dtbench compare exit 1 naming the file and the place.
-#   cmake -DDTBENCH=<dtbench> -DOUT=<dir> -P usage_test.cmake
+# The MPI peer's (getopt_long) too, where it is built.
+#   cmake -DDTBENCH=<dtbench> [-DMPI_PEER=<mpi_peer>] -DOUT=<dir> -P usage_test.cmake
 cmake_minimum_required(VERSION 3.25)
 
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/ExpectExit.cmake")
@@ -28,6 +29,13 @@ expect(1 "dtbench compare: [^\n]*usage_truncated.json: [^\n]*line 3, column 1"
        compare "${OUT}/usage_truncated.json" "${OUT}/usage_mistyped.json")
 expect(1 "dtbench compare: [^\n]*usage_mistyped.json: missing or mistyped \"implementation\""
        compare "${OUT}/usage_mistyped.json" "${OUT}/usage_truncated.json")
+
+if(MPI_PEER)
+  expect_exit("${MPI_PEER}" 2 "mpi_peer: unknown option '--bogus'" --bogus)
+  expect_exit("${MPI_PEER}" 2 "mpi_peer: --ops needs a value" --ops)
+  expect_exit("${MPI_PEER}" 2 "mpi_peer: --ops: bad value 'scan'" --ops scan)
+  expect_exit("${MPI_PEER}" 2 "mpi_peer: --min-bytes is larger than --max-bytes" --min-bytes 2K --max-bytes 1K)
+endif()
 
 # --help exits 0 and lists the options.
 execute_process(COMMAND "${DTBENCH}" zero --help RESULT_VARIABLE got OUTPUT_VARIABLE help)
