@@ -14,27 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "bench.h"
 #include "device/cpu/half.hpp"
 #include "device/cpu/half_array.hpp"
+#include "command_line.hpp"
 #include "usage.hpp"
 
 namespace dtbench {
 
 namespace {
-
-const char kUsage[] =
-    "usage: dtbench halfconv [options]\n"
-    "\n"
-    "Times converting an array from f16 to f32 and from f32 to f16 with\n"
-    "libdtrain's portable loops and with F16C (where the CPU has it). One\n"
-    "process, one thread.\n"
-    "\n"
-    "options:\n"
-    "  --elements N  elements per array (default 1M; K, M, G: binary)\n"
-    "  --iters N     timed calls per direction and path, after one warm-up (default 200)\n"
-    "  --json PATH   also write the results as JSON\n"
-    "  -h, --help    show this help\n";
 
 using Clock = std::chrono::steady_clock;
 using dtrain::device::cpu::HalfLoops;
@@ -52,7 +39,9 @@ struct Row {
   double gbps;  // bytes read and written per call over the best time
 };
 
-const Usage kCli{"halfconv", kUsage};
+const Usage kCli{"halfconv", "usage: dtbench halfconv [options]",
+                 "Times converting an array from f16 to f32 and from f32 to f16 with libdtrain's portable loops "
+                 "and with F16C (where the CPU has it). One process, one thread."};
 
 // The mean and best time in microseconds of `iters` calls of `body`.
 template <typename Body>
@@ -70,43 +59,33 @@ std::pair<double, double> time_calls(long iters, Body&& body) {
 }
 
 int write_json(const Args& a, bool f16c, const std::vector<Row>& rows) {
-  FILE* out = open_results(kCli, a.json);
-  if (out == nullptr) return 1;
-  std::fprintf(out, "{\n  \"benchmark\": \"halfconv\",\n  \"elements\": %lld,\n  \"iters\": %ld,\n  \"f16c\": %s,\n"
-                    "  \"results\": [",
-               static_cast<long long>(a.elements), a.iters, f16c ? "true" : "false");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    std::fprintf(out, "%s\n    {\"direction\": \"%s\", \"path\": \"%s\", \"mean_us\": %.3f, \"best_us\": %.3f, \"GBps\": %.3f}",
-                 i == 0 ? "" : ",", r.direction, r.path, r.mean_us, r.best_us, r.gbps);
+  Json results = Json::array();
+  for (const Row& r : rows) {
+    results.push_back({{"direction", r.direction},
+                       {"path", r.path},
+                       {"mean_us", r.mean_us},
+                       {"best_us", r.best_us},
+                       {"GBps", r.gbps}});
   }
-  std::fputs("\n  ]\n}\n", out);
-  close_results(out, a.json);
-  return 0;
+  const Json doc = {{"benchmark", "halfconv"},
+                    {"elements", a.elements},
+                    {"iters", a.iters},
+                    {"f16c", f16c},
+                    {"results", results}};
+  return write_results(kCli.command, a.json, doc) ? 0 : 1;
 }
 
 }  // namespace
 
 int run_halfconv(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (i + 1 >= argc) kCli.error(arg + " needs a value");
-    const char* value = argv[i + 1];
-    if (arg == "--elements") {
-      if (dtb_parse_bytes(value, &a.elements) != 0 || a.elements < 1) kCli.error(arg + ": bad value");
-    } else if (arg == "--iters") {
-      a.iters = kCli.integer(arg, value, 1, 1L << 30);
-    } else if (arg == "--json") {
-      a.json = value;
-    } else {
-      kCli.error("unknown argument '" + arg + "'");
-    }
-  }
+  auto app = kCli.app();
+  add_bytes(*app, "--elements", a.elements, 1, "elements per array (default 1M; K, M, G: binary)");
+  app->add_option("--iters", a.iters, "timed calls per direction and path, after one warm-up (default 200)")
+      ->type_name("N")
+      ->check(CLI::Range(1L, 1L << 30));
+  app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
+  dtrain::command_line::parse(*app, argc, argv);
   // Finite values across f16's range, subnormals among them: the loops have
   // no branches, so what the values are changes nothing but must be typical.
   const auto n = static_cast<std::size_t>(a.elements);

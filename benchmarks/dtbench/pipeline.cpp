@@ -17,28 +17,18 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "usage.hpp"
 
 namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtrun -n P dtbench pipeline [options]\n"
-    "\n"
-    "Runs libdtrain's pipeline executor over P ranks for every schedule kind and\n"
-    "several micro-batch counts, with stage functions that busy-wait (forward 1 unit,\n"
-    "backward 2; zero-bubble: 1 each for forward, input and weight gradient), and\n"
-    "prints the measured bubble beside the kind's closed form. Rank 0 prints.\n"
-    "\n"
-    "options:\n"
-    "  --unit-us N      one unit of stage work in microseconds (default 2000)\n"
-    "  --steps N        timed steps per case (default 5)\n"
-    "  --elements N     float32 elements per activation (default 4096)\n"
-    "  --json PATH      also write the results as JSON\n"
-    "  -h, --help       show this help\n";
-
-const Usage kCli{"pipeline", kUsage};
+const Usage kCli{"pipeline", "usage: dtrun -n P dtbench pipeline [options]",
+                 "Runs libdtrain's pipeline executor over P ranks for every schedule kind and\n"
+                 "several micro-batch counts, with stage functions that busy-wait (forward 1 unit,\n"
+                 "backward 2; zero-bubble: 1 each for forward, input and weight gradient), and\n"
+                 "prints the measured bubble beside the kind's closed form. Rank 0 prints."};
 
 struct Args {
   int unit_us = 2000;
@@ -49,20 +39,16 @@ struct Args {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) kCli.error(arg + " needs a value");
-    const char* value = argv[++i];
-    if (arg == "--unit-us") a.unit_us = kCli.integer(arg, value, 1, 10000000);
-    else if (arg == "--steps") a.steps = kCli.integer(arg, value, 1, 100000);
-    else if (arg == "--elements") a.elements = kCli.integer(arg, value, 1, 1 << 28);
-    else if (arg == "--json") a.json = value;
-    else kCli.error("unknown option " + arg);
-  }
+  auto app = kCli.app();
+  app->add_option("--unit-us", a.unit_us, "one unit of stage work in microseconds (default 2000)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 10000000));
+  app->add_option("--steps", a.steps, "timed steps per case (default 5)")->type_name("N")->check(CLI::Range(1, 100000));
+  app->add_option("--elements", a.elements, "float32 elements per activation (default 4096)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 28));
+  app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
+  dtrain::command_line::parse(*app, argc, argv);
   return a;
 }
 
@@ -149,22 +135,19 @@ void measure(Comm& comm, const Args& a, Case& c) {
 }
 
 void write_json(const std::string& path, const Args& a, int world, const std::vector<Case>& cases) {
-  FILE* out = open_results(kCli, path);
-  if (out == nullptr) return;
-  std::fprintf(out, "{\n  \"benchmark\": \"pipeline\",\n  \"implementation\": \"dtrain\",\n  \"library\": \"%s\",\n",
-               dt_build_info());
-  std::fprintf(out, "  \"stages\": %d,\n  \"unit_us\": %d,\n  \"steps\": %d,\n  \"elements\": %d,\n  \"cases\": [\n",
-               world, a.unit_us, a.steps, a.elements);
-  for (size_t k = 0; k < cases.size(); ++k) {
-    const Case& c = cases[k];
-    std::fprintf(out,
-                 "    {\"kind\": \"%s\", \"microbatches\": %d, \"step_ms\": %.6g, \"bubble_formula\": %.6f, "
-                 "\"bubble_waits\": %.6f, \"bubble_busy\": %.6f}%s\n",
-                 c.name, c.microbatches, c.step_ms, c.formula, c.bubble_waits, c.bubble_busy,
-                 k + 1 < cases.size() ? "," : "");
+  Json rows = Json::array();
+  for (const Case& c : cases) {
+    rows.push_back({{"kind", c.name},
+                    {"microbatches", c.microbatches},
+                    {"step_ms", c.step_ms},
+                    {"bubble_formula", c.formula},
+                    {"bubble_waits", c.bubble_waits},
+                    {"bubble_busy", c.bubble_busy}});
   }
-  std::fprintf(out, "  ]\n}\n");
-  close_results(out, path);
+  const Json doc = {
+      {"benchmark", "pipeline"}, {"implementation", "dtrain"}, {"library", dt_build_info()}, {"stages", world},
+      {"unit_us", a.unit_us},    {"steps", a.steps},           {"elements", a.elements},     {"cases", rows}};
+  write_results(kCli.command, path, doc);
 }
 
 }  // namespace
