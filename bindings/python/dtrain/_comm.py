@@ -59,6 +59,10 @@ class Comm(_Handle):
     ``__cuda_stream__``) is its handle, and -1 asks the producer for no
     synchronisation and runs on the communicator's own stream (the caller
     has synchronised). Host tensors ignore it.
+
+    A Comm belongs to the thread that created it: its operations from another
+    thread raise :class:`InvalidUsageError` until that thread calls
+    :meth:`bind_thread` (or ``bind_thread(False)`` lets threads take turns).
     """
 
     _noun = "communicator"
