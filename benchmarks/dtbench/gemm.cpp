@@ -5,7 +5,11 @@
 // kept: on a machine shared with other work the fastest run is the one least
 // disturbed. With one BLAS thread every product runs on this thread, so a
 // round is timed by this thread's CPU time, which leaves out the time other
-// processes held the core; with more, by the wall clock.
+// processes held the core; with more, by the wall clock. With --clock wall
+// every round is timed by the wall clock and the median round kept: the rate
+// a rank gets while the machine is shared as it is now (run one copy per
+// rank at once to see what each rank of a job gets), which is what
+// tools/dtplan/calibrate.py fits the planner's GEMM rate to.
 // Both run with the BLAS threads the device layer configures
 // (DTRAIN_BLAS_THREADS, default 1), and the peak is that many cores'
 // (cpu_peak.hpp). With --dtype bf16 or f16 the device layer multiplies
@@ -55,6 +59,9 @@ const char kUsage[] =
     "  --dtype T      the device layer's input dtype: f32 (default), bf16 or f16\n"
     "  --iters N      timed rounds per shape, of at least 50 ms each, the best\n"
     "                kept (default 7)\n"
+    "  --clock C      cpu (default): rounds timed by this thread's CPU time with\n"
+    "                one BLAS thread, the best kept; wall: by the wall clock,\n"
+    "                the median kept (what the machine gives now, load included)\n"
     "  --ghz G        the clock for the peak, instead of /proc/cpuinfo's\n"
     "  --json PATH    also write the results as JSON\n"
     "  -h, --help     show this help\n";
@@ -75,6 +82,7 @@ struct Args {
                                {2048, 2048, 2048},  {2048, 1024, 4096},  {2048, 4096, 1024}};
   DType dtype = DType::f32;
   long iters = 7;
+  bool wall = false;  // --clock wall
   double ghz = 0;
   std::string json;
 };
@@ -176,13 +184,20 @@ dtrain::device::GemmShape gemm_shape(const Shape& s) {
   return g;
 }
 
-// The best device-layer and direct times per product over `iters`
-// interleaved rounds, alternating which goes first. A round repeats each
-// product until it has run for about kRoundSeconds, so that small shapes
-// are timed over more than a scheduler tick.
+// The device-layer and direct times per product over `iters` interleaved
+// rounds, alternating which goes first: the best round of each, or with
+// `wall` the median one. A round repeats each product until it has run for
+// about kRoundSeconds, so that small shapes are timed over more than a
+// scheduler tick.
 constexpr double kRoundSeconds = 0.05;
 
-std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool one_thread) {
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool one_thread, bool wall) {
   Operands o(s, dtype);
   const auto g = gemm_shape(s);
   auto layer = [&] { dtrain::device::gemm(g, o.a_view, o.b_view, o.c_view); };
@@ -197,22 +212,23 @@ std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool
   const double once = seconds(direct);
   const long repeats = std::max(1L, static_cast<long>(kRoundSeconds / std::max(once, 1e-9)));
   auto per_product = [&](auto& product) {
-    return seconds(one_thread, [&] {
+    return seconds(one_thread && !wall, [&] {
              for (long r = 0; r < repeats; ++r) product();
            }) /
            static_cast<double>(repeats);
   };
-  double best_layer = 1e30, best_direct = 1e30;
+  std::vector<double> layer_s, direct_s;
   for (long round = 0; round < iters; ++round) {
     if (round % 2 == 0) {
-      best_layer = std::min(best_layer, per_product(layer));
-      best_direct = std::min(best_direct, per_product(direct));
+      layer_s.push_back(per_product(layer));
+      direct_s.push_back(per_product(direct));
     } else {
-      best_direct = std::min(best_direct, per_product(direct));
-      best_layer = std::min(best_layer, per_product(layer));
+      direct_s.push_back(per_product(direct));
+      layer_s.push_back(per_product(layer));
     }
   }
-  return {best_layer, best_direct};
+  if (wall) return {median_of(layer_s), median_of(direct_s)};
+  return {*std::min_element(layer_s.begin(), layer_s.end()), *std::min_element(direct_s.begin(), direct_s.end())};
 }
 
 #ifdef DTRAIN_HAVE_CUDA
@@ -250,10 +266,11 @@ int write_json(const Args& a, const CpuPeak& peak, int threads, const std::vecto
   FILE* out = open_results(kCli, a.json);
   if (out == nullptr) return 1;
   std::fprintf(out,
-               "{\n  \"benchmark\": \"gemm\",\n  \"dtype\": \"%s\",\n  \"iters\": %ld,\n  \"blas_threads\": %d,\n"
+               "{\n  \"benchmark\": \"gemm\",\n  \"dtype\": \"%s\",\n  \"iters\": %ld,\n  \"clock\": \"%s\",\n"
+               "  \"blas_threads\": %d,\n"
                "  \"cpu_ghz\": %.3f,\n  \"cpu_reported_ghz\": %.3f,\n  \"cpu_flops_per_cycle\": %d,\n"
                "  \"cpu_units\": \"%s\",\n  \"cpu_peak_gflops\": %.2f,\n  \"results\": [",
-               dtrain::dtype_name(a.dtype), a.iters, threads, peak.ghz, peak.reported_ghz, peak.flops_per_cycle,
+               dtrain::dtype_name(a.dtype), a.iters, a.wall ? "wall" : "cpu", threads, peak.ghz, peak.reported_ghz, peak.flops_per_cycle,
                peak.units.c_str(), peak.gflops(threads));
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -291,6 +308,10 @@ int run_gemm(int argc, char** argv) {
     } else if (arg == "--ghz") {
       a.ghz = std::atof(value);
       if (!(a.ghz > 0)) kCli.error("--ghz: '" + std::string(value) + "' is not a positive number");
+    } else if (arg == "--clock") {
+      const std::string clock = value;
+      if (clock != "cpu" && clock != "wall") kCli.error("--clock: '" + clock + "' is not cpu or wall");
+      a.wall = clock == "wall";
     } else if (arg == "--json") {
       a.json = value;
     } else {
@@ -306,14 +327,15 @@ int run_gemm(int argc, char** argv) {
               peak.flops_per_cycle, peak.units.c_str());
   std::printf("# clock %s (/proc/cpuinfo reports %.3f GHz)\n", a.ghz > 0 ? "from --ghz" : "measured",
               peak.reported_ghz);
-  std::printf("# device layer on %s inputs vs cblas_sgemm direct (f32); best of %ld rounds (%s); GFLOP/s\n",
-              dtrain::dtype_name(a.dtype), a.iters, threads == 1 ? "thread CPU time" : "wall clock");
+  std::printf("# device layer on %s inputs vs cblas_sgemm direct (f32); %s of %ld rounds (%s); GFLOP/s\n",
+              dtrain::dtype_name(a.dtype), a.wall ? "median" : "best", a.iters,
+              threads == 1 && !a.wall ? "thread CPU time" : "wall clock");
   if (!on_cuda) std::printf("# no CUDA rows: %s\n", dtrain::device::cuda_unavailable_reason().c_str());
   std::printf("%18s %10s %10s %7s %7s%s\n", "m x n x k", "layer", "direct", "ratio", "peak", on_cuda ? "       cuda" : "");
   std::vector<Row> rows;
   double worst_ratio = 1e30;
   for (const Shape& s : a.shapes) {
-    const auto [layer_s, direct_s] = time_cpu(s, a.dtype, a.iters, threads == 1);
+    const auto [layer_s, direct_s] = time_cpu(s, a.dtype, a.iters, threads == 1, a.wall);
     Row r{s, s.flops() / layer_s / 1e9, s.flops() / direct_s / 1e9, 0, 0};
     r.peak_share = r.layer_gflops / peak.gflops(threads);
 #ifdef DTRAIN_HAVE_CUDA

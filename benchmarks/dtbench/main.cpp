@@ -12,6 +12,7 @@
 #include "kernels.hpp"
 #include "moe.hpp"
 #include "pipeline.hpp"
+#include "predict.hpp"
 #include "tp.hpp"
 #include "zero.hpp"
 
@@ -41,6 +42,8 @@ const char kUsage[] =
     "                same bytes (dtrun -n N dtbench moe)\n"
     "  pipeline      the bubble of the pipeline executor's schedules with busy-wait stage\n"
     "                work, against their closed forms (dtrun -n P dtbench pipeline)\n"
+    "  predict       the planner's step times for the runs of ddp, zero, tp and pipeline\n"
+    "                on a cluster file, beside the measured ones (one process)\n"
     "  tp            time a tensor-parallel MLP block forward and backward against one\n"
     "                rank, each rank's compute and collectives alone, and its GFLOP/s\n"
     "                (dtrun -n N dtbench tp)\n"
@@ -63,6 +66,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "kernels") == 0) return dtbench::run_kernels(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "moe") == 0) return dtbench::run_moe(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "pipeline") == 0) return dtbench::run_pipeline(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "predict") == 0) return dtbench::run_predict(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "tp") == 0) return dtbench::run_tp(argc - 1, argv + 1);
   bool ddp = std::strcmp(argv[1], "ddp") == 0;
   if (ddp || std::strcmp(argv[1], "zero") == 0) {

@@ -9,11 +9,17 @@
 //   busy   1 - the rank's compute time / the slowest rank's step time, which
 //          also counts a rank that finished early as idle until the last one
 //          ends, as the closed forms do.
+// With --work sleep the stage functions sleep instead of spinning, as a host
+// thread waits for a GPU stage: the core is free for communication, and a
+// machine loaded by other work delays a stage only by its wake-up, so the
+// step time stays what the schedule makes it (what dtbench predict checks).
 #include "pipeline.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "comm.hpp"
@@ -35,6 +41,9 @@ const char kUsage[] =
     "  --unit-us N      one unit of stage work in microseconds (default 2000)\n"
     "  --steps N        timed steps per case (default 5)\n"
     "  --elements N     float32 elements per activation (default 4096)\n"
+    "  --work KIND      spin (default): stage work busy-waits; sleep: it sleeps, as a\n"
+    "                   host thread waiting for a GPU stage does\n"
+    "  --microbatches LIST  comma-separated micro-batch counts (default 1,2,4,8)\n"
     "  --json PATH      also write the results as JSON\n"
     "  -h, --help       show this help\n";
 
@@ -44,8 +53,21 @@ struct Args {
   int unit_us = 2000;
   int steps = 5;
   int elements = 4096;
+  bool sleep = false;
+  std::vector<int> microbatches{1, 2, 4, 8};
   std::string json;
 };
+
+std::vector<int> parse_counts(const std::string& list) {
+  std::vector<int> counts;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t end = std::min(list.find(',', start), list.size());
+    counts.push_back(kCli.integer("--microbatches", list.substr(start, end - start).c_str(), 1, 4096));
+    start = end + 1;
+  }
+  return counts;
+}
 
 Args parse(int argc, char** argv) {
   Args a;
@@ -60,6 +82,11 @@ Args parse(int argc, char** argv) {
     if (arg == "--unit-us") a.unit_us = kCli.integer(arg, value, 1, 10000000);
     else if (arg == "--steps") a.steps = kCli.integer(arg, value, 1, 100000);
     else if (arg == "--elements") a.elements = kCli.integer(arg, value, 1, 1 << 28);
+    else if (arg == "--work") {
+      const std::string kind = value;
+      if (kind != "spin" && kind != "sleep") kCli.error("--work: '" + kind + "' is not spin or sleep");
+      a.sleep = kind == "sleep";
+    } else if (arg == "--microbatches") a.microbatches = parse_counts(value);
     else if (arg == "--json") a.json = value;
     else kCli.error("unknown option " + arg);
   }
@@ -68,15 +95,18 @@ Args parse(int argc, char** argv) {
 
 using Clock = std::chrono::steady_clock;
 
-// Synthetic stage work: spins for `units` units and counts the time spent.
+// Synthetic stage work: spins (or sleeps) for `units` units and counts the
+// time spent.
 struct Work {
   std::chrono::microseconds unit;
   bool split_backward;
+  bool sleep;
   double busy_seconds = 0;
 
   void spin(int units) {
     const Clock::time_point start = Clock::now();
     const Clock::time_point end = start + units * unit;
+    if (sleep) std::this_thread::sleep_until(end);
     while (Clock::now() < end) {
     }
     busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
@@ -116,7 +146,7 @@ void measure(Comm& comm, const Args& a, Case& c) {
   comm.check("dt_pipeline_schedule_create", dt_pipeline_schedule_create(&schedule, &sopts));
   comm.check("dt_pipeline_schedule_bubble_fraction", dt_pipeline_schedule_bubble_fraction(schedule, &c.formula));
 
-  Work work{std::chrono::microseconds(a.unit_us), c.kind == DT_PIPELINE_ZB_H1};
+  Work work{std::chrono::microseconds(a.unit_us), c.kind == DT_PIPELINE_ZB_H1, a.sleep};
   dt_pipeline_options opts = DT_PIPELINE_OPTIONS_INIT;
   opts.activation_elements = a.elements;
   opts.forward = &Work::forward;
@@ -153,8 +183,10 @@ void write_json(const std::string& path, const Args& a, int world, const std::ve
   if (out == nullptr) return;
   std::fprintf(out, "{\n  \"benchmark\": \"pipeline\",\n  \"implementation\": \"dtrain\",\n  \"library\": \"%s\",\n",
                dt_build_info());
-  std::fprintf(out, "  \"stages\": %d,\n  \"unit_us\": %d,\n  \"steps\": %d,\n  \"elements\": %d,\n  \"cases\": [\n",
-               world, a.unit_us, a.steps, a.elements);
+  std::fprintf(out,
+               "  \"stages\": %d,\n  \"unit_us\": %d,\n  \"work\": \"%s\",\n  \"steps\": %d,\n  \"elements\": %d,\n"
+               "  \"cases\": [\n",
+               world, a.unit_us, a.sleep ? "sleep" : "spin", a.steps, a.elements);
   for (size_t k = 0; k < cases.size(); ++k) {
     const Case& c = cases[k];
     std::fprintf(out,
@@ -174,7 +206,7 @@ int run_pipeline(int argc, char** argv) {
   Comm comm;
   const int p = comm.size();
   std::vector<Case> cases;
-  for (int m : {1, 2, 4, 8}) {
+  for (int m : a.microbatches) {
     cases.push_back({DT_PIPELINE_GPIPE, "gpipe", m});
     cases.push_back({DT_PIPELINE_1F1B, "1f1b", m});
     if (m % p == 0) cases.push_back({DT_PIPELINE_INTERLEAVED_1F1B, "interleaved_1f1b", m});
@@ -182,8 +214,8 @@ int run_pipeline(int argc, char** argv) {
   }
   for (Case& c : cases) measure(comm, a, c);
   if (comm.rank() == 0) {
-    std::printf("dtbench pipeline: p = %d, unit = %d us, %d steps, %d float32 per activation\n", p, a.unit_us,
-                a.steps, a.elements);
+    std::printf("dtbench pipeline: p = %d, unit = %d us (%s), %d steps, %d float32 per activation\n", p, a.unit_us,
+                a.sleep ? "sleep" : "spin", a.steps, a.elements);
     std::printf("%-17s %3s %9s %8s %8s %8s\n", "kind", "m", "step_ms", "formula", "waits", "busy");
     for (const Case& c : cases) {
       std::printf("%-17s %3d %9.2f %8.4f %8.4f %8.4f\n", c.name, c.microbatches, c.step_ms, c.formula,
