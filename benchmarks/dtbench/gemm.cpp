@@ -138,16 +138,6 @@ double thread_cpu_seconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
-// The seconds `run` took: of this thread's CPU time when `on_this_thread`
-// (all the work is done on it), of the wall clock otherwise.
-template <typename F>
-double seconds(bool on_this_thread, F&& run) {
-  if (!on_this_thread) return seconds(run);
-  const double start = thread_cpu_seconds();
-  run();
-  return thread_cpu_seconds() - start;
-}
-
 // Operands of one shape: f32 for the direct call, and the device layer's
 // inputs in its dtype (the same buffers when that is f32).
 struct Operands {
@@ -197,7 +187,15 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool one_thread, bool wall) {
+// This thread's CPU time and the wall time of every timed round: with one
+// BLAS thread, their ratio is the share of a core the machine gave it.
+struct Share {
+  double cpu = 0, wall = 0;
+  double of_core() const { return wall > 0 ? cpu / wall : 0; }
+};
+
+std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool one_thread, bool wall,
+                                   Share& share) {
   Operands o(s, dtype);
   const auto g = gemm_shape(s);
   auto layer = [&] { dtrain::device::gemm(g, o.a_view, o.b_view, o.c_view); };
@@ -212,10 +210,14 @@ std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool
   const double once = seconds(direct);
   const long repeats = std::max(1L, static_cast<long>(kRoundSeconds / std::max(once, 1e-9)));
   auto per_product = [&](auto& product) {
-    return seconds(one_thread && !wall, [&] {
-             for (long r = 0; r < repeats; ++r) product();
-           }) /
-           static_cast<double>(repeats);
+    const double cpu_start = thread_cpu_seconds();
+    const double elapsed = seconds([&] {
+      for (long r = 0; r < repeats; ++r) product();
+    });
+    const double cpu = thread_cpu_seconds() - cpu_start;
+    share.cpu += cpu;
+    share.wall += elapsed;
+    return (one_thread && !wall ? cpu : elapsed) / static_cast<double>(repeats);
   };
   std::vector<double> layer_s, direct_s;
   for (long round = 0; round < iters; ++round) {
@@ -262,15 +264,15 @@ double time_cuda(const Shape& s, DType dtype, long iters) {
 }
 #endif
 
-int write_json(const Args& a, const CpuPeak& peak, int threads, const std::vector<Row>& rows) {
+int write_json(const Args& a, const CpuPeak& peak, int threads, const std::vector<Row>& rows, double core_share) {
   FILE* out = open_results(kCli, a.json);
   if (out == nullptr) return 1;
   std::fprintf(out,
                "{\n  \"benchmark\": \"gemm\",\n  \"dtype\": \"%s\",\n  \"iters\": %ld,\n  \"clock\": \"%s\",\n"
-               "  \"blas_threads\": %d,\n"
+               "  \"core_share\": %.4f,\n  \"blas_threads\": %d,\n"
                "  \"cpu_ghz\": %.3f,\n  \"cpu_reported_ghz\": %.3f,\n  \"cpu_flops_per_cycle\": %d,\n"
                "  \"cpu_units\": \"%s\",\n  \"cpu_peak_gflops\": %.2f,\n  \"results\": [",
-               dtrain::dtype_name(a.dtype), a.iters, a.wall ? "wall" : "cpu", threads, peak.ghz, peak.reported_ghz, peak.flops_per_cycle,
+               dtrain::dtype_name(a.dtype), a.iters, a.wall ? "wall" : "cpu", core_share, threads, peak.ghz, peak.reported_ghz, peak.flops_per_cycle,
                peak.units.c_str(), peak.gflops(threads));
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -334,8 +336,9 @@ int run_gemm(int argc, char** argv) {
   std::printf("%18s %10s %10s %7s %7s%s\n", "m x n x k", "layer", "direct", "ratio", "peak", on_cuda ? "       cuda" : "");
   std::vector<Row> rows;
   double worst_ratio = 1e30;
+  Share share;
   for (const Shape& s : a.shapes) {
-    const auto [layer_s, direct_s] = time_cpu(s, a.dtype, a.iters, threads == 1, a.wall);
+    const auto [layer_s, direct_s] = time_cpu(s, a.dtype, a.iters, threads == 1, a.wall, share);
     Row r{s, s.flops() / layer_s / 1e9, s.flops() / direct_s / 1e9, 0, 0};
     r.peak_share = r.layer_gflops / peak.gflops(threads);
 #ifdef DTRAIN_HAVE_CUDA
@@ -351,7 +354,8 @@ int run_gemm(int argc, char** argv) {
     rows.push_back(r);
   }
   std::printf("# lowest layer/direct ratio %.3f (target >= 0.95)\n", worst_ratio);
-  return a.json.empty() ? 0 : write_json(a, peak, threads, rows);
+  if (threads == 1) std::printf("# this thread had %.0f %% of a core while timed (CPU time / wall time)\n", 100 * share.of_core());
+  return a.json.empty() ? 0 : write_json(a, peak, threads, rows, threads == 1 ? share.of_core() : 0.0);
 }
 
 }  // namespace dtbench

@@ -113,7 +113,7 @@ def measure(args, folder):
         run([args.dtrun, "-n", str(args.ranks), args.measure, "collectives", *COLLECTIVE_OPTIONS,
              "--json", collectives])
     gemm = [os.path.join(folder, f"gemm-{rank}.json") for rank in range(args.ranks)]
-    copies = [subprocess.Popen([args.measure, "gemm", "--clock", "wall", "--shapes", args.shapes, "--iters", "5",
+    copies = [subprocess.Popen([args.measure, "gemm", "--clock", "wall", "--shapes", args.shapes, "--iters", "3",
                                 "--json", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
               for path in gemm]
     for copy in copies:

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""The planner calibrated on this machine predicts dtbench's step times.
+
+    test_calibration_dtbench.py DTBENCH DTRUN CALIBRATE_PY
+
+For each of dtbench ddp, zero, tp and pipeline (2 ranks, small sizes): fit
+a cluster file to this machine (tools/dtplan/calibrate.py --measure: the
+link from one collectives sweep, the GEMM rate from one wall-clock GEMM run
+per rank at once), run the benchmark right after, and check every step time
+it reports against `dtbench predict` on that file: within 25 %. Each
+benchmark is calibrated just before it runs because other work on a shared
+machine changes the rate a rank computes at from one minute to the next,
+and the calibration must see the load the benchmark sees. Step times are
+medians over steps where the benchmark reports them (ddp, zero), and means
+of a few steps otherwise (tp, pipeline). One BLAS and OpenMP thread per rank.
+
+The check can fail: it is also run on the same measurements against a
+cluster file whose GEMM rate is half the fitted one, where the benchmarks
+bound by GEMMs must fall outside the tolerance.
+
+Exits 77 (skipped) when dtbench was built without the example model that
+ddp and zero train, and, after printing every figure, when other work held
+the cores: if the calibrations' GEMM threads had less than MIN_CORE_SHARE
+of a core (their CPU time over their wall time, the median of all of them),
+the ranks ran at the mercy of other processes' scheduling, which no model
+of this machine predicts (a collective then waits for whichever rank was
+descheduled).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TOLERANCE = 0.25
+RANKS = "2"
+REPEATS = 3
+MIN_CORE_SHARE = 0.8
+
+# The benchmarks, each as dtbench runs it: the MLP of ddp and zero is
+# 64 -> 1024 -> 1024 -> 10 on 256 samples per rank; the tp block 4096 ->
+# 1024 -> 4096 on 128 tokens; the pipeline 4 micro-batches of stages that
+# sleep 5 ms per unit.
+MLP = ["--hidden", "1024", "--layers", "2", "--batch", "512", "--steps", "5", "--rounds", "1", "--warmup", "2"]
+BENCHMARKS = {
+    "ddp": MLP + ["--bucket-kib", "1024"],
+    "zero": MLP,
+    "tp": ["--tokens", "128", "--hidden", "4096", "--ffn", "1024", "--iters", "3"],
+    "pipeline": ["--work", "sleep", "--unit-us", "5000", "--microbatches", "4", "--steps", "3"],
+}
+
+
+def run(command, env):
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def predict(dtbench, cluster, results, out, env):
+    run([dtbench, "predict", "--cluster-file", cluster, "--json", out, results], env)
+    with open(out) as f:
+        return json.load(f)["rows"]
+
+
+def halve_gemm_rate(cluster, out):
+    with open(cluster) as f:
+        lines = f.read().splitlines()
+    with open(out, "w") as f:
+        for line in lines:
+            if line.startswith("gemm_efficiency"):
+                line = f"gemm_efficiency = {float(line.split('=')[1]) / 2:.6g}"
+            f.write(line + "\n")
+
+
+def median(values):
+    return sorted(values)[len(values) // 2]
+
+
+def measure(name, tmp, dtbench, dtrun, calibrate, env):
+    """REPEATS times: calibrate, run the benchmark, predict it. Returns, per
+    row, the measured / predicted ratios against the fitted cluster file and
+    against one with half its GEMM rate."""
+    collectives = os.path.join(tmp, "collectives.json")
+    ratios, wrong_ratios, shares = {}, {}, []
+    for repeat in range(REPEATS):
+        cluster = os.path.join(tmp, f"{name}-{repeat}.txt")
+        reuse = ["--collectives", collectives] if os.path.exists(collectives) else []
+        run([sys.executable, calibrate, "--measure", dtbench, "--dtrun", dtrun, "--ranks", RANKS, "--keep", tmp,
+             *reuse, "-o", cluster], env)
+        for rank in range(int(RANKS)):
+            with open(os.path.join(tmp, f"gemm-{rank}.json")) as f:
+                shares.append(json.load(f)["core_share"])
+        results = os.path.join(tmp, f"{name}-{repeat}.json")
+        run([dtrun, "-n", RANKS, dtbench, name, *BENCHMARKS[name], "--json", results], env)
+        wrong = os.path.join(tmp, f"{name}-{repeat}-wrong.txt")
+        halve_gemm_rate(cluster, wrong)
+        for path, into in ((cluster, ratios), (wrong, wrong_ratios)):
+            for row in predict(dtbench, path, results, path + ".json", env):
+                into.setdefault(f"{row['benchmark']} {row['case']}", []).append(
+                    (row["measured_ms"], row["predicted_ms"]))
+    return ratios, wrong_ratios, shares
+
+
+def main(dtbench, dtrun, calibrate):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", DTRAIN_BLAS_THREADS="1")
+    probe = subprocess.run([dtbench, "ddp", "--help"], env=env, capture_output=True, text=True)
+    if probe.returncode != 0:
+        print(f"skipped: dtbench ddp is not available: {probe.stderr.strip()}")
+        return 77
+    failures, shares = [], []
+    print(f"{'case':<32} {'measured / predicted ms, each repeat':<64} {'median ratio':>12}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in BENCHMARKS:
+            ratios, wrong_ratios, benchmark_shares = measure(name, tmp, dtbench, dtrun, calibrate, env)
+            shares += benchmark_shares
+            for case, pairs in ratios.items():
+                ratio = median([m / p for m, p in pairs])
+                shown = "  ".join(f"{m:.1f}/{p:.1f}" for m, p in pairs)
+                print(f"{case:<32} {shown:<64} {ratio:12.3f}", flush=True)
+                if abs(ratio - 1) > TOLERANCE:
+                    failures.append(f"{case}: measured / predicted {ratio:.3f}")
+                # A GEMM rate off by 2x must show wherever GEMMs set the pace.
+                wrong = median([m / p for m, p in wrong_ratios[case]])
+                if name != "pipeline" and abs(wrong - 1) <= TOLERANCE:
+                    failures.append(f"{case}: within {TOLERANCE:.0%} even at half the GEMM rate ({wrong:.3f})")
+    share = median(shares)
+    print(f"the calibrations' GEMM threads had {share:.0%} of a core (median; from {min(shares):.0%} to "
+          f"{max(shares):.0%})")
+    if failures and share < MIN_CORE_SHARE:
+        print("not checked:\n  " + "\n  ".join(failures))
+        print(f"skipped: other work held the cores (the ranks had {share:.0%} of a core, less than "
+              f"{MIN_CORE_SHARE:.0%}): a timed comparison says nothing about the model then")
+        return 77
+    if failures:
+        print("FAILED:\n  " + "\n  ".join(failures))
+        return 1
+    print(f"every step time within {TOLERANCE:.0%} of the prediction")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    sys.exit(main(*sys.argv[1:]))
