@@ -354,7 +354,9 @@ int run_gemm(int argc, char** argv) {
     rows.push_back(r);
   }
   std::printf("# lowest layer/direct ratio %.3f (target >= 0.95)\n", worst_ratio);
-  if (threads == 1) std::printf("# this thread had %.0f %% of a core while timed (CPU time / wall time)\n", 100 * share.of_core());
+  if (threads == 1) {
+    std::printf("# this thread had %.0f %% of a core while timed (CPU time / wall time)\n", 100 * share.of_core());
+  }
   return a.json.empty() ? 0 : write_json(a, peak, threads, rows, threads == 1 ? share.of_core() : 0.0);
 }
 

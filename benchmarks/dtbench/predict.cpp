@@ -156,7 +156,8 @@ int write_json(const std::string& path, const std::string& cluster, const std::v
     const model::Terms& t = r.predicted;
     std::fprintf(out,
                  "%s\n    {\"benchmark\": \"%s\", \"case\": \"%s\", \"measured_ms\": %.6g, \"predicted_ms\": %.6g, "
-                 "\"ratio\": %.4f, \"compute_ms\": %.6g, \"comm_ms\": %.6g, \"bubble_ms\": %.6g, \"optimizer_ms\": %.6g}",
+                 "\"ratio\": %.4f, \"compute_ms\": %.6g, \"comm_ms\": %.6g, \"bubble_ms\": %.6g, "
+                 "\"optimizer_ms\": %.6g}",
                  i == 0 ? "" : ",", r.benchmark.c_str(), r.name.c_str(), r.measured * 1e3, t.step() * 1e3,
                  r.measured / t.step(), t.compute * 1e3, t.comm * 1e3, t.bubble * 1e3, t.optimizer * 1e3);
   }

@@ -70,7 +70,9 @@ Terms ddp_step(const Mlp& mlp, int ranks, DdpMode mode, const dt_plan_cluster& c
   t.compute = p.forward + p.backward;
   t.optimizer = plan::adamw_time(mlp.parameters(), c);
   if (mode == DdpMode::serial) t.comm = plan::allreduce(host_group(ranks), gradients, c);
-  if (mode == DdpMode::overlap) t.comm = plan::data_parallel_time(0, host_group(ranks), gradients, p.forward, p.backward, 1, c);
+  if (mode == DdpMode::overlap) {
+    t.comm = plan::data_parallel_time(0, host_group(ranks), gradients, p.forward, p.backward, 1, c);
+  }
   return t;
 }
 
@@ -88,17 +90,17 @@ Terms zero_step(const Mlp& mlp, int ranks, int stage, const dt_plan_cluster& clu
 Terms tp_step(std::int64_t tokens, std::int64_t hidden, std::int64_t ffn, int ranks, bool sequence_parallel,
               const dt_plan_cluster& cluster) {
   const plan::Cluster c = convert(cluster);
-  const double t_ = static_cast<double>(tokens), h = static_cast<double>(hidden);
+  const double rows = static_cast<double>(tokens), h = static_cast<double>(hidden);
   const double f = static_cast<double>(ffn) / ranks;
   Terms t;
   // Six GEMMs of 2 T H F/tp FLOPs; GELU forward reads h and writes a,
   // backward reads da and h and writes dh.
-  t.compute = 12.0 * t_ * h * f / gemm_rate(c) + 5.0 * kF32 * t_ * f / c.memory_bandwidth;
+  t.compute = 12.0 * rows * h * f / gemm_rate(c) + 5.0 * kF32 * rows * f / c.memory_bandwidth;
   // One reduction forward (y) and one backward (dx) of [T, H], not
   // overlapped (the planner's tp term); with sequence parallelism each is an
   // allgather and a reduce-scatter.
   const plan::Group g = host_group(ranks);
-  const double activation = t_ * h * kF32;
+  const double activation = rows * h * kF32;
   const double one = sequence_parallel ? plan::allgather(g, activation, c) + plan::reduce_scatter(g, activation, c)
                                        : plan::allreduce(g, activation, c);
   t.comm = 2.0 * one;
