@@ -41,16 +41,22 @@ REPEATS = 3
 MIN_CORE_SHARE = 0.8
 BUDGET_S = 150  # before the last benchmark starts; CTest's timeout is 300 s
 
-# The benchmarks, each as dtbench runs it: the MLP of ddp and zero is
-# 64 -> 1024 -> 1024 -> 10 on 256 samples per rank; the tp block 4096 ->
-# 1024 -> 4096 on 128 tokens; the pipeline 4 micro-batches of stages that
-# sleep 5 ms per unit.
+# The benchmarks, each as dtbench runs it, and the shapes (M x N x K) of
+# its largest products, on which the GEMM rate is calibrated: small GEMMs
+# reach less of the peak than large ones (docs/planner.md, "What the model
+# leaves out"). The MLP of ddp and zero is 64 -> 1024 -> 1024 -> 10 on 256
+# samples per rank (forward, weight and input gradients of the 1024 x 1024
+# layer); the tp block 4096 -> 1024 -> 4096 on 128 tokens, 512 columns of
+# it per rank (forward, and the weight gradient); the pipeline 4
+# micro-batches of stages that sleep 5 ms per unit (no GEMM).
 MLP = ["--hidden", "1024", "--layers", "2", "--batch", "512", "--steps", "5", "--rounds", "1", "--warmup", "2"]
+MLP_SHAPES = "256x1024x1024,1024x1024x256,256x1024x1024"
 BENCHMARKS = {
-    "ddp": MLP + ["--bucket-kib", "1024"],
-    "zero": MLP,
-    "tp": ["--tokens", "128", "--hidden", "4096", "--ffn", "1024", "--iters", "3"],
-    "pipeline": ["--work", "sleep", "--unit-us", "5000", "--microbatches", "4", "--steps", "3"],
+    "ddp": (MLP + ["--bucket-kib", "1024"], MLP_SHAPES),
+    "zero": (MLP, MLP_SHAPES),
+    "tp": (["--tokens", "128", "--hidden", "4096", "--ffn", "1024", "--iters", "3"],
+           "128x512x4096,128x4096x512,4096x512x128"),
+    "pipeline": (["--work", "sleep", "--unit-us", "5000", "--microbatches", "4", "--steps", "3"], MLP_SHAPES),
 }
 
 
@@ -85,13 +91,13 @@ class Loaded(Exception):
     """Other work holds the cores: the comparison would say nothing."""
 
 
-def calibrate_here(calibrate, dtbench, dtrun, tmp, cluster, env):
-    """Fits `cluster` to this machine now; returns the share of a core each
-    rank's GEMM thread had meanwhile."""
+def calibrate_here(calibrate, dtbench, dtrun, tmp, cluster, shapes, env):
+    """Fits `cluster` to this machine now, the GEMM rate on `shapes`;
+    returns the share of a core each rank's GEMM thread had meanwhile."""
     collectives = os.path.join(tmp, "collectives.json")
     reuse = ["--collectives", collectives] if os.path.exists(collectives) else []
     run([sys.executable, calibrate, "--measure", dtbench, "--dtrun", dtrun, "--ranks", RANKS, "--keep", tmp,
-         *reuse, "-o", cluster], env)
+         "--shapes", shapes, *reuse, "-o", cluster], env)
     shares = []
     for rank in range(int(RANKS)):
         with open(os.path.join(tmp, f"gemm-{rank}.json")) as f:
@@ -105,14 +111,15 @@ def measure(name, first, tmp, dtbench, dtrun, calibrate, env):
     against one with half its GEMM rate, and the calibrations' core shares.
     Raises Loaded when this is the `first` benchmark and its first
     calibration found the cores held by other work."""
+    options, shapes = BENCHMARKS[name]
     ratios, wrong_ratios, shares = {}, {}, []
     for repeat in range(REPEATS):
         cluster = os.path.join(tmp, f"{name}-{repeat}.txt")
-        shares += calibrate_here(calibrate, dtbench, dtrun, tmp, cluster, env)
+        shares += calibrate_here(calibrate, dtbench, dtrun, tmp, cluster, shapes, env)
         if first and repeat == 0 and median(shares) < MIN_CORE_SHARE:
             raise Loaded(f"the first calibration's GEMM threads had {median(shares):.0%} of a core")
         results = os.path.join(tmp, f"{name}-{repeat}.json")
-        run([dtrun, "-n", RANKS, dtbench, name, *BENCHMARKS[name], "--json", results], env)
+        run([dtrun, "-n", RANKS, dtbench, name, *options, "--json", results], env)
         wrong = os.path.join(tmp, f"{name}-{repeat}-wrong.txt")
         halve_gemm_rate(cluster, wrong)
         for path, into in ((cluster, ratios), (wrong, wrong_ratios)):
