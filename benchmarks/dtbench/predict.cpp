@@ -56,6 +56,12 @@ double number(const Value& object, const char* key) {
   return v.number;
 }
 
+bool flag(const Value& object, const char* key) {
+  const Value& v = member(object, key);
+  if (v.kind != Value::Kind::Bool) throw std::runtime_error(std::string("\"") + key + "\" is not true or false");
+  return v.boolean;
+}
+
 const std::string& text(const Value& object, const char* key) {
   const Value& v = member(object, key);
   if (v.kind != Value::Kind::String) throw std::runtime_error(std::string("\"") + key + "\" is not a string");
@@ -97,7 +103,7 @@ void zero_rows(const Value& doc, const dt_plan_cluster& c, std::vector<Row>& row
 }
 
 void tp_rows(const Value& doc, const dt_plan_cluster& c, std::vector<Row>& rows) {
-  const bool sp = member(doc, "sequence_parallel").boolean;
+  const bool sp = flag(doc, "sequence_parallel");
   rows.push_back({"tp", sp ? "block, sequence parallel" : "block", number(doc, "step_ms") * 1e-3,
                   model::tp_step(static_cast<std::int64_t>(number(doc, "tokens")),
                                  static_cast<std::int64_t>(number(doc, "hidden")),
