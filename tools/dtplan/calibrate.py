@@ -20,7 +20,9 @@ same. gpus_per_node is N (the ranks), and memory_bandwidth the run's memcpy
 bandwidth.
 
 --gemm: `dtbench gemm --json FILE`, once or once per rank of a concurrent
-run. peak_flops is its cpu_peak_gflops (the device's peak where CUDA rows
+run; the cluster file has one GEMM rate, that of the inputs' dtype of these
+runs (`dtbench gemm --dtype`, --dtype with --measure): the dtype the
+workload trains in. peak_flops is its cpu_peak_gflops (the device's peak where CUDA rows
 are given and --peak-flops says it), and gemm_efficiency the median share of
 peak of its three largest shapes, averaged over the files.
 
@@ -114,13 +116,19 @@ def measure(args, folder):
              "--json", collectives])
     gemm = [os.path.join(folder, f"gemm-{rank}.json") for rank in range(args.ranks)]
     copies = [subprocess.Popen([args.measure, "gemm", "--clock", "wall", "--shapes", args.shapes, "--iters", "3",
-                                "--json", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                "--dtype", args.dtype, "--json", path],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
               for path in gemm]
     for copy in copies:
         _, err = copy.communicate(timeout=600)
         if copy.returncode != 0:
             raise SystemExit(f"calibrate: dtbench gemm failed ({copy.returncode}): {err.strip()}")
     return collectives, gemm
+
+
+def gemm_dtype(path):
+    with open(path) as f:
+        return json.load(f).get("dtype", "float32")
 
 
 def host_memory_per_rank(ranks):
@@ -140,6 +148,8 @@ def main(argv):
     parser.add_argument("--ranks", type=int, default=2, help="for --measure (default 2)")
     parser.add_argument("--shapes", default=GEMM_SHAPES, help="for --measure: dtbench gemm --shapes")
     parser.add_argument("--keep", metavar="DIR", help="for --measure: keep its results in DIR")
+    parser.add_argument("--dtype", default="f32", choices=["f32", "bf16", "f16"],
+                        help="for --measure: the GEMM inputs' dtype, the one the workload trains in (default f32)")
     parser.add_argument("--peak-flops", type=float)
     parser.add_argument("--gpu-memory", type=float, help="bytes each rank may use (default: the preset's)")
     parser.add_argument("--preset", help="a100, h100 or h200: the figures no measurement gives")
@@ -180,7 +190,9 @@ def write(args):
                 fits.append(fit_gemm(json.load(f), args.peak_flops))
         peak = fits[0][0]
         efficiency = statistics.mean(fit[0] * fit[1] for fit in fits) / peak
-        lines += [f"peak_flops = {peak:.6g}", f"gemm_efficiency = {min(efficiency, 1.0):.4g}"]
+        dtypes = sorted({gemm_dtype(path) for path in args.gemm})
+        lines += [f"# GEMM rate of {', '.join(dtypes)} inputs",
+                  f"peak_flops = {peak:.6g}", f"gemm_efficiency = {min(efficiency, 1.0):.4g}"]
     if args.gpu_memory or not args.preset:
         lines.append(f"gpu_memory = {args.gpu_memory or host_memory_per_rank(world):.6g}")
     with open(args.output, "w") as f:
