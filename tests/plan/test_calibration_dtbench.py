@@ -48,8 +48,10 @@ BUDGET_S = 150  # before the last benchmark starts; CTest's timeout is 300 s
 # samples per rank (forward, weight and input gradients of the 1024 x 1024
 # layer); the tp block 4096 -> 1024 -> 4096 on 128 tokens, 512 columns of
 # it per rank (forward, and the weight gradient); the pipeline 4
-# micro-batches of stages that sleep 5 ms per unit (no GEMM).
-MLP = ["--hidden", "1024", "--layers", "2", "--batch", "512", "--steps", "5", "--rounds", "1", "--warmup", "2"]
+# micro-batches of stages that sleep 5 ms per unit (no GEMM). ddp's modes
+# and zero's stages take turns over 3 rounds, so that a change of load
+# falls on all of them.
+MLP = ["--hidden", "1024", "--layers", "2", "--batch", "512", "--steps", "2", "--rounds", "3", "--warmup", "2"]
 MLP_SHAPES = "256x1024x1024,1024x1024x256,256x1024x1024"
 BENCHMARKS = {
     "ddp": (MLP + ["--bucket-kib", "1024"], MLP_SHAPES),
