@@ -5,7 +5,6 @@
 #include "predict.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
