@@ -151,7 +151,8 @@ def main(argv):
     parser.add_argument("--dtype", default="f32", choices=["f32", "bf16", "f16"],
                         help="for --measure: the GEMM inputs' dtype, the one the workload trains in (default f32)")
     parser.add_argument("--peak-flops", type=float)
-    parser.add_argument("--gpu-memory", type=float, help="bytes each rank may use (default: the preset's)")
+    parser.add_argument("--gpu-memory", type=float,
+                        help="bytes each rank may use (default: the preset's, else the host's memory per rank)")
     parser.add_argument("--preset", help="a100, h100 or h200: the figures no measurement gives")
     parser.add_argument("-o", "--output", required=True)
     args = parser.parse_args(argv)
