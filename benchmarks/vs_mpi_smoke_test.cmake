@@ -9,7 +9,7 @@ if(NOT DEFINED JSON)
     execute_process(
       COMMAND "${DTBENCH}" collectives --vs-mpi --rounds ${rounds}
       RESULT_VARIABLE status ERROR_VARIABLE error)
-    if(NOT status EQUAL 2 OR NOT error MATCHES "--rounds: bad value")
+    if(NOT status EQUAL 2 OR NOT error MATCHES "--rounds: [^\n]*${rounds}")
       message(FATAL_ERROR "--rounds ${rounds}: exited with ${status}, not 2 with a usage error:\n${error}")
     endif()
   endforeach()

@@ -8,6 +8,13 @@ pkg_check_modules(UCX REQUIRED IMPORTED_TARGET ucx)
 # DLPack: Debian's libdlpack-dev ships a CMake package.
 find_package(dlpack REQUIRED CONFIG)
 
+# JSON and command lines of the tools, benchmarks and examples: header-only
+# nlohmann-json and CLI11 for C++ (CMake packages in nlohmann-json3-dev and
+# libcli11-dev), cJSON for C (libcjson-dev's libcjson.pc).
+find_package(nlohmann_json 3 REQUIRED CONFIG)
+find_package(CLI11 2 REQUIRED CONFIG)
+pkg_check_modules(CJSON REQUIRED IMPORTED_TARGET libcjson)
+
 # CUDA: the toolkit (cudart, cuBLAS headers) through CMake's CUDAToolkit
 # package, and nvcc for the kernels (.cu files compiled into the library).
 # OFF builds a CPU-only library even where the toolkit is installed.

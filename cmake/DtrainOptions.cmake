@@ -6,11 +6,12 @@ set(DTRAIN_WITH_MPI AUTO CACHE STRING "MPI examples and tests (AUTO: when MPI is
 set(DTRAIN_BUILD_PYTHON AUTO CACHE STRING "Python binding (AUTO: when SWIG and Python are found)")
 set(DTRAIN_BUILD_RUST AUTO CACHE STRING "Rust binding tests (AUTO: when cargo is found)")
 set(DTRAIN_BUILD_JULIA AUTO CACHE STRING "Julia binding tests (AUTO: when julia is found)")
+set(DTRAIN_BUILD_FORTRAN AUTO CACHE STRING "Fortran binding (AUTO: when a Fortran compiler is found)")
 option(DTRAIN_BUILD_TESTS "Build the test suite" ON)
 option(DTRAIN_WARNINGS_AS_ERRORS "Treat compiler warnings as errors" OFF)
 
 foreach(_opt DTRAIN_WITH_CUDA DTRAIN_WITH_NCCL DTRAIN_WITH_MPI DTRAIN_BUILD_PYTHON DTRAIN_BUILD_RUST
-             DTRAIN_BUILD_JULIA)
+             DTRAIN_BUILD_JULIA DTRAIN_BUILD_FORTRAN)
   set_property(CACHE ${_opt} PROPERTY STRINGS AUTO ON OFF)
   string(TOUPPER "${${_opt}}" _value)
   if(NOT _value MATCHES "^(AUTO|ON|OFF)$")

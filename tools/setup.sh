@@ -7,7 +7,8 @@ apt_packages=(
   build-essential cmake ninja-build pkg-config git
   libucx-dev libdlpack-dev libssl-dev libopenblas-dev
   libgtest-dev
-  openmpi-bin libopenmpi-dev
+  nlohmann-json3-dev libcli11-dev libcjson-dev
+  openmpi-bin libopenmpi-dev gfortran
   swig python3-dev bindgen abigail-tools
   clang libclang-rt-14-dev iproute2 binutils
   doxygen debhelper dh-python lintian python3-all-dev python3-numpy python3-setuptools python3-wheel

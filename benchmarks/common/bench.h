@@ -84,23 +84,29 @@ typedef struct dtb_options {
   int warmup;
   dtb_dtype dtype;
   const char *json_path;   /* NULL: no JSON */
-  char error[160];         /* why dtb_parse_option() returned -1 */
+  char error[160];         /* why dtb_set_option() or dtb_options_check() returned -1 */
 } dtb_options;
 
 void dtb_options_init(dtb_options *o);
 
-/*
- * Consumes argv[*i] (and its value) when it is one of the shared options:
- * returns 1 and advances *i past it, 0 when the option is not a shared one
- * (*i unchanged), -1 on a bad value (o->error says why).
- */
-int dtb_parse_option(dtb_options *o, int argc, char **argv, int *i);
+/* One shared option: its long name (without "--"), which always takes a
+   value, the value's name and its help. Each program builds its parser from
+   the table (getopt_long in the MPI peer, CLI11 in dtbench). */
+typedef struct dtb_option_info {
+  const char *name;
+  const char *value_name;
+  const char *help;
+} dtb_option_info;
+
+/* The shared options; the last entry's name is NULL. */
+extern const dtb_option_info dtb_option_table[];
+
+/* Sets the shared option `name` (a name of dtb_option_table) from `value`:
+   0, or -1 on a bad value (o->error says why). */
+int dtb_set_option(dtb_options *o, const char *name, const char *value);
 
 /* Checks the options as a whole (min <= max, at least one op): 0 or -1. */
 int dtb_options_check(dtb_options *o);
-
-/* The usage lines of the shared options. */
-extern const char dtb_options_usage[];
 
 /* ---- verification -------------------------------------------------------- */
 
@@ -162,9 +168,6 @@ void dtb_print_row(FILE *f, const dtb_results *r, const dtb_row *row);
 
 /* Writes the results as JSON (see benchmarks/README.md). 0, or -1 with errno. */
 int dtb_write_json(const char *path, const dtb_results *r);
-
-/* Writes `s` as a JSON string literal. */
-void dtb_json_string(FILE *f, const char *s);
 
 #ifdef __cplusplus
 }

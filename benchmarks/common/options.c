@@ -3,16 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char dtb_options_usage[] =
-    "  --ops LIST         comma-separated: allreduce,allgather,reduce_scatter,alltoall,broadcast\n"
-    "                     (default: all)\n"
-    "  --min-bytes SIZE   smallest size (default 8); sizes double up to --max-bytes\n"
-    "  --max-bytes SIZE   largest size (default 256M); SIZE takes K, M, G (binary)\n"
-    "  --iters N          timed iterations per size (default: adaptive, about 0.2 s per size,\n"
-    "                     between 5 and 10000)\n"
-    "  --warmup N         untimed iterations per size (default 3)\n"
-    "  --dtype TYPE       float32 (default), float64, int32, int64\n"
-    "  --json PATH        also write the results as JSON\n";
+const dtb_option_info dtb_option_table[] = {
+    {"ops", "LIST", "comma-separated: allreduce,allgather,reduce_scatter,alltoall,broadcast (default: all)"},
+    {"min-bytes", "SIZE", "smallest size (default 8); sizes double up to --max-bytes"},
+    {"max-bytes", "SIZE", "largest size (default 256M); SIZE takes K, M, G (binary)"},
+    {"iters", "N", "timed iterations per size (default: adaptive, about 0.2 s per size, between 5 and 10000)"},
+    {"warmup", "N", "untimed iterations per size (default 3)"},
+    {"dtype", "TYPE", "float32 (default), float64, int32, int64"},
+    {"json", "PATH", "also write the results as JSON"},
+    {NULL, NULL, NULL}};
 
 void dtb_options_init(dtb_options *o) {
   memset(o, 0, sizeof *o);
@@ -22,11 +21,6 @@ void dtb_options_init(dtb_options *o) {
   o->iters = 0;
   o->warmup = 3;
   o->dtype = DTB_FLOAT32;
-}
-
-static int fail(dtb_options *o, const char *what, const char *value) {
-  snprintf(o->error, sizeof o->error, "%s: bad value '%s'", what, value ? value : "");
-  return -1;
 }
 
 static int parse_count(const char *text, int min, int *out) {
@@ -60,37 +54,31 @@ static int parse_ops(const char *text, unsigned *out) {
   return ops ? 0 : -1;
 }
 
-int dtb_parse_option(dtb_options *o, int argc, char **argv, int *i) {
-  const char *arg = argv[*i];
-  static const char *const with_value[] = {"--ops", "--min-bytes", "--max-bytes", "--iters",
-                                           "--warmup", "--dtype", "--json"};
-  int known = 0;
-  for (size_t k = 0; k < sizeof with_value / sizeof *with_value; ++k) known |= strcmp(arg, with_value[k]) == 0;
-  if (!known) return 0;
-  if (*i + 1 >= argc) {
-    snprintf(o->error, sizeof o->error, "%s needs a value", arg);
+int dtb_set_option(dtb_options *o, const char *name, const char *value) {
+  int bad = 0;
+  if (strcmp(name, "ops") == 0) {
+    bad = parse_ops(value, &o->ops);
+  } else if (strcmp(name, "min-bytes") == 0) {
+    bad = dtb_parse_bytes(value, &o->min_bytes);
+  } else if (strcmp(name, "max-bytes") == 0) {
+    bad = dtb_parse_bytes(value, &o->max_bytes);
+  } else if (strcmp(name, "iters") == 0) {
+    bad = parse_count(value, 1, &o->iters);
+  } else if (strcmp(name, "warmup") == 0) {
+    bad = parse_count(value, 0, &o->warmup);
+  } else if (strcmp(name, "dtype") == 0) {
+    bad = dtb_dtype_parse(value, &o->dtype);
+  } else if (strcmp(name, "json") == 0) {
+    o->json_path = value;
+  } else {
+    snprintf(o->error, sizeof o->error, "--%s is not a shared option", name);
     return -1;
   }
-  const char *value = argv[*i + 1];
-  int bad = 0;
-  if (strcmp(arg, "--ops") == 0) {
-    bad = parse_ops(value, &o->ops);
-  } else if (strcmp(arg, "--min-bytes") == 0) {
-    bad = dtb_parse_bytes(value, &o->min_bytes);
-  } else if (strcmp(arg, "--max-bytes") == 0) {
-    bad = dtb_parse_bytes(value, &o->max_bytes);
-  } else if (strcmp(arg, "--iters") == 0) {
-    bad = parse_count(value, 1, &o->iters);
-  } else if (strcmp(arg, "--warmup") == 0) {
-    bad = parse_count(value, 0, &o->warmup);
-  } else if (strcmp(arg, "--dtype") == 0) {
-    bad = dtb_dtype_parse(value, &o->dtype);
-  } else {
-    o->json_path = value;
+  if (bad) {
+    snprintf(o->error, sizeof o->error, "--%s: bad value '%s'", name, value);
+    return -1;
   }
-  if (bad) return fail(o, arg, value);
-  *i += 2;
-  return 1;
+  return 0;
 }
 
 int dtb_options_check(dtb_options *o) {

@@ -1,8 +1,9 @@
-#include "bench.h"
-
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+
+#include "bench.h"
 
 void dtb_results_add(dtb_results *r, dtb_row row) {
   row.algbw = row.time_s > 0 ? (double)row.bytes / row.time_s * 1e-9 : 0.0;
@@ -44,61 +45,43 @@ void dtb_print_row(FILE *f, const dtb_results *r, const dtb_row *row) {
   fflush(f);
 }
 
-void dtb_json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; ++p) {
-    if (*p == '"' || *p == '\\') {
-      fprintf(f, "\\%c", *p);
-    } else if (*p == '\n') {
-      fputs("\\n", f);
-    } else if (*p < 0x20) {
-      fprintf(f, "\\u%04x", *p);
-    } else {
-      fputc(*p, f);
-    }
-  }
-  fputc('"', f);
-}
+/* JSON has no inf or nan: those are null. */
+static cJSON *number(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
 
-/* JSON has no inf or nan. */
-static void number(FILE *f, double v) {
-  if (isfinite(v)) {
-    fprintf(f, "%.6g", v);
-  } else {
-    fputs("null", f);
+static cJSON *document(const dtb_results *r) {
+  cJSON *doc = cJSON_CreateObject();
+  cJSON_AddStringToObject(doc, "benchmark", "collectives");
+  cJSON_AddStringToObject(doc, "implementation", r->implementation ? r->implementation : "");
+  cJSON_AddStringToObject(doc, "library", r->library ? r->library : "");
+  cJSON_AddNumberToObject(doc, "world_size", r->world);
+  cJSON_AddStringToObject(doc, "dtype", dtb_dtype_name(r->dtype));
+  cJSON_AddItemToObject(doc, "memcpy_GBps", number(r->memcpy_gbps));
+  cJSON *rows = cJSON_AddArrayToObject(doc, "results");
+  for (size_t i = 0; i < r->nrows; ++i) {
+    const dtb_row *row = &r->rows[i];
+    cJSON *item = cJSON_CreateObject();
+    cJSON_AddStringToObject(item, "op", dtb_op_name(row->op));
+    cJSON_AddNumberToObject(item, "bytes", (double)row->bytes);
+    cJSON_AddNumberToObject(item, "count", (double)row->count);
+    cJSON_AddNumberToObject(item, "iters", row->iters);
+    cJSON_AddItemToObject(item, "time_us", number(row->time_s * 1e6));
+    cJSON_AddItemToObject(item, "algbw_GBps", number(row->algbw));
+    cJSON_AddItemToObject(item, "busbw_GBps", number(row->busbw));
+    cJSON_AddItemToObject(item, "busbw_vs_memcpy", number(r->memcpy_gbps > 0 ? row->busbw / r->memcpy_gbps : NAN));
+    cJSON_AddItemToArray(rows, item);
   }
+  return doc;
 }
 
 int dtb_write_json(const char *path, const dtb_results *r) {
+  cJSON *doc = document(r);
+  char *text = cJSON_Print(doc);
+  cJSON_Delete(doc);
+  if (text == NULL) abort(); /* cJSON fails only when out of memory */
   FILE *f = fopen(path, "w");
-  if (f == NULL) return -1;
-  fputs("{\n  \"benchmark\": \"collectives\",\n  \"implementation\": ", f);
-  dtb_json_string(f, r->implementation);
-  fputs(",\n  \"library\": ", f);
-  dtb_json_string(f, r->library);
-  fprintf(f, ",\n  \"world_size\": %d,\n  \"dtype\": ", r->world);
-  dtb_json_string(f, dtb_dtype_name(r->dtype));
-  fputs(",\n  \"memcpy_GBps\": ", f);
-  number(f, r->memcpy_gbps);
-  fputs(",\n  \"results\": [", f);
-  for (size_t i = 0; i < r->nrows; ++i) {
-    const dtb_row *row = &r->rows[i];
-    fprintf(f, "%s\n    {\"op\": \"%s\", \"bytes\": %lld, \"count\": %lld, \"iters\": %d, \"time_us\": ",
-            i ? "," : "", dtb_op_name(row->op), (long long)row->bytes, (long long)row->count, row->iters);
-    number(f, row->time_s * 1e6);
-    fputs(", \"algbw_GBps\": ", f);
-    number(f, row->algbw);
-    fputs(", \"busbw_GBps\": ", f);
-    number(f, row->busbw);
-    fputs(", \"busbw_vs_memcpy\": ", f);
-    number(f, r->memcpy_gbps > 0 ? row->busbw / r->memcpy_gbps : NAN);
-    fputs("}", f);
-  }
-  fputs("\n  ]\n}\n", f);
-  int failed = ferror(f);
-  if (fclose(f) != 0 || failed) {
-    if (errno == 0) errno = EIO;
-    return -1;
-  }
-  return 0;
+  int failed = f == NULL || fputs(text, f) < 0 || fputc('\n', f) == EOF;
+  cJSON_free(text);
+  if (f != NULL && fclose(f) != 0) failed = 1;
+  if (failed && errno == 0) errno = EIO;
+  return failed ? -1 : 0;
 }

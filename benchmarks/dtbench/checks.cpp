@@ -18,26 +18,16 @@
 
 #include "bench.h"
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "usage.hpp"
 
 namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtrun -n N dtbench checks [options]\n"
-    "\n"
-    "Times blocking float32 allreduces with the comparison of calls across ranks\n"
-    "(DTRAIN_CHECK_COLLECTIVES=1) and without, in alternating rounds.\n"
-    "\n"
-    "options:\n"
-    "  --bytes SIZE   the allreduce's size (default 8; K, M, G: binary)\n"
-    "  --iters N      allreduces per round (default 2000)\n"
-    "  --rounds N     rounds of each (default 11)\n"
-    "  --json PATH    also write the results as JSON (rank 0)\n"
-    "  -h, --help     show this help\n";
-
-const Usage kCli{"checks", kUsage};
+const Usage kCli{"checks", "usage: dtrun -n N dtbench checks [options]",
+                 "Times blocking float32 allreduces with the comparison of calls across ranks\n"
+                 "(DTRAIN_CHECK_COLLECTIVES=1) and without, in alternating rounds."};
 
 struct Args {
   std::int64_t bytes = 8;
@@ -74,26 +64,14 @@ double median(std::vector<double> values) {
 
 int run_checks(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (i + 1 >= argc) kCli.error(arg + " needs a value");
-    const char* value = argv[i + 1];
-    if (arg == "--bytes") {
-      if (dtb_parse_bytes(value, &a.bytes) != 0 || a.bytes < 4) kCli.error(arg + ": bad value");
-    } else if (arg == "--iters") {
-      a.iters = kCli.integer(arg, value, 1, 1L << 30);
-    } else if (arg == "--rounds") {
-      a.rounds = kCli.integer(arg, value, 1, 1000);
-    } else if (arg == "--json") {
-      a.json = value;
-    } else {
-      kCli.error("unknown argument '" + arg + "'");
-    }
-  }
+  auto app = kCli.app();
+  add_bytes(*app, "--bytes", a.bytes, 4, "the allreduce's size (default 8; K, M, G: binary)");
+  app->add_option("--iters", a.iters, "allreduces per round (default 2000)")
+      ->type_name("N")
+      ->check(CLI::Range(1L, 1L << 30));
+  app->add_option("--rounds", a.rounds, "rounds of each (default 11)")->type_name("N")->check(CLI::Range(1L, 1000L));
+  app->add_option("--json", a.json, "also write the results as JSON (rank 0)")->type_name("PATH");
+  dtrain::command_line::parse(*app, argc, argv);
   Comm job;
   dt_comm* checked = split_with_checks(job, true);
   dt_comm* unchecked = split_with_checks(job, false);
@@ -114,13 +92,9 @@ int run_checks(int argc, char** argv) {
     std::printf("%10s %14s %14s %10s\n", "bytes", "checks off", "checks on", "on/off");
     std::printf("%10lld %14.2f %14.2f %10.2f\n", static_cast<long long>(a.bytes), off, on, on / off);
     if (!a.json.empty()) {
-      FILE* out = open_results(kCli, a.json);
-      if (out == nullptr) job.exit(1);
-      std::fprintf(out,
-                   "{\"benchmark\": \"checks\", \"ranks\": %d, \"bytes\": %lld, \"iters\": %ld, \"rounds\": %ld,\n"
-                   " \"off_us\": %.3f, \"on_us\": %.3f, \"ratio\": %.4f}\n",
-                   job.size(), static_cast<long long>(a.bytes), a.iters, a.rounds, off, on, on / off);
-      close_results(out, a.json);
+      const Json doc = {{"benchmark", "checks"}, {"ranks", job.size()}, {"bytes", a.bytes}, {"iters", a.iters},
+                        {"rounds", a.rounds},    {"off_us", off},       {"on_us", on},      {"ratio", on / off}};
+      if (!write_results(kCli.command, a.json, doc)) job.exit(1);
     }
   }
   dt_comm_destroy(checked);

@@ -10,7 +10,9 @@
 
 #include "bench.h"
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "orchestrate.hpp"
+#include "usage.hpp"
 
 namespace dtbench {
 
@@ -19,67 +21,58 @@ namespace {
 const char kUsage[] =
     "usage: dtbench collectives [options]\n"
     "       dtrun -n N dtbench collectives [options]\n"
-    "       dtbench collectives --vs-mpi [-n N] [options]\n"
-    "\n"
+    "       dtbench collectives --vs-mpi [-n N] [options]";
+
+const char kDescription[] =
     "Times allreduce, allgather, reduce_scatter, alltoall and broadcast over the\n"
     "ranks of this job for sizes doubling from --min-bytes to --max-bytes, after\n"
-    "checking each result. Rank 0 prints the table.\n"
-    "\n"
-    "options:\n"
-    "%s"
-    "  --vs-mpi           run this sweep under dtrun and the MPI peer under mpirun,\n"
-    "                     both with N ranks, and print them side by side\n"
-    "                     (start it as a single process, not under dtrun)\n"
-    "  -n, --nproc N      ranks for --vs-mpi (default 2)\n"
-    "  --rounds R         for --vs-mpi: alternate R libdtrain and R MPI sweeps\n"
-    "                     (dtrain, mpi, dtrain, mpi, ...) and report, for each\n"
-    "                     size and side, the round with the lowest time (default 1);\n"
-    "                     a shared machine's speed changes in phases of seconds,\n"
-    "                     and one sweep of each may fall in a fast and a slow one\n"
-    "  -h, --help         show this help\n";
+    "checking each result. Rank 0 prints the table.";
+
+const Usage kCli{"collectives", kUsage, kDescription};
 
 struct Args {
   dtb_options options;
+  std::string json;  // what options.json_path points to
   bool vs_mpi = false;
   int nproc = 2;
   int rounds = 1;
 };
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "dtbench collectives: %s\n\n", message.c_str());
-  std::fprintf(stderr, kUsage, dtb_options_usage);
-  std::exit(2);
-}
-
-Args parse(int argc, char** argv) {
-  Args a;
+void parse(int argc, char** argv, Args& a) {
   dtb_options_init(&a.options);
-  for (int i = 1; i < argc;) {
-    int taken = dtb_parse_option(&a.options, argc, argv, &i);
-    if (taken < 0) usage_error(a.options.error);
-    if (taken > 0) continue;
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::printf(kUsage, dtb_options_usage);
-      std::exit(0);
-    } else if (arg == "--vs-mpi") {
-      a.vs_mpi = true;
-      ++i;
-    } else if ((arg == "-n" || arg == "--nproc" || arg == "--rounds") && i + 1 < argc) {
-      char* end = nullptr;
-      long n = std::strtol(argv[i + 1], &end, 10);
-      if (*argv[i + 1] == '\0' || *end != '\0' || n < 1 || n > 4096) {
-        usage_error(arg + ": bad value '" + argv[i + 1] + "'");
-      }
-      (arg == "--rounds" ? a.rounds : a.nproc) = static_cast<int>(n);
-      i += 2;
-    } else {
-      usage_error("unknown argument '" + arg + "'");
-    }
+  auto app = kCli.app();
+  // The options the MPI peer shares: each value is read by the same code there.
+  for (const dtb_option_info* info = dtb_option_table; info->name != nullptr; ++info) {
+    const std::string name = info->name;
+    app->add_option_function<std::string>(
+           "--" + name,
+           [&a, name](const std::string& value) {
+             if (name == "json") {
+               a.json = value;
+             } else if (dtb_set_option(&a.options, name.c_str(), value.c_str()) != 0) {
+               throw CLI::ValidationError(a.options.error);
+             }
+           },
+           info->help)
+        ->type_name(info->value_name);
   }
-  if (dtb_options_check(&a.options) != 0) usage_error(a.options.error);
-  if (a.rounds > 1 && !a.vs_mpi) usage_error("--rounds is for --vs-mpi");
-  return a;
+  app->add_flag("--vs-mpi", a.vs_mpi,
+                "run this sweep under dtrun and the MPI peer under mpirun,\n"
+                "both with N ranks, and print them side by side\n"
+                "(start it as a single process, not under dtrun)");
+  app->add_option("-n,--nproc", a.nproc, "ranks for --vs-mpi (default 2)")->type_name("N")->check(CLI::Range(1, 4096));
+  app->add_option("--rounds", a.rounds,
+                  "for --vs-mpi: alternate R libdtrain and R MPI sweeps\n"
+                  "(dtrain, mpi, dtrain, mpi, ...) and report, for each\n"
+                  "size and side, the round with the lowest time (default 1);\n"
+                  "a shared machine's speed changes in phases of seconds,\n"
+                  "and one sweep of each may fall in a fast and a slow one")
+      ->type_name("R")
+      ->check(CLI::Range(1, 4096));
+  dtrain::command_line::parse(*app, argc, argv);
+  if (!a.json.empty()) a.options.json_path = a.json.c_str();
+  if (dtb_options_check(&a.options) != 0) kCli.error(a.options.error);
+  if (a.rounds > 1 && !a.vs_mpi) kCli.error("--rounds is for --vs-mpi");
 }
 
 // Buffers for one operation, sized for its largest size and reused by the
@@ -180,7 +173,8 @@ class Sweep {
 }  // namespace
 
 int run_collectives(int argc, char** argv) {
-  Args args = parse(argc, argv);
+  Args args;
+  parse(argc, argv, args);
   const dtb_options& o = args.options;
   Comm comm;
 

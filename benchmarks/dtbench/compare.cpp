@@ -1,24 +1,21 @@
 #include "compare.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
-#include "bench.h"
-#include "json.hpp"
+#include "command_line.hpp"
+#include "usage.hpp"
 
 namespace dtbench {
 
 namespace {
-
-using json::Value;
 
 struct Row {
   std::string op;
@@ -39,43 +36,51 @@ struct Run {
   std::vector<Row> rows;
 };
 
-const Value& member(const Value& object, const char* key, Value::Kind kind) {
-  const Value* v = object.find(key);
-  if (v == nullptr || v->kind != kind) throw std::runtime_error(std::string("missing or mistyped \"") + key + "\"");
-  return *v;
+// `key` of `object`, which must be there and have the type `is` checks.
+const Json& member(const Json& object, const char* key, bool (Json::*is)() const noexcept) {
+  const auto it = object.find(key);
+  if (it == object.end() || !((*it).*is)()) {
+    throw std::runtime_error(std::string("missing or mistyped \"") + key + "\"");
+  }
+  return *it;
 }
 
 // Bandwidths are null where they are undefined (a world of one has no bus).
-double number_or_nan(const Value& object, const char* key) {
-  const Value* v = object.find(key);
-  return v != nullptr && v->kind == Value::Kind::Number ? v->number : NAN;
+double number_or_nan(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_number() ? it->get<double>() : NAN;
 }
 
 Run load(const std::string& path) {
-  const Value doc = json::parse_file(path);
   try {
-    if (member(doc, "benchmark", Value::Kind::String).string != "collectives") {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read it");
+    const Json doc = Json::parse(in);
+    if (!doc.is_object()) throw std::runtime_error("not a JSON object");
+    if (member(doc, "benchmark", &Json::is_string) != "collectives") {
       throw std::runtime_error("not a collectives benchmark");
     }
     Run run;
-    run.implementation = member(doc, "implementation", Value::Kind::String).string;
-    run.library = member(doc, "library", Value::Kind::String).string;
-    run.dtype = member(doc, "dtype", Value::Kind::String).string;
-    run.world = static_cast<int>(member(doc, "world_size", Value::Kind::Number).number);
+    run.implementation = member(doc, "implementation", &Json::is_string).get<std::string>();
+    run.library = member(doc, "library", &Json::is_string).get<std::string>();
+    run.dtype = member(doc, "dtype", &Json::is_string).get<std::string>();
+    run.world = member(doc, "world_size", &Json::is_number_integer).get<int>();
     run.memcpy_gbps = number_or_nan(doc, "memcpy_GBps");
-    for (const Value& r : member(doc, "results", Value::Kind::Array).array) {
+    for (const Json& r : member(doc, "results", &Json::is_array)) {
+      if (!r.is_object()) throw std::runtime_error("a result that is not an object");
       Row row;
-      row.op = member(r, "op", Value::Kind::String).string;
-      row.bytes = static_cast<int64_t>(member(r, "bytes", Value::Kind::Number).number);
-      row.count = static_cast<int64_t>(member(r, "count", Value::Kind::Number).number);
-      row.iters = static_cast<int>(member(r, "iters", Value::Kind::Number).number);
+      row.op = member(r, "op", &Json::is_string).get<std::string>();
+      row.bytes = member(r, "bytes", &Json::is_number_integer).get<int64_t>();
+      row.count = member(r, "count", &Json::is_number_integer).get<int64_t>();
+      row.iters = member(r, "iters", &Json::is_number_integer).get<int>();
       row.time_us = number_or_nan(r, "time_us");
       row.algbw = number_or_nan(r, "algbw_GBps");
       row.busbw = number_or_nan(r, "busbw_GBps");
       run.rows.push_back(row);
     }
     return run;
-  } catch (const std::runtime_error& e) {
+  } catch (const std::exception& e) {
+    // nlohmann's parse errors name the line and column.
     throw std::runtime_error(path + ": " + e.what());
   }
 }
@@ -126,14 +131,6 @@ std::string cell(double v, int width, int decimals) {
   return buf;
 }
 
-void number(FILE* f, double v) {
-  if (std::isfinite(v)) {
-    std::fprintf(f, "%.6g", v);
-  } else {
-    std::fputs("null", f);
-  }
-}
-
 struct Pair {
   const Row* a;
   const Row* b;  // nullptr when the second run has no such row
@@ -170,70 +167,43 @@ void print_table(const Run& a, const Run& b, const std::vector<Pair>& pairs, siz
   }
 }
 
-void write_side(FILE* f, const char* key, const Row* r) {
-  std::fprintf(f, ", ");
-  dtb_json_string(f, key);
-  if (r == nullptr) {
-    std::fputs(": null", f);
-    return;
-  }
-  std::fprintf(f, ": {\"iters\": %d, \"time_us\": ", r->iters);
-  number(f, r->time_us);
-  std::fputs(", \"algbw_GBps\": ", f);
-  number(f, r->algbw);
-  std::fputs(", \"busbw_GBps\": ", f);
-  number(f, r->busbw);
-  std::fputs("}", f);
+Json side(const Row* r) {
+  if (r == nullptr) return nullptr;
+  return {{"iters", r->iters}, {"time_us", r->time_us}, {"algbw_GBps", r->algbw}, {"busbw_GBps", r->busbw}};
 }
 
-int write_merged(const char* path, const Run& a, const Run& b, const std::vector<Pair>& pairs, size_t rounds) {
-  FILE* f = std::fopen(path, "w");
-  if (f == nullptr) return -1;
+bool write_merged(const std::string& path, const Run& a, const Run& b, const std::vector<Pair>& pairs, size_t rounds) {
   // Each side is keyed by its implementation's name; the same name twice
   // (two runs of one implementation) gets a suffix on the second.
   const std::string key_a = a.implementation;
   const std::string key_b = b.implementation == a.implementation ? b.implementation + "_2" : b.implementation;
-  std::fprintf(f, "{\n  \"benchmark\": \"collectives\",\n  \"world_size\": %d,\n  \"dtype\": ", a.world);
-  dtb_json_string(f, a.dtype.c_str());
-  std::fputs(",\n  \"memcpy_GBps\": ", f);
-  number(f, a.memcpy_gbps);
-  std::fprintf(f, ",\n  \"rounds\": %zu", rounds);
-  std::fputs(",\n  \"ratio\": ", f);
-  dtb_json_string(f, (key_a + " / " + key_b).c_str());
-  std::fputs(",\n  \"runs\": [", f);
-  const std::pair<const std::string*, const Run*> runs[] = {{&key_a, &a}, {&key_b, &b}};
-  for (size_t i = 0; i < 2; ++i) {
-    std::fprintf(f, "%s\n    {\"key\": ", i ? "," : "");
-    dtb_json_string(f, runs[i].first->c_str());
-    std::fputs(", \"implementation\": ", f);
-    dtb_json_string(f, runs[i].second->implementation.c_str());
-    std::fputs(", \"library\": ", f);
-    dtb_json_string(f, runs[i].second->library.c_str());
-    std::fputs(", \"memcpy_GBps\": ", f);
-    number(f, runs[i].second->memcpy_gbps);
-    std::fputs("}", f);
+  Json runs = Json::array();
+  for (const auto& [key, run] : {std::pair(&key_a, &a), std::pair(&key_b, &b)}) {
+    runs.push_back({{"key", *key},
+                    {"implementation", run->implementation},
+                    {"library", run->library},
+                    {"memcpy_GBps", run->memcpy_gbps}});
   }
-  std::fputs("\n  ],\n  \"results\": [", f);
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    const Pair& p = pairs[i];
-    std::fprintf(f, "%s\n    {\"op\": ", i ? "," : "");
-    dtb_json_string(f, p.a->op.c_str());
-    std::fprintf(f, ", \"bytes\": %lld, \"count\": %lld", static_cast<long long>(p.a->bytes),
-                 static_cast<long long>(p.a->count));
-    write_side(f, key_a.c_str(), p.a);
-    write_side(f, key_b.c_str(), p.b);
-    std::fputs(", \"time_ratio\": ", f);
-    number(f, p.b ? ratio(p.a->time_us, p.b->time_us) : NAN);
-    std::fputs(", \"busbw_ratio\": ", f);
-    number(f, p.b ? ratio(p.a->busbw, p.b->busbw) : NAN);
-    std::fputs(", \"busbw_vs_memcpy\": ", f);
-    number(f, ratio(p.a->busbw, a.memcpy_gbps));
-    std::fputs("}", f);
+  Json results = Json::array();
+  for (const Pair& p : pairs) {
+    results.push_back({{"op", p.a->op},
+                       {"bytes", p.a->bytes},
+                       {"count", p.a->count},
+                       {key_a, side(p.a)},
+                       {key_b, side(p.b)},
+                       {"time_ratio", p.b ? ratio(p.a->time_us, p.b->time_us) : NAN},
+                       {"busbw_ratio", p.b ? ratio(p.a->busbw, p.b->busbw) : NAN},
+                       {"busbw_vs_memcpy", ratio(p.a->busbw, a.memcpy_gbps)}});
   }
-  std::fputs("\n  ]\n}\n", f);
-  const bool failed = std::ferror(f) != 0;
-  if (std::fclose(f) != 0 || failed) return -1;
-  return 0;
+  const Json doc = {{"benchmark", "collectives"},
+                    {"world_size", a.world},
+                    {"dtype", a.dtype},
+                    {"memcpy_GBps", a.memcpy_gbps},
+                    {"rounds", rounds},
+                    {"ratio", key_a + " / " + key_b},
+                    {"runs", runs},
+                    {"results", results}};
+  return write_results("compare", path, doc);
 }
 
 }  // namespace
@@ -262,43 +232,22 @@ int compare_files(const std::vector<std::string>& first, const std::vector<std::
   }
   const size_t rounds = std::max(first.size(), second.size());
   print_table(a, b, pairs, rounds);
-  if (merged_json != nullptr) {
-    if (write_merged(merged_json, a, b, pairs, rounds) != 0) {
-      std::fprintf(stderr, "dtbench compare: cannot write %s: %s\n", merged_json, std::strerror(errno));
-      return 1;
-    }
-    std::printf("# merged results written to %s\n", merged_json);
-  }
+  if (merged_json != nullptr && !write_merged(merged_json, a, b, pairs, rounds)) return 1;
   return 0;
 }
 
 int run_compare(int argc, char** argv) {
-  static const char usage[] =
-      "usage: dtbench compare A.json B.json [--json MERGED.json]\n\n"
-      "Prints the rows of two results files (dtbench collectives, the MPI peer) side\n"
-      "by side with the ratios A / B of time and busbw, and optionally writes them\n"
-      "as one JSON file.\n";
-  std::vector<std::string> files;
-  const char* merged = nullptr;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(usage, stdout);
-      return 0;
-    } else if (arg == "--json" && i + 1 < argc) {
-      merged = argv[++i];
-    } else if (arg.rfind('-', 0) == 0) {
-      std::fprintf(stderr, "dtbench compare: unknown option '%s'\n\n%s", arg.c_str(), usage);
-      return 2;
-    } else {
-      files.push_back(arg);
-    }
-  }
-  if (files.size() != 2) {
-    std::fputs(usage, stderr);
-    return 2;
-  }
-  return compare_files({files[0]}, {files[1]}, merged);
+  const Usage cli{"compare", "usage: dtbench compare A.json B.json [--json MERGED.json]",
+                  "Prints the rows of two results files (dtbench collectives, the MPI peer) side\n"
+                  "by side with the ratios A / B of time and busbw, and optionally writes them\n"
+                  "as one JSON file."};
+  auto app = cli.app();
+  std::string first, second, merged;
+  app->add_option("A", first, "the first results file")->required()->type_name("A.json");
+  app->add_option("B", second, "the second results file")->required()->type_name("B.json");
+  app->add_option("--json", merged, "also write the rows of both as one JSON file")->type_name("MERGED.json");
+  dtrain::command_line::parse(*app, argc, argv);
+  return compare_files({first}, {second}, merged.empty() ? nullptr : merged.c_str());
 }
 
 }  // namespace dtbench

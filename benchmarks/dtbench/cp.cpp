@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "host_tensor.hpp"
 #include "timing.hpp"
 #include "usage.hpp"
@@ -37,25 +38,12 @@ namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtrun -n N dtbench cp [options]\n"
-    "\n"
-    "Times causal ring attention (forward) over the job's ranks in the contiguous\n"
-    "and zigzag layouts: the call, each rank's compute alone and the key/value\n"
-    "transfers alone, the share of the transfers hidden behind compute, each rank's\n"
-    "share of the work, and attention over the whole sequence on one rank with the\n"
-    "same kernel. Rank 0 prints.\n"
-    "\n"
-    "options:\n"
-    "  --seq N       tokens in the whole sequence, a multiple of 2 * ranks (default 1024)\n"
-    "  --heads N     query heads (default 4)\n"
-    "  --kv-heads N  key/value heads, dividing --heads (default 4)\n"
-    "  --head-dim N  head dimension (default 64)\n"
-    "  --iters N     timed calls per figure (default 3)\n"
-    "  --json PATH   also write the results as JSON\n"
-    "  -h, --help    show this help\n";
-
-const Usage kCli{"cp", kUsage};
+const Usage kCli{"cp", "usage: dtrun -n N dtbench cp [options]",
+                 "Times causal ring attention (forward) over the job's ranks in the contiguous\n"
+                 "and zigzag layouts: the call, each rank's compute alone and the key/value\n"
+                 "transfers alone, the share of the transfers hidden behind compute, each rank's\n"
+                 "share of the work, and attention over the whole sequence on one rank with the\n"
+                 "same kernel. Rank 0 prints."};
 
 struct Args {
   int seq = 1024;
@@ -197,30 +185,20 @@ double full_attention_ms(Comm& comm, const Args& a) {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) kCli.error(arg + " needs a value");
-    const char* value = argv[i + 1];
-    if (arg == "--seq") {
-      a.seq = kCli.integer(arg, value, 2, 1 << 20);
-    } else if (arg == "--heads") {
-      a.heads = kCli.integer(arg, value, 1, 1024);
-    } else if (arg == "--kv-heads") {
-      a.kv_heads = kCli.integer(arg, value, 1, 1024);
-    } else if (arg == "--head-dim") {
-      a.head_dim = kCli.integer(arg, value, 1, 4096);
-    } else if (arg == "--iters") {
-      a.iters = kCli.integer(arg, value, 1, 1000000);
-    } else if (arg == "--json") {
-      a.json = value;
-    } else {
-      kCli.error("unknown option " + arg);
-    }
-  }
+  auto app = kCli.app();
+  app->add_option("--seq", a.seq, "tokens in the whole sequence, a multiple of 2 * ranks (default 1024)")
+      ->type_name("N")
+      ->check(CLI::Range(2, 1 << 20));
+  app->add_option("--heads", a.heads, "query heads (default 4)")->type_name("N")->check(CLI::Range(1, 1024));
+  app->add_option("--kv-heads", a.kv_heads, "key/value heads, dividing --heads (default 4)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1024));
+  app->add_option("--head-dim", a.head_dim, "head dimension (default 64)")->type_name("N")->check(CLI::Range(1, 4096));
+  app->add_option("--iters", a.iters, "timed calls per figure (default 3)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000000));
+  app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
+  dtrain::command_line::parse(*app, argc, argv);
   if (a.heads % a.kv_heads != 0) kCli.error("--kv-heads must divide --heads");
   return a;
 }
@@ -241,29 +219,23 @@ void print_table(const Args& a, int ranks, double full_ms, const std::vector<Lay
 }
 
 int write_json(const Args& a, int ranks, double full_ms, const std::vector<LayoutResult>& results) {
-  FILE* out = open_results(kCli, a.json);
-  if (out == nullptr) return 1;
-  std::fprintf(out,
-               "{\n  \"benchmark\": \"cp\",\n  \"ranks\": %d,\n  \"seq\": %d,\n  \"heads\": %d,\n  \"kv_heads\": %d,\n"
-               "  \"head_dim\": %d,\n  \"iters\": %d,\n  \"causal\": true,\n  \"full_attention_ms\": %.4f,\n"
-               "  \"results\": [",
-               ranks, a.seq, a.heads, a.kv_heads, a.head_dim, a.iters, full_ms);
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const LayoutResult& r = results[i];
-    std::fprintf(out,
-                 "%s\n    {\"layout\": \"%s\", \"ring_ms\": %.4f, \"speedup\": %.4f, \"compute_ms\": %.4f, "
-                 "\"transfer_ms\": %.4f, \"hidden_share\": %.4f, \"balance\": %.4f, \"work_balance\": %.4f, "
-                 "\"compute_ms_per_rank\": [",
-                 i == 0 ? "" : ",", r.layout, r.ring_ms, full_ms / r.ring_ms, r.slowest_compute(), r.transfer_ms,
-                 r.hidden(), r.balance(), r.work_balance());
-    for (std::size_t k = 0; k < r.compute_ms.size(); ++k) {
-      std::fprintf(out, "%s%.4f", k == 0 ? "" : ", ", r.compute_ms[k]);
-    }
-    std::fputs("]}", out);
+  Json rows = Json::array();
+  for (const LayoutResult& r : results) {
+    rows.push_back({{"layout", r.layout},
+                    {"ring_ms", r.ring_ms},
+                    {"speedup", full_ms / r.ring_ms},
+                    {"compute_ms", r.slowest_compute()},
+                    {"transfer_ms", r.transfer_ms},
+                    {"hidden_share", r.hidden()},
+                    {"balance", r.balance()},
+                    {"work_balance", r.work_balance()},
+                    {"compute_ms_per_rank", r.compute_ms}});
   }
-  std::fputs("\n  ]\n}\n", out);
-  close_results(out, a.json);
-  return 0;
+  const Json doc = {{"benchmark", "cp"}, {"ranks", ranks},         {"seq", a.seq},
+                    {"heads", a.heads},  {"kv_heads", a.kv_heads}, {"head_dim", a.head_dim},
+                    {"iters", a.iters},  {"causal", true},         {"full_attention_ms", full_ms},
+                    {"results", rows}};
+  return write_results(kCli.command, a.json, doc) ? 0 : 1;
 }
 
 }  // namespace

@@ -24,32 +24,18 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "training.hpp"
 
 namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtrun -n N dtbench ddp [options]\n"
-    "\n"
-    "Times training steps of the example MLP (examples/c/mlp) with libdtrain's DDP\n"
-    "three ways: without communication, with the allreduce after backward, and with\n"
-    "buckets overlapping backward; prints step times, the time waiting for the\n"
-    "allreduce, and the share of it hidden behind backward. Rank 0 prints.\n"
-    "\n"
-    "options:\n"
-    "  --steps N        timed steps per mode and round (default 30)\n"
-    "  --rounds N       rounds; each runs every mode once (default 5)\n"
-    "  --warmup N       untimed steps per mode first (default 10)\n"
-    "  --batch N        global batch (default 256)\n"
-    "  --hidden N       hidden width (default 256)\n"
-    "  --layers N       hidden layers (default 2)\n"
-    "  --bucket-kib N   DDP bucket size in KiB (default 8)\n"
-    "  --json PATH      also write the results as JSON\n"
-    "  -h, --help       show this help\n";
-
-const Usage kCli{"ddp", kUsage};
+const Usage kCli{"ddp", "usage: dtrun -n N dtbench ddp [options]",
+                 "Times training steps of the example MLP (examples/c/mlp) with libdtrain's DDP\n"
+                 "three ways: without communication, with the allreduce after backward, and with\n"
+                 "buckets overlapping backward; prints step times, the time waiting for the\n"
+                 "allreduce, and the share of it hidden behind backward. Rank 0 prints."};
 
 struct Args : TrainingOptions {
   int bucket_kib = 8;
@@ -57,11 +43,13 @@ struct Args : TrainingOptions {
 
 Args parse(int argc, char** argv) {
   Args a;
-  parse_training(kCli, argc, argv, a, [&a](const std::string& arg, const char* value) {
-    if (arg != "--bucket-kib") return false;
-    a.bucket_kib = kCli.integer(arg, value, 1, 1L << 24);
-    return true;
-  });
+  auto app = kCli.app();
+  add_training_options(*app, a, "mode");
+  app->add_option("--bucket-kib", a.bucket_kib, "DDP bucket size in KiB (default 8)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 24));
+  dtrain::command_line::parse(*app, argc, argv);
+  check_training(kCli, a);
   return a;
 }
 
@@ -214,36 +202,36 @@ double hidden_share_by_step(const Figures* f) {
 }
 
 void write_json(const std::string& path, const Args& a, const Trainer& t, int world, const Figures* f) {
-  FILE* out = open_results(kCli, path);
-  if (out == nullptr) return;
   const mlp& m = t.model();
-  std::fprintf(out, "{\n  \"benchmark\": \"ddp\",\n  \"implementation\": \"dtrain\",\n  \"library\": \"%s\",\n",
-               dt_build_info());
-  std::fprintf(out, "  \"world_size\": %d,\n  \"model\": {\"dims\": [", world);
-  for (int l = 0; l <= m.linear; ++l) std::fprintf(out, "%s%d", l ? ", " : "", m.dims[l]);
-  std::fprintf(out, "], \"parameters\": %lld, \"gradient_bytes\": %lld},\n", static_cast<long long>(m.param_elems),
-               static_cast<long long>(m.param_elems * 4));
-  std::fprintf(out, "  \"batch\": %d,\n  \"bucket_bytes\": %d,\n  \"buckets\": %zu,\n", a.batch, a.bucket_kib * 1024,
-               t.buckets());
-  std::fprintf(out, "  \"steps\": %d,\n  \"rounds\": %d,\n  \"modes\": {\n", a.steps, a.rounds);
+  Json modes = Json::object();
   for (int k = 0; k < kModes; ++k) {
-    std::fprintf(out,
-                 "    \"%s\": {\"step_ms\": %.6g, \"step_ms_mean\": %.6g, \"wait_ms\": %.6g, \"wait_ms_mean\": %.6g, "
-                 "\"mark_ms\": %.6g, \"buckets_reduced_before_wait\": %.4g}%s\n",
-                 kModeNames[k], f[k].step, f[k].step_mean, f[k].wait, f[k].wait_mean, f[k].mark, f[k].reduced,
-                 k + 1 < kModes ? "," : "");
+    modes[kModeNames[k]] = {{"step_ms", f[k].step}, {"step_ms_mean", f[k].step_mean},
+                            {"wait_ms", f[k].wait}, {"wait_ms_mean", f[k].wait_mean},
+                            {"mark_ms", f[k].mark}, {"buckets_reduced_before_wait", f[k].reduced}};
   }
-  std::fprintf(out, "  },\n  \"allreduce_ms\": %.6g,\n  \"exposed_wait_ms\": %.6g,\n", f[kSerial].wait,
-               f[kOverlap].wait);
-  std::fprintf(out, "  \"allreduce_past_last_backward_ms\": %.6g,\n  \"exposed_past_last_backward_ms\": %.6g,\n",
-               f[kSerial].past_last, f[kOverlap].past_last);
-  std::fprintf(out,
-               "  \"hidden_share\": %.4f,\n  \"hidden_share_mean\": %.4f,\n  \"hidden_share_past_last_backward\": "
-               "%.4f,\n  \"hidden_share_by_step\": %.4f\n}\n",
-               hidden_share(f[kOverlap].wait, f[kSerial].wait),
-               hidden_share(f[kOverlap].wait_mean, f[kSerial].wait_mean),
-               hidden_share(f[kOverlap].past_last, f[kSerial].past_last), hidden_share_by_step(f));
-  close_results(out, path);
+  const Json doc = {{"benchmark", "ddp"},
+                    {"implementation", "dtrain"},
+                    {"library", dt_build_info()},
+                    {"world_size", world},
+                    {"model",
+                     {{"dims", std::vector<int>(m.dims, m.dims + m.linear + 1)},
+                      {"parameters", m.param_elems},
+                      {"gradient_bytes", m.param_elems * 4}}},
+                    {"batch", a.batch},
+                    {"bucket_bytes", a.bucket_kib * 1024},
+                    {"buckets", t.buckets()},
+                    {"steps", a.steps},
+                    {"rounds", a.rounds},
+                    {"modes", modes},
+                    {"allreduce_ms", f[kSerial].wait},
+                    {"exposed_wait_ms", f[kOverlap].wait},
+                    {"allreduce_past_last_backward_ms", f[kSerial].past_last},
+                    {"exposed_past_last_backward_ms", f[kOverlap].past_last},
+                    {"hidden_share", hidden_share(f[kOverlap].wait, f[kSerial].wait)},
+                    {"hidden_share_mean", hidden_share(f[kOverlap].wait_mean, f[kSerial].wait_mean)},
+                    {"hidden_share_past_last_backward", hidden_share(f[kOverlap].past_last, f[kSerial].past_last)},
+                    {"hidden_share_by_step", hidden_share_by_step(f)}};
+  write_results(kCli.command, path, doc);
 }
 
 }  // namespace

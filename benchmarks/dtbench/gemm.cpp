@@ -23,15 +23,17 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/dtype.hpp"
 #include "base/tensor.hpp"
+#include "command_line.hpp"
 #include "cpu_peak.hpp"
 #include "device/cpu/blas_threads.hpp"
 #include "device/gemm.hpp"
@@ -46,27 +48,10 @@ namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtbench gemm [options]\n"
-    "\n"
-    "Times libdtrain's device-layer GEMM on the CPU against OpenBLAS's cblas_sgemm\n"
-    "called directly, and against the CPU's peak; on a CUDA device too, where one\n"
-    "exists. One process; BLAS threads from DTRAIN_BLAS_THREADS (default 1).\n"
-    "\n"
-    "options:\n"
-    "  --shapes LIST  comma-separated MxNxK (default 256x256x256,512x512x512,\n"
-    "                 1024x1024x1024,2048x2048x2048,2048x1024x4096,2048x4096x1024)\n"
-    "  --dtype T      the device layer's input dtype: f32 (default), bf16 or f16\n"
-    "  --iters N      timed rounds per shape, of at least 50 ms each, the best\n"
-    "                kept (default 7)\n"
-    "  --clock C      cpu (default): rounds timed by this thread's CPU time with\n"
-    "                one BLAS thread, the best kept; wall: by the wall clock,\n"
-    "                the median kept (what the machine gives now, load included)\n"
-    "  --ghz G        the clock for the peak, instead of /proc/cpuinfo's\n"
-    "  --json PATH    also write the results as JSON\n"
-    "  -h, --help     show this help\n";
-
-const Usage kCli{"gemm", kUsage};
+const Usage kCli{"gemm", "usage: dtbench gemm [options]",
+                 "Times libdtrain's device-layer GEMM on the CPU against OpenBLAS's cblas_sgemm\n"
+                 "called directly, and against the CPU's peak; on a CUDA device too, where one\n"
+                 "exists. One process; BLAS threads from DTRAIN_BLAS_THREADS (default 1)."};
 
 using Clock = std::chrono::steady_clock;
 using dtrain::DType;
@@ -265,61 +250,62 @@ double time_cuda(const Shape& s, DType dtype, long iters) {
 #endif
 
 int write_json(const Args& a, const CpuPeak& peak, int threads, const std::vector<Row>& rows, double core_share) {
-  FILE* out = open_results(kCli, a.json);
-  if (out == nullptr) return 1;
-  std::fprintf(out,
-               "{\n  \"benchmark\": \"gemm\",\n  \"dtype\": \"%s\",\n  \"iters\": %ld,\n  \"clock\": \"%s\",\n"
-               "  \"core_share\": %.4f,\n  \"blas_threads\": %d,\n"
-               "  \"cpu_ghz\": %.3f,\n  \"cpu_reported_ghz\": %.3f,\n  \"cpu_flops_per_cycle\": %d,\n"
-               "  \"cpu_units\": \"%s\",\n  \"cpu_peak_gflops\": %.2f,\n  \"results\": [",
-               dtrain::dtype_name(a.dtype), a.iters, a.wall ? "wall" : "cpu", core_share, threads, peak.ghz, peak.reported_ghz, peak.flops_per_cycle,
-               peak.units.c_str(), peak.gflops(threads));
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    std::fprintf(out,
-                 "%s\n    {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"layer_gflops\": %.3f, \"direct_gflops\": %.3f, "
-                 "\"ratio\": %.4f, \"peak_share\": %.4f%s",
-                 i == 0 ? "" : ",", static_cast<long long>(r.shape.m), static_cast<long long>(r.shape.n),
-                 static_cast<long long>(r.shape.k), r.layer_gflops, r.direct_gflops,
-                 r.layer_gflops / r.direct_gflops, r.peak_share, r.cuda_gflops > 0 ? "" : "}");
-    if (r.cuda_gflops > 0) std::fprintf(out, ", \"cuda_gflops\": %.1f}", r.cuda_gflops);
+  Json results = Json::array();
+  for (const Row& r : rows) {
+    Json row = {{"m", r.shape.m},
+                {"n", r.shape.n},
+                {"k", r.shape.k},
+                {"layer_gflops", r.layer_gflops},
+                {"direct_gflops", r.direct_gflops},
+                {"ratio", r.layer_gflops / r.direct_gflops},
+                {"peak_share", r.peak_share}};
+    if (r.cuda_gflops > 0) row["cuda_gflops"] = r.cuda_gflops;
+    results.push_back(std::move(row));
   }
-  std::fputs("\n  ]\n}\n", out);
-  close_results(out, a.json);
-  return 0;
+  const Json doc = {{"benchmark", "gemm"},
+                    {"dtype", dtrain::dtype_name(a.dtype)},
+                    {"iters", a.iters},
+                    {"clock", a.wall ? "wall" : "cpu"},
+                    {"core_share", core_share},
+                    {"blas_threads", threads},
+                    {"cpu_ghz", peak.ghz},
+                    {"cpu_reported_ghz", peak.reported_ghz},
+                    {"cpu_flops_per_cycle", peak.flops_per_cycle},
+                    {"cpu_units", peak.units},
+                    {"cpu_peak_gflops", peak.gflops(threads)},
+                    {"results", results}};
+  return write_results(kCli.command, a.json, doc) ? 0 : 1;
 }
 
 }  // namespace
 
 int run_gemm(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (i + 1 >= argc) kCli.error(arg + " needs a value");
-    const char* value = argv[i + 1];
-    if (arg == "--shapes") {
-      a.shapes = parse_shapes(value);
-    } else if (arg == "--dtype") {
-      a.dtype = parse_dtype(value);
-    } else if (arg == "--iters") {
-      a.iters = kCli.integer(arg, value, 1, 1L << 20);
-    } else if (arg == "--ghz") {
-      a.ghz = std::atof(value);
-      if (!(a.ghz > 0)) kCli.error("--ghz: '" + std::string(value) + "' is not a positive number");
-    } else if (arg == "--clock") {
-      const std::string clock = value;
-      if (clock != "cpu" && clock != "wall") kCli.error("--clock: '" + clock + "' is not cpu or wall");
-      a.wall = clock == "wall";
-    } else if (arg == "--json") {
-      a.json = value;
-    } else {
-      kCli.error("unknown argument '" + arg + "'");
-    }
-  }
+  auto app = kCli.app();
+  app->add_option_function<std::string>(
+         "--shapes", [&a](const std::string& list) { a.shapes = parse_shapes(list); },
+         "comma-separated MxNxK (default 256x256x256,512x512x512,\n"
+         "1024x1024x1024,2048x2048x2048,2048x1024x4096,2048x4096x1024)")
+      ->type_name("LIST");
+  app->add_option_function<std::string>(
+         "--dtype", [&a](const std::string& name) { a.dtype = parse_dtype(name); },
+         "the device layer's input dtype: f32 (default), bf16 or f16")
+      ->type_name("T");
+  app->add_option("--iters", a.iters, "timed rounds per shape, of at least 50 ms each, the best\nkept (default 7)")
+      ->type_name("N")
+      ->check(CLI::Range(1L, 1L << 20));
+  app->add_option("--ghz", a.ghz, "the clock for the peak, instead of /proc/cpuinfo's")
+      ->type_name("G")
+      ->check(CLI::PositiveNumber);
+  app->add_option_function<std::string>(
+         "--clock", [&a](const std::string& clock) { a.wall = clock == "wall"; },
+         "cpu (default): rounds timed by this thread's CPU time with\n"
+         "one BLAS thread, the best kept; wall: by the wall clock,\n"
+         "the median kept (what the machine gives now, load included)")
+      ->type_name("C")
+      ->check(CLI::IsMember({"cpu", "wall"}));
+  app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
+  dtrain::command_line::parse(*app, argc, argv);
   dtrain::device::cpu::configure_blas_threads();
   const int threads = dtrain::device::cpu::blas_threads();
   const CpuPeak peak = cpu_peak(a.ghz);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "bench.h"
+#include "command_line.hpp"
 #include "device/cpu/stream_copy.hpp"
 #include "usage.hpp"
 
@@ -33,19 +34,10 @@ namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtbench handoff [options]\n"
-    "\n"
-    "Times handing bytes from one CPU to another through shared memory, written\n"
-    "through the cache (memcpy) or streamed around it (non-temporal stores), as\n"
-    "libdtrain's shared-memory allreduce may. One process, two threads.\n"
-    "\n"
-    "options:\n"
-    "  --min-bytes SIZE  smallest size (default 4K); sizes double (K, M, G: binary)\n"
-    "  --max-bytes SIZE  largest size (default 1M)\n"
-    "  --iters N         turns per size and way (default 2000)\n"
-    "  --json PATH       also write the results as JSON\n"
-    "  -h, --help        show this help\n";
+const Usage kCli{"handoff", "usage: dtbench handoff [options]",
+                 "Times handing bytes from one CPU to another through shared memory, written\n"
+                 "through the cache (memcpy) or streamed around it (non-temporal stores), as\n"
+                 "libdtrain's shared-memory allreduce may. One process, two threads."};
 
 using Clock = std::chrono::steady_clock;
 
@@ -108,56 +100,31 @@ std::pair<double, double> time_turns(bool streamed, std::size_t bytes, long iter
   return {writing / static_cast<double>(iters), total / static_cast<double>(iters)};
 }
 
-const Usage kCli{"handoff", kUsage};
-
 int write_json(const Args& a, const std::vector<Row>& rows) {
-  FILE* out = open_results(kCli, a.json);
-  if (out == nullptr) return 1;
-  std::fprintf(out, "{\n  \"benchmark\": \"handoff\",\n  \"iters\": %ld,\n  \"results\": [", a.iters);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    std::fprintf(out,
-                 "%s\n    {\"bytes\": %zu, \"cached_write_us\": %.3f, \"cached_turn_us\": %.3f, "
-                 "\"streamed_write_us\": %.3f, \"streamed_turn_us\": %.3f}",
-                 i == 0 ? "" : ",", r.bytes, r.cached_write_us, r.cached_turn_us, r.streamed_write_us,
-                 r.streamed_turn_us);
+  Json results = Json::array();
+  for (const Row& r : rows) {
+    results.push_back({{"bytes", r.bytes},
+                       {"cached_write_us", r.cached_write_us},
+                       {"cached_turn_us", r.cached_turn_us},
+                       {"streamed_write_us", r.streamed_write_us},
+                       {"streamed_turn_us", r.streamed_turn_us}});
   }
-  std::fputs("\n  ]\n}\n", out);
-  close_results(out, a.json);
-  return 0;
-}
-
-// The size in `value`, else a usage error for `arg`.
-std::int64_t bytes_option(const std::string& arg, const char* value) {
-  std::int64_t bytes = 0;
-  if (dtb_parse_bytes(value, &bytes) != 0) kCli.error(arg + ": bad value");
-  return bytes;
+  const Json doc = {{"benchmark", "handoff"}, {"iters", a.iters}, {"results", results}};
+  return write_results(kCli.command, a.json, doc) ? 0 : 1;
 }
 
 }  // namespace
 
 int run_handoff(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (i + 1 >= argc) kCli.error(arg + " needs a value");
-    const char* value = argv[i + 1];
-    if (arg == "--min-bytes") {
-      a.min_bytes = bytes_option(arg, value);
-    } else if (arg == "--max-bytes") {
-      a.max_bytes = bytes_option(arg, value);
-    } else if (arg == "--iters") {
-      a.iters = kCli.integer(arg, value, 1, 1L << 30);
-    } else if (arg == "--json") {
-      a.json = value;
-    } else {
-      kCli.error("unknown argument '" + arg + "'");
-    }
-  }
+  auto app = kCli.app();
+  add_bytes(*app, "--min-bytes", a.min_bytes, 1, "smallest size (default 4K); sizes double (K, M, G: binary)");
+  add_bytes(*app, "--max-bytes", a.max_bytes, 1, "largest size (default 1M)");
+  app->add_option("--iters", a.iters, "turns per size and way (default 2000)")
+      ->type_name("N")
+      ->check(CLI::Range(1L, 1L << 30));
+  app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
+  dtrain::command_line::parse(*app, argc, argv);
   if (a.min_bytes > a.max_bytes) kCli.error("--min-bytes is above --max-bytes");
   cpu_set_t allowed;
   std::vector<int> cpus;

@@ -9,13 +9,12 @@
 #include "kernels.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
+#include "command_line.hpp"
 #include "device/probe.hpp"
+#include "usage.hpp"
 
 #ifdef DTRAIN_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -35,20 +34,11 @@ namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtbench kernels [options]\n"
-    "\n"
-    "The bandwidth of libdtrain's CUDA kernels (fill, scale, divide, casts,\n"
-    "reductions, the optimizers' fused AdamW update) on CUDA device 0, next to\n"
-    "a device-to-device copy measured in the same run. Without a CUDA device it\n"
-    "says so and exits 0.\n"
-    "\n"
-    "options:\n"
-    "  --min-mib N   smallest working size in MiB (default 1)\n"
-    "  --max-mib N   largest working size in MiB; sizes double (default 1024)\n"
-    "  --iters N     timed runs per kernel and size, the median is kept (default 20)\n"
-    "  --json PATH   also write the results as JSON\n"
-    "  -h, --help    show this help\n";
+const Usage kCli{"kernels", "usage: dtbench kernels [options]",
+                 "The bandwidth of libdtrain's CUDA kernels (fill, scale, divide, casts,\n"
+                 "reductions, the optimizers' fused AdamW update) on CUDA device 0, next to\n"
+                 "a device-to-device copy measured in the same run. Without a CUDA device it\n"
+                 "says so and exits 0."};
 
 struct Args {
   std::size_t min_mib = 1;
@@ -56,13 +46,6 @@ struct Args {
   int iters = 20;
   std::string json;
 };
-
-// A positive integer option value, or -1.
-long long positive(const char* text) {
-  char* end = nullptr;
-  const long long value = std::strtoll(text, &end, 10);
-  return end != text && *end == '\0' && value > 0 ? value : -1;
-}
 
 #ifdef DTRAIN_HAVE_CUDA
 
@@ -210,16 +193,12 @@ struct Row {
   double of_copy;  // percent of the copy's GB/s at the same size
 };
 
-std::string json_text(const char* device, const Args& a, const std::vector<Row>& rows) {
-  std::string text = "{\n  \"benchmark\": \"kernels\",\n  \"device\": \"" + std::string(device) +
-                     "\",\n  \"iters\": " + std::to_string(a.iters) + ",\n  \"results\": [";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    char line[256];
-    std::snprintf(line, sizeof line, "%s\n    {\"kernel\": \"%s\", \"mib\": %zu, \"GBps\": %.3f, \"vs_copy\": %.4f}",
-                  i == 0 ? "" : ",", rows[i].kernel, rows[i].mib, rows[i].gbs, rows[i].of_copy / 100.0);
-    text += line;
+Json json_doc(const char* device, const Args& a, const std::vector<Row>& rows) {
+  Json results = Json::array();
+  for (const Row& r : rows) {
+    results.push_back({{"kernel", r.kernel}, {"mib", r.mib}, {"GBps", r.gbs}, {"vs_copy", r.of_copy / 100.0}});
   }
-  return text + "\n  ]\n}\n";
+  return {{"benchmark", "kernels"}, {"device", device}, {"iters", a.iters}, {"results", results}};
 }
 
 int measure(const Args& a) {
@@ -259,15 +238,7 @@ int measure(const Args& a) {
                 worst >= 80.0 ? "met" : "NOT met");
   }
   if (!a.json.empty()) {
-    FILE* out = std::fopen(a.json.c_str(), "w");
-    if (out == nullptr) {
-      std::fprintf(stderr, "dtbench kernels: cannot write %s: %s\n", a.json.c_str(), std::strerror(errno));
-      return 1;
-    }
-    const std::string text = json_text(props.name, a, rows);
-    std::fputs(text.c_str(), out);
-    std::fclose(out);
-    std::printf("# results written to %s\n", a.json.c_str());
+    if (!write_results(kCli.command, a.json, json_doc(props.name, a, rows))) return 1;
   }
   return 0;
 }
@@ -278,37 +249,20 @@ int measure(const Args& a) {
 
 int run_kernels(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "dtbench kernels: %s needs a value\n\n%s", arg.c_str(), kUsage);
-      return 2;
-    }
-    const char* value = argv[++i];
-    if (arg == "--json") {
-      a.json = value;
-      continue;
-    }
-    const long long number = positive(value);
-    if (number < 0 || (arg != "--min-mib" && arg != "--max-mib" && arg != "--iters")) {
-      std::fprintf(stderr, "dtbench kernels: bad option %s %s\n\n%s", arg.c_str(), value, kUsage);
-      return 2;
-    }
-    if (arg == "--iters") {
-      a.iters = static_cast<int>(std::min<long long>(number, 1000000));
-    } else {
-      // Up to 64 GiB, so that the byte counts below cannot overflow.
-      (arg == "--min-mib" ? a.min_mib : a.max_mib) = static_cast<std::size_t>(std::min<long long>(number, 65536));
-    }
-  }
-  if (a.min_mib > a.max_mib) {
-    std::fprintf(stderr, "dtbench kernels: --min-mib %zu is above --max-mib %zu\n", a.min_mib, a.max_mib);
-    return 2;
-  }
+  auto app = kCli.app();
+  // Up to 64 GiB, so that the byte counts below cannot overflow.
+  app->add_option("--min-mib", a.min_mib, "smallest working size in MiB (default 1)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 65536));
+  app->add_option("--max-mib", a.max_mib, "largest working size in MiB; sizes double (default 1024)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 65536));
+  app->add_option("--iters", a.iters, "timed runs per kernel and size, the median is kept (default 20)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000000));
+  app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
+  dtrain::command_line::parse(*app, argc, argv);
+  if (a.min_mib > a.max_mib) kCli.error("--min-mib is above --max-mib");
 #ifdef DTRAIN_HAVE_CUDA
   if (dtrain::device::cuda_device_count() > 0) {
     try {

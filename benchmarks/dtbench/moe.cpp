@@ -18,29 +18,16 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "usage.hpp"
 
 namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtrun -n N dtbench moe [options]\n"
-    "\n"
-    "Times an MoE layer's dispatch and combine over the world (ep = N) against two\n"
-    "dt_alltoallv calls moving the same bytes. Rank 0 prints.\n"
-    "\n"
-    "options:\n"
-    "  --tokens N    tokens per rank (default 4096)\n"
-    "  --hidden N    hidden size H, float32 (default 1024)\n"
-    "  --experts N   experts E, a multiple of N ranks (default 8)\n"
-    "  --top-k N     experts per token (default 2)\n"
-    "  --iters N     timed iterations (default 20)\n"
-    "  --warmup N    untimed iterations first (default 3)\n"
-    "  --json PATH   also write the results as JSON\n"
-    "  -h, --help    show this help\n";
-
-const Usage kCli{"moe", kUsage};
+const Usage kCli{"moe", "usage: dtrun -n N dtbench moe [options]",
+                 "Times an MoE layer's dispatch and combine over the world (ep = N) against two\n"
+                 "dt_alltoallv calls moving the same bytes. Rank 0 prints."};
 
 struct Args {
   int tokens = 4096;
@@ -54,23 +41,23 @@ struct Args {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) kCli.error(arg + ": missing value or unknown option");
-    const char* value = argv[++i];
-    if (arg == "--tokens") a.tokens = kCli.integer(arg, value, 0, 1 << 24);
-    else if (arg == "--hidden") a.hidden = kCli.integer(arg, value, 1, 1 << 20);
-    else if (arg == "--experts") a.experts = kCli.integer(arg, value, 1, 1 << 16);
-    else if (arg == "--top-k") a.top_k = kCli.integer(arg, value, 1, 1 << 16);
-    else if (arg == "--iters") a.iters = kCli.integer(arg, value, 1, 1 << 20);
-    else if (arg == "--warmup") a.warmup = kCli.integer(arg, value, 0, 1 << 20);
-    else if (arg == "--json") a.json = value;
-    else kCli.error("unknown option " + arg);
-  }
+  auto app = kCli.app();
+  app->add_option("--tokens", a.tokens, "tokens per rank (default 4096)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 1 << 24));
+  app->add_option("--hidden", a.hidden, "hidden size H, float32 (default 1024)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 20));
+  app->add_option("--experts", a.experts, "experts E, a multiple of N ranks (default 8)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 16));
+  app->add_option("--top-k", a.top_k, "experts per token (default 2)")->type_name("N")->check(CLI::Range(1, 1 << 16));
+  app->add_option("--iters", a.iters, "timed iterations (default 20)")->type_name("N")->check(CLI::Range(1, 1 << 20));
+  app->add_option("--warmup", a.warmup, "untimed iterations first (default 3)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 1 << 20));
+  app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
+  dtrain::command_line::parse(*app, argc, argv);
   if (a.top_k > a.experts) kCli.error("--top-k must not exceed --experts");
   return a;
 }
@@ -135,18 +122,23 @@ Counts exchange_counts(Comm& comm, const Buffer<int64_t>& experts, const Args& a
 
 void write_json(const std::string& path, const Args& a, int world, double plan_ms, const double* ms,
                 int64_t bytes_sent) {
-  FILE* out = open_results(kCli, path);
-  if (out == nullptr) return;
-  std::fprintf(out, "{\n  \"benchmark\": \"moe\",\n  \"implementation\": \"dtrain\",\n  \"world_size\": %d,\n", world);
-  std::fprintf(out, "  \"ep\": %d,\n  \"tokens_per_rank\": %d,\n  \"hidden\": %d,\n", world, a.tokens, a.hidden);
-  std::fprintf(out, "  \"experts\": %d,\n  \"top_k\": %d,\n", a.experts, a.top_k);
-  std::fprintf(out, "  \"iterations\": %d,\n  \"rank0_bytes_each_way\": %lld,\n  \"plan_ms\": %.6g,\n", a.iters,
-               static_cast<long long>(bytes_sent), plan_ms);
-  std::fprintf(out, "  \"dispatch_ms\": %.6g,\n  \"combine_ms\": %.6g,\n  \"dispatch_plus_combine_ms\": %.6g,\n",
-               ms[kDispatch], ms[kCombine], ms[kDispatch] + ms[kCombine]);
-  std::fprintf(out, "  \"alltoallv_there_and_back_ms\": %.6g,\n  \"ratio_to_alltoallv\": %.6g\n}\n", ms[kAlltoallv],
-               (ms[kDispatch] + ms[kCombine]) / ms[kAlltoallv]);
-  close_results(out, path);
+  const Json doc = {{"benchmark", "moe"},
+                    {"implementation", "dtrain"},
+                    {"world_size", world},
+                    {"ep", world},
+                    {"tokens_per_rank", a.tokens},
+                    {"hidden", a.hidden},
+                    {"experts", a.experts},
+                    {"top_k", a.top_k},
+                    {"iterations", a.iters},
+                    {"rank0_bytes_each_way", bytes_sent},
+                    {"plan_ms", plan_ms},
+                    {"dispatch_ms", ms[kDispatch]},
+                    {"combine_ms", ms[kCombine]},
+                    {"dispatch_plus_combine_ms", ms[kDispatch] + ms[kCombine]},
+                    {"alltoallv_there_and_back_ms", ms[kAlltoallv]},
+                    {"ratio_to_alltoallv", (ms[kDispatch] + ms[kCombine]) / ms[kAlltoallv]}};
+  write_results(kCli.command, path, doc);
 }
 
 }  // namespace

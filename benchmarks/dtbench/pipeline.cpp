@@ -16,6 +16,7 @@
 #include "pipeline.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -23,31 +24,18 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "usage.hpp"
 
 namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtrun -n P dtbench pipeline [options]\n"
-    "\n"
-    "Runs libdtrain's pipeline executor over P ranks for every schedule kind and\n"
-    "several micro-batch counts, with stage functions that busy-wait (forward 1 unit,\n"
-    "backward 2; zero-bubble: 1 each for forward, input and weight gradient), and\n"
-    "prints the measured bubble beside the kind's closed form. Rank 0 prints.\n"
-    "\n"
-    "options:\n"
-    "  --unit-us N      one unit of stage work in microseconds (default 2000)\n"
-    "  --steps N        timed steps per case (default 5)\n"
-    "  --elements N     float32 elements per activation (default 4096)\n"
-    "  --work KIND      spin (default): stage work busy-waits; sleep: it sleeps, as a\n"
-    "                   host thread waiting for a GPU stage does\n"
-    "  --microbatches LIST  comma-separated micro-batch counts (default 1,2,4,8)\n"
-    "  --json PATH      also write the results as JSON\n"
-    "  -h, --help       show this help\n";
-
-const Usage kCli{"pipeline", kUsage};
+const Usage kCli{"pipeline", "usage: dtrun -n P dtbench pipeline [options]",
+                 "Runs libdtrain's pipeline executor over P ranks for every schedule kind and\n"
+                 "several micro-batch counts, with stage functions that busy-wait (forward 1 unit,\n"
+                 "backward 2; zero-bubble: 1 each for forward, input and weight gradient), and\n"
+                 "prints the measured bubble beside the kind's closed form. Rank 0 prints."};
 
 struct Args {
   int unit_us = 2000;
@@ -58,12 +46,19 @@ struct Args {
   std::string json;
 };
 
+// One value, so that a second --microbatches replaces the first list.
 std::vector<int> parse_counts(const std::string& list) {
   std::vector<int> counts;
   std::size_t start = 0;
   while (start <= list.size()) {
     const std::size_t end = std::min(list.find(',', start), list.size());
-    counts.push_back(kCli.integer("--microbatches", list.substr(start, end - start).c_str(), 1, 4096));
+    const std::string item = list.substr(start, end - start);
+    int count = 0;
+    const auto [rest, error] = std::from_chars(item.data(), item.data() + item.size(), count);
+    if (item.empty() || error != std::errc() || rest != item.data() + item.size() || count < 1 || count > 4096) {
+      throw CLI::ValidationError("--microbatches", "'" + item + "' is not a count from 1 to 4096");
+    }
+    counts.push_back(count);
     start = end + 1;
   }
   return counts;
@@ -71,25 +66,26 @@ std::vector<int> parse_counts(const std::string& list) {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) kCli.error(arg + " needs a value");
-    const char* value = argv[++i];
-    if (arg == "--unit-us") a.unit_us = kCli.integer(arg, value, 1, 10000000);
-    else if (arg == "--steps") a.steps = kCli.integer(arg, value, 1, 100000);
-    else if (arg == "--elements") a.elements = kCli.integer(arg, value, 1, 1 << 28);
-    else if (arg == "--work") {
-      const std::string kind = value;
-      if (kind != "spin" && kind != "sleep") kCli.error("--work: '" + kind + "' is not spin or sleep");
-      a.sleep = kind == "sleep";
-    } else if (arg == "--microbatches") a.microbatches = parse_counts(value);
-    else if (arg == "--json") a.json = value;
-    else kCli.error("unknown option " + arg);
-  }
+  auto app = kCli.app();
+  app->add_option("--unit-us", a.unit_us, "one unit of stage work in microseconds (default 2000)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 10000000));
+  app->add_option("--steps", a.steps, "timed steps per case (default 5)")->type_name("N")->check(CLI::Range(1, 100000));
+  app->add_option("--elements", a.elements, "float32 elements per activation (default 4096)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 28));
+  app->add_option_function<std::string>(
+         "--work", [&a](const std::string& kind) { a.sleep = kind == "sleep"; },
+         "spin (default): stage work busy-waits; sleep: it sleeps, as a\n"
+         "host thread waiting for a GPU stage does")
+      ->type_name("KIND")
+      ->check(CLI::IsMember({"spin", "sleep"}));
+  app->add_option_function<std::string>(
+         "--microbatches", [&a](const std::string& list) { a.microbatches = parse_counts(list); },
+         "comma-separated micro-batch counts, 1 to 4096 (default 1,2,4,8)")
+      ->type_name("LIST");
+  app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
+  dtrain::command_line::parse(*app, argc, argv);
   return a;
 }
 
@@ -179,24 +175,19 @@ void measure(Comm& comm, const Args& a, Case& c) {
 }
 
 void write_json(const std::string& path, const Args& a, int world, const std::vector<Case>& cases) {
-  FILE* out = open_results(kCli, path);
-  if (out == nullptr) return;
-  std::fprintf(out, "{\n  \"benchmark\": \"pipeline\",\n  \"implementation\": \"dtrain\",\n  \"library\": \"%s\",\n",
-               dt_build_info());
-  std::fprintf(out,
-               "  \"stages\": %d,\n  \"unit_us\": %d,\n  \"work\": \"%s\",\n  \"steps\": %d,\n  \"elements\": %d,\n"
-               "  \"cases\": [\n",
-               world, a.unit_us, a.sleep ? "sleep" : "spin", a.steps, a.elements);
-  for (size_t k = 0; k < cases.size(); ++k) {
-    const Case& c = cases[k];
-    std::fprintf(out,
-                 "    {\"kind\": \"%s\", \"microbatches\": %d, \"step_ms\": %.6g, \"bubble_formula\": %.6f, "
-                 "\"bubble_waits\": %.6f, \"bubble_busy\": %.6f}%s\n",
-                 c.name, c.microbatches, c.step_ms, c.formula, c.bubble_waits, c.bubble_busy,
-                 k + 1 < cases.size() ? "," : "");
+  Json rows = Json::array();
+  for (const Case& c : cases) {
+    rows.push_back({{"kind", c.name},
+                    {"microbatches", c.microbatches},
+                    {"step_ms", c.step_ms},
+                    {"bubble_formula", c.formula},
+                    {"bubble_waits", c.bubble_waits},
+                    {"bubble_busy", c.bubble_busy}});
   }
-  std::fprintf(out, "  ]\n}\n");
-  close_results(out, path);
+  const Json doc = {
+      {"benchmark", "pipeline"}, {"implementation", "dtrain"}, {"library", dt_build_info()}, {"stages", world},
+      {"unit_us", a.unit_us},    {"steps", a.steps},           {"elements", a.elements},     {"cases", rows}};
+  write_results(kCli.command, path, doc);
 }
 
 }  // namespace

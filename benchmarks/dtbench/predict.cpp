@@ -5,11 +5,12 @@
 #include "predict.hpp"
 
 #include <cstdio>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "json.hpp"
+#include "command_line.hpp"
 #include "step_model.hpp"
 #include "usage.hpp"
 
@@ -17,24 +18,12 @@ namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtbench predict --cluster-file PATH [--json PATH] RESULTS.json...\n"
-    "\n"
-    "Predicts the step times of the runs that dtbench ddp, zero, tp and pipeline\n"
-    "wrote to RESULTS.json with the planner's model (docs/planner.md) on the cluster\n"
-    "file (dtrain/plan.h; tools/dtplan/calibrate.py fits one to this machine), and\n"
-    "prints them beside the measured ones. Pipeline cases of zb_h1 are left out: the\n"
-    "planner does not model that schedule.\n"
-    "\n"
-    "options:\n"
-    "  --cluster-file PATH  the machine: peak_flops x gemm_efficiency, memory_bandwidth,\n"
-    "                       intra_bandwidth and intra_latency are used\n"
-    "  --json PATH          also write the rows as JSON\n"
-    "  -h, --help           show this help\n";
-
-const Usage kCli{"predict", kUsage};
-
-using json::Value;
+const Usage kCli{"predict", "usage: dtbench predict --cluster-file PATH [--json PATH] RESULTS.json...",
+                 "Predicts the step times of the runs that dtbench ddp, zero, tp and pipeline\n"
+                 "wrote to RESULTS.json with the planner's model (docs/planner.md) on the cluster\n"
+                 "file (dtrain/plan.h; tools/dtplan/calibrate.py fits one to this machine), and\n"
+                 "prints them beside the measured ones. Pipeline cases of zb_h1 are left out: the\n"
+                 "planner does not model that schedule."};
 
 struct Row {
   std::string benchmark;
@@ -43,40 +32,46 @@ struct Row {
   model::Terms predicted;
 };
 
-const Value& member(const Value& object, const char* key) {
-  const Value* v = object.find(key);
-  if (v == nullptr) throw std::runtime_error(std::string("no \"") + key + "\"");
-  return *v;
+// `key` of `parent`, which must be there and have the type `is` checks
+// (`what` says which type, for the error).
+const Json& member(const Json& parent, const char* key, bool (Json::*is)() const noexcept, const char* what) {
+  const auto it = parent.find(key);
+  if (it == parent.end()) throw std::runtime_error(std::string("no \"") + key + "\"");
+  if (!((*it).*is)()) throw std::runtime_error(std::string("\"") + key + "\" is not " + what);
+  return *it;
 }
 
-double number(const Value& object, const char* key) {
-  const Value& v = member(object, key);
-  if (v.kind != Value::Kind::Number) throw std::runtime_error(std::string("\"") + key + "\" is not a number");
-  return v.number;
+const Json& object(const Json& parent, const char* key) {
+  return member(parent, key, &Json::is_object, "an object");
 }
 
-bool flag(const Value& object, const char* key) {
-  const Value& v = member(object, key);
-  if (v.kind != Value::Kind::Bool) throw std::runtime_error(std::string("\"") + key + "\" is not true or false");
-  return v.boolean;
+const Json& array(const Json& parent, const char* key) { return member(parent, key, &Json::is_array, "an array"); }
+
+double number(const Json& parent, const char* key) {
+  return member(parent, key, &Json::is_number, "a number").get<double>();
 }
 
-const std::string& text(const Value& object, const char* key) {
-  const Value& v = member(object, key);
-  if (v.kind != Value::Kind::String) throw std::runtime_error(std::string("\"") + key + "\" is not a string");
-  return v.string;
+bool flag(const Json& parent, const char* key) {
+  return member(parent, key, &Json::is_boolean, "true or false").get<bool>();
+}
+
+std::string text(const Json& parent, const char* key) {
+  return member(parent, key, &Json::is_string, "a string").get<std::string>();
 }
 
 // The example MLP of a ddp or zero run, with the busiest rank's samples.
-model::Mlp mlp_of(const Value& doc, int ranks) {
+model::Mlp mlp_of(const Json& doc, int ranks) {
   model::Mlp mlp;
-  for (const Value& d : member(member(doc, "model"), "dims").array) mlp.dims.push_back(static_cast<int>(d.number));
+  for (const Json& d : array(object(doc, "model"), "dims")) {
+    if (!d.is_number()) throw std::runtime_error("\"dims\" holds something that is not a number");
+    mlp.dims.push_back(d.get<int>());
+  }
   const auto batch = static_cast<std::int64_t>(number(doc, "batch"));
   mlp.rows = (batch + ranks - 1) / ranks;
   return mlp;
 }
 
-void ddp_rows(const Value& doc, const dt_plan_cluster& c, std::vector<Row>& rows) {
+void ddp_rows(const Json& doc, const dt_plan_cluster& c, std::vector<Row>& rows) {
   const int ranks = static_cast<int>(number(doc, "world_size"));
   const model::Mlp mlp = mlp_of(doc, ranks);
   const struct {
@@ -86,22 +81,22 @@ void ddp_rows(const Value& doc, const dt_plan_cluster& c, std::vector<Row>& rows
                {"serial", model::DdpMode::serial},
                {"overlap", model::DdpMode::overlap}};
   for (const auto& m : modes) {
-    const double measured = number(member(member(doc, "modes"), m.name), "step_ms") * 1e-3;
+    const double measured = number(object(object(doc, "modes"), m.name), "step_ms") * 1e-3;
     rows.push_back({"ddp", m.name, measured, model::ddp_step(mlp, ranks, m.mode, c)});
   }
 }
 
-void zero_rows(const Value& doc, const dt_plan_cluster& c, std::vector<Row>& rows) {
+void zero_rows(const Json& doc, const dt_plan_cluster& c, std::vector<Row>& rows) {
   const int ranks = static_cast<int>(number(doc, "world_size"));
   const model::Mlp mlp = mlp_of(doc, ranks);
-  for (const Value& s : member(doc, "stages").array) {
+  for (const Json& s : array(doc, "stages")) {
     const int stage = static_cast<int>(number(s, "stage"));
     rows.push_back({"zero", "stage " + std::to_string(stage), number(s, "step_ms") * 1e-3,
                     model::zero_step(mlp, ranks, stage, c)});
   }
 }
 
-void tp_rows(const Value& doc, const dt_plan_cluster& c, std::vector<Row>& rows) {
+void tp_rows(const Json& doc, const dt_plan_cluster& c, std::vector<Row>& rows) {
   const bool sp = flag(doc, "sequence_parallel");
   rows.push_back({"tp", sp ? "block, sequence parallel" : "block", number(doc, "step_ms") * 1e-3,
                   model::tp_step(static_cast<std::int64_t>(number(doc, "tokens")),
@@ -112,12 +107,12 @@ void tp_rows(const Value& doc, const dt_plan_cluster& c, std::vector<Row>& rows)
 
 // Chunks per rank: dtbench pipeline leaves them at the schedule's default,
 // two for interleaved 1F1B and one otherwise.
-void pipeline_rows(const Value& doc, const dt_plan_cluster& c, std::vector<Row>& rows) {
+void pipeline_rows(const Json& doc, const dt_plan_cluster& c, std::vector<Row>& rows) {
   const int stages = static_cast<int>(number(doc, "stages"));
   const double unit = number(doc, "unit_us") * 1e-6;
   const double bytes = number(doc, "elements") * 4.0;
-  for (const Value& k : member(doc, "cases").array) {
-    const std::string& kind = text(k, "kind");
+  for (const Json& k : array(doc, "cases")) {
+    const std::string kind = text(k, "kind");
     if (kind == "zb_h1") continue;
     const auto m = static_cast<std::int64_t>(number(k, "microbatches"));
     const int chunks = kind == "interleaved_1f1b" ? 2 : 1;
@@ -128,14 +123,17 @@ void pipeline_rows(const Value& doc, const dt_plan_cluster& c, std::vector<Row>&
 
 void add_rows(const std::string& path, const dt_plan_cluster& c, std::vector<Row>& rows) {
   try {
-    const Value doc = json::parse_file(path);
-    const std::string& benchmark = text(doc, "benchmark");
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read it");
+    const Json doc = Json::parse(in);
+    if (!doc.is_object()) throw std::runtime_error("not a JSON object");
+    const std::string benchmark = text(doc, "benchmark");
     if (benchmark == "ddp") ddp_rows(doc, c, rows);
     else if (benchmark == "zero") zero_rows(doc, c, rows);
     else if (benchmark == "tp") tp_rows(doc, c, rows);
     else if (benchmark == "pipeline") pipeline_rows(doc, c, rows);
     else throw std::runtime_error("benchmark \"" + benchmark + "\" is not ddp, zero, tp or pipeline");
-  } catch (const std::runtime_error& e) {
+  } catch (const std::exception& e) {  // the fields above, or nlohmann's parse error
     throw std::runtime_error(path + ": " + e.what());
   }
 }
@@ -153,22 +151,21 @@ void print(const std::vector<Row>& rows) {
 }
 
 int write_json(const std::string& path, const std::string& cluster, const std::vector<Row>& rows) {
-  FILE* out = open_results(kCli, path);
-  if (out == nullptr) return 1;
-  std::fprintf(out, "{\n  \"benchmark\": \"predict\",\n  \"cluster_file\": \"%s\",\n  \"rows\": [", cluster.c_str());
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
+  Json out = Json::array();
+  for (const Row& r : rows) {
     const model::Terms& t = r.predicted;
-    std::fprintf(out,
-                 "%s\n    {\"benchmark\": \"%s\", \"case\": \"%s\", \"measured_ms\": %.6g, \"predicted_ms\": %.6g, "
-                 "\"ratio\": %.4f, \"compute_ms\": %.6g, \"comm_ms\": %.6g, \"bubble_ms\": %.6g, "
-                 "\"optimizer_ms\": %.6g}",
-                 i == 0 ? "" : ",", r.benchmark.c_str(), r.name.c_str(), r.measured * 1e3, t.step() * 1e3,
-                 r.measured / t.step(), t.compute * 1e3, t.comm * 1e3, t.bubble * 1e3, t.optimizer * 1e3);
+    out.push_back({{"benchmark", r.benchmark},
+                   {"case", r.name},
+                   {"measured_ms", r.measured * 1e3},
+                   {"predicted_ms", t.step() * 1e3},
+                   {"ratio", r.measured / t.step()},
+                   {"compute_ms", t.compute * 1e3},
+                   {"comm_ms", t.comm * 1e3},
+                   {"bubble_ms", t.bubble * 1e3},
+                   {"optimizer_ms", t.optimizer * 1e3}});
   }
-  std::fputs("\n  ]\n}\n", out);
-  close_results(out, path);
-  return 0;
+  const Json doc = {{"benchmark", "predict"}, {"cluster_file", cluster}, {"rows", out}};
+  return write_results(kCli.command, path, doc) ? 0 : 1;
 }
 
 }  // namespace
@@ -176,23 +173,18 @@ int write_json(const std::string& path, const std::string& cluster, const std::v
 int run_predict(int argc, char** argv) {
   std::string cluster_path, json_path;
   std::vector<std::string> results;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (arg == "--cluster-file" || arg == "--json") {
-      if (i + 1 >= argc) kCli.error(arg + " needs a value");
-      (arg == "--json" ? json_path : cluster_path) = argv[++i];
-    } else if (!arg.empty() && arg[0] == '-') {
-      kCli.error("unknown option " + arg);
-    } else {
-      results.push_back(arg);
-    }
-  }
+  auto app = kCli.app();
+  app->add_option("--cluster-file", cluster_path,
+                  "the machine: peak_flops x gemm_efficiency, memory_bandwidth,\n"
+                  "intra_bandwidth and intra_latency are used")
+      ->type_name("PATH");
+  app->add_option("--json", json_path, "also write the rows as JSON")->type_name("PATH");
+  app->add_option("RESULTS.json", results, "results files of dtbench ddp, zero, tp and pipeline");
+  dtrain::command_line::parse(*app, argc, argv);
+  // Checked here rather than by CLI11, which would report them before an
+  // unknown option.
   if (cluster_path.empty()) kCli.error("--cluster-file is required");
-  if (results.empty()) kCli.error("no results files");
+  if (results.empty()) kCli.error("no RESULTS.json given");
   dt_plan_cluster cluster = DT_PLAN_CLUSTER_INIT;
   if (dt_plan_cluster_load(&cluster, cluster_path.c_str()) != DT_OK) {
     std::fprintf(stderr, "dtbench predict: %s\n", dt_error_last());

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "cpu_peak.hpp"
 #include "host_tensor.hpp"
 #include "timing.hpp"
@@ -38,27 +39,12 @@ namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtrun -n N dtbench tp [options]\n"
-    "\n"
-    "Times a transformer MLP block (column-parallel linear, GELU, row-parallel linear),\n"
-    "forward and backward, tensor-parallel over the job's ranks: the step, each rank's\n"
-    "compute alone, the block's collectives alone and the share of them hidden, and\n"
-    "the whole block on one rank (tp = 1). f32, one BLAS thread per rank unless\n"
-    "DTRAIN_BLAS_THREADS says otherwise. Rank 0 prints.\n"
-    "\n"
-    "options:\n"
-    "  --tokens N            rows of the activations, T (default 2048)\n"
-    "  --hidden N            model width, H (default 1024)\n"
-    "  --ffn N               MLP width, F, a multiple of the ranks (default 4096)\n"
-    "  --sequence-parallel   activations outside the block split by rows (T a\n"
-    "                        multiple of the ranks): allgathers and reduce-scatters\n"
-    "                        instead of allreduces\n"
-    "  --iters N             timed steps per figure (default 3)\n"
-    "  --json PATH           also write the results as JSON\n"
-    "  -h, --help            show this help\n";
-
-const Usage kCli{"tp", kUsage};
+const Usage kCli{"tp", "usage: dtrun -n N dtbench tp [options]",
+                 "Times a transformer MLP block (column-parallel linear, GELU, row-parallel linear),\n"
+                 "forward and backward, tensor-parallel over the job's ranks: the step, each rank's\n"
+                 "compute alone, the block's collectives alone and the share of them hidden, and\n"
+                 "the whole block on one rank (tp = 1). f32, one BLAS thread per rank unless\n"
+                 "DTRAIN_BLAS_THREADS says otherwise. Rank 0 prints."};
 
 struct Args {
   int tokens = 2048;
@@ -196,32 +182,22 @@ Result measure(Comm& comm, const Args& args) {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (arg == "--sequence-parallel") {
-      a.sequence_parallel = true;
-      continue;
-    }
-    if (i + 1 >= argc) kCli.error(arg + " needs a value");
-    const char* value = argv[++i];
-    if (arg == "--tokens") {
-      a.tokens = kCli.integer(arg, value, 1, 1 << 20);
-    } else if (arg == "--hidden") {
-      a.hidden = kCli.integer(arg, value, 1, 1 << 16);
-    } else if (arg == "--ffn") {
-      a.ffn = kCli.integer(arg, value, 1, 1 << 18);
-    } else if (arg == "--iters") {
-      a.iters = kCli.integer(arg, value, 1, 1000000);
-    } else if (arg == "--json") {
-      a.json = value;
-    } else {
-      kCli.error("unknown option " + arg);
-    }
-  }
+  auto app = kCli.app();
+  app->add_option("--tokens", a.tokens, "rows of the activations, T (default 2048)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 20));
+  app->add_option("--hidden", a.hidden, "model width, H (default 1024)")->type_name("N")->check(CLI::Range(1, 1 << 16));
+  app->add_option("--ffn", a.ffn, "MLP width, F, a multiple of the ranks (default 4096)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 18));
+  app->add_flag("--sequence-parallel", a.sequence_parallel,
+                "activations outside the block split by rows (T a multiple of the\n"
+                "ranks): allgathers and reduce-scatters instead of allreduces");
+  app->add_option("--iters", a.iters, "timed steps per figure (default 3)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000000));
+  app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
+  dtrain::command_line::parse(*app, argc, argv);
   return a;
 }
 
@@ -238,19 +214,25 @@ void print_table(const Args& a, int ranks, const Result& r) {
 }
 
 int write_json(const Args& a, int ranks, const Result& r) {
-  FILE* out = open_results(kCli, a.json);
-  if (out == nullptr) return 1;
-  std::fprintf(out,
-               "{\n  \"benchmark\": \"tp\",\n  \"ranks\": %d,\n  \"tokens\": %d,\n  \"hidden\": %d,\n  \"ffn\": %d,\n"
-               "  \"sequence_parallel\": %s,\n  \"iters\": %d,\n  \"dtype\": \"float32\",\n"
-               "  \"whole_ms\": %.4f,\n  \"step_ms\": %.4f,\n  \"speedup\": %.4f,\n  \"compute_ms\": %.4f,\n"
-               "  \"comm_ms\": %.4f,\n  \"hidden_share\": %.4f,\n  \"flops_per_rank\": %.0f,\n"
-               "  \"step_gflops_per_rank\": %.3f,\n  \"compute_gflops_per_rank\": %.3f,\n  \"peak_gflops_per_core\": %.3f\n}\n",
-               ranks, a.tokens, a.hidden, a.ffn, a.sequence_parallel ? "true" : "false", a.iters, r.whole_ms, r.step_ms,
-               r.whole_ms / r.step_ms, r.compute_ms, r.comm_ms, r.hidden(), r.flops_per_rank, r.step_gflops(),
-               r.compute_gflops(), r.peak_gflops);
-  close_results(out, a.json);
-  return 0;
+  const Json doc = {{"benchmark", "tp"},
+                    {"ranks", ranks},
+                    {"tokens", a.tokens},
+                    {"hidden", a.hidden},
+                    {"ffn", a.ffn},
+                    {"sequence_parallel", a.sequence_parallel},
+                    {"iters", a.iters},
+                    {"dtype", "float32"},
+                    {"whole_ms", r.whole_ms},
+                    {"step_ms", r.step_ms},
+                    {"speedup", r.whole_ms / r.step_ms},
+                    {"compute_ms", r.compute_ms},
+                    {"comm_ms", r.comm_ms},
+                    {"hidden_share", r.hidden()},
+                    {"flops_per_rank", std::llround(r.flops_per_rank)},
+                    {"step_gflops_per_rank", r.step_gflops()},
+                    {"compute_gflops_per_rank", r.compute_gflops()},
+                    {"peak_gflops_per_core", r.peak_gflops}};
+  return write_results(kCli.command, a.json, doc) ? 0 : 1;
 }
 
 }  // namespace

@@ -15,32 +15,21 @@ constexpr int kClasses = 10;
 
 }  // namespace
 
-void parse_training(const Usage& usage, int argc, char** argv, TrainingOptions& a, const ExtraOption& extra) {
-  for (int i = 1; i < argc; i += 2) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(usage.text, stdout);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) usage.error(arg + " needs a value");
-    const char* value = argv[i + 1];
-    if (arg == "--json") {
-      a.json = value;
-      continue;
-    }
-    int* target = arg == "--steps"    ? &a.steps
-                  : arg == "--rounds" ? &a.rounds
-                  : arg == "--warmup" ? &a.warmup
-                  : arg == "--batch"  ? &a.batch
-                  : arg == "--hidden" ? &a.hidden
-                  : arg == "--layers" ? &a.layers
-                                      : nullptr;
-    if (target != nullptr) {
-      *target = usage.integer(arg, value, target == &a.warmup || target == &a.layers ? 0 : 1, 1L << 24);
-      continue;
-    }
-    if (!extra(arg, value)) usage.error("unknown argument '" + arg + "'");
-  }
+void add_training_options(CLI::App& app, TrainingOptions& a, const char* unit) {
+  const std::string per = std::string(" per ") + unit;
+  const auto count = [&app](const char* flag, int& target, int lowest, const std::string& help) {
+    app.add_option(flag, target, help)->type_name("N")->check(CLI::Range(lowest, 1 << 24));
+  };
+  count("--steps", a.steps, 1, "timed steps" + per + " and round (default 30)");
+  count("--rounds", a.rounds, 1, std::string("rounds; each runs every ") + unit + " once (default 5)");
+  count("--warmup", a.warmup, 0, "untimed steps" + per + " first (default 10)");
+  count("--batch", a.batch, 1, "global batch (default 256)");
+  count("--hidden", a.hidden, 1, "hidden width (default 256)");
+  count("--layers", a.layers, 0, "hidden layers (default 2)");
+  app.add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
+}
+
+void check_training(const Usage& usage, const TrainingOptions& a) {
   if (a.layers + 1 > MLP_MAX_LINEAR) usage.error("--layers: at most " + std::to_string(MLP_MAX_LINEAR - 1));
 }
 

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,12 +20,11 @@ struct TrainingOptions {
   std::string json;
 };
 
-// Options of one subcommand only: given each option the shared ones do not
-// know, with its value; false when it does not know it either.
-using ExtraOption = std::function<bool(const std::string& arg, const char* value)>;
-
-// Reads `argv` (options in pairs, after the subcommand) into `options`.
-void parse_training(const Usage& usage, int argc, char** argv, TrainingOptions& options, const ExtraOption& extra);
+// Adds the options every training benchmark takes to `app`; `unit` is what
+// each round runs once ("mode", "stage").
+void add_training_options(CLI::App& app, TrainingOptions& options, const char* unit);
+// Checks them together after parsing; a usage error exits.
+void check_training(const Usage& usage, const TrainingOptions& options);
 
 double now_s();
 double median(std::vector<double> v);

@@ -20,41 +20,27 @@
 #include "zero.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "comm.hpp"
+#include "command_line.hpp"
 #include "training.hpp"
 
 namespace dtbench {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtrun -n N dtbench zero [options]\n"
-    "\n"
-    "Trains the example MLP (examples/c/mlp, float32) with libdtrain's ZeRO stages\n"
-    "and prints, per stage, the median step time and the bytes each rank holds by\n"
-    "purpose (dt_zero_memory_usage) against the ZeRO formula for float32\n"
-    "parameters and AdamW. One unit per layer. Rank 0 prints.\n"
-    "\n"
-    "options:\n"
-    "  --stages LIST    comma-separated stages to run (default 0,1,2,3)\n"
-    "  --steps N        timed steps per stage and round (default 30)\n"
-    "  --rounds N       rounds; each runs every stage once (default 5)\n"
-    "  --warmup N       untimed steps per stage first (default 10)\n"
-    "  --batch N        global batch (default 256)\n"
-    "  --hidden N       hidden width (default 256)\n"
-    "  --layers N       hidden layers (default 2)\n"
-    "  --prefetch 0|1   stage 3 gathers the next unit with each gather (default 1)\n"
-    "  --json PATH      also write the results as JSON\n"
-    "  -h, --help       show this help\n";
+const Usage kCli{"zero", "usage: dtrun -n N dtbench zero [options]",
+                 "Trains the example MLP (examples/c/mlp, float32) with libdtrain's ZeRO stages\n"
+                 "and prints, per stage, the median step time and the bytes each rank holds by\n"
+                 "purpose (dt_zero_memory_usage) against the ZeRO formula for float32\n"
+                 "parameters and AdamW. One unit per layer. Rank 0 prints."};
 
 constexpr int kStages = 4;
-
-const Usage kCli{"zero", kUsage};
 
 struct Args : TrainingOptions {
   int prefetch = 1;
@@ -79,15 +65,17 @@ std::vector<int> parse_stages(const std::string& text) {
 
 Args parse(int argc, char** argv) {
   Args a;
-  parse_training(kCli, argc, argv, a, [&a](const std::string& arg, const char* value) {
-    if (arg == "--stages")
-      a.stages = parse_stages(value);
-    else if (arg == "--prefetch")
-      a.prefetch = kCli.integer(arg, value, 0, 1);
-    else
-      return false;
-    return true;
-  });
+  auto app = kCli.app();
+  app->add_option_function<std::string>(
+         "--stages", [&a](const std::string& text) { a.stages = parse_stages(text); },
+         "comma-separated stages to run (default 0,1,2,3)")
+      ->type_name("LIST");
+  add_training_options(*app, a, "stage");
+  app->add_option("--prefetch", a.prefetch, "stage 3 gathers the next unit with each gather (default 1)")
+      ->type_name("0|1")
+      ->check(CLI::Range(0, 1));
+  dtrain::command_line::parse(*app, argc, argv);
+  check_training(kCli, a);
   return a;
 }
 
@@ -348,40 +336,53 @@ void print_tables(const std::vector<Figures>& figures) {
 }
 
 void write_json(const std::string& path, const Args& a, const mlp& m, int world, const std::vector<Figures>& figures) {
-  FILE* out = open_results(kCli, path);
-  if (out == nullptr) return;
-  std::fprintf(out, "{\n  \"benchmark\": \"zero\",\n  \"implementation\": \"dtrain\",\n  \"library\": \"%s\",\n",
-               dt_build_info());
-  std::fprintf(out, "  \"world_size\": %d,\n  \"model\": {\"dims\": [", world);
-  for (int l = 0; l <= m.linear; ++l) std::fprintf(out, "%s%d", l ? ", " : "", m.dims[l]);
-  std::fprintf(out, "], \"parameters\": %lld, \"dtype\": \"float32\"},\n", static_cast<long long>(m.param_elems));
-  std::fprintf(out, "  \"optimizer\": \"adamw\",\n  \"batch\": %d,\n  \"prefetch\": %s,\n", a.batch,
-               a.prefetch ? "true" : "false");
-  std::fprintf(out, "  \"steps\": %d,\n  \"rounds\": %d,\n  \"warmup\": %d,\n  \"stages\": [\n", a.steps, a.rounds,
-               a.warmup);
-  for (size_t k = 0; k < figures.size(); ++k) {
-    const Figures& f = figures[k];
-    std::fprintf(out,
-                 "    {\"stage\": %d, \"units\": %zu, \"step_ms\": %.6g, \"step_ms_mean\": %.6g, \"gather_ms\": %.6g, "
-                 "\"wait_ms\": %.6g, \"update_ms\": %.6g,\n",
-                 f.stage, f.units, f.step, f.step_mean, f.gather, f.wait, f.update);
-    std::fprintf(out, "     \"first_loss\": %.6g, \"last_loss\": %.6g,\n", f.first_loss, f.last_loss);
-    std::fprintf(out, "     \"formula\": \"%s\", \"formula_bytes\": %.0f,\n     \"ranks\": [\n", kFormulas[f.stage],
-                 f.formula);
+  Json stages = Json::array();
+  for (const Figures& f : figures) {
+    Json ranks = Json::array();
     for (size_t r = 0; r < f.ranks.size(); ++r) {
       const Memory& x = f.ranks[r];
-      std::fprintf(out,
-                   "       {\"rank\": %zu, \"parameters\": %.0f, \"gradients\": %.0f, \"optimizer_state\": %.0f, "
-                   "\"master_weights\": %.0f, \"communication\": %.0f, \"padding\": %.0f, \"total\": %.0f, "
-                   "\"peak\": %.0f, \"buffers_at_peak\": %.0f, \"total_over_formula\": %.6f, "
-                   "\"peak_over_formula_plus_buffers\": %.6f}%s\n",
-                   r, x.parameters, x.gradients, x.optimizer, x.master, x.communication, x.padding, x.resting(),
-                   x.peak, x.buffers, state_ratio(f, x), peak_ratio(f, x), r + 1 < f.ranks.size() ? "," : "");
+      ranks.push_back({{"rank", r},
+                       {"parameters", std::llround(x.parameters)},
+                       {"gradients", std::llround(x.gradients)},
+                       {"optimizer_state", std::llround(x.optimizer)},
+                       {"master_weights", std::llround(x.master)},
+                       {"communication", std::llround(x.communication)},
+                       {"padding", std::llround(x.padding)},
+                       {"total", std::llround(x.resting())},
+                       {"peak", std::llround(x.peak)},
+                       {"buffers_at_peak", std::llround(x.buffers)},
+                       {"total_over_formula", state_ratio(f, x)},
+                       {"peak_over_formula_plus_buffers", peak_ratio(f, x)}});
     }
-    std::fprintf(out, "     ]}%s\n", k + 1 < figures.size() ? "," : "");
+    stages.push_back({{"stage", f.stage},
+                      {"units", f.units},
+                      {"step_ms", f.step},
+                      {"step_ms_mean", f.step_mean},
+                      {"gather_ms", f.gather},
+                      {"wait_ms", f.wait},
+                      {"update_ms", f.update},
+                      {"first_loss", f.first_loss},
+                      {"last_loss", f.last_loss},
+                      {"formula", kFormulas[f.stage]},
+                      {"formula_bytes", std::llround(f.formula)},
+                      {"ranks", ranks}});
   }
-  std::fprintf(out, "  ]\n}\n");
-  close_results(out, path);
+  const Json doc = {{"benchmark", "zero"},
+                    {"implementation", "dtrain"},
+                    {"library", dt_build_info()},
+                    {"world_size", world},
+                    {"model",
+                     {{"dims", std::vector<int>(m.dims, m.dims + m.linear + 1)},
+                      {"parameters", m.param_elems},
+                      {"dtype", "float32"}}},
+                    {"optimizer", "adamw"},
+                    {"batch", a.batch},
+                    {"prefetch", a.prefetch != 0},
+                    {"steps", a.steps},
+                    {"rounds", a.rounds},
+                    {"warmup", a.warmup},
+                    {"stages", stages}};
+  write_results(kCli.command, path, doc);
 }
 
 }  // namespace

@@ -7,10 +7,10 @@
  *          mpi_peer [options]
  */
 #define _POSIX_C_SOURCE 200809L
-#include <mpi.h>
-
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +24,15 @@ static const char usage[] =
     "Times MPI_Allreduce, MPI_Allgather, MPI_Reduce_scatter_block, MPI_Alltoall and\n"
     "MPI_Bcast the way `dtbench collectives` times libdtrain. Rank 0 prints the table.\n"
     "\n"
-    "options:\n"
-    "%s"
-    "  -h, --help         show this help\n";
+    "options:\n";
+
+static void print_usage(FILE *f) {
+  fputs(usage, f);
+  for (const dtb_option_info *info = dtb_option_table; info->name != NULL; ++info) {
+    fprintf(f, "  --%s %s\n      %s\n", info->name, info->value_name, info->help);
+  }
+  fputs("  -h, --help\n      show this help\n", f);
+}
 
 typedef struct peer {
   int rank;
@@ -148,28 +154,49 @@ static double memcpy_on_rank0(const peer *p) {
   return gbps;
 }
 
-/* Options are parsed on every rank alike; only rank 0 says what is wrong. */
+/* The shared options, and -h/--help, for getopt_long. */
+#define MAX_OPTIONS 16
+static void long_options(struct option *out) {
+  size_t n = 0;
+  for (; dtb_option_table[n].name != NULL && n + 2 < MAX_OPTIONS; ++n) {
+    out[n] = (struct option){dtb_option_table[n].name, required_argument, NULL, 0};
+  }
+  out[n++] = (struct option){"help", no_argument, NULL, 'h'};
+  out[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* Options are parsed on every rank alike; only rank 0 says what is wrong.
+   Returns the exit status, or -1 to go on. */
 static int parse(peer *p, int argc, char **argv) {
   dtb_options_init(&p->o);
-  for (int i = 1; i < argc;) {
-    int taken = dtb_parse_option(&p->o, argc, argv, &i);
-    if (taken > 0) continue;
-    if (taken == 0 && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)) {
-      if (p->rank == 0) printf(usage, dtb_options_usage);
+  struct option options[MAX_OPTIONS];
+  long_options(options);
+  opterr = 0; /* the errors are said below, by rank 0 alone */
+  int c, index = 0;
+  while ((c = getopt_long(argc, argv, ":h", options, &index)) != -1) {
+    if (c == 'h') {
+      if (p->rank == 0) print_usage(stdout);
       return 0;
     }
+    if (c == 0 && dtb_set_option(&p->o, options[index].name, optarg) == 0) continue;
+    if (c == ':') {
+      snprintf(p->o.error, sizeof p->o.error, "%s needs a value", argv[optind - 1]);
+    } else if (c == '?') {
+      snprintf(p->o.error, sizeof p->o.error, "unknown option '%s'", argv[optind - 1]);
+    }
     if (p->rank == 0) {
-      if (taken == 0) snprintf(p->o.error, sizeof p->o.error, "unknown argument '%s'", argv[i]);
       fprintf(stderr, "mpi_peer: %s\n\n", p->o.error);
-      fprintf(stderr, usage, dtb_options_usage);
+      print_usage(stderr);
     }
     return 2;
   }
-  if (dtb_options_check(&p->o) != 0) {
-    if (p->rank == 0) fprintf(stderr, "mpi_peer: %s\n", p->o.error);
-    return 2;
+  if (optind < argc) {
+    snprintf(p->o.error, sizeof p->o.error, "unexpected argument '%s'", argv[optind]);
+  } else if (dtb_options_check(&p->o) == 0) {
+    return -1;
   }
-  return -1;
+  if (p->rank == 0) fprintf(stderr, "mpi_peer: %s\n", p->o.error);
+  return 2;
 }
 
 int main(int argc, char **argv) {

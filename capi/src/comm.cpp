@@ -28,9 +28,14 @@ DT_API dt_status dt_comm_split(dt_comm** out, dt_comm* parent, int color, int ke
   return entry([&] {
     require(out, "out");
     require(parent, "parent");
+    parent->impl->check_thread("split");
     auto child = parent->impl->split(color, key);
     *out = child ? new dt_comm{std::move(child)} : nullptr;
   });
+}
+
+DT_API dt_status dt_comm_bind_thread(dt_comm* comm, int bind) {
+  return entry([&] { require(comm, "comm")->impl->bind_thread(bind != 0); });
 }
 
 DT_API dt_status dt_comm_rank(const dt_comm* comm, int* out) {

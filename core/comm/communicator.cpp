@@ -128,6 +128,26 @@ Communicator::Use::Use(Communicator& comm, const char* what) : comm_(comm) {
   owns_ = true;
 }
 
+void Communicator::bind_thread(bool bind) {
+  bound_thread_.store(bind ? std::this_thread::get_id() : std::thread::id(), std::memory_order_release);
+}
+
+void Communicator::check_thread(const char* what) {
+  const std::thread::id bound = bound_thread_.load(std::memory_order_acquire);
+  if (bound == std::thread::id() || bound == std::this_thread::get_id()) return;
+  // Refused before anything starts: a second thread's operations could pair
+  // with different calls on other ranks, and no rank could tell.
+  std::string busy;
+  {
+    std::lock_guard<std::mutex> lock(use_mutex_);
+    if (depth_ > 0 && in_use_ != nullptr) busy = std::string(", which is in ") + in_use_;
+  }
+  raise(DT_ERR_INVALID_USAGE,
+        rank_prefix() + what + " called on a thread other than the communicator's (the thread that created it, or "
+            "that last called dt_comm_bind_thread()" + busy + "); call dt_comm_bind_thread(comm, 1) on the thread "
+            "that uses it now, or dt_comm_bind_thread(comm, 0) to let threads take turns");
+}
+
 Communicator::Use::~Use() {
   if (!owns_) return;
   std::lock_guard<std::mutex> lock(comm_.use_mutex_);

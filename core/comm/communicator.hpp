@@ -70,6 +70,17 @@ class Communicator {
   // Every op checked before any starts; one request for the group.
   RequestPtr p2p_group(const dt_p2p_op* ops, int count, void* stream = nullptr);
 
+  // The thread whose calls through the C API may run this communicator's
+  // operations (comm.h, "Threads"): the thread that constructed it until
+  // bind_thread() says otherwise. bind_thread(true) makes it the calling
+  // thread; bind_thread(false) lets any thread call, one at a time.
+  void bind_thread(bool bind);
+  // Throws DT_ERR_INVALID_USAGE, naming the call `what` (and the one the
+  // bound thread is in, if any), when the calling thread is not the bound
+  // one; changes nothing. Strategies built on the communicator (DDP, ZeRO,
+  // ...) order their own operations and do not ask.
+  void check_thread(const char* what);
+
   // Throws, naming `name`, what an operation would refuse about where
   // `view`'s memory is (a CUDA tensor on a device this communicator does not
   // use, or with no device at all); sends nothing.
@@ -169,6 +180,8 @@ class Communicator {
   const std::unique_ptr<OpLog> log_;
   // Before the backend, which is destroyed first and so ends the exchanges
   // that write into them.
+  // The bound thread; a default id: none, any thread may call.
+  std::atomic<std::thread::id> bound_thread_{std::this_thread::get_id()};
   std::mutex use_mutex_;  // guards the three below
   std::thread::id user_;  // the thread inside, while depth_ > 0
   int depth_ = 0;

@@ -91,30 +91,45 @@ std::string op_line(const OpLog& log, const OpRecord& r) {
   std::string op = r.op.op >= 0 && r.op.op <= static_cast<std::int64_t>(ReduceOp::prod)
                        ? reduce_op_name(static_cast<ReduceOp>(r.op.op))
                        : "";
-  return "{\"record\":\"op\",\"comm\":" + json_string(log.label()) + ",\"id\":" + std::to_string(r.id) +
-         ",\"seq\":" + std::to_string(r.sequence) + ",\"kind\":" + json_string(op_kind_name(r.op.kind)) +
-         ",\"dtype\":" + json_string(dtype) + ",\"count\":" + std::to_string(r.op.count) +
-         ",\"op\":" + json_string(op) + ",\"root\":" + std::to_string(r.op.root) +
-         ",\"tag\":" + std::to_string(r.op.tag) + ",\"bytes\":" + std::to_string(r.op.bytes) +
-         ",\"state\":" + json_string(op_state_name(r.state)) + ",\"status\":" + json_string(status_name(r.status)) +
-         ",\"start_us\":" + std::to_string(trace::wall_us(r.start_ns)) +
-         ",\"end_us\":" + std::to_string(r.end_ns == 0 ? 0 : trace::wall_us(r.end_ns)) +
-         ",\"what\":" + json_string(describe(r)) + "}\n";
+  const JsonLine line = {{"record", "op"},
+                     {"comm", log.label()},
+                     {"id", r.id},
+                     {"seq", r.sequence},
+                     {"kind", op_kind_name(r.op.kind)},
+                     {"dtype", dtype},
+                     {"count", r.op.count},
+                     {"op", op},
+                     {"root", r.op.root},
+                     {"tag", r.op.tag},
+                     {"bytes", r.op.bytes},
+                     {"algorithm", r.algorithm != nullptr ? r.algorithm : ""},
+                     {"state", op_state_name(r.state)},
+                     {"status", status_name(r.status)},
+                     {"start_us", trace::wall_us(r.start_ns)},
+                     {"end_us", r.end_ns == 0 ? 0 : trace::wall_us(r.end_ns)},
+                     {"what", describe(r)}};
+  return json_line(line);
 }
 
 std::string contents_locked(const Registry& r, const std::string& reason) {
   using namespace std::chrono;
   const auto now_us = duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
-  std::string text = "{\"record\":\"process\",\"format\":1,\"world_rank\":" +
-                     std::to_string(r.logs.front()->world_rank()) + ",\"pid\":" + std::to_string(getpid()) +
-                     ",\"time_us\":" + std::to_string(now_us) + ",\"reason\":" + json_string(reason) + "}\n";
+  std::string lines = json_line({{"record", "process"},
+                             {"format", 1},
+                             {"world_rank", r.logs.front()->world_rank()},
+                             {"pid", getpid()},
+                             {"time_us", now_us},
+                             {"reason", reason}});
   for (const OpLog* log : r.logs) {
-    text += "{\"record\":\"comm\",\"comm\":" + json_string(log->label()) +
-            ",\"comm_rank\":" + std::to_string(log->rank()) + ",\"comm_size\":" + std::to_string(log->size()) +
-            ",\"backend\":" + json_string(log->backend()) + ",\"failure\":" + json_string(log->failure()) + "}\n";
-    for (const OpRecord& record : log->snapshot()) text += op_line(*log, record);
+    lines += json_line({{"record", "comm"},
+                   {"comm", log->label()},
+                   {"comm_rank", log->rank()},
+                   {"comm_size", log->size()},
+                   {"backend", log->backend()},
+                   {"failure", log->failure()}});
+    for (const OpRecord& record : log->snapshot()) lines += op_line(*log, record);
   }
-  return text;
+  return lines;
 }
 
 }  // namespace

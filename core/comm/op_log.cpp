@@ -89,6 +89,7 @@ std::uint64_t OpLog::begin(const OpStart& op) {
   slot.state.store(static_cast<int>(OpState::started), std::memory_order_relaxed);
   slot.status.store(DT_INPROGRESS, std::memory_order_relaxed);
   slot.end_ns.store(0, std::memory_order_relaxed);
+  slot.algorithm.store(nullptr, std::memory_order_relaxed);
   slot.start_ns.store(steady_ns(), std::memory_order_relaxed);
   slot.id.store(id, std::memory_order_release);
   nvtx::start(slot.nvtx, op_kind_name(op.kind));
@@ -115,6 +116,7 @@ bool read_slot(const auto& slot, std::uint64_t id, OpRecord* out) {
   r.status = static_cast<dt_status>(slot.status.load(std::memory_order_relaxed));
   r.start_ns = slot.start_ns.load(std::memory_order_relaxed);
   r.end_ns = slot.end_ns.load(std::memory_order_relaxed);
+  r.algorithm = slot.algorithm.load(std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_acquire);
   if (slot.id.load(std::memory_order_relaxed) != before) return false;
   *out = r;
@@ -123,11 +125,12 @@ bool read_slot(const auto& slot, std::uint64_t id, OpRecord* out) {
 
 }  // namespace
 
-void OpLog::end(std::uint64_t id, dt_status status) {
+void OpLog::end(std::uint64_t id, dt_status status, const char* algorithm) {
   Slot& slot = slots_[id % capacity_];
   if (slot.id.load(std::memory_order_acquire) != id) return;
   const std::int64_t now = steady_ns();
   slot.end_ns.store(now, std::memory_order_relaxed);
+  slot.algorithm.store(algorithm, std::memory_order_relaxed);
   slot.status.store(status, std::memory_order_relaxed);
   slot.state.store(static_cast<int>(status == DT_OK ? OpState::completed : OpState::failed),
                    std::memory_order_release);

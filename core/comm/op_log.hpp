@@ -75,6 +75,7 @@ struct OpRecord {
   dt_status status = DT_INPROGRESS;
   std::int64_t start_ns = 0;  // steady clock (Clock), nanoseconds
   std::int64_t end_ns = 0;    // 0 while started
+  const char* algorithm = nullptr;  // as the backend named it; nullptr: not named
 };
 
 struct OpTotals {
@@ -97,10 +98,11 @@ class OpLog {
   // Records the start of an operation; returns its id. One thread at a
   // time (the communicator's user).
   std::uint64_t begin(const OpStart& op);
-  // Records how operation `id` ended; any thread, once per id. An id the
-  // ring has already overwritten (more than `capacity` operations pending
-  // at once) is not recorded.
-  void end(std::uint64_t id, dt_status status);
+  // Records how operation `id` ended, and the algorithm that ran it (a
+  // string literal, or nullptr); any thread, once per id. An id the ring
+  // has already overwritten (more than `capacity` operations pending at
+  // once) is not recorded.
+  void end(std::uint64_t id, dt_status status, const char* algorithm = nullptr);
 
   // The operations the ring holds, oldest first; those being overwritten
   // while it reads are left out.
@@ -127,6 +129,7 @@ class OpLog {
     std::atomic<int> state{0};
     std::atomic<int> status{DT_INPROGRESS};
     std::atomic<std::int64_t> start_ns{0}, end_ns{0};
+    std::atomic<const char*> algorithm{nullptr};
     nvtx::RangeId nvtx;
   };
   struct Totals {

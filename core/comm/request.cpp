@@ -10,7 +10,7 @@ bool Request::complete(dt_status status, const std::string& message) {
     if (done_) return false;
     // Recorded before anyone can see the request done, so that what a
     // waiter reads next (the statistics, a flight record) includes it.
-    if (log_ != nullptr) log_->end(log_id_, status);
+    if (log_ != nullptr) log_->end(log_id_, status, algorithm());
     done_ = true;
     status_ = status;
     message_ = message;
@@ -24,7 +24,7 @@ void Request::record_in(OpLog* log, std::uint64_t id) {
   // Most blocking operations are done by now (run at once on the calling
   // thread): no lock needed to see that.
   if (finished_.load(std::memory_order_acquire)) {
-    log->end(id, status_);
+    log->end(id, status_, algorithm());
     return;
   }
   {
@@ -35,7 +35,7 @@ void Request::record_in(OpLog* log, std::uint64_t id) {
       return;
     }
   }
-  log->end(id, status_);
+  log->end(id, status_, algorithm());
 }
 
 std::string Request::what() const {

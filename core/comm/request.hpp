@@ -37,6 +37,12 @@ class Request {
   // its requests.
   void record_in(OpLog* log, std::uint64_t id);
 
+  // The algorithm that moves the data (a string literal: "ring", "tree"), for
+  // the op log and the trace; set by the backend before it hands the
+  // request back. nullptr: not named.
+  void set_algorithm(const char* algorithm) { algorithm_.store(algorithm, std::memory_order_release); }
+  const char* algorithm() const { return algorithm_.load(std::memory_order_acquire); }
+
   bool done() const;
   // Only meaningful once done().
   dt_status status() const;
@@ -57,6 +63,7 @@ class Request {
   // done_, readable without the lock: callers that drive progress poll it
   // on every round.
   std::atomic<bool> finished_{false};
+  std::atomic<const char*> algorithm_{nullptr};
   dt_status status_ = DT_INPROGRESS;
   std::string message_;
   OpLog* log_ = nullptr;  // where to record the end, with log_id_

@@ -90,6 +90,7 @@ std::string args(const OpLog& log, const OpRecord& r) {
   const bool p2p = !is_collective(r.op.kind);
   if (r.op.root >= 0) text += (p2p ? ",\"peer\":" : ",\"root\":") + std::to_string(r.op.root);
   if (r.op.tag >= 0) text += (r.op.kind == OpKind::p2p_group ? ",\"ops\":" : ",\"tag\":") + std::to_string(r.op.tag);
+  if (r.algorithm != nullptr) text += ",\"algorithm\":" + json_string(r.algorithm);
   return text + ",\"status\":" + json_string(status_name(r.status));
 }
 

@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/json_text.hpp"
 #include "plan/report.hpp"
 
 namespace dtrain::plan {
@@ -12,16 +13,6 @@ std::string num(double v) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.6g", v);
   return buffer;
-}
-
-// Messages are the library's own ASCII; quotes and backslashes are escaped.
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
-  }
-  return out + "\"";
 }
 
 void config_fields(std::ostringstream& s, const Config& c) {
@@ -73,8 +64,8 @@ std::string json(const Plan& plan, std::size_t top) {
   for (std::size_t r = 1; r < plan.rejected.size(); ++r) {
     const Rejections& rej = plan.rejected[r];
     if (rej.count == 0) continue;
-    s << (first ? "\n" : ",\n") << "    {\"reason\": " << quoted(reason_name(static_cast<Reason>(r)))
-      << ", \"count\": " << rej.count << ", \"message\": " << quoted(rej.message) << ", \"example\": {";
+    s << (first ? "\n" : ",\n") << "    {\"reason\": " << json_string(reason_name(static_cast<Reason>(r)))
+      << ", \"count\": " << rej.count << ", \"message\": " << json_string(rej.message) << ", \"example\": {";
     config_fields(s, rej.example);
     s << "}}";
     first = false;

@@ -17,7 +17,7 @@
  * the loss did not fall below half of the first step's.
  */
 #include <dtrain.h>
-
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,54 +62,68 @@ static int parse_options(int argc, char **argv, options *o) {
   o->zero_stage = -1;
   o->lr = 2e-3f;
   o->seed = 1;
-  for (int i = 1; i < argc; ++i) {
-    const char *name = argv[i];
-    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+  static const struct option longopts[] = {{"steps", required_argument, NULL, 's'},
+                                           {"batch", required_argument, NULL, 'b'},
+                                           {"hidden", required_argument, NULL, 'w'},
+                                           {"layers", required_argument, NULL, 'l'},
+                                           {"lr", required_argument, NULL, 'r'},
+                                           {"seed", required_argument, NULL, 'e'},
+                                           {"log-every", required_argument, NULL, 'g'},
+                                           {"bucket-kib", required_argument, NULL, 'k'},
+                                           {"zero", required_argument, NULL, 'z'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+  opterr = 0; /* the errors are said below, with the usage */
+  int c, index = -1;
+  while ((c = getopt_long(argc, argv, ":h", longopts, &index)) != -1) {
+    const char *name = index >= 0 ? longopts[index].name : "";
+    index = -1;
+    if (c == 'h') {
       fputs(usage, stdout);
       exit(0);
     }
-    if (i + 1 >= argc) {
-      fprintf(stderr, "train_mlp: %s needs a value\n%s", name, usage);
+    if (c == ':' || c == '?') {
+      fprintf(stderr, "train_mlp: %s '%s'\n%s", c == ':' ? "no value for" : "unknown option", argv[optind - 1], usage);
       return -1;
     }
-    const char *value = argv[++i];
     char *end = NULL;
-    long long n = strtoll(value, &end, 10);
-    int is_int = *end == '\0' && end != value;
-    int *target = strcmp(name, "--steps") == 0       ? &o->steps
-                  : strcmp(name, "--batch") == 0     ? &o->batch
-                  : strcmp(name, "--hidden") == 0    ? &o->hidden
-                  : strcmp(name, "--layers") == 0    ? &o->layers
-                  : strcmp(name, "--log-every") == 0 ? &o->log_every
-                  : strcmp(name, "--bucket-kib") == 0 ? &o->bucket_kib
-                  : strcmp(name, "--zero") == 0       ? &o->zero_stage
-                                                      : NULL;
+    long long n = strtoll(optarg, &end, 10);
+    int is_int = *end == '\0' && end != optarg;
+    int *target = c == 's'   ? &o->steps
+                  : c == 'b' ? &o->batch
+                  : c == 'w' ? &o->hidden
+                  : c == 'l' ? &o->layers
+                  : c == 'g' ? &o->log_every
+                  : c == 'k' ? &o->bucket_kib
+                  : c == 'z' ? &o->zero_stage
+                             : NULL;
     if (target != NULL) {
       /* --layers 0 is a linear model and --zero 0 a stage; everything else must be positive. */
       long long lowest = target == &o->layers || target == &o->zero_stage ? 0 : 1;
       long long highest = target == &o->zero_stage ? 3 : 1 << 24;
       if (!is_int || n < lowest || n > highest) {
-        fprintf(stderr, "train_mlp: %s: '%s' is not an integer in [%lld, %lld]\n", name, value, lowest, highest);
+        fprintf(stderr, "train_mlp: --%s: '%s' is not an integer in [%lld, %lld]\n", name, optarg, lowest, highest);
         return -1;
       }
       *target = (int)n;
-    } else if (strcmp(name, "--seed") == 0) {
+    } else if (c == 'e') {
       if (!is_int || n < 0) {
-        fprintf(stderr, "train_mlp: --seed: '%s' is not a non-negative integer\n", value);
+        fprintf(stderr, "train_mlp: --seed: '%s' is not a non-negative integer\n", optarg);
         return -1;
       }
       o->seed = (unsigned long long)n;
-    } else if (strcmp(name, "--lr") == 0) {
-      double lr = strtod(value, &end);
-      if (*end != '\0' || end == value || !(lr >= 0.0)) {
-        fprintf(stderr, "train_mlp: --lr: '%s' is not a non-negative number\n", value);
+    } else {
+      double lr = strtod(optarg, &end);
+      if (*end != '\0' || end == optarg || !(lr >= 0.0)) {
+        fprintf(stderr, "train_mlp: --lr: '%s' is not a non-negative number\n", optarg);
         return -1;
       }
       o->lr = (float)lr;
-    } else {
-      fprintf(stderr, "train_mlp: unknown option '%s'\n%s", name, usage);
-      return -1;
     }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "train_mlp: unexpected argument '%s'\n%s", argv[optind], usage);
+    return -1;
   }
   if (o->layers + 1 > MLP_MAX_LINEAR) {
     fprintf(stderr, "train_mlp: --layers: at most %d\n", MLP_MAX_LINEAR - 1);

@@ -2,130 +2,97 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <sstream>
+
+#include "command_line.hpp"
 
 namespace gpt {
 
 namespace {
 
-const char kUsage[] =
-    "usage: train_gpt [options]      (under dtrun -n N for N ranks)\n"
-    "mesh (the product must be the number of ranks):\n"
-    "  --dp N --tp N --pp N      data, tensor and pipeline parallel sizes (default 1)\n"
-    "  --cp N                    context parallel size: ring attention over zigzag shards (default 1)\n"
-    "  --ep N                    expert parallel size: the experts split over ep ranks, which split\n"
-    "                            the data as dp does (default 1; needs --experts)\n"
-    "  --schedule S              gpipe, 1f1b or interleaved (default 1f1b)\n"
-    "  --chunks N                model chunks per pipeline rank for interleaved (default 2)\n"
-    "  --microbatches N          micro-batches per step and data-parallel rank (default 4)\n"
-    "  --zero S                  ZeRO stage 0-3 over dp instead of DDP and the example's AdamW\n"
-    "                            (only with tp = pp = ep = 1: its gradient norm spans the dp ranks)\n"
-    "model and data:\n"
-    "  --layers N --hidden N --heads N --seq N   (default 4, 128, 4, 64)\n"
-    "  --experts E --top-k K     every other block a mixture of E experts, K per token (default 0: none, 2)\n"
-    "  --moe-balance X           load-balancing loss coefficient (default 0.01)\n"
-    "  --data PATH               a text file or a fortune directory (default /usr/share/games/fortunes)\n"
-    "checkpoints (any mesh resumes any other's):\n"
-    "  --checkpoint DIR --save-at N   save into DIR after step N\n"
-    "  --resume DIR              continue from the checkpoint in DIR up to --steps\n"
-    "training:\n"
-    "  --steps N --batch N       steps, and sequences per step over all ranks (default 200, 16)\n"
-    "  --lr X --warmup N         peak learning rate and linear warm-up steps (default 0.003, 20)\n"
-    "  --min-lr-ratio X          the cosine decays to lr * X at the last step (default 0.1)\n"
-    "  --clip X --weight-decay X global gradient-norm clip and AdamW decay (default 1, 0)\n"
-    "  --seed N                  weights, batches and sampling (default 1)\n"
-    "  --log-every N --eval-every N --eval-seqs N --sample N\n"
-    "                            progress lines, validation loss, held-out windows, characters generated\n"
-    "                            at the end (default 10, 50, 32, 300)\n"
-    "  --json PATH               also write the mesh, model, tokens/s, losses and memory per rank here\n";
+// A whole number option in [lowest, 2^24].
+void count(CLI::App &app, const char *flag, int &target, int lowest, const char *group, const char *help) {
+  app.add_option(flag, target, help)->group(group)->type_name("N")->check(CLI::Range(lowest, 1 << 24));
+}
 
-bool to_int(const char *s, long long lo, long long hi, int &out) {
-  char *end = nullptr;
-  long long v = std::strtoll(s, &end, 10);
-  if (end == s || *end != '\0' || v < lo || v > hi) return false;
-  out = (int)v;
-  return true;
+// A non-negative number option.
+void amount(CLI::App &app, const char *flag, float &target, const char *group, const char *help) {
+  app.add_option(flag, target, help)->group(group)->type_name("X")->check(CLI::NonNegativeNumber);
 }
 
 }  // namespace
 
 std::string parse_options(int argc, char **argv, Options &o) {
-  struct IntOpt {
-    const char *name;
-    int *target;
-    int lo;
-  } ints[] = {{"--dp", &o.dp, 1},           {"--tp", &o.tp, 1},
-              {"--pp", &o.pp, 1},           {"--cp", &o.cp, 1},
-              {"--ep", &o.ep, 1},           {"--chunks", &o.chunks, 1},
-              {"--microbatches", &o.microbatches, 1}, {"--zero", &o.zero, 0},
-              {"--steps", &o.steps, 1},     {"--batch", &o.batch, 1},
-              {"--seq", &o.seq, 2},         {"--hidden", &o.hidden, 1},
-              {"--heads", &o.heads, 1},     {"--layers", &o.layers, 1},
-              {"--warmup", &o.warmup, 0},   {"--log-every", &o.log_every, 1},
-              {"--eval-every", &o.eval_every, 1}, {"--eval-seqs", &o.eval_seqs, 1},
-              {"--sample", &o.sample, 0},   {"--experts", &o.experts, 0},
-              {"--top-k", &o.top_k, 1},     {"--save-at", &o.save_at, 0}};
-  struct FloatOpt {
-    const char *name;
-    float *target;
-  } floats[] = {{"--lr", &o.lr}, {"--min-lr-ratio", &o.min_lr_ratio}, {"--clip", &o.clip},
-                {"--weight-decay", &o.weight_decay},
-                {"--moe-balance", &o.moe_balance}};
-  bool chunks_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const char *name = argv[i];
-    if (!std::strcmp(name, "-h") || !std::strcmp(name, "--help")) {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) return std::string(name) + " needs a value";
-    const char *value = argv[++i];
-    bool known = false;
-    for (auto &opt : ints)
-      if (!std::strcmp(name, opt.name)) {
-        if (!to_int(value, opt.lo, 1 << 24, *opt.target))
-          return std::string(name) + ": '" + value + "' is not an integer >= " + std::to_string(opt.lo);
-        known = true;
-        chunks_given |= opt.target == &o.chunks;
-      }
-    for (auto &opt : floats)
-      if (!std::strcmp(name, opt.name)) {
-        char *end = nullptr;
-        double v = std::strtod(value, &end);
-        if (end == value || *end != '\0' || !(v >= 0.0))
-          return std::string(name) + ": '" + value + "' is not a non-negative number";
-        *opt.target = (float)v;
-        known = true;
-      }
-    if (known) continue;
-    if (!std::strcmp(name, "--seed")) {
-      char *end = nullptr;
-      o.seed = std::strtoull(value, &end, 10);
-      if (end == value || *end != '\0') return std::string("--seed: '") + value + "' is not an integer";
-    } else if (!std::strcmp(name, "--data")) {
-      o.data = value;
-    } else if (!std::strcmp(name, "--checkpoint")) {
-      o.checkpoint = value;
-    } else if (!std::strcmp(name, "--json")) {
-      o.json = value;
-    } else if (!std::strcmp(name, "--resume")) {
-      o.resume = value;
-    } else if (!std::strcmp(name, "--schedule")) {
-      o.schedule = value;
-      if (o.schedule == "gpipe")
-        o.kind = DT_PIPELINE_GPIPE;
-      else if (o.schedule == "1f1b")
-        o.kind = DT_PIPELINE_1F1B;
-      else if (o.schedule == "interleaved")
-        o.kind = DT_PIPELINE_INTERLEAVED_1F1B;
-      else
-        return std::string("--schedule: '") + value + "' is not gpipe, 1f1b or interleaved";
-    } else {
-      return std::string("unknown option '") + name + "' (--help lists them)";
-    }
+  CLI::App app("Trains a small GPT on ranks arranged as dp x tp x pp x cp x ep.", "train_gpt");
+  dtrain::command_line::set_usage(app, "usage: train_gpt [options]      (under dtrun -n N for N ranks)");
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  const char *mesh = "mesh (the product must be the number of ranks)";
+  count(app, "--dp", o.dp, 1, mesh, "data parallel size (default 1)");
+  count(app, "--tp", o.tp, 1, mesh, "tensor parallel size (default 1)");
+  count(app, "--pp", o.pp, 1, mesh, "pipeline parallel size (default 1)");
+  count(app, "--cp", o.cp, 1, mesh, "context parallel size: ring attention over zigzag shards (default 1)");
+  count(app, "--ep", o.ep, 1, mesh,
+        "expert parallel size: the experts split over ep ranks, which split\n"
+        "the data as dp does (default 1; needs --experts)");
+  app.add_option("--schedule", o.schedule, "gpipe, 1f1b or interleaved (default 1f1b)")
+      ->group(mesh)
+      ->type_name("S")
+      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
+  auto *chunks = app.add_option("--chunks", o.chunks, "model chunks per pipeline rank for interleaved (default 2)")
+                     ->group(mesh)
+                     ->type_name("N")
+                     ->check(CLI::Range(1, 1 << 24));
+  count(app, "--microbatches", o.microbatches, 1, mesh, "micro-batches per step and data-parallel rank (default 4)");
+  count(app, "--zero", o.zero, 0, mesh,
+        "ZeRO stage 0-3 over dp instead of DDP and the example's AdamW\n"
+        "(only with tp = pp = ep = 1: its gradient norm spans the dp ranks)");
+  const char *model = "model and data";
+  count(app, "--layers", o.layers, 1, model, "transformer blocks (default 4)");
+  count(app, "--hidden", o.hidden, 1, model, "model width (default 128)");
+  count(app, "--heads", o.heads, 1, model, "attention heads (default 4)");
+  count(app, "--seq", o.seq, 2, model, "tokens per sequence (default 64)");
+  count(app, "--experts", o.experts, 0, model, "every other block a mixture of E experts (default 0: none)");
+  count(app, "--top-k", o.top_k, 1, model, "experts per token (default 2)");
+  amount(app, "--moe-balance", o.moe_balance, model, "load-balancing loss coefficient (default 0.01)");
+  app.add_option("--data", o.data, "a text file or a fortune directory (default /usr/share/games/fortunes)")
+      ->group(model)
+      ->type_name("PATH");
+  const char *checkpoints = "checkpoints (any mesh resumes any other's)";
+  app.add_option("--checkpoint", o.checkpoint, "save into DIR after step --save-at")
+      ->group(checkpoints)
+      ->type_name("DIR");
+  count(app, "--save-at", o.save_at, 0, checkpoints, "the step after which to save");
+  app.add_option("--resume", o.resume, "continue from the checkpoint in DIR up to --steps")
+      ->group(checkpoints)
+      ->type_name("DIR");
+  const char *training = "training";
+  count(app, "--steps", o.steps, 1, training, "steps (default 200)");
+  count(app, "--batch", o.batch, 1, training, "sequences per step over all ranks (default 16)");
+  amount(app, "--lr", o.lr, training, "peak learning rate (default 0.003)");
+  count(app, "--warmup", o.warmup, 0, training, "linear warm-up steps (default 20)");
+  amount(app, "--min-lr-ratio", o.min_lr_ratio, training, "the cosine decays to lr * X at the last step (default 0.1)");
+  amount(app, "--clip", o.clip, training, "global gradient-norm clip (default 1)");
+  amount(app, "--weight-decay", o.weight_decay, training, "AdamW decay (default 0)");
+  app.add_option("--seed", o.seed, "weights, batches and sampling (default 1)")->group(training)->type_name("N");
+  count(app, "--log-every", o.log_every, 1, training, "steps between progress lines (default 10)");
+  count(app, "--eval-every", o.eval_every, 1, training, "steps between validation losses (default 50)");
+  count(app, "--eval-seqs", o.eval_seqs, 1, training, "held-out windows of a validation loss (default 32)");
+  count(app, "--sample", o.sample, 0, training, "characters generated at the end (default 300)");
+  app.add_option("--json", o.json, "also write the mesh, model, tokens/s, losses and memory per rank here")
+      ->group(training)
+      ->type_name("PATH");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &) {
+    std::fputs(app.help().c_str(), stdout);
+    std::exit(0);
+  } catch (const CLI::ParseError &e) {
+    return std::string(e.what()) + " (--help lists the options)";
   }
-  if (o.kind == DT_PIPELINE_INTERLEAVED_1F1B && !chunks_given) o.chunks = 2;
+  o.kind = o.schedule == "gpipe"  ? DT_PIPELINE_GPIPE
+           : o.schedule == "1f1b" ? DT_PIPELINE_1F1B
+                                  : DT_PIPELINE_INTERLEAVED_1F1B;
+  if (o.kind == DT_PIPELINE_INTERLEAVED_1F1B && chunks->count() == 0) o.chunks = 2;
   if (o.kind != DT_PIPELINE_INTERLEAVED_1F1B && o.chunks != 1) return "--chunks: only the interleaved schedule has several";
   if (o.kind == DT_PIPELINE_INTERLEAVED_1F1B && o.chunks < 2) return "--chunks: interleaved needs at least 2";
   if (o.min_lr_ratio > 1.0f) return "--min-lr-ratio: at most 1";

@@ -16,12 +16,14 @@
  * sample of generated text. Exits 1 when the final validation loss is not
  * below the unigram entropy (nothing learnt), 2 on a bad command line.
  */
+#include <cblas.h>
 #include <dtrain.h>
 
-#include <cblas.h>
-
+#include <cmath>
 #include <cstdio>
 #include <exception>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -64,25 +66,44 @@ std::vector<double> print_memory(dt_comm *world, int rank, int size, const gpt::
 // The run's figures, for benchmarks/run_gpt.sh (rank 0).
 void write_json(const gpt::Options &o, int size, double tokens_per_s, double comm_share, double loss, double val,
                 const std::vector<double> &memory) {
-  std::FILE *f = std::fopen(o.json.c_str(), "w");
-  if (!f) throw std::runtime_error("cannot write " + o.json);
-  std::fprintf(f,
-               "{\n  \"benchmark\": \"gpt\", \"side\": \"dtrain\", \"ranks\": %d, \"dp\": %d, \"tp\": %d, \"pp\": %d, "
-               "\"cp\": %d, \"ep\": %d,\n  \"schedule\": \"%s\", \"microbatches\": %d, \"layers\": %d, \"hidden\": %d, "
-               "\"heads\": %d, \"seq\": %d, \"batch\": %d, \"steps\": %d,\n  \"tokens_per_s\": %.3f, "
-               "\"comm_share\": %.4f, \"final_loss\": %.7f, \"validation_loss\": %.5f,\n  \"memory_bytes\": [",
-               size, o.dp, o.tp, o.pp, o.cp, o.ep, o.schedule.c_str(), o.microbatches, o.layers, o.hidden, o.heads,
-               o.seq, o.batch, o.steps, tokens_per_s, comm_share, loss, val);
+  using Json = nlohmann::ordered_json;
+  Json ranks = Json::array();
   const size_t columns = memory.size() / (size_t)size;
   for (int r = 0; r < size; ++r) {
     const double *v = &memory[(size_t)r * columns];
-    std::fprintf(f,
-                 "%s\n    {\"rank\": %d, \"parameters\": %.0f, \"gradients\": %.0f, \"adamw_state\": %.0f, "
-                 "\"state_formula\": %.0f, \"activations\": %.0f, \"activations_formula\": %.0f, \"ddp_buckets\": %.0f}",
-                 r ? "," : "", r, v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+    ranks.push_back({{"rank", r},
+                     {"parameters", std::llround(v[0])},
+                     {"gradients", std::llround(v[1])},
+                     {"adamw_state", std::llround(v[2])},
+                     {"state_formula", std::llround(v[3])},
+                     {"activations", std::llround(v[4])},
+                     {"activations_formula", std::llround(v[5])},
+                     {"ddp_buckets", std::llround(v[6])}});
   }
-  std::fprintf(f, "\n  ]\n}\n");
-  if (std::fclose(f) != 0) throw std::runtime_error("cannot write " + o.json);
+  const Json doc = {{"benchmark", "gpt"},
+                    {"side", "dtrain"},
+                    {"ranks", size},
+                    {"dp", o.dp},
+                    {"tp", o.tp},
+                    {"pp", o.pp},
+                    {"cp", o.cp},
+                    {"ep", o.ep},
+                    {"schedule", o.schedule},
+                    {"microbatches", o.microbatches},
+                    {"layers", o.layers},
+                    {"hidden", o.hidden},
+                    {"heads", o.heads},
+                    {"seq", o.seq},
+                    {"batch", o.batch},
+                    {"steps", o.steps},
+                    {"tokens_per_s", tokens_per_s},
+                    {"comm_share", comm_share},
+                    {"final_loss", loss},
+                    {"validation_loss", val},
+                    {"memory_bytes", ranks}};
+  std::ofstream out(o.json);
+  out << doc.dump(2) << "\n";
+  if (!out.flush()) throw std::runtime_error("cannot write " + o.json);
 }
 
 int run(int argc, char **argv, dt_comm *world, int rank, int size) {

@@ -8,7 +8,11 @@ function counts as bound when:
   Python  `_capi.dt_xxx` appears in bindings/python/dtrain/**/*.py;
   Rust    `pub fn dt_xxx` appears in bindings/rust/dtrain-sys/src/bindings.rs
           and the identifier dt_xxx in bindings/rust/dtrain/src/**/*.rs;
-  Julia   `:dt_xxx` appears in bindings/julia/DTrain/src/**/*.jl.
+  Julia   `:dt_xxx` appears in bindings/julia/DTrain/src/**/*.jl;
+  Fortran `bind(C, name="dt_xxx")` appears in bindings/fortran/src/**/*.f90
+          (the raw interfaces, generated from the headers by
+          bindings/fortran/generate.py; the module dtrain on top covers what
+          HPC codes call and leaves the rest to them).
 Prints what is missing, per language, and exits 1; exits 0 when nothing is.
 """
 
@@ -34,6 +38,7 @@ LANGUAGES = {
     "rust": [("bindings/rust/dtrain-sys/src/bindings.rs", r"\bpub\s+fn\s+{name}\b"),
              ("bindings/rust/dtrain/src|**/*.rs", r"\b{name}\b")],
     "julia": [("bindings/julia/DTrain/src|**/*.jl", r":{name}\b")],
+    "fortran": [("bindings/fortran/src|**/*.f90", r'\bbind\(C,\s+name="{name}"\)')],
 }
 
 

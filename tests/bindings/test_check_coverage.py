@@ -27,6 +27,9 @@ COMPLETE = {
     "bindings/rust/dtrain/src/name/mod.rs": "unsafe { sys::dt_thing_name() }\n",
     "bindings/julia/DTrain/src/thing.jl": "ccall(_sym(:dt_thing_create), Cint, ())\n",
     "bindings/julia/DTrain/src/more/name.jl": "ccall(_sym(:dt_thing_name), Ptr{UInt8}, ())\n",
+    "bindings/fortran/src/capi.f90":
+        'function dt_thing_create(out) bind(C, name="dt_thing_create")\n'
+        'function dt_thing_name() bind(C, name="dt_thing_name")\n',
 }
 
 
@@ -85,6 +88,17 @@ class CoverageCheck(unittest.TestCase):
         self.assertEqual(code, 1, out)
         self.assertIn("julia: 1 of 2", out)
         self.assertIn("dt_thing_name: no `:dt_thing_name`", out)
+
+    def test_fortran_needs_the_c_name_bound(self):
+        files = dict(COMPLETE)
+        # A Fortran procedure of the same name but bound to another C symbol.
+        files["bindings/fortran/src/capi.f90"] = (
+            'function dt_thing_create(out) bind(C, name="dt_thing_create")\n'
+            'function dt_thing_name() bind(C, name="dt_thing_name_v2")\n')
+        code, out = self.check(files)
+        self.assertEqual(code, 1, out)
+        self.assertIn("fortran: 1 of 2", out)
+        self.assertIn('dt_thing_name: no `bind(C, name="dt_thing_name")` in bindings/fortran/src', out)
 
     def test_a_missing_binding_lists_every_function(self):
         files = {k: v for k, v in COMPLETE.items() if not k.startswith("bindings/julia")}

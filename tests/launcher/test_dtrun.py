@@ -240,6 +240,34 @@ def test_bad_arguments_print_usage_and_exit_2(args):
     assert "usage: dtrun" in result.stderr
 
 
+@pytest.mark.parametrize("args, named", [(["--bogus", "-n", "1", "true"], "--bogus"),
+                                         (["-n", "1", "--grace", "nan", "true"], "--grace"),
+                                         (["-n", "5000", "true"], "--nproc")])
+def test_a_bad_argument_is_named(args, named):
+    result = dtrun(*args)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"dtrun: {named}") or f"unknown option {named}" in result.stderr, result.stderr
+
+
+def test_options_after_the_program_are_the_programs():
+    # dtrun's own options end at PROGRAM; -n and unknown options after it go to the program.
+    result = dtrun("-n", "1", "--no-tag-output", *sh('printf "%s\\n" "$*"'), "sh", "-n", "3", "--bogus")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "-n 3 --bogus\n"
+
+
+def test_double_dash_ends_dtruns_options():
+    result = dtrun("--nproc_per_node=2", "--", *sh("echo $WORLD_SIZE"))
+    assert result.returncode == 0, result.stderr
+    assert sorted(result.stdout.splitlines()) == ["[0] 2", "[1] 2"]
+
+
+def test_an_option_given_twice_takes_its_last_value():
+    result = dtrun("-n", "3", "--nproc-per-node", "1", *sh("echo $WORLD_SIZE"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "[0] 1\n"
+
+
 def test_help():
     result = dtrun("--help")
     assert result.returncode == 0

@@ -24,6 +24,15 @@ def run(args, env, timeout):
                           env={**os.environ, **env})
 
 
+# What the UCX backend may run each collective of the DDP probe with.
+ALGORITHMS = {
+    "allreduce": ("shared_memory", "rd", "rhd", "ring"),
+    "allgather": ("bruck", "ring"),
+    "broadcast": ("tree", "pipeline"),
+    "barrier": ("dissemination",),
+}
+
+
 def test_ddp_trace_has_every_operation_of_every_rank(tmp_path):
     trace = tmp_path / "trace.json"
     result = run(["-n", "4", "--timeout", "60", PROBE, "ddp", "5"], {"DTRAIN_TRACE_FILE": str(trace)}, 120)
@@ -43,6 +52,9 @@ def test_ddp_trace_has_every_operation_of_every_rank(tmp_path):
             assert e["dur"] >= 0 and e["ts"] > 0, e
             assert e["args"]["status"] == "DT_OK", e
             assert e["args"]["comm_size"] == 4 and e["args"]["comm_rank"] == rank, e
+            # Four ranks of one host: the UCX backend names what ran each operation.
+            assert e["args"]["backend"] == "ucx", e
+            assert e["args"]["algorithm"] in ALGORITHMS.get(e["name"], ()), e
         seqs = sorted(e["args"]["seq"] for e in mine)
         assert seqs == list(range(1, len(mine) + 1)), seqs
         names = [e for e in events if e["pid"] == rank and e["ph"] == "M" and e["name"] == "process_name"]

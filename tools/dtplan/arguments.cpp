@@ -3,90 +3,95 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <sstream>
+#include <stdexcept>
+#include <utility>
 #include <vector>
+
+#include "command_line.hpp"
 
 namespace dtplan {
 
 namespace {
 
-const char* const kUsage = R"(usage: dtplan [model] [cluster] --batch B [search] [output]
+const char kDescription[] = "Ranks every way of training the model on the cluster by estimated step time.";
 
-Ranks every way of training the model on the cluster by estimated step time.
-
-model (a preset, and/or the shape; sizes override the preset's):
-  --model NAME          gpt3-175b, gpt-1t (Megatron-LM's 1T GPT)
-  --layers N --hidden N --heads N [--kv-heads N] [--ffn N] --vocab N --seq N
-  [--experts N --top-k N]
-cluster:
-  --cluster NAME        a100, h100 or h200 nodes of 8 GPUs (default h100)
-  --nodes N             (default 1)
-  --cluster-file PATH   "key = value" lines (see dtrain/plan.h)
-search:
-  --batch B             global batch in sequences (required)
-  --dims LIST           searched among tp,pp,cp,ep (default all)
-  --zero LIST           ZeRO stages among 0,1,2,3 (default all)
-  --schedules LIST      among gpipe,1f1b,interleaved (default all)
-  --recompute LIST      among none,selective,full (default all)
-  --max-micro-batch N   (default 8)
-  --max-virtual N       interleaved chunks per rank, 2..N (default 4)
-  --no-sp               no sequence parallelism with tp
-  --memory-fraction F   share of GPU memory usable (default 0.9)
-output:
-  --top N               rows of the table (default 10)
-  --json PATH, --svg PATH
-  --compare CONFIG      e.g. tp=8,pp=4,dp=32,zero=1,schedule=1f1b,mb=1,recompute=full:
-                        evaluate it and explain how it differs from the fastest
-)";
-
-[[noreturn]] void usage(const std::string& error) {
-  if (!error.empty()) std::fprintf(stderr, "dtplan: %s\n\n", error.c_str());
-  std::fputs(kUsage, error.empty() ? stdout : stderr);
-  std::exit(error.empty() ? 0 : 2);
-}
-
-long long integer(const std::string& text, const std::string& what) {
-  char* end = nullptr;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0') usage(what + ": \"" + text + "\" is not a whole number");
-  return value;
-}
+const char kFooter[] =
+    "The model is a preset, and/or its shape: sizes given override the preset's.\n"
+    "--compare takes e.g. tp=8,pp=4,dp=32,zero=1,schedule=1f1b,mb=1,recompute=full:\n"
+    "dtplan evaluates it and explains how it differs from the fastest.\n";
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> parts;
-  std::stringstream s(text);
-  std::string part;
-  while (std::getline(s, part, ',')) parts.push_back(part);
-  return parts;
-}
-
-unsigned bits(const std::string& text, const std::map<std::string, unsigned>& names, const std::string& what) {
-  unsigned mask = 0;
-  for (const std::string& part : split(text)) {
-    const auto it = names.find(part);
-    if (it == names.end()) usage(what + ": unknown value \"" + part + "\"");
-    mask |= it->second;
-  }
-  return mask;
-}
-
-const std::map<std::string, unsigned> kSchedules{{"gpipe", 1u << DT_PIPELINE_GPIPE},
-                                                 {"1f1b", 1u << DT_PIPELINE_1F1B},
-                                                 {"interleaved", 1u << DT_PIPELINE_INTERLEAVED_1F1B}};
-const std::map<std::string, unsigned> kRecompute{{"none", 1u << DT_PLAN_RECOMPUTE_NONE},
-                                                 {"selective", 1u << DT_PLAN_RECOMPUTE_SELECTIVE},
-                                                 {"full", 1u << DT_PLAN_RECOMPUTE_FULL}};
-
-void preset_model(const std::string& name, dt_plan_model& m) {
-  // GPT-3 175B (Brown et al. 2020) and Megatron-LM's 1T GPT (Narayanan et al. 2021, table 1).
-  if (name == "gpt3-175b") {
-    m.layers = 96, m.hidden = 12288, m.heads = 96, m.vocab = 51200, m.seq_len = 2048;
-  } else if (name == "gpt-1t") {
-    m.layers = 128, m.hidden = 25600, m.heads = 160, m.vocab = 51200, m.seq_len = 2048;
-  } else {
-    usage("unknown model \"" + name + "\"; the presets are gpt3-175b and gpt-1t");
+  for (std::size_t begin = 0;;) {
+    const std::size_t comma = text.find(',', begin);
+    parts.push_back(text.substr(begin, comma - begin));
+    if (comma == std::string::npos) return parts;
+    begin = comma + 1;
   }
 }
+
+int whole_number(const std::string& text, const std::string& what) {
+  int value = 0;
+  if (!CLI::detail::lexical_cast(text, value))
+    throw std::invalid_argument(what + ": \"" + text + "\" is not a whole number");
+  return value;
+}
+
+using Names = std::map<std::string, unsigned>;
+
+const Names kDims{{"tp", DT_PLAN_DIM_TP}, {"pp", DT_PLAN_DIM_PP}, {"cp", DT_PLAN_DIM_CP}, {"ep", DT_PLAN_DIM_EP}};
+const Names kZero{{"0", 1u}, {"1", 2u}, {"2", 4u}, {"3", 8u}};
+const Names kSchedules{{"gpipe", 1u << DT_PIPELINE_GPIPE},
+                       {"1f1b", 1u << DT_PIPELINE_1F1B},
+                       {"interleaved", 1u << DT_PIPELINE_INTERLEAVED_1F1B}};
+const Names kRecompute{{"none", 1u << DT_PLAN_RECOMPUTE_NONE},
+                       {"selective", 1u << DT_PLAN_RECOMPUTE_SELECTIVE},
+                       {"full", 1u << DT_PLAN_RECOMPUTE_FULL}};
+
+// A comma-separated list of `names` as the union of their bits.
+void add_list(CLI::App& app, const std::string& flag, const Names& names, unsigned& mask, const std::string& help) {
+  app.add_option_function<std::vector<std::string>>(
+         flag,
+         [&mask, &names](const std::vector<std::string>& values) {
+           mask = 0;
+           for (const std::string& v : values) mask |= names.at(v);
+         },
+         help)
+      ->delimiter(',')
+      ->check(CLI::IsMember(names))
+      ->group("search")
+      ->type_name("LIST");
+}
+
+// The model's sizes, each an option of its name.
+struct Size {
+  const char* flag;
+  int dt_plan_model::*field;
+  const char* help;
+};
+const Size kSizes[] = {{"--layers", &dt_plan_model::layers, "transformer blocks"},
+                       {"--hidden", &dt_plan_model::hidden, "model width"},
+                       {"--heads", &dt_plan_model::heads, "attention (query) heads"},
+                       {"--kv-heads", &dt_plan_model::kv_heads, "key/value heads (default: --heads)"},
+                       {"--ffn", &dt_plan_model::ffn_hidden, "MLP width (default: 4 x --hidden)"},
+                       {"--vocab", &dt_plan_model::vocab, "vocabulary size"},
+                       {"--seq", &dt_plan_model::seq_len, "tokens per sequence"},
+                       {"--experts", &dt_plan_model::experts, "experts of every MLP (default: dense)"},
+                       {"--top-k", &dt_plan_model::top_k, "experts per token (default 1)"}};
+
+// GPT-3 175B (Brown et al. 2020) and Megatron-LM's 1T GPT (Narayanan et al. 2021, table 1).
+const std::map<std::string, dt_plan_model> kPresets{
+    {"gpt3-175b",
+     [] {
+       dt_plan_model m = DT_PLAN_MODEL_INIT;
+       m.layers = 96, m.hidden = 12288, m.heads = 96, m.vocab = 51200, m.seq_len = 2048;
+       return m;
+     }()},
+    {"gpt-1t", [] {
+       dt_plan_model m = DT_PLAN_MODEL_INIT;
+       m.layers = 128, m.hidden = 25600, m.heads = 160, m.vocab = 51200, m.seq_len = 2048;
+       return m;
+     }()}};
 
 void fail(dt_status status, const char* what) {
   if (status == DT_OK) return;
@@ -108,17 +113,17 @@ dt_plan_config parse_config(const std::string& text) {
                                       {"mb", &c.micro_batch}};
   for (const std::string& part : split(text)) {
     const auto equals = part.find('=');
-    if (equals == std::string::npos) usage("--compare: \"" + part + "\" is not key=value");
+    if (equals == std::string::npos) throw std::invalid_argument("\"" + part + "\" is not key=value");
     const std::string key = part.substr(0, equals);
     const std::string value = part.substr(equals + 1);
     if (numbers.count(key) != 0) {
-      *numbers[key] = static_cast<int>(integer(value, "--compare " + key));
+      *numbers[key] = whole_number(value, key);
     } else if (key == "schedule" && kSchedules.count(value) != 0) {
       c.schedule = static_cast<dt_pipeline_schedule_kind>(__builtin_ctz(kSchedules.at(value)));
     } else if (key == "recompute" && kRecompute.count(value) != 0) {
       c.recompute = static_cast<dt_plan_recompute>(__builtin_ctz(kRecompute.at(value)));
     } else {
-      usage("--compare: unknown \"" + part + "\"");
+      throw std::invalid_argument("unknown \"" + part + "\"");
     }
   }
   return c;
@@ -126,66 +131,68 @@ dt_plan_config parse_config(const std::string& text) {
 
 Arguments parse(int argc, char** argv) {
   Arguments a;
-  std::string cluster = "h100", cluster_file;
+  std::string model, cluster = "h100", cluster_file;
   int nodes = 1;
-  std::map<std::string, int*> model_sizes{
-      {"--layers", &a.model.layers},     {"--hidden", &a.model.hidden},   {"--heads", &a.model.heads},
-      {"--kv-heads", &a.model.kv_heads}, {"--ffn", &a.model.ffn_hidden},  {"--vocab", &a.model.vocab},
-      {"--seq", &a.model.seq_len},       {"--experts", &a.model.experts}, {"--top-k", &a.model.top_k}};
-  // The preset first, so that sizes given anywhere override it.
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--model") preset_model(argv[i + 1], a.model);
+  CLI::App app(kDescription, "dtplan");
+  dtrain::command_line::set_usage(app, "usage: dtplan [model] [cluster] --batch B [search] [output]");
+  app.footer(kFooter);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+  app.add_option("--model", model, "a preset: gpt3-175b, gpt-1t (Megatron-LM's 1T GPT)")
+      ->group("model")
+      ->check(CLI::IsMember(kPresets));
+  // The sizes go to a model of their own, to override the preset's after parsing.
+  dt_plan_model sizes = DT_PLAN_MODEL_INIT;
+  for (const Size& size : kSizes)
+    app.add_option(size.flag, sizes.*size.field, size.help)->group("model")->type_name("N");
+  app.add_option("--cluster", cluster, "a100, h100 or h200 nodes of 8 GPUs (default h100)")
+      ->group("cluster")
+      ->type_name("NAME");
+  app.add_option("--nodes", nodes, "(default 1)")->group("cluster")->type_name("N");
+  app.add_option("--cluster-file", cluster_file, "\"key = value\" lines (see dtrain/plan.h)")
+      ->group("cluster")
+      ->type_name("PATH");
+  app.add_option("--batch", a.options.global_batch, "global batch in sequences (required)")
+      ->group("search")
+      ->type_name("B")
+      ->required();
+  add_list(app, "--dims", kDims, a.options.dimensions, "searched among tp,pp,cp,ep (default all)");
+  add_list(app, "--zero", kZero, a.options.zero_stages, "ZeRO stages among 0,1,2,3 (default all)");
+  add_list(app, "--schedules", kSchedules, a.options.schedules, "among gpipe,1f1b,interleaved (default all)");
+  add_list(app, "--recompute", kRecompute, a.options.recompute, "among none,selective,full (default all)");
+  app.add_option("--max-micro-batch", a.options.max_micro_batch, "(default 8)")->group("search")->type_name("N");
+  app.add_option("--max-virtual", a.options.max_virtual_stages, "interleaved chunks per rank, 2..N (default 4)")
+      ->group("search")
+      ->type_name("N");
+  app.add_flag_callback(
+         "--no-sp", [&a] { a.options.sequence_parallel = 0; }, "no sequence parallelism with tp")
+      ->group("search");
+  app.add_option("--memory-fraction", a.options.memory_fraction, "share of GPU memory usable (default 0.9)")
+      ->group("search")
+      ->type_name("F");
+  app.add_option("--top", a.top, "rows of the table (default 10)")->group("output")->type_name("N");
+  app.add_option("--json", a.json, "write the plan as JSON")->group("output")->type_name("PATH");
+  app.add_option("--svg", a.svg, "draw the plan as SVG")->group("output")->type_name("PATH");
+  app.add_option("--compare", a.compare, "evaluate this configuration and explain how it differs from the fastest")
+      ->group("output")
+      ->type_name("CONFIG")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              parse_config(text);
+              return "";
+            } catch (const std::invalid_argument& e) {
+              return e.what();
+            }
+          },
+          ""));
+  dtrain::command_line::parse(app, argc, argv);
+
+  if (!model.empty()) a.model = kPresets.at(model);
+  for (const Size& size : kSizes) {
+    if (app.count(size.flag) != 0) a.model.*size.field = sizes.*size.field;
   }
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") usage("");
-    if (flag == "--no-sp") {
-      a.options.sequence_parallel = 0;
-      continue;
-    }
-    if (i + 1 >= argc) usage(flag + " needs a value");
-    const std::string value = argv[++i];
-    if (model_sizes.count(flag) != 0) {
-      *model_sizes[flag] = static_cast<int>(integer(value, flag));
-    } else if (flag == "--model") {
-      continue;
-    } else if (flag == "--cluster") {
-      cluster = value;
-    } else if (flag == "--nodes") {
-      nodes = static_cast<int>(integer(value, flag));
-    } else if (flag == "--cluster-file") {
-      cluster_file = value;
-    } else if (flag == "--batch") {
-      a.options.global_batch = integer(value, flag);
-    } else if (flag == "--dims") {
-      a.options.dimensions =
-          bits(value, {{"tp", DT_PLAN_DIM_TP}, {"pp", DT_PLAN_DIM_PP}, {"cp", DT_PLAN_DIM_CP}, {"ep", DT_PLAN_DIM_EP}},
-               flag);
-    } else if (flag == "--zero") {
-      a.options.zero_stages = bits(value, {{"0", 1u}, {"1", 2u}, {"2", 4u}, {"3", 8u}}, flag);
-    } else if (flag == "--schedules") {
-      a.options.schedules = bits(value, kSchedules, flag);
-    } else if (flag == "--recompute") {
-      a.options.recompute = bits(value, kRecompute, flag);
-    } else if (flag == "--max-micro-batch") {
-      a.options.max_micro_batch = static_cast<int>(integer(value, flag));
-    } else if (flag == "--max-virtual") {
-      a.options.max_virtual_stages = static_cast<int>(integer(value, flag));
-    } else if (flag == "--memory-fraction") {
-      a.options.memory_fraction = std::atof(value.c_str());
-    } else if (flag == "--top") {
-      a.top = static_cast<int>(integer(value, flag));
-    } else if (flag == "--json") {
-      a.json = value;
-    } else if (flag == "--svg") {
-      a.svg = value;
-    } else if (flag == "--compare") {
-      a.compare = value;
-    } else {
-      usage("unknown option " + flag);
-    }
-  }
-  if (a.options.global_batch < 1) usage("--batch is required");
+  if (a.options.global_batch < 1) dtrain::command_line::fail(app, "--batch must be at least 1");
   if (cluster_file.empty()) {
     fail(dt_plan_cluster_preset(&a.cluster, cluster.c_str(), nodes), "--cluster");
   } else {

@@ -22,7 +22,8 @@ struct Arguments {
 Arguments parse(int argc, char** argv);
 
 // "tp=8,pp=4,dp=32,zero=1,schedule=interleaved,v=2,mb=1,recompute=full";
-// what is not named keeps DT_PLAN_CONFIG_INIT's value. Exits on a bad one.
+// what is not named keeps DT_PLAN_CONFIG_INIT's value. Throws
+// std::invalid_argument saying what is wrong with a bad one.
 dt_plan_config parse_config(const std::string& text);
 
 }  // namespace dtplan

@@ -1,47 +1,21 @@
 #include "cli.hpp"
 
-#include <cstdio>
-#include <cstdlib>
 #include <string>
+
+#include "command_line.hpp"
 
 namespace dtrun {
 
 namespace {
 
-const char kUsage[] =
-    "usage: dtrun -n N [options] PROGRAM [ARGS...]\n"
-    "\n"
+const char kDescription[] =
     "Starts N ranks of PROGRAM on this machine for libdtrain, and hosts their\n"
     "rendezvous store. Each rank gets DTRAIN_RANK, DTRAIN_WORLD_SIZE,\n"
     "DTRAIN_LOCAL_RANK, DTRAIN_LOCAL_WORLD_SIZE, DTRAIN_STORE, DTRAIN_AUTH_TOKEN and\n"
     "DTRAIN_RESTART_COUNT, and torchrun's RANK, LOCAL_RANK, WORLD_SIZE,\n"
-    "LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR and MASTER_PORT (the store's address).\n"
-    "\n"
-    "options:\n"
-    "  -n, --nproc, --nproc-per-node N\n"
-    "                       ranks to start on this node (required, >= 1)\n"
-    "  --nnodes M           nodes in the job (default 1); start one dtrun per node,\n"
-    "                       each with the same -n, --master-addr, --master-port and\n"
-    "                       DTRAIN_AUTH_TOKEN\n"
-    "  --node-rank K        this node's place, 0 to M-1 (default 0); node 0 hosts the\n"
-    "                       store, and its ranks are 0 to N-1, node K's K*N to K*N+N-1\n"
-    "  --master-addr HOST   node 0's address, where it hosts the store\n"
-    "  --master-port PORT   the store's port (default with one node: any free one)\n"
-    "  --store HOST:PORT    use this running store instead of hosting one (one node)\n"
-    "  --timeout SECONDS    the ranks' communication deadline (sets DTRAIN_TIMEOUT_MS)\n"
-    "  --grace SECONDS      after a failure, how long ranks get between SIGTERM and\n"
-    "                       SIGKILL (default 5)\n"
-    "  --max-restarts R     after a failure, stop every rank and start them all again,\n"
-    "                       up to R times (default 0; one node only)\n"
-    "  --log-dir DIR        also write each rank's output, untagged, to DIR/rank.R.log,\n"
-    "                       and have the ranks write flight records to DIR/flight\n"
-    "                       (DTRAIN_FLIGHT_RECORDER_DIR, unless set)\n"
-    "  --analyze DIR        read the flight records in DIR and say which rank is\n"
-    "                       behind and on which operation; starts nothing (exit 0,\n"
-    "                       or 1 when DIR holds no record)\n"
-    "  --no-tag-output      do not prefix each output line with \"[rank] \"\n"
-    "  -h, --help           show this help\n"
-    "\n"
+    "LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR and MASTER_PORT (the store's address).";
+
+const char kFooter[] =
     "The job's secret is DTRAIN_AUTH_TOKEN when set, otherwise a fresh random token\n"
     "(several nodes need it set). When this node's ranks outnumber its cores,\n"
     "OMP_NUM_THREADS and OPENBLAS_NUM_THREADS default to 1, with a warning. Output\n"
@@ -58,86 +32,113 @@ const char kUsage[] =
     "listens for it), and their analysis is printed. With DTRAIN_TRACE_FILE=PATH,\n"
     "the ranks' traces (PATH.rankR) are merged into PATH at the end (one node).\n";
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "dtrun: %s\n\n%s", message.c_str(), kUsage);
-  std::exit(2);
-}
+// HOST:PORT with a port in [1, 65535].
+const CLI::Validator kHostPort(
+    [](std::string& text) -> std::string {
+      const auto colon = text.rfind(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == text.size() ||
+          !CLI::Range(1, 65535)(text.substr(colon + 1)).empty()) {
+        return "needs HOST:PORT, not '" + text + "'";
+      }
+      return "";
+    },
+    "");
 
-long parse_integer(const std::string& option, const std::string& text, long min, long max) {
-  char* end = nullptr;
-  long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || value < min || value > max) {
-    usage_error(option + " needs an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
-                "], not '" + text + "'");
-  }
-  return value;
-}
-
-double parse_seconds(const std::string& option, const std::string& text) {
-  char* end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(value >= 0) || value > 86400) {
-    usage_error(option + " needs a number of seconds in [0, 86400], not '" + text + "'");
-  }
-  return value;
-}
+// Seconds in [0, 86400]; NaN is not in it.
+const CLI::Validator kSeconds(
+    [](std::string& text) -> std::string {
+      double value = 0;
+      if (!CLI::detail::lexical_cast(text, value) || !(value >= 0 && value <= 86400)) {
+        return "needs a number of seconds in [0, 86400], not '" + text + "'";
+      }
+      return "";
+    },
+    "");
 
 }  // namespace
 
 Options parse_command_line(int argc, char** argv) {
   Options options;
-  int i = 1;
-  auto value_of = [&](const std::string& option) -> std::string {
-    if (i + 1 >= argc) usage_error(option + " needs a value");
-    return argv[++i];
-  };
-  for (; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (arg == "-n" || arg == "--nproc" || arg == "--nproc-per-node" || arg == "--nproc_per_node") {
-      options.ranks = static_cast<int>(parse_integer(arg, value_of(arg), 1, 4096));
-    } else if (arg == "--nnodes") {
-      options.nnodes = static_cast<int>(parse_integer(arg, value_of(arg), 1, 65536));
-    } else if (arg == "--node-rank" || arg == "--node_rank") {
-      options.node_rank = static_cast<int>(parse_integer(arg, value_of(arg), 0, 65535));
-    } else if (arg == "--master-addr" || arg == "--master_addr") {
-      options.master_addr = value_of(arg);
-      if (options.master_addr->empty()) usage_error(arg + " needs a host");
-    } else if (arg == "--master-port" || arg == "--master_port") {
-      options.master_port = static_cast<int>(parse_integer(arg, value_of(arg), 1, 65535));
-    } else if (arg == "--store") {
-      std::string store = value_of(arg);
-      auto colon = store.rfind(':');
-      if (colon == std::string::npos || colon == 0 || colon + 1 == store.size()) {
-        usage_error("--store needs HOST:PORT, not '" + store + "'");
-      }
-      parse_integer("--store port", store.substr(colon + 1), 1, 65535);
-      options.store = store;
-    } else if (arg == "--max-restarts" || arg == "--max_restarts") {
-      options.max_restarts = static_cast<int>(parse_integer(arg, value_of(arg), 0, 1000));
-    } else if (arg == "--log-dir" || arg == "--log_dir") {
-      options.log_dir = value_of(arg);
-    } else if (arg == "--analyze") {
-      options.analyze = value_of(arg);
-      return options;
-    } else if (arg == "--timeout") {
-      options.timeout_seconds = static_cast<int>(parse_integer(arg, value_of(arg), 1, 2000000));
-    } else if (arg == "--grace") {
-      options.grace_seconds = parse_seconds(arg, value_of(arg));
-    } else if (arg == "--no-tag-output") {
-      options.tag_output = false;
-    } else if (arg == "--") {
-      ++i;
-      break;
-    } else if (!arg.empty() && arg[0] == '-') {
-      usage_error("unknown option " + arg);
-    } else {
-      break;
-    }
+  CLI::App app(kDescription, "dtrun");
+  dtrain::command_line::set_usage(app, "usage: dtrun -n N [options] PROGRAM [ARGS...]");
+  app.footer(kFooter);
+  // dtrun's options end at PROGRAM (or "--"): what follows is the program's.
+  app.prefix_command();
+  // An option given twice takes its last value, as it always has.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  std::string master_addr, store, analyze, log_dir;
+  int master_port = 0, timeout = 0;
+  app.add_option("-n,--nproc,--nproc-per-node,--nproc_per_node", options.ranks,
+                 "ranks to start on this node (required, >= 1)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--nnodes", options.nnodes,
+                 "nodes in the job (default 1); start one dtrun per node,\n"
+                 "each with the same -n, --master-addr, --master-port and\n"
+                 "DTRAIN_AUTH_TOKEN")
+      ->type_name("M")
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--node-rank,--node_rank", options.node_rank,
+                 "this node's place, 0 to M-1 (default 0); node 0 hosts the\n"
+                 "store, and its ranks are 0 to N-1, node K's K*N to K*N+N-1")
+      ->type_name("K")
+      ->check(CLI::Range(0, 65535));
+  auto* addr = app.add_option("--master-addr,--master_addr", master_addr, "node 0's address, where it hosts the store")
+                   ->type_name("HOST")
+                   ->check(CLI::Validator([](std::string& s) { return s.empty() ? "needs a host" : ""; }, ""));
+  auto* port = app.add_option("--master-port,--master_port", master_port,
+                              "the store's port (default with one node: any free one)")
+                   ->type_name("PORT")
+                   ->check(CLI::Range(1, 65535));
+  auto* store_option = app.add_option("--store", store, "use this running store instead of hosting one (one node)")
+                           ->type_name("HOST:PORT")
+                           ->check(kHostPort);
+  auto* timeout_option =
+      app.add_option("--timeout", timeout, "the ranks' communication deadline (sets DTRAIN_TIMEOUT_MS)")
+          ->type_name("SECONDS")
+          ->check(CLI::Range(1, 2000000));
+  app.add_option("--grace", options.grace_seconds,
+                 "after a failure, how long ranks get between SIGTERM and\n"
+                 "SIGKILL (default 5)")
+      ->type_name("SECONDS")
+      ->check(kSeconds);
+  app.add_option("--max-restarts,--max_restarts", options.max_restarts,
+                 "after a failure, stop every rank and start them all again,\n"
+                 "up to R times (default 0; one node only)")
+      ->type_name("R")
+      ->check(CLI::Range(0, 1000));
+  auto* log_dir_option = app.add_option("--log-dir,--log_dir", log_dir,
+                                        "also write each rank's output, untagged, to DIR/rank.R.log,\n"
+                                        "and have the ranks write flight records to DIR/flight\n"
+                                        "(DTRAIN_FLIGHT_RECORDER_DIR, unless set)")
+                             ->type_name("DIR");
+  auto* analyze_option = app.add_option("--analyze", analyze,
+                                        "read the flight records in DIR and say which rank is\n"
+                                        "behind and on which operation; starts nothing (exit 0,\n"
+                                        "or 1 when DIR holds no record)")
+                             ->type_name("DIR");
+  app.add_flag_callback(
+      "--no-tag-output", [&options] { options.tag_output = false; }, "do not prefix each output line with \"[rank] \"");
+  dtrain::command_line::parse(app, argc, argv);
+
+  if (*analyze_option) {
+    options.analyze = analyze;
+    return options;
   }
-  for (; i < argc; ++i) options.command.emplace_back(argv[i]);
+  if (*addr) options.master_addr = master_addr;
+  if (*port) options.master_port = master_port;
+  if (*store_option) options.store = store;
+  if (*timeout_option) options.timeout_seconds = timeout;
+  if (*log_dir_option) options.log_dir = log_dir;
+  options.command = app.remaining();
+  // Options dtrun does not know stay ahead of PROGRAM; "--" ends dtrun's own.
+  if (!options.command.empty() && options.command.front() == "--") {
+    options.command.erase(options.command.begin());
+  } else if (!options.command.empty() && options.command.front().rfind('-', 0) == 0) {
+    dtrain::command_line::fail(app, "unknown option " + options.command.front());
+  }
+
+  const auto usage_error = [&app](const std::string& message) { dtrain::command_line::fail(app, message); };
   if (options.ranks == 0) usage_error("-n N is required");
   if (options.command.empty()) usage_error("no PROGRAM given");
   if (options.node_rank >= options.nnodes) {

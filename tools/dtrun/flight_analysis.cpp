@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -14,64 +15,23 @@ namespace dtrun {
 namespace {
 
 // One line of a record: a flat JSON object of strings and integers.
-using Fields = std::map<std::string, std::string>;
+using Fields = nlohmann::json;
 
-// Parses `line`; false for anything else (a line the writer did not finish).
+// Parses `line`; false for anything but an object (a line the writer did not
+// finish).
 bool parse_flat(const std::string& line, Fields* out) {
-  std::size_t i = 0;
-  const auto skip = [&] {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-  };
-  const auto string = [&](std::string* text) {
-    if (i >= line.size() || line[i] != '"') return false;
-    for (++i; i < line.size() && line[i] != '"'; ++i) {
-      if (line[i] != '\\') {
-        *text += line[i];
-        continue;
-      }
-      if (++i >= line.size()) return false;
-      if (line[i] == 'u' && i + 4 < line.size()) {
-        *text += static_cast<char>(std::stoi(line.substr(i + 1, 4), nullptr, 16));
-        i += 4;
-      } else {
-        *text += line[i] == 'n' ? '\n' : line[i] == 't' ? '\t' : line[i];
-      }
-    }
-    return i++ < line.size();
-  };
-  skip();
-  if (i >= line.size() || line[i++] != '{') return false;
-  for (;;) {
-    skip();
-    std::string key, value;
-    if (!string(&key)) return false;
-    skip();
-    if (i >= line.size() || line[i++] != ':') return false;
-    skip();
-    if (i < line.size() && line[i] == '"') {
-      if (!string(&value)) return false;
-    } else {
-      while (i < line.size() && (line[i] == '-' || std::isdigit(static_cast<unsigned char>(line[i])))) value += line[i++];
-      if (value.empty()) return false;
-    }
-    (*out)[key] = value;
-    skip();
-    if (i < line.size() && line[i] == ',') {
-      ++i;
-      continue;
-    }
-    return i < line.size() && line[i] == '}';
-  }
+  *out = Fields::parse(line, nullptr, /*allow_exceptions=*/false);
+  return out->is_object();
 }
 
 long long number(const Fields& f, const char* key) {
   auto it = f.find(key);
-  return it == f.end() || it->second.empty() ? 0 : std::stoll(it->second);
+  return it != f.end() && it->is_number_integer() ? it->get<long long>() : 0;
 }
 
 std::string text(const Fields& f, const char* key) {
   auto it = f.find(key);
-  return it == f.end() ? "" : it->second;
+  return it != f.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 // One rank's part of one communicator.

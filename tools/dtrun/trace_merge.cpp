@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -9,25 +10,10 @@ namespace dtrun {
 
 namespace {
 
-// Whether `line` is one whole JSON object: its braces balance outside strings.
+// Whether `line` is one whole JSON object (a rank killed mid-write leaves a
+// partial last line).
 bool whole_object(const std::string& line) {
-  if (line.size() < 2 || line.front() != '{' || line.back() != '}') return false;
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char ch = line[i];
-    if (in_string) {
-      if (ch == '\\') ++i;
-      else if (ch == '"') in_string = false;
-    } else if (ch == '"') {
-      in_string = true;
-    } else if (ch == '{') {
-      ++depth;
-    } else if (ch == '}' && --depth == 0 && i + 1 != line.size()) {
-      return false;
-    }
-  }
-  return depth == 0 && !in_string;
+  return !line.empty() && line.front() == '{' && nlohmann::json::accept(line);
 }
 
 }  // namespace

@@ -120,6 +120,16 @@ class Comm(_Handle):
         """Aborts every pending and future operation; safe from any thread, never blocks."""
         _capi.dt_comm_abort(self._live())
 
+    def bind_thread(self, bind=True):
+        """Binds the communicator to the calling thread (the one that created it, until now).
+
+        Only the bound thread may run its collectives, point-to-point calls and
+        splits; another gets :class:`InvalidUsageError`, and nothing changes. Call
+        it from a thread the communicator moves to. ``bind=False`` lets any thread
+        call, one at a time; the program then orders the calls alike on every rank.
+        """
+        _capi.dt_comm_bind_thread(self._live(), 1 if bind else 0)
+
     @property
     def rank(self):
         return _capi.dt_comm_rank(self._live())

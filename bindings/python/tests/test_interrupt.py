@@ -89,6 +89,7 @@ def test_every_blocking_call_in_flight_is_aborted_and_other_threads_get_the_abor
         in_thread = {}
         def worker():
             try:
+                other.bind_thread()
                 other.recv(np.zeros(2), 0)
             except dtrain.Error as error:
                 in_thread["raised"] = type(error).__name__

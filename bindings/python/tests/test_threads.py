@@ -56,13 +56,39 @@ def run_in_thread(target):
     return thread, outcome
 
 
+def receive_in_this_thread(comm):
+    """A receive that never comes, on a thread the communicator moves to."""
+    comm.bind_thread()
+    comm.recv(np.zeros(4), 0)
+
+
+def test_another_thread_is_refused_until_the_comm_is_bound_to_it(comm):
+    x = np.ones(3)
+    thread, outcome = run_in_thread(lambda: comm.allreduce(x))
+    thread.join()
+    assert isinstance(outcome.get("error"), dtrain.InvalidUsageError)
+    assert "thread other than the communicator's" in str(outcome["error"])
+    np.testing.assert_array_equal(x, np.ones(3))
+
+    thread, outcome = run_in_thread(lambda: (comm.bind_thread(), comm.allreduce(x)))
+    thread.join()
+    assert "error" not in outcome
+    with pytest.raises(dtrain.InvalidUsageError):
+        comm.barrier()
+    comm.bind_thread(False)  # threads take turns
+    comm.barrier()
+    thread, outcome = run_in_thread(comm.barrier)
+    thread.join()
+    assert "error" not in outcome
+
+
 def test_gil_is_released_during_a_blocking_recv():
     with dtrain.Comm(timeout_ms=1000) as comm:
         # The main thread keeps running Python code while the receive waits;
         # holding the GIL in the call would stall it for the whole second
         # (counted from before the start: the thread may enter the call first).
         last = time.monotonic()
-        thread, outcome = run_in_thread(lambda: comm.recv(np.zeros(4), 0))
+        thread, outcome = run_in_thread(lambda: receive_in_this_thread(comm))
         longest_stall, iterations = 0.0, 0
         while thread.is_alive():
             now = time.monotonic()
@@ -77,7 +103,7 @@ def test_gil_is_released_during_a_blocking_recv():
 
 def test_abort_from_another_thread_ends_a_blocking_recv():
     with dtrain.Comm(timeout_ms=20000) as comm:
-        thread, outcome = run_in_thread(lambda: comm.recv(np.zeros(4), 0))
+        thread, outcome = run_in_thread(lambda: receive_in_this_thread(comm))
         time.sleep(0.2)
         start = time.monotonic()
         comm.abort()

@@ -5,14 +5,21 @@
  * belongs to the caller, who releases it with dt_comm_destroy() or
  * dt_request_free(); both accept NULL. Tensors are borrowed (see tensor.h).
  *
- * Threads: one thread at a time per handle, except dt_comm_abort(), which any
- * thread may call at any time and which never blocks. A thread that starts an
- * operation on a dt_comm while another thread is starting one, or is inside a
- * blocking one, gets DT_ERR_INVALID_USAGE naming both calls, and the
- * communicator breaks (the two threads' operations may already be ordered
- * differently on other ranks). Threads that take turns without overlapping
- * on one rank cannot be told apart from a correct program there; their
- * operations must still come in the same order on every rank.
+ * Threads: a communicator is bound to one thread, the one that created it
+ * (dt_comm_create(), dt_comm_split(), dt_mesh_comm()), until
+ * dt_comm_bind_thread() says otherwise. Its collectives, point-to-point
+ * calls and splits (this header) called from another thread return
+ * DT_ERR_INVALID_USAGE and change nothing: two threads' calls could be
+ * ordered differently on different ranks, pairing the wrong buffers, and no
+ * rank could tell. Queries, dt_comm_stats(), dt_comm_abort() (which never
+ * blocks) and dt_comm_destroy() may come from any thread, as may waits on a
+ * request. Strategies built on a communicator (ddp.h, zero.h, tp.h, ...)
+ * order its use themselves and follow their own headers' thread rules.
+ * Unbound (dt_comm_bind_thread(comm, 0)), any thread may call, one at a
+ * time: a thread that starts an operation while another thread is starting
+ * one, or is inside a blocking one, gets DT_ERR_INVALID_USAGE naming both
+ * calls, and the communicator breaks; threads that take turns must still
+ * make the same calls in the same order on every rank.
  *
  * Asynchrony: an operation that communicates ends with `dt_request **req`.
  * NULL means blocking: the call returns when the operation is done or the
@@ -121,6 +128,16 @@ DT_API dt_status dt_comm_create(dt_comm **out, const dt_comm_options *opts);
  * outlives nothing: destroy it before its parent.
  */
 DT_API dt_status dt_comm_split(dt_comm **out, dt_comm *parent, int color, int key);
+
+/**
+ * Binds `comm` to the calling thread (`bind` nonzero): from then on only this
+ * thread may run its collectives, point-to-point calls and splits, and any
+ * other gets DT_ERR_INVALID_USAGE (see "Threads" above). Call it when a
+ * communicator moves to another thread, a worker that trains say. `bind`
+ * 0 unbinds it: any thread may call, one at a time, and the program orders
+ * the calls alike on every rank. Local: talks to no other rank.
+ */
+DT_API dt_status dt_comm_bind_thread(dt_comm *comm, int bind);
 
 /** This process's rank in `comm`, 0 to size - 1, into *out. */
 DT_API dt_status dt_comm_rank(const dt_comm *comm, int *out);

@@ -5,6 +5,7 @@
 
 #include "base/error.hpp"
 #include "device/cpu/half.hpp"
+#include "device/cpu/half_array.hpp"
 
 namespace dtrain::device::cpu {
 
@@ -42,11 +43,21 @@ typename Storage<T>::type store(Compute value) {
 
 template <typename S, typename D>
 void copy_loop(const void* src, void* dst, std::int64_t count, double scale) {
-  using Compute = std::conditional_t<std::is_same_v<S, double> || std::is_same_v<D, double>, double, float>;
-  const auto* in = static_cast<const typename Storage<S>::type*>(src);
-  auto* out = static_cast<typename Storage<D>::type*>(dst);
-  const auto factor = static_cast<Compute>(scale);
-  for (std::int64_t i = 0; i < count; ++i) out[i] = store<D>(load<Compute, S>(in[i]) * factor);
+  // f16 to and from f32, the wire format of compressed gradients, use the
+  // hardware's conversions where the CPU has them.
+  if constexpr (std::is_same_v<S, Half> && std::is_same_v<D, float>) {
+    halves_to_floats(static_cast<const std::uint16_t*>(src), static_cast<float*>(dst), count,
+                     static_cast<float>(scale));
+  } else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, Half>) {
+    floats_to_halves(static_cast<const float*>(src), static_cast<std::uint16_t*>(dst), count,
+                     static_cast<float>(scale));
+  } else {
+    using Compute = std::conditional_t<std::is_same_v<S, double> || std::is_same_v<D, double>, double, float>;
+    const auto* in = static_cast<const typename Storage<S>::type*>(src);
+    auto* out = static_cast<typename Storage<D>::type*>(dst);
+    const auto factor = static_cast<Compute>(scale);
+    for (std::int64_t i = 0; i < count; ++i) out[i] = store<D>(load<Compute, S>(in[i]) * factor);
+  }
 }
 
 template <typename S>

@@ -22,7 +22,7 @@ export DT_OK, DT_INPROGRESS, DT_ERR_INVALID_ARGUMENT, DT_ERR_INVALID_USAGE, DT_E
        DT_ERR_AUTH, DT_ERR_MISMATCH, DT_ERR_INTERNAL, DT_ERR_IO
 export Backend, DT_BACKEND_AUTO, DT_BACKEND_UCX, DT_BACKEND_NCCL
 export ReduceOp, DT_SUM, DT_AVG, DT_MAX, DT_MIN, DT_PROD
-export Comm, comm_rank, comm_size, abort, barrier
+export Comm, comm_rank, comm_size, abort, barrier, bind_thread
 export LogLevel, DT_LOG_ERROR, DT_LOG_WARN, DT_LOG_INFO, DT_LOG_DEBUG, DT_LOG_TRACE, set_log_level, set_log_callback
 export Request, test
 export allreduce!, reduce_scatter!, allgather!, alltoall!, alltoallv!, send, recv!

@@ -184,6 +184,19 @@ function Base.split(f::Function, comm::Comm, color::Union{Integer,Nothing}, key:
 end
 
 """
+    bind_thread(comm, bind=true)
+
+Binds `comm` to the calling thread: only that thread may run its collectives,
+point-to-point calls and splits; another gets `DT_ERR_INVALID_USAGE` and
+nothing changes. A communicator is bound to the thread that created it, so a
+task that migrates between threads (`Threads.@spawn`) calls this first, or
+`bind = false` lets any thread call, one at a time, in the same order on
+every rank.
+"""
+bind_thread(comm::Comm, bind::Bool=true) =
+    _check(ccall(_sym(:dt_comm_bind_thread), Cint, (Ptr{Cvoid}, Cint), comm, bind ? 1 : 0))
+
+"""
     abort(comm)
 
 Aborts every pending and future operation on `comm`: waiters get

@@ -333,6 +333,13 @@ end
         message_of(() -> test(req), DT_ERR_ABORTED)
     end
     Comm() do comm
+        # Unbound, then bound to this task's thread again.
+        bind_thread(comm, false)
+        barrier(comm)
+        bind_thread(comm)
+        barrier(comm)
+    end
+    Comm() do comm
         abort(comm)
         @test occursin("aborted by dt_comm_abort", message_of(() -> barrier(comm), DT_ERR_ABORTED))
     end

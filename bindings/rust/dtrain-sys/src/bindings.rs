@@ -718,6 +718,15 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    #[doc = " Binds `comm` to the calling thread (`bind` nonzero): from then on only this"]
+    #[doc = " thread may run its collectives, point-to-point calls and splits, and any"]
+    #[doc = " other gets DT_ERR_INVALID_USAGE (see \"Threads\" above). Call it when a"]
+    #[doc = " communicator moves to another thread, a worker that trains say. `bind`"]
+    #[doc = " 0 unbinds it: any thread may call, one at a time, and the program orders"]
+    #[doc = " the calls alike on every rank. Local: talks to no other rank."]
+    pub fn dt_comm_bind_thread(comm: *mut dt_comm, bind: ::std::os::raw::c_int) -> dt_status;
+}
+extern "C" {
     #[doc = " This process's rank in `comm`, 0 to size - 1, into *out."]
     pub fn dt_comm_rank(comm: *const dt_comm, out: *mut ::std::os::raw::c_int) -> dt_status;
 }

@@ -15,8 +15,11 @@ use crate::options::Options;
 ///
 /// `Comm` owns its `dt_comm` handle and destroys it on drop, which aborts
 /// whatever is still pending on it. It is `Send` but not `Sync`: one thread at
-/// a time uses it, as the C API requires. To abort it from another thread, use
-/// an [`AbortHandle`].
+/// a time uses it, as the C API requires. It is bound to the thread that made
+/// it: after moving it to another thread, call [`Comm::bind_thread`] there
+/// before its collectives (which otherwise return
+/// [`Status::InvalidUsage`](crate::Status::InvalidUsage)). To abort it from
+/// another thread, use an [`AbortHandle`].
 ///
 /// ```compile_fail
 /// fn shared_between_threads<T: Sync>(_: &T) {}
@@ -32,8 +35,9 @@ pub struct Comm<'p> {
     _parent: PhantomData<&'p ()>,
 }
 
-// SAFETY: a dt_comm may be used from any thread, one thread at a time; `Comm`
-// is not `Sync`, so shared references never cross threads.
+// SAFETY: a dt_comm may be used from any thread, one thread at a time (its
+// binding to a thread is checked by libdtrain, not memory safety); `Comm` is
+// not `Sync`, so shared references never cross threads.
 unsafe impl Send for Comm<'_> {}
 
 impl Comm<'static> {
@@ -116,6 +120,17 @@ impl<'p> Comm<'p> {
         // SAFETY: a live parent handle and a valid out pointer.
         check(unsafe { sys::dt_comm_split(&mut out, self.as_raw(), color, key) })?;
         Ok(Comm::from_raw(out))
+    }
+
+    /// Binds the communicator to the calling thread (`true`): only that thread
+    /// may run its collectives, point-to-point calls and splits; another gets
+    /// [`Status::InvalidUsage`](crate::Status::InvalidUsage) and nothing
+    /// changes. A `Comm` is bound to the thread that created it, so call this
+    /// after moving it to another thread. `false` lets any thread call, one at
+    /// a time, in the same order on every rank.
+    pub fn bind_thread(&self, bind: bool) -> Result<()> {
+        // SAFETY: a live handle.
+        check(unsafe { sys::dt_comm_bind_thread(self.as_raw(), i32::from(bind)) })
     }
 
     /// Aborts every pending and future operation: waiters get

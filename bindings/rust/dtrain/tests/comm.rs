@@ -83,3 +83,26 @@ fn slices_are_valid_tensors() {
     assert_eq!(tensor_check::<u8>(&[]).unwrap(), 0);
     assert_eq!(tensor_check(&[F16::default(); 7]).unwrap(), 7);
 }
+
+#[test]
+fn a_comm_moved_to_another_thread_works_there_once_bound() {
+    let comm = common::world();
+    let comm = std::thread::spawn(move || {
+        let mut x = [1.0f32, 2.0];
+        common::assert_error(
+            comm.allreduce_in_place(&mut x, ReduceOp::Sum),
+            Status::InvalidUsage,
+            "thread other than the communicator's",
+        );
+        assert_eq!(x, [1.0, 2.0]);
+        comm.bind_thread(true).unwrap();
+        comm.allreduce_in_place(&mut x, ReduceOp::Sum).unwrap();
+        comm
+    })
+    .join()
+    .unwrap();
+    // Back on the creating thread, which must bind it again, or unbind it.
+    common::assert_error(comm.barrier(), Status::InvalidUsage, "dt_comm_bind_thread");
+    comm.bind_thread(false).unwrap();
+    comm.barrier().unwrap();
+}

@@ -70,6 +70,23 @@ std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int
 
 namespace dtrain::comm::ucx {
 
+namespace {
+
+// The algorithms' names in the op log and the trace; the tuned ones by
+// algorithm_name(), as DTRAIN_*_ALGO spells them.
+constexpr const char* kSharedMemory = "shared_memory";
+constexpr const char* kDirect = "direct";
+constexpr const char* kTagged = "tagged";
+
+RequestPtr named(RequestPtr request, const char* algorithm) {
+  request->set_algorithm(algorithm);
+  return request;
+}
+
+RequestPtr named(RequestPtr request, Algorithm algorithm) { return named(std::move(request), algorithm_name(algorithm)); }
+
+}  // namespace
+
 UcxBackend::UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint32_t context,
                        std::vector<int> world_ranks, std::vector<ProcessIdentity> identities, const Tuning& tuning,
                        int timeout_ms)
@@ -82,78 +99,88 @@ UcxBackend::UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint
 
 RequestPtr UcxBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
   if (engine_.shares_memory_for(recv.bytes())) {
-    if (RequestPtr done = engine_.allreduce_now(send, recv, op, timeout_ms_, true)) return done;
-    return engine_.submit(local_allreduce(send, recv, op));
+    if (RequestPtr done = engine_.allreduce_now(send, recv, op, timeout_ms_, true)) {
+      return named(std::move(done), kSharedMemory);
+    }
+    return named(engine_.submit(local_allreduce(send, recv, op)), kSharedMemory);
   }
   const Algorithm algorithm = engine_.tuning().pick_allreduce(recv.bytes(), recv.count, engine_.size());
   if (algorithm == Algorithm::recursive_doubling) {
-    if (RequestPtr done = engine_.allreduce_now(send, recv, op, timeout_ms_, false)) return done;
+    if (RequestPtr done = engine_.allreduce_now(send, recv, op, timeout_ms_, false)) {
+      return named(std::move(done), algorithm);
+    }
   }
   switch (algorithm) {
-    case Algorithm::ring: return engine_.submit(ring_allreduce(send, recv, op));
-    case Algorithm::halving_doubling: return engine_.submit(halving_doubling_allreduce(send, recv, op));
-    default: return engine_.submit(recursive_allreduce(send, recv, op));
+    case Algorithm::ring: return named(engine_.submit(ring_allreduce(send, recv, op)), algorithm);
+    case Algorithm::halving_doubling:
+      return named(engine_.submit(halving_doubling_allreduce(send, recv, op)), algorithm);
+    default: return named(engine_.submit(recursive_allreduce(send, recv, op)), Algorithm::recursive_doubling);
   }
 }
 
 RequestPtr UcxBackend::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
   const Algorithm algorithm = engine_.tuning().pick_reduce_scatter(send.bytes(), engine_.size());
-  return engine_.submit(algorithm == Algorithm::ring ? ring_reduce_scatter(send, recv, op)
-                                                     : recursive_reduce_scatter(send, recv, op));
+  return named(engine_.submit(algorithm == Algorithm::ring ? ring_reduce_scatter(send, recv, op)
+                                                           : recursive_reduce_scatter(send, recv, op)),
+               algorithm);
 }
 
 RequestPtr UcxBackend::allgather(const TensorView& send, const TensorView& recv) {
   const Algorithm algorithm = engine_.tuning().pick_allgather(recv.bytes(), engine_.size());
-  return engine_.submit(algorithm == Algorithm::ring ? ring_allgather(send, recv) : bruck_allgather(send, recv));
+  return named(engine_.submit(algorithm == Algorithm::ring ? ring_allgather(send, recv) : bruck_allgather(send, recv)),
+               algorithm);
 }
 
 RequestPtr UcxBackend::broadcast(const TensorView& buf, int root) {
   const Algorithm algorithm = engine_.tuning().pick_broadcast(buf.bytes(), engine_.size());
-  return engine_.submit(algorithm == Algorithm::pipeline ? pipeline_broadcast(buf, root)
-                                                         : tree_broadcast(buf, root));
+  return named(engine_.submit(algorithm == Algorithm::pipeline ? pipeline_broadcast(buf, root)
+                                                               : tree_broadcast(buf, root)),
+               algorithm);
 }
 
 RequestPtr UcxBackend::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
                                  const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
-  return engine_.submit(pairwise_alltoallv(send, send_counts, recv, recv_counts));
+  return named(engine_.submit(pairwise_alltoallv(send, send_counts, recv, recv_counts)), "pairwise");
 }
 
 RequestPtr UcxBackend::send(const TensorView& buf, int peer, int tag) {
-  return engine_.submit(tagged_send(buf, peer, tag));
+  return named(engine_.submit(tagged_send(buf, peer, tag)), kTagged);
 }
 
 RequestPtr UcxBackend::recv(const TensorView& buf, int peer, int tag) {
-  return engine_.submit(tagged_recv(buf, peer, tag));
+  return named(engine_.submit(tagged_recv(buf, peer, tag)), kTagged);
 }
 
-RequestPtr UcxBackend::barrier() { return engine_.submit(dissemination_barrier()); }
+RequestPtr UcxBackend::barrier() { return named(engine_.submit(dissemination_barrier()), "dissemination"); }
 
 RequestPtr UcxBackend::reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) {
-  return engine_.submit(direct_reduce(send, recv, op, root, engine_.size()));
+  return named(engine_.submit(direct_reduce(send, recv, op, root, engine_.size())), kDirect);
 }
 
 RequestPtr UcxBackend::gather(const TensorView& send, const TensorView& recv, int root) {
   ExchangePlan plan = gather_plan(engine_.rank(), engine_.size(), send, recv, root);
-  return engine_.submit(direct_gather(plan, send.dtype, send.count, root));
+  return named(engine_.submit(direct_gather(plan, send.dtype, send.count, root)), kDirect);
 }
 
 RequestPtr UcxBackend::scatter(const TensorView& send, const TensorView& recv, int root) {
   ExchangePlan plan = scatter_plan(engine_.rank(), engine_.size(), send, recv, root);
-  return engine_.submit(direct_scatter(plan, recv.dtype, recv.count, root));
+  return named(engine_.submit(direct_scatter(plan, recv.dtype, recv.count, root)), kDirect);
 }
 
 RequestPtr UcxBackend::allgatherv(const TensorView& send, const TensorView& recv,
                                   const std::vector<std::int64_t>& recv_counts) {
   ExchangePlan plan = allgatherv_plan(engine_.rank(), engine_.size(), send, recv, recv_counts);
-  return engine_.submit(direct_allgatherv(plan, recv.dtype, recv_counts));
+  return named(engine_.submit(direct_allgatherv(plan, recv.dtype, recv_counts)), kDirect);
 }
 
 RequestPtr UcxBackend::reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
                                        const TensorView& recv, ReduceOp op) {
-  return engine_.submit(direct_reduce_scatterv(send, recv_counts, recv, op));
+  return named(engine_.submit(direct_reduce_scatterv(send, recv_counts, recv, op)), kDirect);
 }
 
-RequestPtr UcxBackend::p2p_group(const std::vector<P2pOp>& ops) { return engine_.submit(ucx::p2p_group(ops)); }
+RequestPtr UcxBackend::p2p_group(const std::vector<P2pOp>& ops) {
+  return named(engine_.submit(ucx::p2p_group(ops)), kTagged);
+}
 
 void UcxBackend::abort() { engine_.abort(); }
 
