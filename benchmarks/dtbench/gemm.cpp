@@ -5,7 +5,11 @@
 // kept: on a machine shared with other work the fastest run is the one least
 // disturbed. With one BLAS thread every product runs on this thread, so a
 // round is timed by this thread's CPU time, which leaves out the time other
-// processes held the core; with more, by the wall clock.
+// processes held the core; with more, by the wall clock. With --clock wall
+// every round is timed by the wall clock and the median round kept: the rate
+// a rank gets while the machine is shared as it is now (run one copy per
+// rank at once to see what each rank of a job gets), which is what
+// tools/dtplan/calibrate.py fits the planner's GEMM rate to.
 // Both run with the BLAS threads the device layer configures
 // (DTRAIN_BLAS_THREADS, default 1), and the peak is that many cores'
 // (cpu_peak.hpp). With --dtype bf16 or f16 the device layer multiplies
@@ -63,6 +67,7 @@ struct Args {
                                {2048, 2048, 2048},  {2048, 1024, 4096},  {2048, 4096, 1024}};
   DType dtype = DType::f32;
   long iters = 7;
+  bool wall = false;  // --clock wall
   double ghz = 0;
   std::string json;
 };
@@ -118,16 +123,6 @@ double thread_cpu_seconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
-// The seconds `run` took: of this thread's CPU time when `on_this_thread`
-// (all the work is done on it), of the wall clock otherwise.
-template <typename F>
-double seconds(bool on_this_thread, F&& run) {
-  if (!on_this_thread) return seconds(run);
-  const double start = thread_cpu_seconds();
-  run();
-  return thread_cpu_seconds() - start;
-}
-
 // Operands of one shape: f32 for the direct call, and the device layer's
 // inputs in its dtype (the same buffers when that is f32).
 struct Operands {
@@ -164,13 +159,28 @@ dtrain::device::GemmShape gemm_shape(const Shape& s) {
   return g;
 }
 
-// The best device-layer and direct times per product over `iters`
-// interleaved rounds, alternating which goes first. A round repeats each
-// product until it has run for about kRoundSeconds, so that small shapes
-// are timed over more than a scheduler tick.
+// The device-layer and direct times per product over `iters` interleaved
+// rounds, alternating which goes first: the best round of each, or with
+// `wall` the median one. A round repeats each product until it has run for
+// about kRoundSeconds, so that small shapes are timed over more than a
+// scheduler tick.
 constexpr double kRoundSeconds = 0.05;
 
-std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool one_thread) {
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// This thread's CPU time and the wall time of every timed round: with one
+// BLAS thread, their ratio is the share of a core the machine gave it.
+struct Share {
+  double cpu = 0, wall = 0;
+  double of_core() const { return wall > 0 ? cpu / wall : 0; }
+};
+
+std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool one_thread, bool wall,
+                                   Share& share) {
   Operands o(s, dtype);
   const auto g = gemm_shape(s);
   auto layer = [&] { dtrain::device::gemm(g, o.a_view, o.b_view, o.c_view); };
@@ -185,22 +195,27 @@ std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool
   const double once = seconds(direct);
   const long repeats = std::max(1L, static_cast<long>(kRoundSeconds / std::max(once, 1e-9)));
   auto per_product = [&](auto& product) {
-    return seconds(one_thread, [&] {
-             for (long r = 0; r < repeats; ++r) product();
-           }) /
-           static_cast<double>(repeats);
+    const double cpu_start = thread_cpu_seconds();
+    const double elapsed = seconds([&] {
+      for (long r = 0; r < repeats; ++r) product();
+    });
+    const double cpu = thread_cpu_seconds() - cpu_start;
+    share.cpu += cpu;
+    share.wall += elapsed;
+    return (one_thread && !wall ? cpu : elapsed) / static_cast<double>(repeats);
   };
-  double best_layer = 1e30, best_direct = 1e30;
+  std::vector<double> layer_s, direct_s;
   for (long round = 0; round < iters; ++round) {
     if (round % 2 == 0) {
-      best_layer = std::min(best_layer, per_product(layer));
-      best_direct = std::min(best_direct, per_product(direct));
+      layer_s.push_back(per_product(layer));
+      direct_s.push_back(per_product(direct));
     } else {
-      best_direct = std::min(best_direct, per_product(direct));
-      best_layer = std::min(best_layer, per_product(layer));
+      direct_s.push_back(per_product(direct));
+      layer_s.push_back(per_product(layer));
     }
   }
-  return {best_layer, best_direct};
+  if (wall) return {median_of(layer_s), median_of(direct_s)};
+  return {*std::min_element(layer_s.begin(), layer_s.end()), *std::min_element(direct_s.begin(), direct_s.end())};
 }
 
 #ifdef DTRAIN_HAVE_CUDA
@@ -234,7 +249,7 @@ double time_cuda(const Shape& s, DType dtype, long iters) {
 }
 #endif
 
-int write_json(const Args& a, const CpuPeak& peak, int threads, const std::vector<Row>& rows) {
+int write_json(const Args& a, const CpuPeak& peak, int threads, const std::vector<Row>& rows, double core_share) {
   Json results = Json::array();
   for (const Row& r : rows) {
     Json row = {{"m", r.shape.m},
@@ -250,6 +265,8 @@ int write_json(const Args& a, const CpuPeak& peak, int threads, const std::vecto
   const Json doc = {{"benchmark", "gemm"},
                     {"dtype", dtrain::dtype_name(a.dtype)},
                     {"iters", a.iters},
+                    {"clock", a.wall ? "wall" : "cpu"},
+                    {"core_share", core_share},
                     {"blas_threads", threads},
                     {"cpu_ghz", peak.ghz},
                     {"cpu_reported_ghz", peak.reported_ghz},
@@ -280,6 +297,13 @@ int run_gemm(int argc, char** argv) {
   app->add_option("--ghz", a.ghz, "the clock for the peak, instead of /proc/cpuinfo's")
       ->type_name("G")
       ->check(CLI::PositiveNumber);
+  app->add_option_function<std::string>(
+         "--clock", [&a](const std::string& clock) { a.wall = clock == "wall"; },
+         "cpu (default): rounds timed by this thread's CPU time with\n"
+         "one BLAS thread, the best kept; wall: by the wall clock,\n"
+         "the median kept (what the machine gives now, load included)")
+      ->type_name("C")
+      ->check(CLI::IsMember({"cpu", "wall"}));
   app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
   dtrain::command_line::parse(*app, argc, argv);
   dtrain::device::cpu::configure_blas_threads();
@@ -291,14 +315,16 @@ int run_gemm(int argc, char** argv) {
               peak.flops_per_cycle, peak.units.c_str());
   std::printf("# clock %s (/proc/cpuinfo reports %.3f GHz)\n", a.ghz > 0 ? "from --ghz" : "measured",
               peak.reported_ghz);
-  std::printf("# device layer on %s inputs vs cblas_sgemm direct (f32); best of %ld rounds (%s); GFLOP/s\n",
-              dtrain::dtype_name(a.dtype), a.iters, threads == 1 ? "thread CPU time" : "wall clock");
+  std::printf("# device layer on %s inputs vs cblas_sgemm direct (f32); %s of %ld rounds (%s); GFLOP/s\n",
+              dtrain::dtype_name(a.dtype), a.wall ? "median" : "best", a.iters,
+              threads == 1 && !a.wall ? "thread CPU time" : "wall clock");
   if (!on_cuda) std::printf("# no CUDA rows: %s\n", dtrain::device::cuda_unavailable_reason().c_str());
   std::printf("%18s %10s %10s %7s %7s%s\n", "m x n x k", "layer", "direct", "ratio", "peak", on_cuda ? "       cuda" : "");
   std::vector<Row> rows;
   double worst_ratio = 1e30;
+  Share share;
   for (const Shape& s : a.shapes) {
-    const auto [layer_s, direct_s] = time_cpu(s, a.dtype, a.iters, threads == 1);
+    const auto [layer_s, direct_s] = time_cpu(s, a.dtype, a.iters, threads == 1, a.wall, share);
     Row r{s, s.flops() / layer_s / 1e9, s.flops() / direct_s / 1e9, 0, 0};
     r.peak_share = r.layer_gflops / peak.gflops(threads);
 #ifdef DTRAIN_HAVE_CUDA
@@ -314,7 +340,10 @@ int run_gemm(int argc, char** argv) {
     rows.push_back(r);
   }
   std::printf("# lowest layer/direct ratio %.3f (target >= 0.95)\n", worst_ratio);
-  return a.json.empty() ? 0 : write_json(a, peak, threads, rows);
+  if (threads == 1) {
+    std::printf("# this thread had %.0f %% of a core while timed (CPU time / wall time)\n", 100 * share.of_core());
+  }
+  return a.json.empty() ? 0 : write_json(a, peak, threads, rows, threads == 1 ? share.of_core() : 0.0);
 }
 
 }  // namespace dtbench

@@ -15,6 +15,7 @@
 #include "kernels.hpp"
 #include "moe.hpp"
 #include "pipeline.hpp"
+#include "predict.hpp"
 #include "tp.hpp"
 #include "zero.hpp"
 
@@ -72,6 +73,9 @@ const Command kCommands[] = {
     {"pipeline", dtbench::run_pipeline,
      "the bubble of the pipeline executor's schedules with busy-wait stage\n"
      "work, against their closed forms (dtrun -n P dtbench pipeline)"},
+    {"predict", dtbench::run_predict,
+     "the planner's step times for the runs of ddp, zero, tp and pipeline\n"
+     "on a cluster file, beside the measured ones (one process)"},
     {"tp", dtbench::run_tp,
      "time a tensor-parallel MLP block forward and backward against one\n"
      "rank, each rank's compute and collectives alone, and its GFLOP/s\n"

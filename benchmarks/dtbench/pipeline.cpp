@@ -9,11 +9,18 @@
 //   busy   1 - the rank's compute time / the slowest rank's step time, which
 //          also counts a rank that finished early as idle until the last one
 //          ends, as the closed forms do.
+// With --work sleep the stage functions sleep instead of spinning, as a host
+// thread waits for a GPU stage: the core is free for communication, and a
+// machine loaded by other work delays a stage only by its wake-up, so the
+// step time stays what the schedule makes it (what dtbench predict checks).
 #include "pipeline.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "comm.hpp"
@@ -34,8 +41,28 @@ struct Args {
   int unit_us = 2000;
   int steps = 5;
   int elements = 4096;
+  bool sleep = false;
+  std::vector<int> microbatches{1, 2, 4, 8};
   std::string json;
 };
+
+// One value, so that a second --microbatches replaces the first list.
+std::vector<int> parse_counts(const std::string& list) {
+  std::vector<int> counts;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t end = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, end - start);
+    int count = 0;
+    const auto [rest, error] = std::from_chars(item.data(), item.data() + item.size(), count);
+    if (item.empty() || error != std::errc() || rest != item.data() + item.size() || count < 1 || count > 4096) {
+      throw CLI::ValidationError("--microbatches", "'" + item + "' is not a count from 1 to 4096");
+    }
+    counts.push_back(count);
+    start = end + 1;
+  }
+  return counts;
+}
 
 Args parse(int argc, char** argv) {
   Args a;
@@ -47,6 +74,16 @@ Args parse(int argc, char** argv) {
   app->add_option("--elements", a.elements, "float32 elements per activation (default 4096)")
       ->type_name("N")
       ->check(CLI::Range(1, 1 << 28));
+  app->add_option_function<std::string>(
+         "--work", [&a](const std::string& kind) { a.sleep = kind == "sleep"; },
+         "spin (default): stage work busy-waits; sleep: it sleeps, as a\n"
+         "host thread waiting for a GPU stage does")
+      ->type_name("KIND")
+      ->check(CLI::IsMember({"spin", "sleep"}));
+  app->add_option_function<std::string>(
+         "--microbatches", [&a](const std::string& list) { a.microbatches = parse_counts(list); },
+         "comma-separated micro-batch counts, 1 to 4096 (default 1,2,4,8)")
+      ->type_name("LIST");
   app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
   dtrain::command_line::parse(*app, argc, argv);
   return a;
@@ -54,15 +91,18 @@ Args parse(int argc, char** argv) {
 
 using Clock = std::chrono::steady_clock;
 
-// Synthetic stage work: spins for `units` units and counts the time spent.
+// Synthetic stage work: spins (or sleeps) for `units` units and counts the
+// time spent.
 struct Work {
   std::chrono::microseconds unit;
   bool split_backward;
+  bool sleep;
   double busy_seconds = 0;
 
   void spin(int units) {
     const Clock::time_point start = Clock::now();
     const Clock::time_point end = start + units * unit;
+    if (sleep) std::this_thread::sleep_until(end);
     while (Clock::now() < end) {
     }
     busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
@@ -102,7 +142,7 @@ void measure(Comm& comm, const Args& a, Case& c) {
   comm.check("dt_pipeline_schedule_create", dt_pipeline_schedule_create(&schedule, &sopts));
   comm.check("dt_pipeline_schedule_bubble_fraction", dt_pipeline_schedule_bubble_fraction(schedule, &c.formula));
 
-  Work work{std::chrono::microseconds(a.unit_us), c.kind == DT_PIPELINE_ZB_H1};
+  Work work{std::chrono::microseconds(a.unit_us), c.kind == DT_PIPELINE_ZB_H1, a.sleep};
   dt_pipeline_options opts = DT_PIPELINE_OPTIONS_INIT;
   opts.activation_elements = a.elements;
   opts.forward = &Work::forward;
@@ -157,7 +197,7 @@ int run_pipeline(int argc, char** argv) {
   Comm comm;
   const int p = comm.size();
   std::vector<Case> cases;
-  for (int m : {1, 2, 4, 8}) {
+  for (int m : a.microbatches) {
     cases.push_back({DT_PIPELINE_GPIPE, "gpipe", m});
     cases.push_back({DT_PIPELINE_1F1B, "1f1b", m});
     if (m % p == 0) cases.push_back({DT_PIPELINE_INTERLEAVED_1F1B, "interleaved_1f1b", m});
@@ -165,8 +205,8 @@ int run_pipeline(int argc, char** argv) {
   }
   for (Case& c : cases) measure(comm, a, c);
   if (comm.rank() == 0) {
-    std::printf("dtbench pipeline: p = %d, unit = %d us, %d steps, %d float32 per activation\n", p, a.unit_us,
-                a.steps, a.elements);
+    std::printf("dtbench pipeline: p = %d, unit = %d us (%s), %d steps, %d float32 per activation\n", p, a.unit_us,
+                a.sleep ? "sleep" : "spin", a.steps, a.elements);
     std::printf("%-17s %3s %9s %8s %8s %8s\n", "kind", "m", "step_ms", "formula", "waits", "busy");
     for (const Case& c : cases) {
       std::printf("%-17s %3d %9.2f %8.4f %8.4f %8.4f\n", c.name, c.microbatches, c.step_ms, c.formula,

@@ -72,6 +72,36 @@ MicroBatch micro_batch_costs(const Transformer& t, const Cluster& c, const Optio
 
 }  // namespace
 
+double pipeline_send_time(int pp, int virtual_stages, double micro_batches, double bytes, bool same_node,
+                          const Cluster& c) {
+  return 2.0 * (micro_batches * virtual_stages + pp - 1) * send(bytes, same_node, c);
+}
+
+double data_parallel_time(int zero_stage, const Group& g, double bytes, double forward, double backward,
+                          double micro_batches, const Cluster& c) {
+  if (g.size == 1) return 0;
+  const double m = micro_batches;
+  switch (zero_stage) {
+    case 0:
+      return std::max(0.0, allreduce(g, bytes, c) - backward);
+    case 1:
+      return std::max(0.0, allreduce(g, bytes, c) - backward) + allgather(g, bytes, c);
+    case 2:
+      return m * std::max(0.0, reduce_scatter(g, bytes, c) - backward) + allgather(g, bytes, c);
+    default:
+      return m * (std::max(0.0, allgather(g, bytes, c) - forward) +
+                  std::max(0.0, allgather(g, bytes, c) + reduce_scatter(g, bytes, c) - backward));
+  }
+}
+
+double adamw_time(double elements, const Cluster& c) {
+  // f32 weight and two moments in and out (24 bytes) and 4 bytes of
+  // gradient in and parameter out: a 16-bit gradient and parameter beside
+  // an f32 master weight, or an f32 gradient where the parameter is the
+  // f32 weight itself.
+  return elements * 28.0 / c.memory_bandwidth;
+}
+
 Time step_time(const Transformer& t, const Cluster& c, const Options& options, const Config& config,
                const StageStates& states, std::int64_t micro_batches) {
   const MicroBatch mb = micro_batch_costs(t, c, options, config);
@@ -93,7 +123,7 @@ Time step_time(const Transformer& t, const Cluster& c, const Options& options, c
     const double shared = options.sequence_parallel && config.tp > 1 ? config.tp : 1.0;
     const double boundary =
         static_cast<double>(config.micro_batch) * t.seq / config.cp * static_cast<double>(t.hidden) * kElement / shared;
-    time.pp = 2.0 * (m * config.virtual_stages + config.pp - 1) * send(boundary, stride < c.gpus_per_node, c);
+    time.pp = pipeline_send_time(config.pp, config.virtual_stages, m, boundary, stride < c.gpus_per_node, c);
   }
 
   // Data parallel: ZeRO's collectives over the ranks that share parameters,
@@ -104,26 +134,8 @@ Time step_time(const Transformer& t, const Cluster& c, const Options& options, c
   const double params = static_cast<double>(config.zero_stage == 3 ? s.parameters * replicas : s.parameters);
   const double backward = layers * 2.0 * mb.forward + layers * mb.recompute;
   const double forward = layers * mb.forward;
-  switch (config.zero_stage) {
-    case 0:
-      time.dp = std::max(0.0, allreduce(dp_group, params, c) - backward);
-      break;
-    case 1:
-      time.dp = std::max(0.0, allreduce(dp_group, params, c) - backward) + allgather(dp_group, params, c);
-      break;
-    case 2:
-      time.dp = m * std::max(0.0, reduce_scatter(dp_group, params, c) - backward) + allgather(dp_group, params, c);
-      break;
-    default:
-      time.dp = m * (std::max(0.0, allgather(dp_group, params, c) - forward) +
-                     std::max(0.0, allgather(dp_group, params, c) + reduce_scatter(dp_group, params, c) - backward));
-      break;
-  }
-  if (replicas == 1) time.dp = 0;
-  // The optimizer streams each updated element's f32 master weight and
-  // state in and out, and its 16-bit gradient in and parameter out.
-  const double updated = static_cast<double>(s.master_weights) / 4.0;
-  time.optimizer = updated * (2.0 * 4.0 * 3.0 + 2.0 * kElement) / c.memory_bandwidth;
+  time.dp = data_parallel_time(config.zero_stage, dp_group, params, forward, backward, m, c);
+  time.optimizer = adamw_time(static_cast<double>(s.master_weights) / 4.0, c);
   time.step =
       time.compute + time.recompute + time.bubble + time.tp + time.cp + time.ep + time.pp + time.dp + time.optimizer;
   return time;

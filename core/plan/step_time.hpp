@@ -5,6 +5,7 @@
 #pragma once
 
 #include "plan/cluster.hpp"
+#include "plan/collectives.hpp"
 #include "plan/config.hpp"
 #include "plan/estimate.hpp"
 
@@ -13,6 +14,25 @@ namespace dtrain::plan {
 // The idle share of a pipeline step relative to its work: (p - 1) / (v m)
 // (Narayanan et al. 2021, sections 2.2.1 and 2.2.2); GPipe and 1F1B alike.
 double bubble_ratio(int pp, int virtual_stages, std::int64_t micro_batches);
+
+// Each of `micro_batches` crossing each of the pp * virtual_stages chunk
+// boundaries forward and backward: 2 (m v + p - 1) messages of `bytes`
+// on the critical path.
+double pipeline_send_time(int pp, int virtual_stages, double micro_batches, double bytes, bool same_node,
+                          const Cluster& c);
+
+// The data-parallel communication a step of `micro_batches` does not hide,
+// as dt_zero runs ZeRO stage `zero_stage` over group `g` on `bytes` of
+// parameters (a replica's, not a shard): stage 0 allreduces the gradients
+// once, behind the last micro-batch's `backward`; stage 1 also allgathers
+// the updated parameters; stage 2 reduce-scatters per micro-batch and
+// allgathers once; stage 3 per micro-batch allgathers behind `forward`, and
+// allgathers and reduce-scatters behind `backward`.
+double data_parallel_time(int zero_stage, const Group& g, double bytes, double forward, double backward,
+                          double micro_batches, const Cluster& c);
+
+// AdamW updating `elements` at the memory bandwidth: 28 bytes each.
+double adamw_time(double elements, const Cluster& c);
 
 Time step_time(const Transformer& t, const Cluster& c, const Options& options, const Config& config,
                const StageStates& states, std::int64_t micro_batches);

@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Writes a planner cluster file (dtrain/plan.h) fitted to dtbench measurements.
 
-    calibrate.py --collectives dtbench-collectives.json [--gemm dtbench-gemm.json]
+    calibrate.py --collectives dtbench-collectives.json [--gemm dtbench-gemm.json ...]
                  [--gpu-memory BYTES] [--preset NAME] -o cluster.txt
+    calibrate.py --measure DTBENCH [--dtrun DTRUN] [--ranks N] [--keep DIR] ... -o cluster.txt
+
+--measure runs the measurements on this machine first: `dtrun -n N dtbench
+collectives` (unless --collectives gives one) and N copies of `dtbench gemm
+--clock wall` at once, one per rank, so that the GEMM rate is what each rank
+of an N-rank job gets while the machine is loaded as it is now.
 
 --collectives: `dtrun -n N dtbench collectives --json FILE` on one host. The
 alpha-beta model of docs/planner.md is fitted to its allreduce, allgather and
@@ -13,9 +19,15 @@ the intra-node link; one host has no other, so the inter-node link is the
 same. gpus_per_node is N (the ranks), and memory_bandwidth the run's memcpy
 bandwidth.
 
---gemm: `dtbench gemm --json FILE`. peak_flops is its cpu_peak_gflops (the
-device's peak where CUDA rows are given and --peak-flops says it), and
-gemm_efficiency the median share of peak of its three largest shapes.
+--gemm: `dtbench gemm --json FILE`, once or once per rank of a concurrent
+run; the cluster file has one GEMM rate, that of the inputs' dtype of these
+runs (`dtbench gemm --dtype`, --dtype with --measure): the dtype the
+workload trains in. peak_flops is its cpu_peak_gflops (the device's peak where CUDA rows
+are given and --peak-flops says it), and gemm_efficiency the median share of
+peak of its three largest shapes, averaged over the files.
+
+gpu_memory is --gpu-memory, else the preset's, else (CPU ranks) the host's
+memory shared by the ranks.
 
 Without --gemm, --preset NAME keeps a preset's compute figures; the file
 starts with "preset = NAME" and later keys override it.
@@ -23,8 +35,11 @@ starts with "preset = NAME" and later keys override it.
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 
 # Steps and the share of the buffer each moves, per collective, on N ranks.
 RING = {
@@ -80,23 +95,88 @@ def fit_gemm(gemm, peak_flops):
     return peak_flops, min(efficiency, 1.0)
 
 
+# What --measure runs. Collectives: sizes where both the latency and the
+# bandwidth show. GEMM: shapes of the size the benchmarks' products have.
+COLLECTIVE_OPTIONS = ["--ops", "allreduce,allgather,reduce_scatter", "--min-bytes", "4K", "--max-bytes", "4M"]
+GEMM_SHAPES = "256x1024x1024,512x1024x1024,1024x1024x1024"
+
+
+def run(command):
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600)
+    if done.returncode != 0:
+        raise SystemExit(f"calibrate: {' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}")
+
+
+def measure(args, folder):
+    """Runs dtbench here; returns the paths of its collectives and GEMM results."""
+    collectives = args.collectives
+    if collectives is None:
+        collectives = os.path.join(folder, "collectives.json")
+        run([args.dtrun, "-n", str(args.ranks), args.measure, "collectives", *COLLECTIVE_OPTIONS,
+             "--json", collectives])
+    gemm = [os.path.join(folder, f"gemm-{rank}.json") for rank in range(args.ranks)]
+    copies = [subprocess.Popen([args.measure, "gemm", "--clock", "wall", "--shapes", args.shapes, "--iters", "3",
+                                "--dtype", args.dtype, "--json", path],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+              for path in gemm]
+    for copy in copies:
+        _, err = copy.communicate(timeout=600)
+        if copy.returncode != 0:
+            raise SystemExit(f"calibrate: dtbench gemm failed ({copy.returncode}): {err.strip()}")
+    return collectives, gemm
+
+
+def gemm_dtype(path):
+    with open(path) as f:
+        return json.load(f).get("dtype", "float32")
+
+
+def host_memory_per_rank(ranks):
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024 / ranks
+    raise SystemExit("calibrate: /proc/meminfo gives no MemTotal; pass --gpu-memory")
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--collectives", required=True)
-    parser.add_argument("--gemm")
+    parser.add_argument("--collectives")
+    parser.add_argument("--gemm", action="append", default=[], help="once per rank of a concurrent run")
+    parser.add_argument("--measure", metavar="DTBENCH", help="run dtbench here first")
+    parser.add_argument("--dtrun", default="dtrun", help="for --measure (default: dtrun on PATH)")
+    parser.add_argument("--ranks", type=int, default=2, help="for --measure (default 2)")
+    parser.add_argument("--shapes", default=GEMM_SHAPES, help="for --measure: dtbench gemm --shapes")
+    parser.add_argument("--keep", metavar="DIR", help="for --measure: keep its results in DIR")
+    parser.add_argument("--dtype", default="f32", choices=["f32", "bf16", "f16"],
+                        help="for --measure: the GEMM inputs' dtype, the one the workload trains in (default f32)")
     parser.add_argument("--peak-flops", type=float)
-    parser.add_argument("--gpu-memory", type=float, help="bytes each rank may use (default: the preset's)")
+    parser.add_argument("--gpu-memory", type=float,
+                        help="bytes each rank may use (default: the preset's, else the host's memory per rank)")
     parser.add_argument("--preset", help="a100, h100 or h200: the figures no measurement gives")
     parser.add_argument("-o", "--output", required=True)
     args = parser.parse_args(argv)
+    if args.measure:
+        if args.keep:
+            os.makedirs(args.keep, exist_ok=True)
+            args.collectives, args.gemm = measure(args, args.keep)
+            return write(args)
+        with tempfile.TemporaryDirectory() as folder:
+            args.collectives, args.gemm = measure(args, folder)
+            return write(args)
+    if args.collectives is None:
+        parser.error("--collectives or --measure is required")
+    return write(args)
 
+
+def write(args):
     with open(args.collectives) as f:
         collectives = json.load(f)
     world = int(collectives["world_size"])
     if world < 2:
         raise SystemExit("calibrate: a collectives run of one rank measures no link")
     alpha, beta = fit_link(collectives["results"], world)
-    lines = [f"# fitted by calibrate.py to {args.collectives}" + (f" and {args.gemm}" if args.gemm else "")]
+    lines = [f"# fitted by calibrate.py to {' and '.join([args.collectives, *args.gemm])}"]
     if args.preset:
         lines.append(f"preset = {args.preset}")
     lines += ["nodes = 1", f"gpus_per_node = {world}",
@@ -105,11 +185,17 @@ def main(argv):
     if collectives.get("memcpy_GBps"):
         lines.append(f"memory_bandwidth = {collectives['memcpy_GBps'] * 1e9:.6g}")
     if args.gemm:
-        with open(args.gemm) as f:
-            peak, efficiency = fit_gemm(json.load(f), args.peak_flops)
-        lines += [f"peak_flops = {peak:.6g}", f"gemm_efficiency = {efficiency:.4g}"]
-    if args.gpu_memory:
-        lines.append(f"gpu_memory = {args.gpu_memory:.6g}")
+        fits = []
+        for path in args.gemm:
+            with open(path) as f:
+                fits.append(fit_gemm(json.load(f), args.peak_flops))
+        peak = fits[0][0]
+        efficiency = statistics.mean(fit[0] * fit[1] for fit in fits) / peak
+        dtypes = sorted({gemm_dtype(path) for path in args.gemm})
+        lines += [f"# GEMM rate of {', '.join(dtypes)} inputs",
+                  f"peak_flops = {peak:.6g}", f"gemm_efficiency = {min(efficiency, 1.0):.4g}"]
+    if args.gpu_memory or not args.preset:
+        lines.append(f"gpu_memory = {args.gpu_memory or host_memory_per_rank(world):.6g}")
     with open(args.output, "w") as f:
         f.write("\n".join(lines) + "\n")
     print(f"alpha {alpha * 1e6:.2f} us, beta {beta / 1e9:.3f} GB/s on {world} ranks; wrote {args.output}")
