@@ -26,7 +26,7 @@ struct Writer {
   std::FILE* file = nullptr;
   bool failed = false;  // could not open: said once, nothing more written
   bool closed = false;
-  std::map<std::string, int> threads;  // communicator label -> tid
+  std::map<std::string, int> threads;  // thread name -> tid
 };
 
 Writer& writer() {
@@ -64,13 +64,11 @@ bool open_locked(Writer& w, int world_rank) {
   return true;
 }
 
-int thread_locked(Writer& w, const OpLog& log) {
-  auto [it, added] = w.threads.emplace(log.label(), static_cast<int>(w.threads.size()) + 1);
+int thread_locked(Writer& w, int world_rank, const std::string& name) {
+  auto [it, added] = w.threads.emplace(name, static_cast<int>(w.threads.size()) + 1);
   if (added) {
-    const std::string name = "comm " + log.label() + " (rank " + std::to_string(log.rank()) + " of " +
-                             std::to_string(log.size()) + ")";
     std::fprintf(w.file, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":%s}}",
-                 log.world_rank(), it->second, json_string(name).c_str());
+                 world_rank, it->second, json_string(name).c_str());
   }
   return it->second;
 }
@@ -111,18 +109,24 @@ std::int64_t wall_us(std::int64_t steady) {
 }
 
 void write(const OpLog& log, const OpRecord& record) {
-  const std::string event_args = args(log, record);
-  const std::int64_t ts = wall_us(record.start_ns);
-  const std::int64_t dur = (record.end_ns - record.start_ns) / 1000;
+  write_span(log.world_rank(),
+             Span{"comm " + log.label() + " (rank " + std::to_string(log.rank()) + " of " + std::to_string(log.size()) + ")",
+                  op_kind_name(record.op.kind), is_collective(record.op.kind) ? "collective" : "p2p", record.start_ns,
+                  record.end_ns, args(log, record)});
+}
+
+void write_span(int world_rank, const Span& span) {
+  const std::int64_t ts = wall_us(span.start_ns);
+  const std::int64_t dur = (span.end_ns - span.start_ns) / 1000;
   Writer& w = writer();
   std::lock_guard<std::mutex> lock(w.mutex);
-  if (!open_locked(w, log.world_rank())) return;
-  const int tid = thread_locked(w, log);
+  if (!open_locked(w, world_rank)) return;
+  const int tid = thread_locked(w, world_rank, span.thread);
   std::fprintf(w.file,
-               ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%lld,\"dur\":%lld,"
+               ",\n{\"name\":%s,\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%lld,\"dur\":%lld,"
                "\"args\":{%s}}",
-               op_kind_name(record.op.kind), is_collective(record.op.kind) ? "collective" : "p2p",
-               log.world_rank(), tid, static_cast<long long>(ts), static_cast<long long>(dur), event_args.c_str());
+               json_string(span.name).c_str(), span.category, world_rank, tid, static_cast<long long>(ts),
+               static_cast<long long>(dur), span.args.c_str());
 }
 
 void flush() {

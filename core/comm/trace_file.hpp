@@ -21,7 +21,14 @@
 // communicator is destroyed); a process that dies leaves it out, which
 // Chrome and Perfetto accept, and which `dtrun --trace` tolerates when it
 // merges the ranks' files into PATH.
+//
+// Work that is not a communicator's operation (a pipeline stage's forward,
+// its wait for an activation) is written the same way as a span on a
+// thread of its own name.
 #pragma once
+
+#include <cstdint>
+#include <string>
 
 #include "comm/op_log.hpp"
 
@@ -31,6 +38,20 @@ namespace dtrain::comm::trace {
 bool enabled();
 // Appends `record`, a finished operation of `log`.
 void write(const OpLog& log, const OpRecord& record);
+
+// A finished piece of work on this process's thread named `thread` (one
+// tid per name): `name` and `category` become the event's "name" and
+// "cat", `args` the members of its "args" object (JSON text without the
+// braces, "" for none); times are steady_ns().
+struct Span {
+  std::string thread;
+  std::string name;
+  const char* category;
+  std::int64_t start_ns;
+  std::int64_t end_ns;
+  std::string args;
+};
+void write_span(int world_rank, const Span& span);
 // Writes what is buffered to the file.
 void flush();
 

@@ -4,6 +4,12 @@
  *                               steps of 3 gradients; prints
  *                               "rank R ops N" with N the operations
  *                               dt_comm_stats counted (DT_OP_ALL)
+ *   observe_probe pipeline STEPS
+ *                               STEPS steps of a ZB-H1 pipeline over every
+ *                               rank (4 micro-batches, stage functions that
+ *                               do nothing); prints "rank R order A,B,..."
+ *                               with this rank's compute actions as the
+ *                               schedule lists them (KIND:chunk:microbatch)
  *   observe_probe stop K        barriers; the last rank stops itself
  *                               (SIGSTOP) before collective K
  *   observe_probe mismatch K    blocking allreduces; at collective K rank 1
@@ -58,6 +64,57 @@ static int ddp(dt_comm *comm, int rank, int steps) {
   return 0;
 }
 
+static dt_status stage_forward(void *user, int chunk, int microbatch, const DLTensor *input, DLTensor *output) {
+  (void)user, (void)chunk, (void)microbatch, (void)input, (void)output;
+  return DT_OK;
+}
+
+static dt_status stage_backward(void *user, int chunk, int microbatch, const DLTensor *grad_output,
+                                DLTensor *grad_input) {
+  (void)user, (void)chunk, (void)microbatch, (void)grad_output, (void)grad_input;
+  return DT_OK;
+}
+
+static dt_status stage_backward_weight(void *user, int chunk, int microbatch) {
+  (void)user, (void)chunk, (void)microbatch;
+  return DT_OK;
+}
+
+static int pipeline(dt_comm *comm, int rank, int size, int steps) {
+  static const char *const kNames[] = {"FORWARD", "BACKWARD", "BACKWARD_INPUT", "BACKWARD_WEIGHT"};
+  dt_pipeline_schedule_options sopts = DT_PIPELINE_SCHEDULE_OPTIONS_INIT;
+  sopts.kind = DT_PIPELINE_ZB_H1;
+  sopts.stages = size;
+  sopts.microbatches = 4;
+  dt_pipeline_schedule *schedule = NULL;
+  dt_status s = dt_pipeline_schedule_create(&schedule, &sopts);
+  if (s != DT_OK) return failed("dt_pipeline_schedule_create", s);
+  size_t length = 0;
+  dt_pipeline_schedule_length(schedule, rank, &length);
+  printf("rank %d order ", rank);
+  const char *separator = "";
+  for (size_t i = 0; i < length; ++i) {
+    dt_pipeline_action a;
+    dt_pipeline_schedule_action(schedule, rank, i, &a);
+    if (a.kind > DT_PIPELINE_BACKWARD_WEIGHT) continue;
+    printf("%s%s:%d:%d", separator, kNames[a.kind], a.chunk, a.microbatch);
+    separator = ",";
+  }
+  printf("\n");
+  dt_pipeline_options opts = DT_PIPELINE_OPTIONS_INIT;
+  opts.activation_elements = 16;
+  opts.forward = stage_forward;
+  opts.backward = stage_backward;
+  opts.backward_weight = stage_backward_weight;
+  dt_pipeline *p = NULL;
+  s = dt_pipeline_create(&p, comm, schedule, &opts);
+  dt_pipeline_schedule_destroy(schedule);
+  if (s != DT_OK) return failed("dt_pipeline_create", s);
+  for (int step = 0; step < steps && s == DT_OK; ++step) s = dt_pipeline_step(p, NULL);
+  dt_pipeline_destroy(p);
+  return s == DT_OK ? 0 : failed("dt_pipeline_step", s);
+}
+
 /* Blocking collectives; at the `at`-th (from 1) one rank deviates as `mode` says. */
 static int collectives(dt_comm *comm, int rank, int size, int at, const char *mode) {
   float value[2] = {1.0f, 2.0f}, gathered[64];
@@ -84,7 +141,7 @@ static int collectives(dt_comm *comm, int rank, int size, int at, const char *mo
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: observe_probe ddp STEPS | stop K | mismatch K\n");
+    fprintf(stderr, "usage: observe_probe ddp STEPS | pipeline STEPS | stop K | mismatch K\n");
     return 2;
   }
   dt_comm *comm = NULL;
@@ -94,7 +151,9 @@ int main(int argc, char **argv) {
   dt_comm_rank(comm, &rank);
   dt_comm_size(comm, &size);
   const int n = atoi(argv[2]);
-  int result = strcmp(argv[1], "ddp") == 0 ? ddp(comm, rank, n) : collectives(comm, rank, size, n, argv[1]);
+  int result = strcmp(argv[1], "ddp") == 0        ? ddp(comm, rank, n)
+               : strcmp(argv[1], "pipeline") == 0 ? pipeline(comm, rank, size, n)
+                                                  : collectives(comm, rank, size, n, argv[1]);
   dt_comm_destroy(comm);
   return result;
 }

@@ -3,6 +3,10 @@
 - A 4-rank DDP run with DTRAIN_TRACE_FILE: dtrun's merged file parses as
   Chrome-trace JSON and holds one complete event per operation of every
   rank (each rank prints how many operations dt_comm_stats counted).
+- A 3-rank ZB-H1 pipeline with DTRAIN_TRACE_FILE: every compute action
+  of every rank and step is a span on the rank's pipeline thread, in the
+  order of the rank's schedule, one after another, with its waits for
+  messages between them.
 - A rank stopped with SIGSTOP: the others time out, dtrun gathers the
   flight records, and the analysis names the stopped rank.
 - A rank that calls allgather where the others call allreduce: the
@@ -71,6 +75,38 @@ def flight_job(tmp_path, mode, at, ranks):
     analysis = subprocess.run([DTRUN, "--analyze", str(logs / "flight")], capture_output=True, text=True, timeout=30)
     assert analysis.returncode == 0, analysis.stdout + analysis.stderr
     return result, analysis.stdout
+
+
+def test_pipeline_trace_shows_every_action_of_every_rank(tmp_path):
+    trace = tmp_path / "trace.json"
+    steps = 2
+    result = run(["-n", "3", "--timeout", "60", PROBE, "pipeline", str(steps)], {"DTRAIN_TRACE_FILE": str(trace)}, 120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    orders = {int(r): order.split(",") for r, order in re.findall(r"rank (\d+) order (\S+)", result.stdout)}
+    assert sorted(orders) == [0, 1, 2], result.stdout
+    events = json.loads(trace.read_text())["traceEvents"]
+    for rank, order in orders.items():
+        threads = {e["tid"]: e["args"]["name"] for e in events
+                   if e["pid"] == rank and e["ph"] == "M" and e["name"] == "thread_name"}
+        stage = [tid for tid, name in threads.items() if name == f"pipeline c0 (stage {rank} of 3)"]
+        assert len(stage) == 1, threads
+        spans = sorted((e for e in events if e["pid"] == rank and e.get("tid") == stage[0] and e["ph"] == "X"),
+                       key=lambda e: e["ts"])
+        compute = [e for e in spans if e["cat"] == "pipeline"]
+        assert len(compute) == steps * len(order), compute
+        for step in range(steps):
+            ran = [f'{e["name"]}:{e["args"]["chunk"]}:{e["args"]["microbatch"]}'
+                   for e in compute if e["args"]["step"] == step]
+            assert ran == order, (rank, step, ran)
+        assert all(e["args"]["stage"] == rank for e in compute), compute
+        for earlier, later in zip(spans, spans[1:]):
+            assert earlier["ts"] + earlier["dur"] <= later["ts"] + 1, (earlier, later)
+        waits = [e for e in spans if e["cat"] == "pipeline_wait"]
+        # Each forward of a later stage waits for its activation, each backward
+        # of an earlier stage for its gradient: 4 micro-batches a step.
+        expected = {"WAIT_ACTIVATION": 4 * steps if rank > 0 else 0, "WAIT_GRAD": 4 * steps if rank < 2 else 0}
+        assert {name: sum(e["name"] == name for e in waits) for name in expected} == expected, waits
+        assert all(e["args"]["peer"] == (rank - 1 if e["name"] == "WAIT_ACTIVATION" else rank + 1) for e in waits)
 
 
 def test_flight_recorder_names_the_stopped_rank(tmp_path):

@@ -251,6 +251,18 @@ DT_API dt_status dt_pipeline_schedule_peak_in_flight(const dt_pipeline_schedule 
  * dt_pipeline_step() waits for the rest before it returns. Every wait has
  * the communicator's deadline.
  *
+ * Timeline. With DTRAIN_TRACE_FILE set (docs/observability.md), each
+ * compute action becomes a span of the Chrome trace, named as its kind is
+ * spelt here ("FORWARD", "BACKWARD", "BACKWARD_INPUT", "BACKWARD_WEIGHT"),
+ * category "pipeline", args step (this dt_pipeline's step count from 0),
+ * chunk, microbatch and stage (the global stage); and each wait for a
+ * message becomes a span "WAIT_ACTIVATION" or "WAIT_GRAD", category
+ * "pipeline_wait", args step, chunk, microbatch and peer. Both go on the
+ * thread "pipeline <comm label> (stage <rank> of <stages>)" of the rank,
+ * beside its communicator's operations, so `dtrun`'s merged trace shows
+ * the schedule as it ran on every rank. Without DTRAIN_TRACE_FILE nothing
+ * is recorded.
+ *
  * Failures. When a callback returns non-OK, dt_pipeline_step() returns that
  * status with dt_error_last() naming this rank and the action ("rank 1:
  * FORWARD of chunk 0, micro-batch 3: the callback returned ..."). When a

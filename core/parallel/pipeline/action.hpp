@@ -17,6 +17,22 @@ enum class ActionKind : int {
   recv_grad = 7,
 };
 
+// The C API's name of a kind (DT_PIPELINE_<name>), as messages and the
+// timeline spell it.
+inline const char* action_name(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::forward: return "FORWARD";
+    case ActionKind::backward: return "BACKWARD";
+    case ActionKind::backward_input: return "BACKWARD_INPUT";
+    case ActionKind::backward_weight: return "BACKWARD_WEIGHT";
+    case ActionKind::send_activation: return "SEND_ACTIVATION";
+    case ActionKind::recv_activation: return "RECV_ACTIVATION";
+    case ActionKind::send_grad: return "SEND_GRAD";
+    case ActionKind::recv_grad: return "RECV_GRAD";
+  }
+  return "unknown action";
+}
+
 // `peer` is the rank a send goes to or a receive comes from; compute actions
 // have none (kNoPeer).
 struct Action {

@@ -46,7 +46,7 @@ Executor::Executor(std::shared_ptr<comm::Communicator> comm, const Schedule& sch
       pool_(static_cast<std::size_t>(activation.elements) * dtype_size(activation.dtype)) {}
 
 StepStats Executor::step() {
-  return StepRun(*comm_, shape_, actions_, next_compute_, activation_, functions_, pool_, abandoned_).run();
+  return StepRun(*comm_, shape_, actions_, next_compute_, activation_, functions_, pool_, abandoned_, steps_++).run();
 }
 
 }  // namespace dtrain::parallel::pipeline

@@ -36,6 +36,7 @@ class Executor {
   BufferPool pool_;
   // Buffers of operations a failed step cut short (see StepRun::run).
   std::vector<Buffer> abandoned_;
+  int steps_ = 0;  // numbers the steps on the timeline
 };
 
 }  // namespace dtrain::parallel::pipeline

@@ -16,27 +16,13 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-const char* action_name(ActionKind kind) {
-  switch (kind) {
-    case ActionKind::forward: return "FORWARD";
-    case ActionKind::backward: return "BACKWARD";
-    case ActionKind::backward_input: return "BACKWARD_INPUT";
-    case ActionKind::backward_weight: return "BACKWARD_WEIGHT";
-    case ActionKind::send_activation: return "SEND_ACTIVATION";
-    case ActionKind::recv_activation: return "RECV_ACTIVATION";
-    case ActionKind::send_grad: return "SEND_GRAD";
-    case ActionKind::recv_grad: return "RECV_GRAD";
-  }
-  return "unknown action";
-}
-
 int index_of(Direction direction) { return static_cast<int>(direction); }
 
 }  // namespace
 
 StepRun::StepRun(comm::Communicator& comm, const Shape& shape, const std::vector<Action>& actions,
                  const std::vector<std::size_t>& next_compute, const ActivationSpec& activation,
-                 const StageFunctions& functions, BufferPool& pool, std::vector<Buffer>& abandoned)
+                 const StageFunctions& functions, BufferPool& pool, std::vector<Buffer>& abandoned, int step)
     : comm_(comm),
       shape_(shape),
       actions_(actions),
@@ -46,7 +32,8 @@ StepRun::StepRun(comm::Communicator& comm, const Shape& shape, const std::vector
       pool_(pool),
       abandoned_(abandoned),
       shape_elements_(activation.elements),
-      units_done_(static_cast<std::size_t>(shape.chunks), 0) {
+      units_done_(static_cast<std::size_t>(shape.chunks), 0),
+      timeline_(comm, step) {
   const std::size_t units = static_cast<std::size_t>(shape.chunks) * shape.microbatches;
   for (int d = 0; d < 2; ++d) {
     receiving_[d].resize(units);
@@ -116,8 +103,10 @@ void StepRun::forward(const Action& action) {
   Buffer output = stage < last_global_stage() ? pool_.acquire() : nullptr;
   DLTensor input_tensor = tensor(input);
   DLTensor output_tensor = tensor(output);
-  check_callback(functions_.forward(action.chunk, action.microbatch, input ? &input_tensor : nullptr,
-                                  output ? &output_tensor : nullptr));
+  run_callback(action, [&] {
+    return functions_.forward(action.chunk, action.microbatch, input ? &input_tensor : nullptr,
+                              output ? &output_tensor : nullptr);
+  });
   pool_.release(std::move(input));
   stats_.peak_in_flight = std::max(stats_.peak_in_flight, ++alive_);
   if (!output) return;
@@ -136,8 +125,10 @@ void StepRun::backward(const Action& action, bool weights_too) {
   Buffer grad_input = stage > 0 ? pool_.acquire() : nullptr;
   DLTensor grad_output_tensor = tensor(grad_output);
   DLTensor grad_input_tensor = tensor(grad_input);
-  check_callback(functions_.backward(action.chunk, action.microbatch, grad_output ? &grad_output_tensor : nullptr,
-                                   grad_input ? &grad_input_tensor : nullptr));
+  run_callback(action, [&] {
+    return functions_.backward(action.chunk, action.microbatch, grad_output ? &grad_output_tensor : nullptr,
+                               grad_input ? &grad_input_tensor : nullptr);
+  });
   pool_.release(std::move(grad_output));
   if (grad_input) {
     const int g = index_of(Direction::gradient);
@@ -151,7 +142,7 @@ void StepRun::backward(const Action& action, bool weights_too) {
 }
 
 void StepRun::backward_weight(const Action& action) {
-  check_callback(functions_.backward_weight(action.chunk, action.microbatch));
+  run_callback(action, [&] { return functions_.backward_weight(action.chunk, action.microbatch); });
   finish_unit(action.chunk);
 }
 
@@ -168,7 +159,11 @@ void StepRun::finish_unit(int chunk) {
   }
 }
 
-void StepRun::check_callback(dt_status status) {
+template <class Call>
+void StepRun::run_callback(const Action& action, Call&& call) {
+  const std::int64_t start = Timeline::now();
+  const dt_status status = call();
+  timeline_.compute(action, global_stage(action.chunk), start);
   if (status != DT_OK) raise(status, "the callback returned status " + std::to_string(status));
 }
 
@@ -207,6 +202,7 @@ Buffer StepRun::take_input(Direction direction, int chunk, int microbatch) {
   InFlight in_flight = std::move(*receiving_[d][u]);
   receiving_[d][u].reset();
   const Clock::time_point start = Clock::now();
+  const std::int64_t span_start = Timeline::now();
   try {
     comm_.wait(in_flight.request, -1);
   } catch (const Error& error) {
@@ -214,6 +210,7 @@ Buffer StepRun::take_input(Direction direction, int chunk, int microbatch) {
                                     (direction == Direction::activation ? "activation" : "gradient") + " from rank " +
                                     std::to_string(in_flight.peer) + ": " + error.what());
   }
+  timeline_.wait(direction, chunk, microbatch, in_flight.peer, span_start);
   const double waited = seconds_since(start);
   stats_.recv_wait_seconds += waited;
   stats_.comm_wait_seconds += waited;

@@ -13,6 +13,7 @@
 #include "parallel/pipeline/buffer_pool.hpp"
 #include "parallel/pipeline/message_tag.hpp"
 #include "parallel/pipeline/stage_functions.hpp"
+#include "parallel/pipeline/timeline.hpp"
 
 namespace dtrain::parallel::pipeline {
 
@@ -20,7 +21,7 @@ class StepRun {
  public:
   StepRun(comm::Communicator& comm, const Shape& shape, const std::vector<Action>& actions,
           const std::vector<std::size_t>& next_compute, const ActivationSpec& activation,
-          const StageFunctions& functions, BufferPool& pool, std::vector<Buffer>& abandoned);
+          const StageFunctions& functions, BufferPool& pool, std::vector<Buffer>& abandoned, int step);
 
   // Runs every action. On any failure aborts the communicator, so that no
   // operation stays pending, moves the buffers of the sends and receives
@@ -52,8 +53,10 @@ class StepRun {
   void wait_for_sends();
   void abandon_in_flight();
   void finish_unit(int chunk);
-  // Throws a callback's non-OK status.
-  void check_callback(dt_status status);
+  // Runs a stage function for `action` (on the timeline) and throws its
+  // non-OK status.
+  template <class Call>
+  void run_callback(const Action& action, Call&& call);
 
   int global_stage(int chunk) const { return chunk * shape_.stages + comm_.rank(); }
   int last_global_stage() const { return shape_.global_stages() - 1; }
@@ -82,6 +85,7 @@ class StepRun {
   std::vector<int> units_done_;
   int alive_ = 0;
   StepStats stats_;
+  Timeline timeline_;
 };
 
 }  // namespace dtrain::parallel::pipeline
