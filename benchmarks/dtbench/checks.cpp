@@ -18,6 +18,7 @@
 
 #include "bench.h"
 #include "comm.hpp"
+#include "timing.hpp"
 #include "command_line.hpp"
 #include "usage.hpp"
 
@@ -53,11 +54,6 @@ double time_round(Comm& job, dt_comm* comm, std::vector<float>& data, long iters
   for (long i = 0; i < iters; ++i) job.check("dt_allreduce", dt_allreduce(comm, &t, &t, DT_SUM, nullptr, nullptr));
   const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
   return job.max(took.count() / static_cast<double>(iters));
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 }  // namespace

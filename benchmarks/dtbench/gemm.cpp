@@ -38,6 +38,7 @@
 #include "device/cpu/blas_threads.hpp"
 #include "device/gemm.hpp"
 #include "device/probe.hpp"
+#include "timing.hpp"
 #include "usage.hpp"
 #ifdef DTRAIN_HAVE_CUDA
 #include "device/cuda/error.hpp"
@@ -166,12 +167,6 @@ dtrain::device::GemmShape gemm_shape(const Shape& s) {
 // scheduler tick.
 constexpr double kRoundSeconds = 0.05;
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
-
 // This thread's CPU time and the wall time of every timed round: with one
 // BLAS thread, their ratio is the share of a core the machine gave it.
 struct Share {
@@ -214,7 +209,7 @@ std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool
       layer_s.push_back(per_product(layer));
     }
   }
-  if (wall) return {median_of(layer_s), median_of(direct_s)};
+  if (wall) return {median(layer_s), median(direct_s)};
   return {*std::min_element(layer_s.begin(), layer_s.end()), *std::min_element(direct_s.begin(), direct_s.end())};
 }
 

@@ -3,7 +3,8 @@
 // functions busy-wait for known durations, the ones the closed forms assume:
 // a chunk's forward takes one unit, its backward two (zero-bubble H1: the
 // input and the weight gradient one unit each). Each step starts with a
-// barrier. Two measured figures per case, averaged over ranks and steps:
+// barrier. Two measured figures per case, averaged over ranks, the median
+// over steps:
 //   waits  what dt_pipeline_step_info reports: time blocked on receives / the
 //          rank's own step time;
 //   busy   1 - the rank's compute time / the slowest rank's step time, which
@@ -25,6 +26,7 @@
 
 #include "comm.hpp"
 #include "command_line.hpp"
+#include "timing.hpp"
 #include "usage.hpp"
 
 namespace dtbench {
@@ -89,8 +91,6 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-using Clock = std::chrono::steady_clock;
-
 // Synthetic stage work: spins (or sleeps) for `units` units and counts the
 // time spent.
 struct Work {
@@ -123,15 +123,19 @@ struct Work {
   }
 };
 
+// The step's figures are means over the ranks; a case reports their median
+// over steps, so that a step a loaded machine held up (a stage function
+// woken late) does not count as the schedule's bubble.
 struct Case {
   dt_pipeline_schedule_kind kind;
   const char* name;
   int microbatches;
   double formula = 0;
-  double step_ms = 0;       // the slowest rank's step, mean over steps
-  double bubble_waits = 0;  // mean over ranks and steps
+  double step_ms = 0;  // the slowest rank's step
+  double bubble_waits = 0;
   double bubble_busy = 0;
 };
+
 
 void measure(Comm& comm, const Args& a, Case& c) {
   dt_pipeline_schedule_options sopts = DT_PIPELINE_SCHEDULE_OPTIONS_INIT;
@@ -153,23 +157,21 @@ void measure(Comm& comm, const Args& a, Case& c) {
   comm.check("dt_pipeline_create", dt_pipeline_create(&pipeline, comm.handle(), schedule, &opts));
 
   comm.check("dt_pipeline_step (warm-up)", dt_pipeline_step(pipeline, nullptr));
-  double waits = 0, busy = 0, slowest_total = 0;
+  std::vector<double> waits, busy, slowest;
   for (int s = 0; s < a.steps; ++s) {
     comm.barrier();
     work.busy_seconds = 0;
     dt_pipeline_step_info info = DT_PIPELINE_STEP_INFO_INIT;
     comm.check("dt_pipeline_step", dt_pipeline_step(pipeline, &info));
-    const double slowest = comm.max(info.step_seconds);
-    waits += info.bubble_fraction;
-    busy += 1.0 - work.busy_seconds / slowest;
-    slowest_total += slowest;
+    slowest.push_back(comm.max(info.step_seconds));
+    double fractions[2] = {info.bubble_fraction, 1.0 - work.busy_seconds / slowest.back()};
+    comm.sum(fractions, 2);
+    waits.push_back(fractions[0] / comm.size());
+    busy.push_back(fractions[1] / comm.size());
   }
-  double sums[2] = {waits, busy};
-  comm.sum(sums, 2);
-  const double samples = static_cast<double>(a.steps) * comm.size();
-  c.bubble_waits = sums[0] / samples;
-  c.bubble_busy = sums[1] / samples;
-  c.step_ms = 1e3 * slowest_total / a.steps;
+  c.bubble_waits = median(waits);
+  c.bubble_busy = median(busy);
+  c.step_ms = 1e3 * median(slowest);
   dt_pipeline_destroy(pipeline);
   dt_pipeline_schedule_destroy(schedule);
 }
@@ -212,7 +214,9 @@ int run_pipeline(int argc, char** argv) {
       std::printf("%-17s %3d %9.2f %8.4f %8.4f %8.4f\n", c.name, c.microbatches, c.step_ms, c.formula,
                   c.bubble_waits, c.bubble_busy);
     }
-    std::printf("waits = receive waits / own step (dt_pipeline_step_info); busy = 1 - compute / slowest step\n");
+    std::printf(
+        "waits = receive waits / own step (dt_pipeline_step_info); busy = 1 - compute / slowest step;\n"
+        "each the mean over ranks, median over steps\n");
     if (!a.json.empty()) write_json(a.json, a, p, cases);
   }
   comm.exit(0);

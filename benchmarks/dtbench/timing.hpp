@@ -1,13 +1,24 @@
 // Wall-clock timing of calls that every rank makes together.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "comm.hpp"
 
 namespace dtbench {
 
 using Clock = std::chrono::steady_clock;
+
+// The middle value (the mean of the two middle ones for an even count); 0
+// for none.
+inline double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t half = values.size() / 2;
+  return values.size() % 2 == 1 ? values[half] : 0.5 * (values[half - 1] + values[half]);
+}
 
 inline double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "comm.hpp"
+#include "timing.hpp"
 #include "mlp/mlp.h"
 #include "mlp/synthetic.h"
 #include "usage.hpp"
@@ -27,7 +28,6 @@ void add_training_options(CLI::App& app, TrainingOptions& options, const char* u
 void check_training(const Usage& usage, const TrainingOptions& options);
 
 double now_s();
-double median(std::vector<double> v);
 double mean(const std::vector<double>& v);
 
 // One rank's example model and its shard of each step's global batch.
