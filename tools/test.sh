@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds the CI preset
-# (warnings as errors) and runs every test, then builds the asan preset and
-# runs the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+# (warnings as errors) and runs every test, then builds the Debian packages
+# and runs a job from them (packaging.debian, alone: it compiles the library
+# again, which would slow the timed multi-rank tests beside it), then builds
+# the asan preset and runs the unit tests under AddressSanitizer +
+# UndefinedBehaviorSanitizer.
 # Ends with one summary line and a non-zero exit on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +28,9 @@ run_preset() {  # run_preset <preset> [ctest args...]
   ctest --preset "$preset" -j2 --output-junit "$PWD/$results/$preset.xml" "$@"
 }
 
-run_preset ci || status=1
+run_preset ci -E '^packaging\.debian$' || status=1
+echo "=== ci: the Debian packages"
+DTRAIN_TEST_DEBIAN=1 ctest --preset ci -R '^packaging\.debian$' --output-junit "$PWD/$results/ci-debian.xml" || status=1
 run_preset asan || status=1
 
 python3 tools/summarize_junit.py "$results"/*.xml || status=1
