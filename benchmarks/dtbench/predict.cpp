@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,8 +23,7 @@ const Usage kCli{"predict", "usage: dtbench predict --cluster-file PATH [--json 
                  "Predicts the step times of the runs that dtbench ddp, zero, tp and pipeline\n"
                  "wrote to RESULTS.json with the planner's model (docs/planner.md) on the cluster\n"
                  "file (dtrain/plan.h; tools/dtplan/calibrate.py fits one to this machine), and\n"
-                 "prints them beside the measured ones. Pipeline cases of zb_h1 are left out: the\n"
-                 "planner does not model that schedule."};
+                 "prints them beside the measured ones."};
 
 struct Row {
   std::string benchmark;
@@ -105,6 +105,12 @@ void tp_rows(const Json& doc, const dt_plan_cluster& c, std::vector<Row>& rows) 
                                  sp, c)});
 }
 
+// dtbench pipeline's names of the schedule kinds.
+const std::map<std::string, dt_pipeline_schedule_kind> kSchedules{{"gpipe", DT_PIPELINE_GPIPE},
+                                                                   {"1f1b", DT_PIPELINE_1F1B},
+                                                                   {"interleaved_1f1b", DT_PIPELINE_INTERLEAVED_1F1B},
+                                                                   {"zb_h1", DT_PIPELINE_ZB_H1}};
+
 // Chunks per rank: dtbench pipeline leaves them at the schedule's default,
 // two for interleaved 1F1B and one otherwise.
 void pipeline_rows(const Json& doc, const dt_plan_cluster& c, std::vector<Row>& rows) {
@@ -113,11 +119,12 @@ void pipeline_rows(const Json& doc, const dt_plan_cluster& c, std::vector<Row>& 
   const double bytes = number(doc, "elements") * 4.0;
   for (const Json& k : array(doc, "cases")) {
     const std::string kind = text(k, "kind");
-    if (kind == "zb_h1") continue;
+    const auto schedule = kSchedules.find(kind);
+    if (schedule == kSchedules.end()) throw std::runtime_error("pipeline kind \"" + kind + "\" is unknown");
     const auto m = static_cast<std::int64_t>(number(k, "microbatches"));
-    const int chunks = kind == "interleaved_1f1b" ? 2 : 1;
+    const int chunks = schedule->second == DT_PIPELINE_INTERLEAVED_1F1B ? 2 : 1;
     rows.push_back({"pipeline", kind + " m=" + std::to_string(m), number(k, "step_ms") * 1e-3,
-                    model::pipeline_step(stages, chunks, m, unit, bytes, c)});
+                    model::pipeline_step(schedule->second, stages, chunks, m, unit, bytes, c)});
   }
 }
 

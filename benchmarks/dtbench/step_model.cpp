@@ -107,14 +107,14 @@ Terms tp_step(std::int64_t tokens, std::int64_t hidden, std::int64_t ffn, int ra
   return t;
 }
 
-Terms pipeline_step(int stages, int chunks, std::int64_t micro_batches, double unit, double bytes,
-                    const dt_plan_cluster& cluster) {
+Terms pipeline_step(dt_pipeline_schedule_kind schedule, int stages, int chunks, std::int64_t micro_batches, double unit,
+                    double bytes, const dt_plan_cluster& cluster) {
   const plan::Cluster c = convert(cluster);
   const double m = static_cast<double>(micro_batches);
   Terms t;
   // Every micro-batch's forward (one unit) and backward (two) of each chunk.
   t.compute = m * chunks * 3.0 * unit;
-  t.bubble = plan::bubble_ratio(stages, chunks, micro_batches) * t.compute;
+  t.bubble = plan::bubble_ratio(static_cast<plan::Schedule>(schedule), stages, chunks, micro_batches) * t.compute;
   t.comm = plan::pipeline_send_time(stages, chunks, m, bytes, true, c);
   return t;
 }

@@ -44,9 +44,10 @@ Terms zero_step(const Mlp& mlp, int ranks, int stage, const dt_plan_cluster& clu
 Terms tp_step(std::int64_t tokens, std::int64_t hidden, std::int64_t ffn, int ranks, bool sequence_parallel,
               const dt_plan_cluster& cluster);
 
-// dtbench pipeline: `stages` ranks, `chunks` model chunks per rank, each
-// chunk's forward `unit` seconds and its backward two, `bytes` per message.
-Terms pipeline_step(int stages, int chunks, std::int64_t micro_batches, double unit, double bytes,
-                    const dt_plan_cluster& cluster);
+// dtbench pipeline under `schedule`: `stages` ranks, `chunks` model chunks
+// per rank, each chunk's forward `unit` seconds and its backward two (ZB-H1:
+// input and weight gradient one each), `bytes` per message.
+Terms pipeline_step(dt_pipeline_schedule_kind schedule, int stages, int chunks, std::int64_t micro_batches, double unit,
+                    double bytes, const dt_plan_cluster& cluster);
 
 }  // namespace dtbench::model

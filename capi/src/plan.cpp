@@ -127,8 +127,8 @@ plan::Config read_config(const dt_plan_config* user) {
     invalid("config.zero_stage " + std::to_string(c.zero_stage) + " is not 0-3");
   result.zero_stage = c.zero_stage;
   const int schedule = dtrain::enum_value(c.schedule);
-  if (schedule < DT_PIPELINE_GPIPE || schedule > DT_PIPELINE_INTERLEAVED_1F1B) {
-    invalid("config.schedule " + std::to_string(schedule) + " is not GPIPE, 1F1B or INTERLEAVED_1F1B");
+  if (schedule < DT_PIPELINE_GPIPE || schedule > DT_PIPELINE_ZB_H1) {
+    invalid("config.schedule " + std::to_string(schedule) + " is not GPIPE, 1F1B, INTERLEAVED_1F1B or ZB_H1");
   }
   result.schedule = static_cast<plan::Schedule>(schedule);
   result.virtual_stages = c.virtual_stages;

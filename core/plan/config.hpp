@@ -10,7 +10,7 @@
 namespace dtrain::plan {
 
 // Values of dt_pipeline_schedule_kind.
-enum class Schedule { gpipe = 0, one_f_one_b = 1, interleaved = 2 };
+enum class Schedule { gpipe = 0, one_f_one_b = 1, interleaved = 2, zb_h1 = 3 };
 
 struct Config {
   int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1;
@@ -30,7 +30,7 @@ struct Options {
   std::int64_t global_batch = 0;  // sequences per step
   unsigned dimensions = 0xF;      // bits tp, pp, cp, ep (Dimension): searched; others stay 1
   unsigned zero_stages = 0xF;     // bit s: try ZeRO stage s
-  unsigned schedules = 0x7;       // bit k: try Schedule k (with pp > 1)
+  unsigned schedules = 0x7;       // bit k: try Schedule k (with pp > 1); zb_h1 only when asked
   unsigned recompute = 0x7;       // bit k: try Recompute k
   std::int64_t max_micro_batch = 8;
   int max_virtual_stages = 4;     // interleaved: v in 2..this

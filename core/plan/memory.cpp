@@ -14,6 +14,7 @@ double first_stage_in_flight(const Config& config, std::int64_t micro_batches) {
     case Schedule::gpipe:
       return m;
     case Schedule::one_f_one_b:
+    case Schedule::zb_h1:  // its deferred weight gradients keep no more (Qi et al. 2023, ZB-H1)
       return std::min(m, static_cast<double>(config.pp));
     case Schedule::interleaved:
       // Korthikanti et al. 2022, section 4.2: 1F1B's p micro-batches times

@@ -13,6 +13,8 @@ const char* schedule_name(Schedule schedule) {
       return "1f1b";
     case Schedule::interleaved:
       return "interleaved";
+    case Schedule::zb_h1:
+      return "zb_h1";
   }
   return "?";
 }

@@ -75,6 +75,7 @@ void variants(const Plan& plan, Config config, Collector& collector) {
       if (allowed(o.schedules, static_cast<int>(Schedule::interleaved))) {
         for (int v = 2; v <= o.max_virtual_stages; ++v) schedules.emplace_back(Schedule::interleaved, v);
       }
+      if (allowed(o.schedules, static_cast<int>(Schedule::zb_h1))) schedules.emplace_back(Schedule::zb_h1, 1);
     }
     for (const auto& [schedule, v] : schedules) {
       config.schedule = schedule;
@@ -106,7 +107,7 @@ void check(const Options& o) {
   }
   if ((o.zero_stages & 0xFu) == 0) raise(DT_ERR_INVALID_ARGUMENT, "options.zero_stages allows no stage (bits 0-3)");
   if ((o.recompute & 0x7u) == 0) raise(DT_ERR_INVALID_ARGUMENT, "options.recompute allows nothing (bits 0-2)");
-  if ((o.schedules & 0x7u) == 0) raise(DT_ERR_INVALID_ARGUMENT, "options.schedules allows no schedule (bits 0-2)");
+  if ((o.schedules & 0xFu) == 0) raise(DT_ERR_INVALID_ARGUMENT, "options.schedules allows no schedule (bits 0-3)");
   if (o.keep < 1) raise(DT_ERR_INVALID_ARGUMENT, "options.keep must be >= 1");
 }
 

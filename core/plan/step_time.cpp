@@ -7,8 +7,10 @@
 
 namespace dtrain::plan {
 
-double bubble_ratio(int pp, int virtual_stages, std::int64_t micro_batches) {
-  return (pp - 1.0) / (static_cast<double>(virtual_stages) * static_cast<double>(micro_batches));
+double bubble_ratio(Schedule schedule, int pp, int virtual_stages, std::int64_t micro_batches) {
+  const double m = static_cast<double>(micro_batches);
+  if (schedule == Schedule::zb_h1) return (pp - 1.0 + std::max(0.0, pp - m)) / (3.0 * m);
+  return (pp - 1.0) / (static_cast<double>(virtual_stages) * m);
 }
 
 namespace {
@@ -116,7 +118,7 @@ Time step_time(const Transformer& t, const Cluster& c, const Options& options, c
   time.ep = m * layers * mb.ep;
   const double per_micro_batch = (time.compute + time.recompute + time.tp + time.cp + time.ep) / m;
   if (config.pp > 1) {
-    time.bubble = bubble_ratio(config.pp, config.virtual_stages, micro_batches) * m * per_micro_batch;
+    time.bubble = bubble_ratio(config.schedule, config.pp, config.virtual_stages, micro_batches) * m * per_micro_batch;
     // Each micro-batch crosses every chunk boundary forward and backward;
     // pipeline ranks are the farthest apart in the mesh.
     const int stride = config.tp * config.cp * config.ep * config.dp;

@@ -11,9 +11,13 @@
 
 namespace dtrain::plan {
 
-// The idle share of a pipeline step relative to its work: (p - 1) / (v m)
-// (Narayanan et al. 2021, sections 2.2.1 and 2.2.2); GPipe and 1F1B alike.
-double bubble_ratio(int pp, int virtual_stages, std::int64_t micro_batches);
+// The idle time of a pipeline step relative to its work: (p - 1) / (v m)
+// for GPipe, 1F1B and interleaved 1F1B (Narayanan et al. 2021, sections
+// 2.2.1 and 2.2.2); (p - 1 + max(0, p - m)) / (3 m) for ZB-H1, whose
+// backward splits into an input and a weight gradient each as long as the
+// forward, the weight gradients filling all but one forward's worth of each
+// rank's wait (Qi et al. 2023; dt_pipeline_schedule_bubble_fraction()).
+double bubble_ratio(Schedule schedule, int pp, int virtual_stages, std::int64_t micro_batches);
 
 // Each of `micro_batches` crossing each of the pp * virtual_stages chunk
 // boundaries forward and backward: 2 (m v + p - 1) messages of `bytes`

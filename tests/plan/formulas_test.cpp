@@ -126,9 +126,15 @@ TEST(Activations, GroupedQueryAttentionAndWiderMlp) {
 }
 
 TEST(Pipeline, BubbleAndActivationsInFlight) {
-  EXPECT_DOUBLE_EQ(bubble_ratio(4, 1, 8), 3.0 / 8);
-  EXPECT_DOUBLE_EQ(bubble_ratio(4, 2, 8), 3.0 / 16);
-  EXPECT_DOUBLE_EQ(bubble_ratio(1, 1, 8), 0.0);
+  EXPECT_DOUBLE_EQ(bubble_ratio(Schedule::one_f_one_b, 4, 1, 8), 3.0 / 8);
+  EXPECT_DOUBLE_EQ(bubble_ratio(Schedule::gpipe, 4, 1, 8), 3.0 / 8);
+  EXPECT_DOUBLE_EQ(bubble_ratio(Schedule::interleaved, 4, 2, 8), 3.0 / 16);
+  EXPECT_DOUBLE_EQ(bubble_ratio(Schedule::one_f_one_b, 1, 1, 8), 0.0);
+  // ZB-H1: a third of 1F1B's with m >= p; with m < p the last stage idles
+  // p - m more units (p = 4, m = 2: 3 + 2 units against 6 of work).
+  EXPECT_DOUBLE_EQ(bubble_ratio(Schedule::zb_h1, 4, 1, 8), 3.0 / 24);
+  EXPECT_DOUBLE_EQ(bubble_ratio(Schedule::zb_h1, 4, 1, 2), 5.0 / 6);
+  EXPECT_DOUBLE_EQ(bubble_ratio(Schedule::zb_h1, 1, 1, 8), 0.0);
   Config c;
   c.pp = 4;
   c.schedule = Schedule::gpipe;

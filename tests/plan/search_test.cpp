@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -176,6 +177,42 @@ TEST(Search, RanksFeasibleConfigurationsFastestFirstAndCountsTheRest) {
   // model rejects every ep > 1.
   EXPECT_EQ(plan.rejected[static_cast<std::size_t>(Reason::heads_tp)].count, 0);
   EXPECT_GT(plan.rejected[static_cast<std::size_t>(Reason::experts_ep)].count, 0);
+}
+
+// ZB-H1 only when asked (bit 3): a third of 1F1B's bubble, the same memory.
+TEST(Search, ZeroBubbleOnlyWhenAskedWithAThirdOfTheBubbleAndTheSameMemory) {
+  Options o = batch(64);
+  o.keep = 100000;
+  for (const Estimate& e : search(small(), preset("h100", 2), o).ranked) {
+    EXPECT_NE(e.config.schedule, Schedule::zb_h1);
+  }
+  o.schedules = (1u << static_cast<int>(Schedule::one_f_one_b)) | (1u << static_cast<int>(Schedule::zb_h1));
+  const Plan plan = search(small(), preset("h100", 2), o);
+  int pairs = 0;
+  for (const Estimate& zb : plan.ranked) {
+    if (zb.config.schedule != Schedule::zb_h1) continue;
+    EXPECT_EQ(zb.config.virtual_stages, 1);
+    ASSERT_GT(zb.config.pp, 1);
+    for (const Estimate& one : plan.ranked) {
+      Config same = zb.config;
+      same.schedule = Schedule::one_f_one_b;
+      if (one.config.schedule != Schedule::one_f_one_b || one.config.dp != same.dp || one.config.tp != same.tp ||
+          one.config.pp != same.pp || one.config.cp != same.cp || one.config.ep != same.ep ||
+          one.config.zero_stage != same.zero_stage || one.config.micro_batch != same.micro_batch ||
+          one.config.recompute != same.recompute) {
+        continue;
+      }
+      ++pairs;
+      EXPECT_EQ(zb.memory.total, one.memory.total);
+      const double m = static_cast<double>(zb.micro_batches), p = zb.config.pp;
+      const double third = (p - 1 + std::max(0.0, p - m)) / (3 * m) / ((p - 1) / m);
+      EXPECT_NEAR(zb.time.bubble, third * one.time.bubble, 1e-9 * one.time.bubble);
+      EXPECT_LT(zb.time.step, one.time.step);
+    }
+  }
+  EXPECT_GT(pairs, 0);
+  o.schedules = 0x10;
+  EXPECT_THROW(search(small(), preset("h100", 2), o), Error);
 }
 
 TEST(Search, OneGpuHasNoCommunication) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """dtbench predict on a cluster file and results files written here: each
 prediction is the formula docs/planner.md ("Predicting dtbench's steps")
-states, evaluated below by hand; zb_h1 is left out; a bad file is refused.
+states, evaluated below by hand; a bad file is refused.
 
     test_predict.py DTBENCH
 """
@@ -110,7 +110,8 @@ class Predict(unittest.TestCase):
         # 3 units per micro-batch and chunk, the bubble (p - 1)/(v m) of it, 2 (m v + p - 1) messages.
         self.assert_ms(rows["pipeline gpipe m=4"], 3e-3 * 4 * (1 + 1 / 4) + 2 * (4 + 1) * message)
         self.assert_ms(rows["pipeline interleaved_1f1b m=4"], 3e-3 * 8 * (1 + 1 / 8) + 2 * (8 + 1) * message)
-        self.assertNotIn("pipeline zb_h1 m=4", rows)
+        # ZB-H1: F, B and W one unit each; the bubble (p - 1) units of 3 m.
+        self.assert_ms(rows["pipeline zb_h1 m=4"], 3e-3 * 4 * (1 + 1 / 12) + 2 * (4 + 1) * message)
 
     def test_bad_files_are_refused(self):
         status, err = self.predict({"benchmark": "moe"})

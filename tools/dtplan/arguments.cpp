@@ -43,7 +43,8 @@ const Names kDims{{"tp", DT_PLAN_DIM_TP}, {"pp", DT_PLAN_DIM_PP}, {"cp", DT_PLAN
 const Names kZero{{"0", 1u}, {"1", 2u}, {"2", 4u}, {"3", 8u}};
 const Names kSchedules{{"gpipe", 1u << DT_PIPELINE_GPIPE},
                        {"1f1b", 1u << DT_PIPELINE_1F1B},
-                       {"interleaved", 1u << DT_PIPELINE_INTERLEAVED_1F1B}};
+                       {"interleaved", 1u << DT_PIPELINE_INTERLEAVED_1F1B},
+                       {"zb_h1", 1u << DT_PIPELINE_ZB_H1}};
 const Names kRecompute{{"none", 1u << DT_PLAN_RECOMPUTE_NONE},
                        {"selective", 1u << DT_PLAN_RECOMPUTE_SELECTIVE},
                        {"full", 1u << DT_PLAN_RECOMPUTE_FULL}};
@@ -158,7 +159,7 @@ Arguments parse(int argc, char** argv) {
       ->required();
   add_list(app, "--dims", kDims, a.options.dimensions, "searched among tp,pp,cp,ep (default all)");
   add_list(app, "--zero", kZero, a.options.zero_stages, "ZeRO stages among 0,1,2,3 (default all)");
-  add_list(app, "--schedules", kSchedules, a.options.schedules, "among gpipe,1f1b,interleaved (default all)");
+  add_list(app, "--schedules", kSchedules, a.options.schedules, "among gpipe,1f1b,interleaved,zb_h1 (default gpipe,1f1b,interleaved)");
   add_list(app, "--recompute", kRecompute, a.options.recompute, "among none,selective,full (default all)");
   app.add_option("--max-micro-batch", a.options.max_micro_batch, "(default 8)")->group("search")->type_name("N");
   app.add_option("--max-virtual", a.options.max_virtual_stages, "interleaved chunks per rank, 2..N (default 4)")

@@ -81,6 +81,13 @@ def test_search_limits_are_options():
         for e in plan.ranked():
             assert (e.config.pp, e.config.cp, e.config.ep, e.config.zero_stage) == (1, 1, 1, 1)
             assert e.config.recompute == dtrain.PlanRecompute.FULL
+    # ZB-H1 only when asked: then every pipelined configuration runs it.
+    nodes = dtrain.cluster_preset("h100", nodes=2)
+    with dtrain.Plan(MODEL, nodes, 64, dimensions=["pp"], schedules=["zb_h1"], keep=1000) as plan:
+        pipelined = [e.config for e in plan.ranked() if e.config.pp > 1]
+        assert pipelined and all(c.schedule == dtrain.PipelineKind.ZB_H1 for c in pipelined)
+    with dtrain.Plan(MODEL, nodes, 64, dimensions=["pp"], keep=1000) as plan:
+        assert all(e.config.schedule != dtrain.PipelineKind.ZB_H1 for e in plan.ranked())
     bad = dtrain.PlanModel(layers=8, hidden=1024, heads=12, vocab=32000, seq_len=1024)
     with pytest.raises(dtrain.InvalidArgumentError, match="not divisible by model.heads"):
         dtrain.Plan(bad, cluster, 64)

@@ -112,7 +112,7 @@ typedef struct dt_plan_options {
   int64_t global_batch;    /**< sequences per step, >= 1 (no default) */
   unsigned dimensions;     /**< dt_plan_dimension bits searched (default all) */
   unsigned zero_stages;    /**< bit s: ZeRO stage s (default 0xF: 0-3) */
-  unsigned schedules;      /**< bit k: dt_pipeline_schedule_kind k among GPIPE, 1F1B, INTERLEAVED_1F1B (default 0x7) */
+  unsigned schedules;      /**< bit k: dt_pipeline_schedule_kind k (default 0x7: GPIPE, 1F1B, INTERLEAVED_1F1B; add bit 3 for ZB_H1, which needs a trainer whose backward splits into input and weight gradients) */
   unsigned recompute;      /**< bit k: dt_plan_recompute k (default 0x7) */
   int max_micro_batch;     /**< DT_UNDEF: 8 */
   int max_virtual_stages;  /**< interleaved: 2..this chunks per rank; DT_UNDEF: 4 */
@@ -134,7 +134,7 @@ typedef struct dt_plan_config {
   int cp;                             /**< context-parallel size */
   int ep;                             /**< expert-parallel size */
   int zero_stage;                     /**< 0-3 */
-  dt_pipeline_schedule_kind schedule; /**< GPIPE, 1F1B or INTERLEAVED_1F1B (ZB_H1 is not modelled) */
+  dt_pipeline_schedule_kind schedule; /**< GPIPE, 1F1B, INTERLEAVED_1F1B or ZB_H1 */
   int virtual_stages;                 /**< chunks per pipeline rank: 1, or >= 2 with INTERLEAVED_1F1B */
   int micro_batch;                    /**< sequences per micro-batch */
   dt_plan_recompute recompute;        /**< activation recomputation */

@@ -4654,7 +4654,7 @@ pub struct dt_plan_options {
     pub dimensions: ::std::os::raw::c_uint,
     #[doc = "< bit s: ZeRO stage s (default 0xF: 0-3)"]
     pub zero_stages: ::std::os::raw::c_uint,
-    #[doc = "< bit k: dt_pipeline_schedule_kind k among GPIPE, 1F1B, INTERLEAVED_1F1B (default 0x7)"]
+    #[doc = "< bit k: dt_pipeline_schedule_kind k (default 0x7: GPIPE, 1F1B, INTERLEAVED_1F1B; add bit 3 for ZB_H1, which needs a trainer whose backward splits into input and weight gradients)"]
     pub schedules: ::std::os::raw::c_uint,
     #[doc = "< bit k: dt_plan_recompute k (default 0x7)"]
     pub recompute: ::std::os::raw::c_uint,
@@ -4887,7 +4887,7 @@ pub struct dt_plan_config {
     pub ep: ::std::os::raw::c_int,
     #[doc = "< 0-3"]
     pub zero_stage: ::std::os::raw::c_int,
-    #[doc = "< GPIPE, 1F1B or INTERLEAVED_1F1B (ZB_H1 is not modelled)"]
+    #[doc = "< GPIPE, 1F1B, INTERLEAVED_1F1B or ZB_H1"]
     pub schedule: dt_pipeline_schedule_kind,
     #[doc = "< chunks per pipeline rank: 1, or >= 2 with INTERLEAVED_1F1B"]
     pub virtual_stages: ::std::os::raw::c_int,

@@ -267,7 +267,7 @@ pub struct PlanOptions {
     pub dimensions: u32,
     /// Bit s: ZeRO stage s.
     pub zero_stages: u32,
-    /// Bit k: schedule kind k (GPipe, 1F1B, interleaved).
+    /// Bit k: schedule kind k (default GPipe, 1F1B, interleaved; bit 3, ZB-H1, only when set).
     pub schedules: u32,
     /// Bit k: [`Recompute`] k.
     pub recompute: u32,
