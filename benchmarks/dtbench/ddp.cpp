@@ -209,28 +209,22 @@ void write_json(const std::string& path, const Args& a, const Trainer& t, int wo
                             {"wait_ms", f[k].wait}, {"wait_ms_mean", f[k].wait_mean},
                             {"mark_ms", f[k].mark}, {"buckets_reduced_before_wait", f[k].reduced}};
   }
-  const Json doc = {{"benchmark", "ddp"},
-                    {"implementation", "dtrain"},
-                    {"library", dt_build_info()},
-                    {"world_size", world},
-                    {"model",
-                     {{"dims", std::vector<int>(m.dims, m.dims + m.linear + 1)},
-                      {"parameters", m.param_elems},
-                      {"gradient_bytes", m.param_elems * 4}}},
-                    {"batch", a.batch},
-                    {"bucket_bytes", a.bucket_kib * 1024},
-                    {"buckets", t.buckets()},
-                    {"steps", a.steps},
-                    {"rounds", a.rounds},
-                    {"modes", modes},
-                    {"allreduce_ms", f[kSerial].wait},
-                    {"exposed_wait_ms", f[kOverlap].wait},
-                    {"allreduce_past_last_backward_ms", f[kSerial].past_last},
-                    {"exposed_past_last_backward_ms", f[kOverlap].past_last},
-                    {"hidden_share", hidden_share(f[kOverlap].wait, f[kSerial].wait)},
-                    {"hidden_share_mean", hidden_share(f[kOverlap].wait_mean, f[kSerial].wait_mean)},
-                    {"hidden_share_past_last_backward", hidden_share(f[kOverlap].past_last, f[kSerial].past_last)},
-                    {"hidden_share_by_step", hidden_share_by_step(f)}};
+  Json doc = training_results("ddp", world, m);
+  doc["model"]["gradient_bytes"] = m.param_elems * 4;
+  doc.update(Json{{"batch", a.batch},
+                  {"bucket_bytes", a.bucket_kib * 1024},
+                  {"buckets", t.buckets()},
+                  {"steps", a.steps},
+                  {"rounds", a.rounds},
+                  {"modes", modes},
+                  {"allreduce_ms", f[kSerial].wait},
+                  {"exposed_wait_ms", f[kOverlap].wait},
+                  {"allreduce_past_last_backward_ms", f[kSerial].past_last},
+                  {"exposed_past_last_backward_ms", f[kOverlap].past_last},
+                  {"hidden_share", hidden_share(f[kOverlap].wait, f[kSerial].wait)},
+                  {"hidden_share_mean", hidden_share(f[kOverlap].wait_mean, f[kSerial].wait_mean)},
+                  {"hidden_share_past_last_backward", hidden_share(f[kOverlap].past_last, f[kSerial].past_last)},
+                  {"hidden_share_by_step", hidden_share_by_step(f)}});
   write_results(kCli.command, path, doc);
 }
 

@@ -45,6 +45,15 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
+Json training_results(const char* benchmark, int world_size, const mlp& model) {
+  return {{"benchmark", benchmark},
+          {"implementation", "dtrain"},
+          {"library", dt_build_info()},
+          {"world_size", world_size},
+          {"model",
+           {{"dims", std::vector<int>(model.dims, model.dims + model.linear + 1)}, {"parameters", model.param_elems}}}};
+}
+
 Replica::Replica(Comm& comm, const Usage& usage, const TrainingOptions& a) : batch_(a.batch) {
   if (a.batch < comm.size()) usage.error("--batch is smaller than the number of ranks");
   mlp_blas_single_thread();

@@ -30,6 +30,11 @@ void check_training(const Usage& usage, const TrainingOptions& options);
 double now_s();
 double mean(const std::vector<double>& v);
 
+// What every training benchmark's JSON starts with: the benchmark's name,
+// the implementation and library, the world size and the model (its layer
+// widths and parameter count); the caller adds the rest in its order.
+Json training_results(const char* benchmark, int world_size, const mlp& model);
+
 // One rank's example model and its shard of each step's global batch.
 // Creating one is a usage error unless every rank has samples in a batch,
 // and leaves BLAS on one thread.

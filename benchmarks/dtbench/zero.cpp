@@ -367,21 +367,15 @@ void write_json(const std::string& path, const Args& a, const mlp& m, int world,
                       {"formula_bytes", std::llround(f.formula)},
                       {"ranks", ranks}});
   }
-  const Json doc = {{"benchmark", "zero"},
-                    {"implementation", "dtrain"},
-                    {"library", dt_build_info()},
-                    {"world_size", world},
-                    {"model",
-                     {{"dims", std::vector<int>(m.dims, m.dims + m.linear + 1)},
-                      {"parameters", m.param_elems},
-                      {"dtype", "float32"}}},
-                    {"optimizer", "adamw"},
-                    {"batch", a.batch},
-                    {"prefetch", a.prefetch != 0},
-                    {"steps", a.steps},
-                    {"rounds", a.rounds},
-                    {"warmup", a.warmup},
-                    {"stages", stages}};
+  Json doc = training_results("zero", world, m);
+  doc["model"]["dtype"] = "float32";
+  doc.update(Json{{"optimizer", "adamw"},
+                  {"batch", a.batch},
+                  {"prefetch", a.prefetch != 0},
+                  {"steps", a.steps},
+                  {"rounds", a.rounds},
+                  {"warmup", a.warmup},
+                  {"stages", stages}});
   write_results(kCli.command, path, doc);
 }
 
