@@ -2,9 +2,11 @@
 // (compressed gradients on their way into and out of a reduction) through
 // device/cpu/half_array.hpp, which picks F16C where the CPU has it and the
 // portable loops (half.hpp element by element, vectorised by the compiler)
-// elsewhere. This times both on the same buffers, in one thread, so that the
-// choice can be checked on a machine. Like dtbench handoff, it links the
-// core library.
+// elsewhere. The reduction of two f16 arrays (device/cpu/reduce_loops.hpp:
+// the baseline loops, and with AVX2 and F16C eight elements per
+// conversion) makes the same choice. This times both on the same buffers, in
+// one thread, so that the choice can be checked on a machine. Like dtbench
+// handoff, it links the core library.
 #include "halfconv.hpp"
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 
 #include "device/cpu/half.hpp"
 #include "device/cpu/half_array.hpp"
+#include "device/cpu/reduce_loops.hpp"
 #include "command_line.hpp"
 #include "usage.hpp"
 
@@ -33,15 +36,15 @@ struct Args {
 };
 
 struct Row {
-  const char* direction;  // "f16_to_f32", "f32_to_f16"
+  const char* direction;  // "f16_to_f32", "f32_to_f16", "f16_sum"
   const char* path;       // "portable", "f16c"
   double mean_us, best_us;
   double gbps;  // bytes read and written per call over the best time
 };
 
 const Usage kCli{"halfconv", "usage: dtbench halfconv [options]",
-                 "Times converting an array from f16 to f32 and from f32 to f16 with libdtrain's portable loops "
-                 "and with F16C (where the CPU has it). One process, one thread."};
+                 "Times converting an array from f16 to f32 and from f32 to f16, and summing two f16 arrays, "
+                 "with libdtrain's portable loops and with F16C (where the CPU has it). One process, one thread."};
 
 // The mean and best time in microseconds of `iters` calls of `body`.
 template <typename Body>
@@ -105,25 +108,40 @@ int run_halfconv(int argc, char** argv) {
   std::printf("# %lld elements; mean and best of %ld calls after one warm-up; F16C: %s\n",
               static_cast<long long>(a.elements), a.iters, f16c != nullptr ? "yes" : "not on this CPU");
   std::printf("%-11s %-9s %10s %10s %8s %17s\n", "direction", "path", "mean us", "best us", "GB/s", "best vs portable");
-  const double bytes = static_cast<double>(n) * (sizeof(float) + sizeof(std::uint16_t));
   std::vector<Row> rows;
-  for (const bool widening : {true, false}) {
-    const char* direction = widening ? "f16_to_f32" : "f32_to_f16";
-    double portable_us = 0;
-    for (const auto& [path, loops] : paths) {
-      const auto [mean, best] = time_calls(a.iters, [&, loops = loops] {
-        if (widening) {
-          loops->widen(halves.data(), wide.data(), a.elements, 1.0f);
-        } else {
-          loops->narrow(floats.data(), narrow.data(), a.elements, 1.0f);
-        }
-      });
-      if (portable_us == 0) portable_us = best;
-      rows.push_back({direction, path, mean, best, bytes / (best * 1e3)});
-      std::printf("%-11s %-9s %10.1f %10.1f %8.2f %16.2fx\n", direction, path, mean, best, bytes / (best * 1e3),
-                  portable_us / best);
-    }
+  double portable_us = 0;
+  // Times one path of `direction`; the first path of each is the portable one.
+  auto record = [&](const char* direction, const char* path, double bytes, auto&& body) {
+    const auto [mean, best] = time_calls(a.iters, body);
+    if (std::string(path) == "portable") portable_us = best;
+    rows.push_back({direction, path, mean, best, bytes / (best * 1e3)});
+    std::printf("%-11s %-9s %10.1f %10.1f %8.2f %16.2fx\n", direction, path, mean, best, bytes / (best * 1e3),
+                portable_us / best);
+  };
+  const double conversion_bytes = static_cast<double>(n) * (sizeof(float) + sizeof(std::uint16_t));
+  for (const auto& [path, loops] : paths) {
+    record("f16_to_f32", path, conversion_bytes,
+           [&, loops = loops] { loops->widen(halves.data(), wide.data(), a.elements, 1.0f); });
   }
+  for (const auto& [path, loops] : paths) {
+    record("f32_to_f16", path, conversion_bytes,
+           [&, loops = loops] { loops->narrow(floats.data(), narrow.data(), a.elements, 1.0f); });
+  }
+  // Two arrays read, one written.
+  using dtrain::device::cpu::Reduction;
+  const double sum_bytes = 3.0 * static_cast<double>(n) * sizeof(std::uint16_t);
+  record("f16_sum", "portable", sum_bytes, [&] {
+    dtrain::device::cpu::combine_generic(Reduction::sum, dtrain::DType::f16, narrow.data(), halves.data(),
+                                         halves.data(), a.elements);
+  });
+#ifdef DTRAIN_REDUCE_AVX2
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) {
+    record("f16_sum", "f16c", sum_bytes, [&] {
+      dtrain::device::cpu::combine_avx2(Reduction::sum, dtrain::DType::f16, narrow.data(), halves.data(),
+                                        halves.data(), a.elements);
+    });
+  }
+#endif
   return a.json.empty() ? 0 : write_json(a, f16c != nullptr, rows);
 }
 

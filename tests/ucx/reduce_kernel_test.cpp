@@ -237,7 +237,9 @@ TEST(ReduceKernel, ThreeOperandsMatchCopyThenReduce) {
 
 #ifdef DTRAIN_REDUCE_AVX2
 TEST(ReduceKernel, AvxLoopsGiveTheBaselinesBits) {
-  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2: only the baseline loops run";
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("f16c")) {
+    GTEST_SKIP() << "this CPU lacks AVX2 or F16C: only the baseline loops run";
+  }
   // Lengths around the vector widths, so that every remainder path runs.
   for (DType dtype : kAllTypes) {
     for (Reduction op : kAllReductions) {

@@ -20,7 +20,7 @@ using Loops = void (*)(Reduction, DType, void*, const void*, const void*, std::i
 Loops widest_loops() {
 #ifdef DTRAIN_REDUCE_AVX2
   __builtin_cpu_init();  // in case the first reduction runs before libgcc's constructors
-  if (__builtin_cpu_supports("avx2")) return combine_avx2;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return combine_avx2;
 #endif
   return combine_generic;
 }
