@@ -133,16 +133,6 @@ void typed16(void* dst, const void* a, const void* b, std::int64_t count, Reduct
   auto* d = static_cast<std::uint16_t*>(dst);
   const auto* x = static_cast<const std::uint16_t*>(a);
   const auto* y = static_cast<const std::uint16_t*>(b);
-#ifdef DTRAIN_REDUCE_LOOPS_WITH_AVX2
-  if constexpr (Widen == half_to_float) {
-    switch (op) {
-      case Reduction::sum: return loop_f16<Sum<float>>(d, x, y, count);
-      case Reduction::prod: return loop_f16<Prod<float>>(d, x, y, count);
-      case Reduction::max: return loop_f16<Max<float>>(d, x, y, count);
-      case Reduction::min: return loop_f16<Min<float>>(d, x, y, count);
-    }
-  }
-#endif
   switch (op) {
     case Reduction::sum: return loop16<Sum<float>, Widen, Narrow>(d, x, y, count);
     case Reduction::prod: return loop16<Prod<float>, Widen, Narrow>(d, x, y, count);
@@ -151,12 +141,30 @@ void typed16(void* dst, const void* a, const void* b, std::int64_t count, Reduct
   }
 }
 
+#ifdef DTRAIN_REDUCE_LOOPS_WITH_AVX2
+void typed_f16c(void* dst, const void* a, const void* b, std::int64_t count, Reduction op) {
+  auto* d = static_cast<std::uint16_t*>(dst);
+  const auto* x = static_cast<const std::uint16_t*>(a);
+  const auto* y = static_cast<const std::uint16_t*>(b);
+  switch (op) {
+    case Reduction::sum: return loop_f16<Sum<float>>(d, x, y, count);
+    case Reduction::prod: return loop_f16<Prod<float>>(d, x, y, count);
+    case Reduction::max: return loop_f16<Max<float>>(d, x, y, count);
+    case Reduction::min: return loop_f16<Min<float>>(d, x, y, count);
+  }
+}
+#endif
+
 // The body of combine_generic and combine_avx2.
 inline void combine_loops(Reduction op, DType dtype, void* dst, const void* a, const void* b, std::int64_t count) {
   switch (dtype) {
     case DType::f32: return typed(static_cast<float*>(dst), a, b, count, op);
     case DType::f64: return typed(static_cast<double*>(dst), a, b, count, op);
+#ifdef DTRAIN_REDUCE_LOOPS_WITH_AVX2
+    case DType::f16: return typed_f16c(dst, a, b, count, op);
+#else
     case DType::f16: return typed16<half_to_float, float_to_half>(dst, a, b, count, op);
+#endif
     case DType::bf16: return typed16<bf16_to_float, float_to_bf16>(dst, a, b, count, op);
     case DType::i32: return typed(static_cast<std::int32_t*>(dst), a, b, count, op);
     case DType::i64: return typed(static_cast<std::int64_t*>(dst), a, b, count, op);
