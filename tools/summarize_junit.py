@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Adds up CTest's JUnit reports into one closing line: 'suite: N passed, N failed, N skipped'.
 A failed test is named with its report and the end of what it printed, so a
-CI log that keeps only its last lines still says why.
-Exits non-zero when a test failed or no test ran."""
+CI log that keeps only its last lines still says why. A step that failed
+before it could write a report (a preset that did not build) is named with
+--failed-step and ends the line, so the count of passed tests never reads as
+a green run.
+Exits non-zero when a test or a step failed, or no test ran."""
+import argparse
 import os
 import sys
 import xml.etree.ElementTree as ET
@@ -21,8 +25,13 @@ def failure_output(case):
     return lines[-OUTPUT_LINES:]
 
 
+parser = argparse.ArgumentParser()
+parser.add_argument("reports", nargs="*")
+parser.add_argument("--failed-step", action="append", default=[], help="a step that failed without a report")
+args = parser.parse_args()
+
 passed = failed = skipped = 0
-for path in sys.argv[1:]:
+for path in args.reports:
     report = os.path.splitext(os.path.basename(path))[0]
     try:
         suite = ET.parse(path).getroot()
@@ -42,5 +51,8 @@ for path in sys.argv[1:]:
         else:
             passed += 1
 
-print(f"suite: {passed} passed, {failed} failed, {skipped} skipped")
-sys.exit(1 if failed or passed == 0 else 0)
+line = f"suite: {passed} passed, {failed} failed, {skipped} skipped"
+if args.failed_step:
+    line += "; failed steps: " + ", ".join(args.failed_step)
+print(line)
+sys.exit(1 if failed or args.failed_step or passed == 0 else 0)

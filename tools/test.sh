@@ -14,14 +14,20 @@ bash tools/setup.sh || exit 1
 results=build/test-results
 rm -rf "$results" && mkdir -p "$results"
 status=0
+failed_steps=()  # steps that failed before writing a test report
 
 run_preset() {  # run_preset <preset> [ctest args...]
   local preset=$1
   shift
   echo "=== $preset: configure and build"
-  cmake --preset "$preset" >"$results/$preset-configure.log" 2>&1 || { cat "$results/$preset-configure.log"; return 1; }
+  if ! cmake --preset "$preset" >"$results/$preset-configure.log" 2>&1; then
+    cat "$results/$preset-configure.log"
+    failed_steps+=("$preset configure")
+    return 1
+  fi
   if ! cmake --build --preset "$preset" >"$results/$preset-build.log" 2>&1; then
     tail -n 60 "$results/$preset-build.log"
+    failed_steps+=("$preset build")
     return 1
   fi
   echo "=== $preset: test"
@@ -33,5 +39,7 @@ echo "=== ci: the Debian packages"
 DTRAIN_TEST_DEBIAN=1 ctest --preset ci -R '^packaging\.debian$' --output-junit "$PWD/$results/ci-debian.xml" || status=1
 run_preset asan || status=1
 
-python3 tools/summarize_junit.py "$results"/*.xml || status=1
+step_args=()
+for step in "${failed_steps[@]}"; do step_args+=(--failed-step "$step"); done
+python3 tools/summarize_junit.py "$results"/*.xml "${step_args[@]}" || status=1
 exit $status
