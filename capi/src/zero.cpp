@@ -2,10 +2,9 @@
 // parallel::zero::save_checkpoint / load_checkpoint.
 //
 // Creation, save and load are collective. What only this layer can refuse
-// (a NULL `out`, array or directory, an options version it does not know, an
-// optimizer with its own communicator) still takes part in the ranks'
-// agreement, so the others get DT_ERR_MISMATCH instead of waiting
-// (refusal.hpp).
+// (a NULL `out`, array or directory, an options version it does not know)
+// still takes part in the ranks' agreement, so the others get
+// DT_ERR_MISMATCH instead of waiting (refusal.hpp).
 #include "dtrain/zero.h"
 
 #include <cstddef>
@@ -31,18 +30,21 @@ using dtrain::capi::entry;
 using dtrain::capi::require;
 namespace zero = dtrain::parallel::zero;
 
-// The communicator is held, not borrowed: a dt_zero that outlives its dt_comm
-// fails the calls that communicate with DT_ERR_ABORTED instead of touching
-// freed memory. `impl` is declared after `comm` so that it is destroyed first.
+// The communicators are held, not borrowed: a dt_zero that outlives its
+// dt_comm (or the model's, optim->comm) fails the calls that communicate with
+// DT_ERR_ABORTED instead of touching freed memory. `impl` is declared after
+// them so that it is destroyed first.
 struct dt_zero {
   std::shared_ptr<dtrain::comm::Communicator> comm;
+  std::shared_ptr<dtrain::comm::Communicator> model_comm;  // optim->comm, or null
   std::unique_ptr<zero::Zero> impl;
 };
 
 namespace {
 
 // Size of each released version of dt_zero_options; index = version.
-constexpr std::size_t kOptionsSizes[] = {0, offsetof(dt_zero_options, stream), sizeof(dt_zero_options)};
+constexpr std::size_t kOptionsSizes[] = {0, offsetof(dt_zero_options, stream),
+                                         offsetof(dt_zero_options, norm_excluded), sizeof(dt_zero_options)};
 
 constexpr dt_zero_options kDefaultOptions = DT_ZERO_OPTIONS_INIT;
 
@@ -62,15 +64,13 @@ zero::Options read_zero_options(const dt_zero_options* user) {
   }
   if (opts.prefetch != DT_UNDEF) result.prefetch = opts.prefetch != 0;
   result.stream = opts.stream;
-  return result;
-}
-
-dtrain::optim::Config read_optimizer(const dt_optimizer_options* optim) {
-  if (optim != nullptr && optim->comm != nullptr) {
+  if (opts.norm_excluded != nullptr) {
+    result.norm_excluded.assign(opts.norm_excluded, opts.norm_excluded + opts.norm_excluded_count);
+  } else if (opts.norm_excluded_count != 0) {
     dtrain::raise(DT_ERR_INVALID_ARGUMENT,
-                  "optim->comm must be NULL: the dt_zero sums the gradient norm over its own communicator");
+                  "opts->norm_excluded is NULL but norm_excluded_count = " + std::to_string(opts.norm_excluded_count));
   }
-  return dtrain::optim::read_config(optim);
+  return result;
 }
 
 // A DLTensor over memory the dt_zero owns, shape included.
@@ -111,20 +111,25 @@ DT_API dt_status dt_zero_create(dt_zero** out, dt_comm* comm, const DLTensor* co
   return entry([&] {
     require(comm, "comm");
     std::shared_ptr<dtrain::comm::Communicator> held = comm->impl;
+    std::shared_ptr<dtrain::comm::Communicator> model_comm;
     std::span<const DLTensor* const> parameters;
     dtrain::optim::Config config;
     zero::Options options;
     try {
       require(out, "out");
       parameters = dtrain::capi::tensor_array(params, n, "params");
-      config = read_optimizer(optim);
+      config = dtrain::optim::read_config(optim);
       options = read_zero_options(opts);
+      if (optim != nullptr && optim->comm != nullptr) {
+        model_comm = optim->comm->impl;
+        options.model_comm = model_comm.get();
+      }
     } catch (const dtrain::Error&) {
       dtrain::capi::refuse_together(*held, zero::kCreationSubject, zero::creation_settings({}, {}),
                                     std::current_exception());
     }
     auto impl = std::make_unique<zero::Zero>(*held, parameters, config, options);
-    *out = new dt_zero{std::move(held), std::move(impl)};
+    *out = new dt_zero{std::move(held), std::move(model_comm), std::move(impl)};
   });
 }
 

@@ -11,9 +11,10 @@ stages under every schedule, context parallelism (cp = 2: zigzag shards,
 ring attention) alone and with each of the others, and expert parallelism
 (ep = 2, a model with 4 experts in every other block, compared with that
 model on one process) alone and with each of the others, and ZeRO stages
-0-3 in place of DDP and the example's AdamW (--zero). With --twin, the
+0-3 in place of DDP and the example's AdamW (--zero), over dp alone and
+with tp, pp and cp. With --twin, the
 Python twin of the training loop (train_gpt.py, over the bindings) runs on
-one process and on dp 2 x tp 2 x pp 2 too, against the same reference. A mesh passes when its loss at the last step is
+one process and on dp 2 x tp 2 x pp 2 too, against the same reference. A mesh passes when its loss at every step is
 within --rtol (relative) of the one process's. Prints a table; exits 1 when
 a mesh differs or fails to run.
 """
@@ -41,10 +42,12 @@ def meshes(subset):
     if subset:
         return [(2, 1, 1, 1, 1, "1f1b", None), (1, 2, 1, 1, 1, "1f1b", None), (1, 1, 2, 1, 1, "1f1b", None),
                 (1, 1, 2, 1, 1, "interleaved", None), (1, 1, 1, 2, 1, "1f1b", None),
-                (1, 1, 1, 1, 2, "1f1b", None), (2, 1, 1, 1, 1, "1f1b", 3), (2, 2, 2, 1, 1, "1f1b", None)]
+                (1, 1, 1, 1, 2, "1f1b", None), (2, 2, 2, 1, 1, "1f1b", 3), (2, 2, 2, 1, 1, "1f1b", None)]
     return [m + (None,) for m in full_matrix()] + [(1, 1, 1, 1, 1, "1f1b", 0), (2, 1, 1, 1, 1, "1f1b", 1),
                                                    (2, 1, 1, 1, 1, "1f1b", 2), (2, 1, 1, 1, 1, "1f1b", 3),
-                                                   (2, 1, 1, 2, 1, "1f1b", 3)]
+                                                   (2, 1, 1, 2, 1, "1f1b", 3), (1, 2, 1, 1, 1, "1f1b", 1),
+                                                   (1, 1, 2, 1, 1, "1f1b", 2), (2, 2, 1, 2, 1, "1f1b", 2),
+                                                   (2, 2, 2, 1, 1, "1f1b", 1), (2, 2, 2, 1, 1, "1f1b", 3)]
 
 
 def full_matrix():
@@ -128,7 +131,9 @@ def main():
             continue
         rel = abs(losses[args.steps] - ref[args.steps]) / abs(ref[args.steps])
         worst = max(abs(losses[s] - ref[s]) / abs(ref[s]) for s in ref)
-        ok = rel <= args.rtol
+        # Every step, not only the last: a wrong gradient norm clips a few
+        # steps differently, and the losses may drift back together.
+        ok = worst <= args.rtol
         failed += not ok
         print(f"{mesh} {losses[args.steps]:>12.7f} {rel:>10.2e} "
               f"{worst:>14.2e} {seconds:>8.1f}  {'ok' if ok else 'DIFFERS'}", flush=True)

@@ -44,8 +44,8 @@ std::string parse_options(int argc, char **argv, Options &o) {
                      ->check(CLI::Range(1, 1 << 24));
   count(app, "--microbatches", o.microbatches, 1, mesh, "micro-batches per step and data-parallel rank (default 4)");
   count(app, "--zero", o.zero, 0, mesh,
-        "ZeRO stage 0-3 over dp instead of DDP and the example's AdamW\n"
-        "(only with tp = pp = ep = 1: its gradient norm spans the dp ranks)");
+        "ZeRO stage 0-3 over dp x cp instead of DDP and the example's AdamW\n"
+        "(with ep = 1; it clips by the norm over tp x pp too)");
   const char *model = "model and data";
   count(app, "--layers", o.layers, 1, model, "transformer blocks (default 4)");
   count(app, "--hidden", o.hidden, 1, model, "model width (default 128)");
@@ -118,9 +118,9 @@ std::string check_mesh(const Options &o, int world, int64_t vocab) {
     why << "--top-k " << o.top_k << " is more than --experts " << o.experts;
   } else if (o.zero > 3) {
     why << "--zero " << o.zero << ": the stages are 0 to 3";
-  } else if (o.zero >= 0 && (o.tp > 1 || o.pp > 1 || o.ep > 1)) {
-    why << "--zero needs --tp, --pp and --ep 1: ZeRO clips by the gradient norm over the ranks it shards "
-           "over, which is the whole model's only when no other dimension splits it";
+  } else if (o.zero >= 0 && o.ep > 1) {
+    why << "--zero needs --ep 1: experts and dense weights are replicated over different ranks "
+           "(dp x cp against dp x cp x ep), and one dt_zero shards over one communicator";
   } else if (o.zero >= 0 && (!o.checkpoint.empty() || !o.resume.empty())) {
     why << "--zero does not take checkpoints here (the optimizer state is inside the dt_zero)";
   } else if (divides(o.heads, "--heads", o.tp, "--tp") && divides(o.hidden, "--hidden", o.heads, "--heads") &&

@@ -133,8 +133,9 @@ dt_ddp *Trainer::make_ddp(const std::vector<Param *> &params, dt_comm *comm, int
 }
 
 // ZeRO over dp x cp: one unit per parameter, AdamW as the example's own
-// (the same formulas) with the clipping inside, since with tp = pp = ep = 1
-// the norm over the dt_zero's ranks is the whole model's.
+// (the same formulas) with the clipping inside. The norm is the whole
+// model's: with tp or pp, the dt_zero also sums it over the tp x pp ranks,
+// leaving out the tensor-parallel replicas counted on tp rank 0.
 void Trainer::zero_create() {
   std::vector<std::unique_ptr<View>> views;
   std::vector<const DLTensor *> params;
@@ -150,11 +151,18 @@ void Trainer::zero_create() {
   oo.eps = adam_.eps;
   oo.weight_decay = o_.weight_decay;
   oo.max_grad_norm = o_.clip;
-  std::vector<size_t> units(params.size(), 1);
+  std::vector<size_t> units(params.size(), 1), replicas;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (!params_[i]->counted) replicas.push_back(i);
   dt_zero_options zo = DT_ZERO_OPTIONS_INIT;
   zo.stage = o_.zero;
   zo.unit_sizes = units.data();
   zo.unit_count = units.size();
+  if (o_.tp * o_.pp > 1) {
+    oo.comm = model_;
+    zo.norm_excluded = replicas.data();
+    zo.norm_excluded_count = replicas.size();
+  }
   check(dt_zero_create(&zero_, replicas_, params.data(), params.size(), &oo, &zo), "dt_zero_create");
 }
 

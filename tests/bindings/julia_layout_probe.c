@@ -89,6 +89,8 @@ int main(void) {
   FIELD(dt_zero_options, unit_count);
   FIELD(dt_zero_options, prefetch);
   FIELD(dt_zero_options, stream);
+  FIELD(dt_zero_options, norm_excluded);
+  FIELD(dt_zero_options, norm_excluded_count);
 
   STRUCT(dt_zero_memory);
   FIELD(dt_zero_memory, version);

@@ -192,7 +192,7 @@ module dtrain_capi
   integer(c_int), parameter :: DT_VERSION_MAJOR = 0
   integer(c_int), parameter :: DT_VERSION_MINOR = 1
   integer(c_int), parameter :: DT_VERSION_PATCH = 0
-  integer(c_int), parameter :: DT_ZERO_OPTIONS_VERSION = 2
+  integer(c_int), parameter :: DT_ZERO_OPTIONS_VERSION = 3
   integer(c_int), parameter :: DT_ZERO_MEMORY_VERSION = 1
 
   type, bind(C) :: DLDevice
@@ -433,6 +433,8 @@ module dtrain_capi
     integer(c_size_t) :: unit_count  ! size_t
     integer(c_int) :: prefetch  ! int
     type(c_ptr) :: stream  ! void *
+    type(c_ptr) :: norm_excluded  ! const size_t *
+    integer(c_size_t) :: norm_excluded_count  ! size_t
   end type dt_zero_options
 
   type, bind(C) :: dt_zero_memory

@@ -100,6 +100,15 @@ class Zero(_Handle):
     The same loop runs unchanged on every stage: in stages 0-2 gathering and
     releasing return at once.
 
+    With tensor or pipeline parallelism, ``comm`` holds the replicas of this
+    rank's part of the model and ``model_comm`` the ranks holding its other
+    parts (the mesh's tp x pp group); :meth:`step` clips by the whole
+    model's gradient norm, summed over both. ``norm_excluded`` lists the
+    parameters this rank leaves out of that norm because a rank of
+    ``model_comm`` counts the same gradient (a layer norm's weight on every
+    tensor-parallel rank but the first); they are still clipped and updated
+    (dtrain/zero.h, "With tensor or pipeline parallelism").
+
     CUDA: when ``params`` are CUDA tensors (torch, cupy) on the communicator's
     device, the Zero keeps everything on that device, and :meth:`parameter`
     and :meth:`gradient` return :class:`dtrain.DeviceArray` objects, which
@@ -120,24 +129,27 @@ class Zero(_Handle):
     _noun = "Zero"
 
     def __init__(self, comm, params, optimizer=None, *, stage=1, bucket_bytes=None, unit_sizes=None,
-                 prefetch=True, stream=None, **optimizer_options):
+                 prefetch=True, stream=None, model_comm=None, norm_excluded=None, **optimizer_options):
         params = list(params)
         refusal = _Refusal()
         # Stand-ins a rank passes for what it cannot convert: the library
         # refuses them, so every rank hears of it.
         optim = refusal.take(lambda: _optimizer_options(optimizer, optimizer_options),
                              _refused_optimizer_options())
-        opts = refusal.take(lambda: _zero_options(stage, bucket_bytes, unit_sizes, prefetch),
+        opts = refusal.take(lambda: _zero_options(stage, bucket_bytes, unit_sizes, prefetch, norm_excluded),
                             _refused_zero_options())
         streams = refusal.take(lambda: _stream(stream), None)
         exported, opts.stream = streams or (None, None)
 
         self._handle = None
         self._comm = comm
+        self._model_comm = model_comm
         self._count = len(params)
         self._sync = True
         tensors = []
         try:
+            if model_comm is not None:
+                optim.comm = model_comm._live()
             for i, p in enumerate(params):
                 # None (a NULL tensor) stands for an array this rank cannot pass,
                 # or must not export, lacking the stream to give it.
@@ -146,7 +158,7 @@ class Zero(_Handle):
             self._handle = refusal.call(lambda: _capi.dt_zero_create(comm._live(), tensors, optim, opts),
                                         _capi.dt_zero_destroy)
         except BaseException:
-            self._comm = None
+            self._comm = self._model_comm = None
             raise
         finally:
             # The initial values are read during creation only.
@@ -313,7 +325,7 @@ class Zero(_Handle):
             if handle is not None:
                 _capi.dt_zero_destroy(handle)
         finally:
-            self._comm = None
+            self._comm = self._model_comm = None
 
     def __repr__(self):
         if self._handle is None:
@@ -388,7 +400,7 @@ def _refused_optimizer_options():
     return opts
 
 
-def _zero_options(stage, bucket_bytes, unit_sizes, prefetch):
+def _zero_options(stage, bucket_bytes, unit_sizes, prefetch, norm_excluded=None):
     opts = _capi.dt_zero_options()
     _capi.dt_zero_options_init(opts, _capi.DT_ZERO_OPTIONS_VERSION)
     try:
@@ -399,6 +411,7 @@ def _zero_options(stage, bucket_bytes, unit_sizes, prefetch):
     if bucket_bytes is not None:
         opts.bucket_bytes = _int64(bucket_bytes, "bucket_bytes")
     opts.set_unit_sizes(unit_sizes)
+    opts.set_norm_excluded(norm_excluded)
     opts.prefetch = int(bool(prefetch))
     return opts
 

@@ -172,10 +172,12 @@ fail:
 }
 
 /* dt_zero_options: built with dt_zero_options(), filled by
-   dt_zero_options_init(), then set_unit_sizes(); the sizes are a copy owned
-   by the struct. */
+   dt_zero_options_init(), then set_unit_sizes() and set_norm_excluded();
+   the arrays are copies owned by the struct. */
 %ignore dt_zero_options::unit_sizes;
 %immutable dt_zero_options::unit_count;
+%ignore dt_zero_options::norm_excluded;
+%immutable dt_zero_options::norm_excluded_count;
 %typemap(in) (const size_t *sizes, size_t count) (size_t *sizes = NULL) {
   if (dtpy_sizes($input, "unit_sizes", &sizes, &$2) < 0) SWIG_fail;
   $1 = sizes;
@@ -183,30 +185,53 @@ fail:
 %typemap(freearg) (const size_t *sizes, size_t count) {
   PyMem_Free(sizes$argnum);
 }
+%typemap(in) (const size_t *indices, size_t count) (size_t *indices = NULL) {
+  if (dtpy_sizes($input, "norm_excluded", &indices, &$2) < 0) SWIG_fail;
+  $1 = indices;
+}
+%typemap(freearg) (const size_t *indices, size_t count) {
+  PyMem_Free(indices$argnum);
+}
 %exception dt_zero_options::set_unit_sizes {
   $action
   if (PyErr_Occurred()) SWIG_fail;
 }
+%exception dt_zero_options::set_norm_excluded {
+  $action
+  if (PyErr_Occurred()) SWIG_fail;
+}
+%{
+/* Replaces the array *field (of *field_count entries, malloc'ed or NULL)
+   with a copy of values[0..count), or NULL for NULL values. */
+static void dtpy_replace_sizes(const size_t **field, size_t *field_count, const size_t *values, size_t count) {
+  size_t *copy = NULL;
+  if (values != NULL) {
+    copy = malloc((count > 0 ? count : 1) * sizeof(size_t));
+    if (copy == NULL) {
+      PyErr_NoMemory();
+      return;
+    }
+    memcpy(copy, values, count * sizeof(size_t));
+  }
+  free((size_t *)*field);
+  *field = copy;
+  *field_count = values != NULL ? count : 0;
+}
+%}
 %extend dt_zero_options {
   dt_zero_options() { return calloc(1, sizeof(dt_zero_options)); }
   ~dt_zero_options() {
     free((size_t *)$self->unit_sizes);
+    free((size_t *)$self->norm_excluded);
     free($self);
   }
   /* None (or no sizes): one unit per parameter. */
   void set_unit_sizes(const size_t *sizes, size_t count) {
-    size_t *copy = NULL;
-    if (sizes != NULL) {
-      copy = malloc((count > 0 ? count : 1) * sizeof(size_t));
-      if (copy == NULL) {
-        PyErr_NoMemory();
-        return;
-      }
-      memcpy(copy, sizes, count * sizeof(size_t));
-    }
-    free((size_t *)$self->unit_sizes);
-    $self->unit_sizes = copy;
-    $self->unit_count = sizes != NULL ? count : 0;
+    dtpy_replace_sizes(&$self->unit_sizes, &$self->unit_count, sizes, count);
+  }
+  /* None: every parameter counts in the norm. */
+  void set_norm_excluded(const size_t *indices, size_t count) {
+    dtpy_replace_sizes(&$self->norm_excluded, &$self->norm_excluded_count, indices, count);
   }
 }
 

@@ -236,7 +236,27 @@ def test_misuse_raises_invalid_usage(comm):
             z.wait()  # gradient 0 was never marked
 
 
+@pytest.mark.parametrize("stage", [0, 1, 2, 3])
+def test_a_model_split_over_model_comm_clips_by_the_norm_without_the_excluded(comm, stage):
+    # The model communicator is a world of one too, so the norm is this
+    # rank's: the second parameter's gradient only, the first being left
+    # out; clipping to 1 scales both.
+    with comm.split(0) as model_comm:
+        with dtrain.Zero(comm, [np.zeros(2, np.float32), np.zeros(3, np.float32)], "sgd", stage=stage,
+                         lr=1.0, max_grad_norm=1.0, model_comm=model_comm, norm_excluded=[0]) as z:
+            unit_of = (lambda i: i) if stage == 3 else (lambda i: 0)
+            info = _sgd_step(z, [np.full(2, 10.0, np.float32), np.full(3, 4.0, np.float32)], unit_of)
+            assert info.grad_norm == pytest.approx(48 ** 0.5)
+            scale = 1.0 / (48 ** 0.5)
+            with z.unit(unit_of(0)):
+                np.testing.assert_allclose(z.parameter(0), np.full(2, -10.0 * scale), rtol=1e-5)
+            with z.unit(unit_of(1)):
+                np.testing.assert_allclose(z.parameter(1), np.full(3, -4.0 * scale), rtol=1e-5)
+
+
 @pytest.mark.parametrize("arguments, match", [
+    (dict(norm_excluded=[0]), "needs optim->comm"),
+    (dict(norm_excluded=[-1]), "norm_excluded"),
     (dict(stage=4), "stage"),
     (dict(stage="three"), "stage"),
     (dict(bucket_bytes=0), "bucket_bytes"),
@@ -252,6 +272,14 @@ def test_misuse_raises_invalid_usage(comm):
 def test_bad_options_raise_invalid_argument(comm, arguments, match):
     with pytest.raises(dtrain.InvalidArgumentError, match=match):
         dtrain.Zero(comm, [np.ones(1, np.float32)], **arguments)
+
+
+def test_the_model_comm_must_not_be_the_zeros_own(comm):
+    with pytest.raises(dtrain.InvalidArgumentError, match="own communicator"):
+        dtrain.Zero(comm, [np.ones(1, np.float32)], model_comm=comm)
+    with comm.split(0) as model_comm:
+        with pytest.raises(dtrain.InvalidArgumentError, match=r"norm_excluded\[0\] = 1 is not a parameter"):
+            dtrain.Zero(comm, [np.ones(1, np.float32)], model_comm=model_comm, norm_excluded=[1])
 
 
 def test_bad_parameters_raise(comm):

@@ -57,6 +57,22 @@
  * gathered again turns the direction around, as backward does when it
  * starts at the last unit of forward.
  *
+ * With tensor or pipeline parallelism. The dt_zero's communicator holds the
+ * replicas of this rank's part of the model (the data-parallel ranks: dp, or
+ * dp x cp); the other parts live on other ranks. Gradient clipping needs the
+ * norm of the whole model: pass the communicator over the ranks holding the
+ * other parts (the tensor- and pipeline-parallel peers with this rank's
+ * data-parallel coordinate, the mesh's tp x pp group) as `optim->comm`, and
+ * list in `norm_excluded` the parameters this rank holds a copy of that a
+ * peer there counts already (a layer norm's weight that every tensor-parallel
+ * rank holds whole: leave it out on every tp rank but the first, as
+ * Megatron-LM counts only parameters that are not tensor-parallel
+ * duplicates). dt_zero_step() then sums the squared norm of the parameters
+ * not excluded over the dt_zero's ranks (stages 1–3: shards) and over
+ * `optim->comm` (an allreduce: every rank of it steps together), clips every
+ * parameter, excluded ones included, by that one norm, and skips on inf/NaN
+ * on every rank together.
+ *
  * Checkpoints: dt_zero_save() writes each rank's shards of the master weights
  * and optimizer state and a metadata file describing the global tensors,
  * committed atomically; dt_zero_load() reads them on any number of ranks,
@@ -133,12 +149,20 @@ typedef struct dt_zero_options {
   void *stream;              /**< CUDA parameters: the cudaStream_t the trainer reads parameters
                                 and writes gradients on; NULL: the legacy default stream. Each
                                 rank its own; ignored in host memory */
+  /* Version 3. */
+  /** Indices of parameters left out of the gradient norm on this rank
+     because a rank of `optim->comm` counts the same gradient (see "With
+     tensor or pipeline parallelism"); they are still clipped and updated.
+     Each index < n, none repeated; needs `optim->comm`. NULL: none. Read
+     during dt_zero_create() only; the dt_zero's ranks must pass the same. */
+  const size_t *norm_excluded;
+  size_t norm_excluded_count; /**< entries in norm_excluded */
 } dt_zero_options;
 
 /** The version of dt_zero_options this header describes. */
-#define DT_ZERO_OPTIONS_VERSION 2u
+#define DT_ZERO_OPTIONS_VERSION 3u
 /** A dt_zero_options with this version and every field at its default. */
-#define DT_ZERO_OPTIONS_INIT { DT_ZERO_OPTIONS_VERSION, 1, DT_UNDEF, NULL, 0, 1, NULL }
+#define DT_ZERO_OPTIONS_INIT { DT_ZERO_OPTIONS_VERSION, 1, DT_UNDEF, NULL, 0, 1, NULL, NULL, 0 }
 
 /**
  * Bytes this rank holds now, by purpose. The caller sets `version`
@@ -172,10 +196,14 @@ DT_API dt_status dt_zero_options_init(dt_zero_options *opts, unsigned version);
  * Creates a dt_zero over `n` > 0 parameters whose dtypes, shapes and initial
  * values are `params[0..n)` (read here only; rank 0's values are used on
  * every rank, so replicas start identical). Collective over `comm`.
- * `optim` NULL: AdamW with its defaults; its `comm` must be NULL (the
- * dt_zero reduces the gradient norm over `comm` itself). `opts` NULL:
+ * `optim` NULL: AdamW with its defaults. `optim->comm`: NULL when the
+ * parameters are the whole model (the dt_zero sums the norm over `comm`
+ * itself); otherwise the ranks holding the model's other parts (see "With
+ * tensor or pipeline parallelism"), which the dt_zero holds like `comm` and
+ * allreduces on in dt_zero_step() (so nothing else may use it then); it must
+ * not be `comm`. `opts` NULL:
  * defaults. DT_ERR_INVALID_ARGUMENT for a bad tensor, mixed dtypes or a bad
- * option, parameters that mix host and device memory or sit on a device
+ * option (`optim->comm` equal to `comm`, a bad `norm_excluded`), parameters that mix host and device memory or sit on a device
  * other than the communicator's; DT_ERR_UNSUPPORTED for kDLCUDA tensors in
  * a build or on a machine without CUDA, or on a communicator without a CUDA
  * device; DT_ERR_MISMATCH when ranks disagree about the parameters or

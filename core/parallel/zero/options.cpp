@@ -5,6 +5,7 @@
 
 #include "base/digest.hpp"
 #include "base/error.hpp"
+#include "comm/communicator.hpp"
 
 namespace dtrain::parallel::zero {
 
@@ -32,6 +33,12 @@ std::int64_t digest(const optim::Config& config) {
   return d.value();
 }
 
+std::int64_t digest(const std::vector<std::size_t>& indices) {
+  Digest d;
+  for (std::size_t index : indices) d.add(static_cast<std::int64_t>(index));
+  return d.value();
+}
+
 std::int64_t digest(const std::optional<std::vector<std::size_t>>& sizes) {
   Digest d;
   d.add(sizes.has_value());
@@ -45,6 +52,28 @@ std::int64_t digest(const std::optional<std::vector<std::size_t>>& sizes) {
 
 const common::AgreementSubject kCreationSubject{"ZeRO creation", "parameter"};
 
+namespace {
+
+void check_norm_excluded(const Options& options, std::size_t parameters) {
+  if (options.norm_excluded.empty()) return;
+  if (!options.model_comm) {
+    raise(DT_ERR_INVALID_ARGUMENT,
+          "norm_excluded needs optim->comm: parameters left out here must be counted on a rank of it");
+  }
+  std::vector<bool> seen(parameters, false);
+  for (std::size_t k = 0; k < options.norm_excluded.size(); ++k) {
+    const std::size_t index = options.norm_excluded[k];
+    const std::string which = "norm_excluded[" + std::to_string(k) + "] = " + std::to_string(index);
+    if (index >= parameters) {
+      raise(DT_ERR_INVALID_ARGUMENT, which + " is not a parameter (there are " + std::to_string(parameters) + ")");
+    }
+    if (seen[index]) raise(DT_ERR_INVALID_ARGUMENT, which + " is repeated");
+    seen[index] = true;
+  }
+}
+
+}  // namespace
+
 void check_options(const Options& options, std::size_t parameters) {
   if (options.stage < 0 || options.stage > 3) {
     raise(DT_ERR_INVALID_ARGUMENT, "stage = " + std::to_string(options.stage) + " is not a ZeRO stage (0, 1, 2 or 3)");
@@ -52,6 +81,7 @@ void check_options(const Options& options, std::size_t parameters) {
   if (options.bucket_bytes < 1) {
     raise(DT_ERR_INVALID_ARGUMENT, "bucket_bytes = " + std::to_string(options.bucket_bytes) + " must be at least 1");
   }
+  check_norm_excluded(options, parameters);
   if (!options.unit_sizes) return;
   std::size_t total = 0;
   for (std::size_t u = 0; u < options.unit_sizes->size(); ++u) {
@@ -75,7 +105,9 @@ std::vector<common::Setting> creation_settings(const Options& options, const opt
           {"bucket_bytes", options.bucket_bytes},
           {"prefetch", options.prefetch},
           {"unit_sizes (digest)", digest(options.unit_sizes)},
-          {"optimizer options (digest)", digest(config)}};
+          {"optimizer options (digest)", digest(config)},
+          {"optim->comm ranks", options.model_comm ? options.model_comm->size() : 0},
+          {"norm_excluded (digest)", digest(options.norm_excluded)}};
 }
 
 }  // namespace dtrain::parallel::zero

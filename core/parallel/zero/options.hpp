@@ -11,6 +11,10 @@
 #include "optim/config.hpp"
 #include "parallel/common/agreement.hpp"
 
+namespace dtrain::comm {
+class Communicator;
+}
+
 namespace dtrain::parallel::zero {
 
 struct Options {
@@ -28,12 +32,21 @@ struct Options {
   // writes gradients on; nullptr is the legacy default stream. Each rank its
   // own: not part of what the ranks compare.
   void* stream = nullptr;
+  // The ranks holding the other parts of a model split by tensor or
+  // pipeline parallelism (not owned; it outlives the Zero): the squared
+  // gradient norm is summed over them too. nullptr: the parameters are the
+  // whole model.
+  comm::Communicator* model_comm = nullptr;
+  // Parameters this rank leaves out of the norm because a rank of
+  // model_comm counts the same gradient (a tensor-parallel replica).
+  std::vector<std::size_t> norm_excluded;
 };
 
 // Throws DT_ERR_INVALID_ARGUMENT naming the first bad option for a model of
 // `parameters` parameters: a stage other than 0–3, bucket_bytes below 1,
-// unit_sizes outside stage 3, a unit of no parameters, or sizes that do not
-// add up to `parameters`.
+// unit_sizes outside stage 3, a unit of no parameters, sizes that do not
+// add up to `parameters`, or norm_excluded with an index out of range, a
+// repeated index, or no model_comm.
 void check_options(const Options& options, std::size_t parameters);
 
 // What the ranks compare at creation besides the parameters' layout. The

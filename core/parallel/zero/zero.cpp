@@ -9,6 +9,7 @@
 #include "comm/deadline.hpp"
 #include "parallel/common/agreement.hpp"
 #include "parallel/common/layout.hpp"
+#include "parallel/zero/model_norm.hpp"
 
 namespace dtrain::parallel::zero {
 
@@ -44,12 +45,6 @@ std::vector<DLTensor> flat_tensors(const std::vector<TensorView>& views, DLDevic
   return tensors;
 }
 
-// Sums this rank's squared gradient norm over the ranks holding the other
-// shards.
-optim::Optimizer::NormReducer sum_over(comm::Communicator& comm) {
-  return [&comm](double local) { return comm::sum_over_ranks(comm, local); };
-}
-
 }  // namespace
 
 Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* const> params,
@@ -60,6 +55,11 @@ Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* 
   try {
     if (params.empty()) raise(DT_ERR_INVALID_ARGUMENT, "n is 0: a model needs at least one parameter");
     check_options(options, params.size());
+    if (options.model_comm == &comm) {
+      raise(DT_ERR_INVALID_ARGUMENT,
+            "optim->comm is the dt_zero's own communicator; it must hold the model's other parts, "
+            "or be NULL when the parameters are the whole model");
+    }
     for (common::CheckedTensor& param : common::check_tensors(params, "params", common::Placement::one_device)) {
       const std::size_t i = accepted.views.size();
       if (!optimizable(param.view.dtype)) {
@@ -138,7 +138,8 @@ Zero::Zero(comm::Communicator& comm, const optim::Config& config, const Options&
   const std::vector<DLTensor> grad_tensors = flat_tensors(grads, device, grad_counts);
   optimizer_ =
       std::make_unique<optim::Optimizer>(config, param_tensors.data(), grad_tensors.data(), param_tensors.size(),
-                                         stage_ == 0 ? optim::Optimizer::NormReducer{} : sum_over(comm_));
+                                         ModelNorm(stage_ == 0 ? nullptr : &comm_, options.model_comm,
+                                                   excluded_gradients(options.norm_excluded), *queue_));
 
   // The optimizer's own allocation: f32 master weights and state for every
   // element of this rank's shards.
@@ -191,6 +192,18 @@ void Zero::load_initial_values(const std::vector<TensorView>& params) {
                  static_cast<std::size_t>(shard.count) * dtype_size(dtype_));
   }
   queue_->synchronize();
+}
+
+std::vector<TensorView> Zero::excluded_gradients(const std::vector<std::size_t>& excluded) const {
+  std::vector<TensorView> parts;
+  for (std::size_t param : excluded) {
+    const Place& place = layout_.place(param);
+    const Range shard = layout_.shard(layout_.unit(place.unit));
+    const std::int64_t first = std::max(place.offset, shard.first);
+    const std::int64_t end = std::min(place.offset + place.count, shard.first + shard.count);
+    if (end > first) parts.push_back(gradients_.shard(place.unit).slice(first - shard.first, end - first));
+  }
+  return parts;
 }
 
 std::vector<TensorView> Zero::parameter_shards() const {

@@ -122,6 +122,9 @@ class Zero {
   void load_initial_values(const std::vector<TensorView>& params);
   // This rank's shard of every unit's parameters.
   std::vector<TensorView> parameter_shards() const;
+  // The parts of this rank's gradient shards that hold the `excluded`
+  // parameters' gradients.
+  std::vector<TensorView> excluded_gradients(const std::vector<std::size_t>& excluded) const;
   // Stage 0: the elements of `unit` this rank writes into a checkpoint.
   Range saved_by_this_rank(const Unit& unit) const;
   // Stages 1–2: every rank's updated shard into every rank's full parameters.

@@ -2,13 +2,13 @@
 # gradients and optimizer state sharded over the ranks of a communicator.
 
 # The versions of dt_zero_options and dt_zero_memory mirrored here.
-const DT_ZERO_OPTIONS_VERSION = Cuint(2)
+const DT_ZERO_OPTIONS_VERSION = Cuint(3)
 const DT_ZERO_MEMORY_VERSION = Cuint(1)
 
 """
     DTrain.ZeroOptions
 
-`dt_zero_options`, field for field (version 2). `ZeroOptions()` gives the
+`dt_zero_options`, field for field (version 3). `ZeroOptions()` gives the
 library's defaults, written by `dt_zero_options_init`; [`Zero`](@ref) fills
 one from its keyword arguments.
 """
@@ -20,6 +20,8 @@ struct ZeroOptions
     unit_count::Csize_t
     prefetch::Cint
     stream::Ptr{Cvoid}
+    norm_excluded::Ptr{Csize_t}
+    norm_excluded_count::Csize_t
 end
 
 function ZeroOptions()
@@ -56,7 +58,8 @@ What the rank holds now: the sum of the five purposes.
 total(m::ZeroMemory) = m.parameters + m.gradients + m.optimizer_state + m.master_weights + m.communication
 
 """
-    Zero(comm, params; stage=1, bucket_bytes, unit_sizes, prefetch=true, kind=:adamw, lr, ...)
+    Zero(comm, params; stage=1, bucket_bytes, unit_sizes, prefetch=true, model_comm, norm_excluded,
+         kind=:adamw, lr, ...)
     Zero(f, comm, params; kwargs...)
 
 Trains a model with ZeRO over the ranks of `comm`. The `Zero` owns the
@@ -82,6 +85,15 @@ stage), or by default one per parameter in stage 3 and buckets of about
 each `gather!`. The optimizer takes [`Optimizer`](@ref)'s keywords (`kind`,
 `lr`, `weight_decay`, `momentum`, `betas`, `max_grad_norm`, ...), AdamW with
 the library's defaults when none is given.
+
+With tensor or pipeline parallelism, `comm` holds the replicas of this rank's
+part of the model and `model_comm` the ranks holding its other parts (the
+mesh's tp × pp group): `step!` clips by the whole model's gradient norm,
+summed over both. `norm_excluded` lists the parameters (from 1) this rank
+leaves out of that norm because a rank of `model_comm` counts the same
+gradient (a layer norm's weight on every tensor-parallel rank but the first);
+they are still clipped and updated ("With tensor or pipeline parallelism" in
+`dtrain/zero.h`).
 
 A step, the same on every stage (in stages 0–2 gathers and releases return at
 once):
@@ -114,35 +126,46 @@ mutable struct Zero
     handle::Ptr{Cvoid}
     closed::Threads.Atomic{Bool}
     comm::Union{Comm,Nothing}
+    model_comm::Union{Comm,Nothing}  # held: the dt_zero allreduces on it in step!
     count::Int
     sync::Bool
 
-    function Zero(handle::Ptr{Cvoid}, comm::Comm, count::Int)
-        z = new(handle, Threads.Atomic{Bool}(false), comm, count, true)
+    function Zero(handle::Ptr{Cvoid}, comm::Comm, model_comm::Union{Comm,Nothing}, count::Int)
+        z = new(handle, Threads.Atomic{Bool}(false), comm, model_comm, count, true)
         finalizer(_finalize, z)
         return z
     end
 end
 
 function Zero(comm::Comm, params::AbstractVector; stage::Integer=1, bucket_bytes::Union{Integer,Nothing}=nothing,
-              unit_sizes::Union{AbstractVector,Nothing}=nothing, prefetch::Bool=true, optimizer...)
+              unit_sizes::Union{AbstractVector,Nothing}=nothing, prefetch::Bool=true,
+              model_comm::Union{Comm,Nothing}=nothing, norm_excluded::Union{AbstractVector,Nothing}=nothing,
+              optimizer...)
     refusal = _Refusal()
     # What this rank cannot convert becomes a value the library refuses (a
     # negative learning rate, stage -1, ...), so that every rank hears of it.
-    optimizer_options = _take(() -> _optimizer_options(; optimizer...), refusal, _optimizer_options(; lr=-1))
+    model = model_comm === nothing ? C_NULL : Base.unsafe_convert(Ptr{Cvoid}, model_comm)
+    optimizer_options = _take(() -> _optimizer_options(; comm=model, optimizer...), refusal,
+                              _optimizer_options(; lr=-1))
     sizes = unit_sizes === nothing ? Csize_t[] :
         _take(() -> Csize_t[Csize_t(s) for s in unit_sizes], refusal, Csize_t[])
+    # Indices from 1 here, from 0 in C; one out of range becomes one the
+    # library refuses.
+    excluded = norm_excluded === nothing ? Csize_t[] :
+        _take(() -> Csize_t[Csize_t(i - 1) for i in norm_excluded], refusal, Csize_t[typemax(Csize_t)])
     d = ZeroOptions()
     c_stage = _take(() -> Cint(stage), refusal, Cint(-1))
     c_bytes = bucket_bytes === nothing ? d.bucket_bytes : _take(() -> Int64(bucket_bytes), refusal, Int64(0))
     borrowed, tensors = _borrow_all(params, refusal)
     pointers = _tensor_pointers(borrowed, tensors)
     out = Ref{Ptr{Cvoid}}(C_NULL)
-    code = GC.@preserve borrowed tensors pointers sizes comm begin
+    code = GC.@preserve borrowed tensors pointers sizes excluded comm model_comm begin
         options = ZeroOptions(d.version, c_stage, c_bytes,
                               unit_sizes === nothing ? Ptr{Csize_t}(C_NULL) : pointer(sizes),
                               Csize_t(unit_sizes === nothing ? 0 : length(sizes)), Cint(prefetch),
-                              _stream(Borrowed[b for b in borrowed if b !== nothing]...))
+                              _stream(Borrowed[b for b in borrowed if b !== nothing]...),
+                              isempty(excluded) ? Ptr{Csize_t}(C_NULL) : pointer(excluded),
+                              Csize_t(length(excluded)))
         ccall(_sym(:dt_zero_create), Cint,
               (Ref{Ptr{Cvoid}}, Ptr{Cvoid}, Ptr{Ptr{DLTensor}}, Csize_t, Ref{OptimizerOptions}, Ref{ZeroOptions}),
               out, comm, pointers, Csize_t(length(pointers)), optimizer_options, options)
@@ -152,7 +175,7 @@ function Zero(comm::Comm, params::AbstractVector; stage::Integer=1, bucket_bytes
         throw(refusal.error)
     end
     _check(code)
-    return Zero(out[], comm, length(params))
+    return Zero(out[], comm, model_comm, length(params))
 end
 
 function Zero(f::Function, comm::Comm, params::AbstractVector; kwargs...)
@@ -193,6 +216,7 @@ function _destroy(z::Zero)
     handle = z.handle
     z.handle = C_NULL
     z.comm = nothing
+    z.model_comm = nothing
     return ccall(_sym(:dt_zero_destroy), Cint, (Ptr{Cvoid},), handle)
 end
 

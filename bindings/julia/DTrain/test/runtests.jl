@@ -573,14 +573,16 @@ end
 end
 
 @testset "zero" begin
-    @test sizeof(DTrain.ZeroOptions) == 40
+    @test sizeof(DTrain.ZeroOptions) == 64
     @test fieldoffset(DTrain.ZeroOptions, 6) == 32
+    @test fieldoffset(DTrain.ZeroOptions, 8) == 48
     @test sizeof(DTrain.ZeroMemory) == 64
     defaults = DTrain.ZeroOptions()
     @test defaults.version == DTrain.DT_ZERO_OPTIONS_VERSION
     @test defaults.stage == 1 && defaults.prefetch == 1
     @test defaults.bucket_bytes == DTrain.DT_UNDEF
     @test defaults.unit_sizes == C_NULL
+    @test defaults.norm_excluded == C_NULL && defaults.norm_excluded_count == 0
 
     Comm() do comm
         # A step in every stage follows SGD; the initial values are only read.
@@ -610,6 +612,27 @@ end
             end
         end
         @test all(==(1f0), w)
+
+        # A model split over model_comm (here a world of one too): the norm
+        # leaves out the excluded first parameter; clipping scales both.
+        split(comm, 0) do model
+            Zero(comm, [zeros(Float32, 2), zeros(Float32, 3)]; stage=1, kind=:sgd, lr=1.0, max_grad_norm=1.0,
+                 model_comm=model, norm_excluded=[1]) do z
+                for i in (2, 1)
+                    gradient(z, i) .+= (i == 1 ? 10f0 : 4f0)
+                    mark_ready!(z, i)
+                end
+                wait(z)
+                info = step!(z)
+                @test info.grad_norm ≈ sqrt(48)
+                @test all(p -> isapprox(p, -10 / sqrt(48f0); rtol=1e-5), parameter(z, 1))
+                @test all(p -> isapprox(p, -4 / sqrt(48f0); rtol=1e-5), parameter(z, 2))
+            end
+            @test occursin("norm_excluded", message_of(() -> Zero(comm, [ones(Float32, 2)]; model_comm=model,
+                                                                   norm_excluded=[2]), DT_ERR_INVALID_ARGUMENT))
+        end
+        @test occursin("needs optim->comm",
+                       message_of(() -> Zero(comm, [ones(Float32, 2)]; norm_excluded=[1]), DT_ERR_INVALID_ARGUMENT))
 
         # Units, memory, accumulation, checkpoints.
         Zero(comm, [zeros(Float32, 4), zeros(Float32, 2)]; stage=3, unit_sizes=[1, 1]) do z

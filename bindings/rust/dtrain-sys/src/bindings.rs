@@ -8,7 +8,7 @@ pub const DT_OP_STATS_VERSION: u32 = 1;
 pub const DT_OPTIMIZER_OPTIONS_VERSION: u32 = 1;
 pub const DT_OPTIMIZER_STEP_INFO_VERSION: u32 = 1;
 pub const DT_DDP_OPTIONS_VERSION: u32 = 2;
-pub const DT_ZERO_OPTIONS_VERSION: u32 = 2;
+pub const DT_ZERO_OPTIONS_VERSION: u32 = 3;
 pub const DT_ZERO_MEMORY_VERSION: u32 = 1;
 pub const DT_MESH_MAX_DIMS: u32 = 8;
 pub const DT_MESH_MAX_NAME: u32 = 15;
@@ -2043,12 +2043,20 @@ pub struct dt_zero_options {
     #[doc = "and writes gradients on; NULL: the legacy default stream. Each"]
     #[doc = "rank its own; ignored in host memory"]
     pub stream: *mut ::std::os::raw::c_void,
+    #[doc = " Indices of parameters left out of the gradient norm on this rank"]
+    #[doc = "because a rank of `optim->comm` counts the same gradient (see \"With"]
+    #[doc = "tensor or pipeline parallelism\"); they are still clipped and updated."]
+    #[doc = "Each index < n, none repeated; needs `optim->comm`. NULL: none. Read"]
+    #[doc = "during dt_zero_create() only; the dt_zero's ranks must pass the same."]
+    pub norm_excluded: *const usize,
+    #[doc = "< entries in norm_excluded"]
+    pub norm_excluded_count: usize,
 }
 #[test]
 fn bindgen_test_layout_dt_zero_options() {
     assert_eq!(
         ::std::mem::size_of::<dt_zero_options>(),
-        48usize,
+        64usize,
         concat!("Size of: ", stringify!(dt_zero_options))
     );
     assert_eq!(
@@ -2175,6 +2183,40 @@ fn bindgen_test_layout_dt_zero_options() {
         );
     }
     test_field_stream();
+    fn test_field_norm_excluded() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).norm_excluded) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_options),
+                "::",
+                stringify!(norm_excluded)
+            )
+        );
+    }
+    test_field_norm_excluded();
+    fn test_field_norm_excluded_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_zero_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).norm_excluded_count) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_zero_options),
+                "::",
+                stringify!(norm_excluded_count)
+            )
+        );
+    }
+    test_field_norm_excluded_count();
 }
 #[doc = " Bytes this rank holds now, by purpose. The caller sets `version`"]
 #[doc = " (DT_ZERO_MEMORY_VERSION, or use the _INIT macro); the library writes the"]
@@ -2361,10 +2403,14 @@ extern "C" {
     #[doc = " Creates a dt_zero over `n` > 0 parameters whose dtypes, shapes and initial"]
     #[doc = " values are `params[0..n)` (read here only; rank 0's values are used on"]
     #[doc = " every rank, so replicas start identical). Collective over `comm`."]
-    #[doc = " `optim` NULL: AdamW with its defaults; its `comm` must be NULL (the"]
-    #[doc = " dt_zero reduces the gradient norm over `comm` itself). `opts` NULL:"]
+    #[doc = " `optim` NULL: AdamW with its defaults. `optim->comm`: NULL when the"]
+    #[doc = " parameters are the whole model (the dt_zero sums the norm over `comm`"]
+    #[doc = " itself); otherwise the ranks holding the model's other parts (see \"With"]
+    #[doc = " tensor or pipeline parallelism\"), which the dt_zero holds like `comm` and"]
+    #[doc = " allreduces on in dt_zero_step() (so nothing else may use it then); it must"]
+    #[doc = " not be `comm`. `opts` NULL:"]
     #[doc = " defaults. DT_ERR_INVALID_ARGUMENT for a bad tensor, mixed dtypes or a bad"]
-    #[doc = " option, parameters that mix host and device memory or sit on a device"]
+    #[doc = " option (`optim->comm` equal to `comm`, a bad `norm_excluded`), parameters that mix host and device memory or sit on a device"]
     #[doc = " other than the communicator's; DT_ERR_UNSUPPORTED for kDLCUDA tensors in"]
     #[doc = " a build or on a machine without CUDA, or on a communicator without a CUDA"]
     #[doc = " device; DT_ERR_MISMATCH when ranks disagree about the parameters or"]

@@ -33,6 +33,10 @@ pub struct ZeroOptions {
     pub unit_sizes: Option<Vec<usize>>,
     /// Stage 3: each gather also starts the next unit's.
     pub prefetch: bool,
+    /// Parameters (from 0) this rank leaves out of the gradient norm because
+    /// a rank of the model communicator counts the same gradient (see
+    /// [`Zero::with_model_comm`]); empty: none.
+    pub norm_excluded: Vec<usize>,
 }
 
 impl Default for ZeroOptions {
@@ -42,13 +46,14 @@ impl Default for ZeroOptions {
             bucket_bytes: None,
             unit_sizes: None,
             prefetch: true,
+            norm_excluded: Vec::new(),
         }
     }
 }
 
 impl ZeroOptions {
-    /// The C options; their `unit_sizes` points into `self`, which must
-    /// outlive their use.
+    /// The C options; their `unit_sizes` and `norm_excluded` point into
+    /// `self`, which must outlive their use.
     fn to_raw(&self) -> Result<sys::dt_zero_options> {
         let mut raw = MaybeUninit::<sys::dt_zero_options>::zeroed();
         // SAFETY: dt_zero_options_init fills every field of this version.
@@ -66,6 +71,10 @@ impl ZeroOptions {
             raw.unit_count = sizes.len();
         }
         raw.prefetch = self.prefetch.into();
+        if !self.norm_excluded.is_empty() {
+            raw.norm_excluded = self.norm_excluded.as_ptr();
+            raw.norm_excluded_count = self.norm_excluded.len();
+        }
         Ok(raw)
     }
 }
@@ -207,14 +216,42 @@ impl<'a, T: Element> Zero<'a, T> {
         optimizer: &OptimizerOptions,
         options: &ZeroOptions,
     ) -> Result<Zero<'a, T>> {
-        let raw_optimizer = optimizer.to_raw()?;
+        Zero::create(comm, ptr::null_mut(), params, optimizer, options)
+    }
+
+    /// Like [`Zero::new`], for one part of a model split by tensor or
+    /// pipeline parallelism: `comm` holds the replicas of this part, `model`
+    /// the ranks holding the other parts (the mesh's tp × pp group). `step`
+    /// clips by the whole model's gradient norm, summed over both (an
+    /// allreduce on `model`, so its ranks step together), leaving out the
+    /// parameters in `options.norm_excluded` (dtrain/zero.h, "With tensor or
+    /// pipeline parallelism").
+    pub fn with_model_comm(
+        comm: &'a Comm<'_>,
+        model: &'a Comm<'_>,
+        params: &[&[T]],
+        optimizer: &OptimizerOptions,
+        options: &ZeroOptions,
+    ) -> Result<Zero<'a, T>> {
+        Zero::create(comm, model.as_raw(), params, optimizer, options)
+    }
+
+    fn create(
+        comm: &'a Comm<'_>,
+        model: *mut sys::dt_comm,
+        params: &[&[T]],
+        optimizer: &OptimizerOptions,
+        options: &ZeroOptions,
+    ) -> Result<Zero<'a, T>> {
+        let mut raw_optimizer = optimizer.to_raw()?;
+        raw_optimizer.comm = model;
         let raw_options = options.to_raw()?;
         let described: Vec<RawTensor> = params.iter().map(|p| RawTensor::of(p)).collect();
         let pointers: Vec<*const sys::DLTensor> = described.iter().map(RawTensor::as_ptr).collect();
         let mut out = ptr::null_mut();
         // SAFETY: the descriptors (and their shapes), the slices they
-        // describe and the unit sizes in `options` live through the call,
-        // which only reads them.
+        // describe and the arrays in `options` live through the call, which
+        // only reads them; `model` is null or a live communicator.
         check(unsafe {
             sys::dt_zero_create(
                 &mut out,

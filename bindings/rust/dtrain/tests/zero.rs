@@ -228,3 +228,50 @@ fn a_checkpoint_restores_parameters_and_state() {
     assert_error(foreign.save("with\0nul"), Status::InvalidArgument, "NUL");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_model_split_over_a_model_comm_clips_by_the_norm_without_the_excluded() {
+    let comm = common::world();
+    // The model communicator is a world of one too: the norm is this rank's,
+    // the second parameter's gradient only; clipping to 1 scales both.
+    let model = comm.split(Some(0), 0).unwrap().unwrap();
+    let clip = OptimizerOptions {
+        max_grad_norm: Some(1.0),
+        ..sgd(1.0)
+    };
+    let options = ZeroOptions {
+        norm_excluded: vec![0],
+        ..stage(1)
+    };
+    let (a, b) = (vec![0.0f32; 2], vec![0.0f32; 3]);
+    let mut zero = Zero::with_model_comm(&comm, &model, &[&a[..], &b[..]], &clip, &options).unwrap();
+    for (i, g) in [(1, 4.0), (0, 10.0)] {
+        zero.gradient(i).unwrap().fill(g);
+        zero.mark_ready(i).unwrap();
+    }
+    zero.wait(-1).unwrap();
+    let info = zero.step().unwrap();
+    let norm = 48.0f64.sqrt();
+    assert!((info.grad_norm - norm).abs() < 1e-5, "{info:?}");
+    for (i, g) in [(0, 10.0), (1, 4.0)] {
+        for &p in zero.parameter(i).unwrap() {
+            assert!((p as f64 + g / norm).abs() < 1e-5, "parameter {i}: {p}");
+        }
+    }
+    drop(zero);
+
+    let repeated = ZeroOptions {
+        norm_excluded: vec![1, 1],
+        ..stage(1)
+    };
+    assert_error(
+        Zero::with_model_comm(&comm, &model, &[&a[..], &b[..]], &clip, &repeated),
+        Status::InvalidArgument,
+        "repeated",
+    );
+    assert_error(
+        Zero::new(&comm, &[&a[..], &b[..]], &clip, &options),
+        Status::InvalidArgument,
+        "needs optim->comm",
+    );
+}
