@@ -41,7 +41,7 @@ def meshes(subset):
     """(dp, tp, pp, cp, ep, schedule, zero stage or None) tuples."""
     if subset:
         return [(2, 1, 1, 1, 1, "1f1b", None), (1, 2, 1, 1, 1, "1f1b", None), (1, 1, 2, 1, 1, "1f1b", None),
-                (1, 1, 2, 1, 1, "interleaved", None), (1, 1, 1, 2, 1, "1f1b", None),
+                (1, 1, 2, 1, 1, "interleaved", None), (1, 2, 2, 1, 1, "zb_h1", None), (1, 1, 1, 2, 1, "1f1b", None),
                 (1, 1, 1, 1, 2, "1f1b", None), (2, 2, 2, 1, 1, "1f1b", 3), (2, 2, 2, 1, 1, "1f1b", None)]
     return [m + (None,) for m in full_matrix()] + [(1, 1, 1, 1, 1, "1f1b", 0), (2, 1, 1, 1, 1, "1f1b", 1),
                                                    (2, 1, 1, 1, 1, "1f1b", 2), (2, 1, 1, 1, 1, "1f1b", 3),
@@ -54,7 +54,7 @@ def full_matrix():
     """Every (dp, tp, pp) in {1, 2}^3 under each schedule, then cp = 2 and ep = 2 with the others."""
     out = []
     for dp, tp, pp in itertools.product((1, 2), repeat=3):
-        for schedule in (("gpipe", "1f1b", "interleaved") if pp > 1 else ("1f1b",)):
+        for schedule in (("gpipe", "1f1b", "interleaved", "zb_h1") if pp > 1 else ("1f1b",)):
             out.append((dp, tp, pp, 1, 1, schedule))
     for dp, tp, pp in ((1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2), (1, 2, 2)):
         out.append((dp, tp, pp, 2, 1, "1f1b"))

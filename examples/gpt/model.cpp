@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "kernels.hpp"
 #include "tensor.hpp"
@@ -212,23 +213,43 @@ void Stage::mlp_forward(const Layer &l, Saved::Block &b, float *out, int64_t row
   }
 }
 
+void Stage::linear_backward(Saved &s, WeightGrad job, const float *dy, float *dx) {
+  View x(job.x, job.rows, job.in), dyv(dy, job.rows, job.out), dxv(dx, job.rows, job.in);
+  ParamView w(*job.w, false);
+  auto backward = job.row_parallel ? dt_tp_row_linear_backward : dt_tp_column_linear_backward;
+  if (defer_weights_) {
+    check(backward(tp_, x.get(), w.get(), dyv.get(), dxv.get(), nullptr, nullptr, kAcc), job.what);
+    job.dy.assign(dy, dy + job.rows * job.out);
+    s.deferred.push_back(std::move(job));
+    return;
+  }
+  ParamView dw(*job.w, true);
+  std::optional<ParamView> db;
+  if (job.b) db.emplace(*job.b, true);
+  check(backward(tp_, x.get(), w.get(), dyv.get(), dxv.get(), dw.get(), db ? db->get() : nullptr, kAcc), job.what);
+}
+
+void Stage::weight_backward(const WeightGrad &job) {
+  View x(job.x, job.rows, job.in), dy(job.dy.data(), job.rows, job.out);
+  ParamView w(*job.w, false), dw(*job.w, true);
+  std::optional<ParamView> db;
+  if (job.b) db.emplace(*job.b, true);
+  auto backward = job.row_parallel ? dt_tp_row_linear_backward : dt_tp_column_linear_backward;
+  check(backward(tp_, x.get(), w.get(), dy.get(), nullptr, dw.get(), db ? db->get() : nullptr, kAcc), job.what);
+}
+
+void Stage::backward_weight(Saved &s) {
+  for (const WeightGrad &job : s.deferred) weight_backward(job);
+  s.deferred.clear();
+}
+
 // dh [rows, H] (overwritten) from dy, the gradient of the MLP's output.
-void Stage::mlp_backward(const Layer &l, Saved::Block &b, const float *dy, float *dh, int64_t rows) {
+void Stage::mlp_backward(Saved &s, const Layer &l, Saved::Block &b, const float *dy, float *dh, int64_t rows) {
   const int64_t H = cfg_.hidden, Hl = H / tp_size_;
   std::vector<float> dgl((size_t)(rows * 4 * Hl));
-  {
-    View x(b.gl.data(), rows, 4 * Hl), dyv(dy, rows, H), dxl(dgl.data(), rows, 4 * Hl);
-    ParamView w(*l.fc2w, false), dw(*l.fc2w, true), db(*l.fc2b, true);
-    check(dt_tp_row_linear_backward(tp_, x.get(), w.get(), dyv.get(), dxl.get(), dw.get(), db.get(), kAcc),
-          "fc2 backward");
-  }
+  linear_backward(s, {true, "fc2 backward", l.fc2w, l.fc2b, b.gl.data(), rows, 4 * Hl, H, {}}, dy, dgl.data());
   gelu_backward(b.f.data(), dgl.data(), dgl.data(), rows * 4 * Hl);
-  {
-    View x(b.h2.data(), rows, H), dyl(dgl.data(), rows, 4 * Hl), dxl(dh, rows, H);
-    ParamView w(*l.fc1w, false), dw(*l.fc1w, true), db(*l.fc1b, true);
-    check(dt_tp_column_linear_backward(tp_, x.get(), w.get(), dyl.get(), dxl.get(), dw.get(), db.get(), kAcc),
-          "fc1 backward");
-  }
+  linear_backward(s, {false, "fc1 backward", l.fc1w, l.fc1b, b.h2.data(), rows, H, 4 * Hl, {}}, dgl.data(), dh);
 }
 
 void Stage::block_forward(const Layer &l, Saved::Block &b, const float *x, float *out, int64_t seqs, int64_t len) {
@@ -262,30 +283,22 @@ void Stage::block_forward(const Layer &l, Saved::Block &b, const float *x, float
 }
 
 // `dx` holds the gradient of the block's output on entry and of its input on return.
-void Stage::block_backward(const Layer &l, Saved::Block &b, float *dx, int64_t seqs, int64_t len, float loss_weight) {
+void Stage::block_backward(Saved &s, const Layer &l, Saved::Block &b, float *dx, int64_t seqs, int64_t len,
+                           float loss_weight) {
   const int64_t rows = seqs * len, H = cfg_.hidden, Hl = H / tp_size_;
   std::vector<float> dh((size_t)(rows * H));
   if (l.moe.router)
     moe_backward(cfg_.moe, l.moe, b.moe, b.h2.data(), dx, dh.data(), seqs, len, H, loss_weight);
   else
-    mlp_backward(l, b, dx, dh.data(), rows);
+    mlp_backward(s, l, b, dx, dh.data(), rows);
   // dx is now the gradient of x1 through the residual; add the norm's branch.
   layernorm_backward(b.x1.data(), b.mu2.data(), b.rs2.data(), l.ln2g->w.data(), dh.data(), dx, l.ln2g->g.data(),
                      l.ln2b->g.data(), rows, H);
   std::vector<float> datt((size_t)(rows * Hl)), dqkv((size_t)(rows * 3 * Hl));
-  {
-    View x(b.att.data(), rows, Hl), dy(dx, rows, H), dxl(datt.data(), rows, Hl);
-    ParamView w(*l.projw, false), dw(*l.projw, true), db(*l.projb, true);
-    check(dt_tp_row_linear_backward(tp_, x.get(), w.get(), dy.get(), dxl.get(), dw.get(), db.get(), kAcc),
-          "proj backward");
-  }
+  linear_backward(s, {true, "proj backward", l.projw, l.projb, b.att.data(), rows, Hl, H, {}}, dx, datt.data());
   attention_backward(b, datt.data(), dqkv.data(), seqs, len);
-  {
-    View x(b.h1.data(), rows, H), dy(dqkv.data(), rows, 3 * Hl), dxl(dh.data(), rows, H);
-    ParamView w(*l.qkvw, false), dw(*l.qkvw, true), db(*l.qkvb, true);
-    check(dt_tp_column_linear_backward(tp_, x.get(), w.get(), dy.get(), dxl.get(), dw.get(), db.get(), kAcc),
-          "qkv backward");
-  }
+  linear_backward(s, {false, "qkv backward", l.qkvw, l.qkvb, b.h1.data(), rows, H, 3 * Hl, {}}, dqkv.data(),
+                  dh.data());
   layernorm_backward(b.x.data(), b.mu1.data(), b.rs1.data(), l.ln1g->w.data(), dh.data(), dx, l.ln1g->g.data(),
                      l.ln1b->g.data(), rows, H);
 }
@@ -336,8 +349,10 @@ double Stage::forward(Saved &s, const float *input, float *output, int64_t seqs,
 }
 
 void Stage::backward(Saved &s, const float *grad_output, float *grad_input, int64_t seqs, int64_t len,
-                     float loss_weight) {
+                     float loss_weight, bool defer_weights) {
   const int64_t rows = seqs * len, H = cfg_.hidden;
+  defer_weights_ = defer_weights;
+  s.deferred.clear();
   std::vector<float> dx((size_t)(rows * H), 0.0f);
   if (last()) {
     const int64_t Vl = cfg_.vocab / tp_size_;
@@ -348,18 +363,15 @@ void Stage::backward(Saved &s, const float *grad_output, float *grad_input, int6
       check(dt_tp_cross_entropy_backward(tp_, logits.get(), targets.get(), lse.get(), dl.get(), out.get(), 0.0f, -1),
             "cross-entropy backward");
     }
-    {
-      View x(s.hf.data(), rows, H), dy(dlogits.data(), rows, Vl), dxl(dh.data(), rows, H);
-      ParamView w(*head_, false), dw(*head_, true);
-      check(dt_tp_column_linear_backward(tp_, x.get(), w.get(), dy.get(), dxl.get(), dw.get(), nullptr, kAcc),
-            "head backward");
-    }
+    linear_backward(s, {false, "head backward", head_, nullptr, s.hf.data(), rows, H, Vl, {}}, dlogits.data(),
+                    dh.data());
     layernorm_backward(s.xf.data(), s.muf.data(), s.rsf.data(), lnfg_->w.data(), dh.data(), dx.data(),
                        lnfg_->g.data(), lnfb_->g.data(), rows, H);
   } else {
     std::memcpy(dx.data(), grad_output, dx.size() * sizeof(float));
   }
-  for (size_t i = layers_.size(); i-- > 0;) block_backward(layers_[i], s.blocks[i], dx.data(), seqs, len, loss_weight);
+  for (size_t i = layers_.size(); i-- > 0;)
+    block_backward(s, layers_[i], s.blocks[i], dx.data(), seqs, len, loss_weight);
   if (!first()) {
     std::memcpy(grad_input, dx.data(), dx.size() * sizeof(float));
     return;

@@ -43,6 +43,18 @@ struct Config {
   MoeConfig moe;  // experts 0: every block dense
 };
 
+// A linear layer's weight gradient left for later by a zero-bubble
+// schedule: dW (and db) from the layer's saved input and its output's
+// gradient, which the input-gradient pass computed and keeps here.
+struct WeightGrad {
+  bool row_parallel;
+  const char *what;
+  Param *w, *b;     // b may be null
+  const float *x;   // [rows, in], saved by forward
+  int64_t rows, in, out;
+  std::vector<float> dy;  // [rows, out]
+};
+
 // One forward's saved activations: what the backward reads.
 struct Saved {
   struct Block {
@@ -53,6 +65,7 @@ struct Saved {
   std::vector<int64_t> where;  // the positions of a sequence's rows on this rank
   std::vector<Block> blocks;
   std::vector<float> xf, hf, muf, rsf, logits, lse, loss;
+  std::vector<WeightGrad> deferred;  // ZB-H1: from backward() to backward_weight()
   int64_t bytes() const;
 };
 
@@ -72,9 +85,14 @@ class Stage {
   double forward(Saved &s, const float *input, float *output, int64_t seqs, int64_t len);
   // The loss differentiated is `loss_weight` times the summed loss. Adds the
   // weight gradients into the parameters' `g`; writes `grad_input` (not on the
-  // first stage) from `grad_output` (not on the last).
+  // first stage) from `grad_output` (not on the last). With `defer_weights`
+  // (ZB-H1's BACKWARD_INPUT) the linear layers' weight gradients are left in
+  // s.deferred for backward_weight(); norms and embeddings still add theirs.
   void backward(Saved &s, const float *grad_output, float *grad_input, int64_t seqs, int64_t len,
-                float loss_weight);
+                float loss_weight, bool defer_weights);
+  // ZB-H1's BACKWARD_WEIGHT: the linear layers' weight gradients left by
+  // backward(), added into the parameters' `g`. No communication.
+  void backward_weight(Saved &s);
   // What forward() keeps for the backward of one micro-batch, in bytes, by
   // formula (a block with experts counted as if each token's k choices were
   // received evenly over the ep ranks).
@@ -94,9 +112,14 @@ class Stage {
   };
   Param *add(const std::string &name, std::vector<int64_t> full, Split split, float stddev, float fill);
   void block_forward(const Layer &l, Saved::Block &b, const float *x, float *out, int64_t seqs, int64_t len);
-  void block_backward(const Layer &l, Saved::Block &b, float *dx, int64_t seqs, int64_t len, float loss_weight);
+  void block_backward(Saved &s, const Layer &l, Saved::Block &b, float *dx, int64_t seqs, int64_t len,
+                      float loss_weight);
   void mlp_forward(const Layer &l, Saved::Block &b, float *out, int64_t rows);
-  void mlp_backward(const Layer &l, Saved::Block &b, const float *dy, float *dh, int64_t rows);
+  void mlp_backward(Saved &s, const Layer &l, Saved::Block &b, const float *dy, float *dh, int64_t rows);
+  // dx [rows, in] of a tensor-parallel linear layer from dy [rows, out], and
+  // its weight gradient now or, while defer_weights_, into s.deferred.
+  void linear_backward(Saved &s, WeightGrad job, const float *dy, float *dx);
+  void weight_backward(const WeightGrad &job);
   void attention_forward(Saved::Block &b, int64_t seqs, int64_t len);
   void attention_backward(Saved::Block &b, const float *datt, float *dqkv, int64_t seqs, int64_t len);
 
@@ -107,6 +130,7 @@ class Stage {
   Group cp_, ep_;
   std::vector<Param> params_;
   std::vector<Layer> layers_;
+  bool defer_weights_ = false;  // during a ZB-H1 BACKWARD_INPUT
   Param *tok_ = nullptr, *pos_ = nullptr, *lnfg_ = nullptr, *lnfb_ = nullptr, *head_ = nullptr;
 };
 

@@ -34,10 +34,12 @@ std::string parse_options(int argc, char **argv, Options &o) {
   count(app, "--ep", o.ep, 1, mesh,
         "expert parallel size: the experts split over ep ranks, which split\n"
         "the data as dp does (default 1; needs --experts)");
-  app.add_option("--schedule", o.schedule, "gpipe, 1f1b or interleaved (default 1f1b)")
+  app.add_option("--schedule", o.schedule,
+                 "gpipe, 1f1b, interleaved or zb_h1 (zero bubble: the linear layers'\n"
+                 "weight gradients delayed into the bubble) (default 1f1b)")
       ->group(mesh)
       ->type_name("S")
-      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
+      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved", "zb_h1"}));
   auto *chunks = app.add_option("--chunks", o.chunks, "model chunks per pipeline rank for interleaved (default 2)")
                      ->group(mesh)
                      ->type_name("N")
@@ -89,9 +91,10 @@ std::string parse_options(int argc, char **argv, Options &o) {
   } catch (const CLI::ParseError &e) {
     return std::string(e.what()) + " (--help lists the options)";
   }
-  o.kind = o.schedule == "gpipe"  ? DT_PIPELINE_GPIPE
-           : o.schedule == "1f1b" ? DT_PIPELINE_1F1B
-                                  : DT_PIPELINE_INTERLEAVED_1F1B;
+  o.kind = o.schedule == "gpipe"    ? DT_PIPELINE_GPIPE
+           : o.schedule == "1f1b"   ? DT_PIPELINE_1F1B
+           : o.schedule == "zb_h1"  ? DT_PIPELINE_ZB_H1
+                                    : DT_PIPELINE_INTERLEAVED_1F1B;
   if (o.kind == DT_PIPELINE_INTERLEAVED_1F1B && chunks->count() == 0) o.chunks = 2;
   if (o.kind != DT_PIPELINE_INTERLEAVED_1F1B && o.chunks != 1) return "--chunks: only the interleaved schedule has several";
   if (o.kind == DT_PIPELINE_INTERLEAVED_1F1B && o.chunks < 2) return "--chunks: interleaved needs at least 2";

@@ -39,6 +39,16 @@ dt_status on_backward(void *user, int chunk, int mb, const DLTensor *grad_output
   }
 }
 
+dt_status on_backward_weight(void *user, int chunk, int mb) {
+  try {
+    static_cast<Trainer *>(user)->backward_weight(chunk, mb);
+    return DT_OK;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "backward_weight: %s\n", e.what());
+    return DT_ERR_INTERNAL;
+  }
+}
+
 }  // namespace
 
 Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o), corpus_(corpus), world_(world) {
@@ -112,6 +122,7 @@ Trainer::Trainer(const Options &o, const Corpus &corpus, dt_comm *world) : o_(o)
   po.activation_elements = mb_seqs_ * len_ * o.hidden;
   po.forward = on_forward;
   po.backward = on_backward;
+  if (o.kind == DT_PIPELINE_ZB_H1) po.backward_weight = on_backward_weight;
   po.user = this;
   dt_status s = dt_pipeline_create(&pipe_, pp_, schedule, &po);
   dt_pipeline_schedule_destroy(schedule);
@@ -237,8 +248,16 @@ void Trainer::backward(int chunk, int mb, const float *grad_output, float *grad_
   Chunk &ch = chunks_[(size_t)chunk];
   // Each rank's loss is the mean over its own tokens; DDP averages the ranks.
   float weight = 1.0f / (float)(o_.microbatches * mb_seqs_ * len_);
-  ch.stage->backward(ch.saved[(size_t)mb], grad_output, grad_input, mb_seqs_, len_, weight);
+  // Under ZB-H1 every backward is a BACKWARD_INPUT: the linear layers'
+  // weight gradients wait for the micro-batch's BACKWARD_WEIGHT.
+  ch.stage->backward(ch.saved[(size_t)mb], grad_output, grad_input, mb_seqs_, len_, weight,
+                     o_.kind == DT_PIPELINE_ZB_H1);
   live_ -= (double)ch.live_bytes[(size_t)mb];
+}
+
+void Trainer::backward_weight(int chunk, int mb) {
+  Chunk &ch = chunks_[(size_t)chunk];
+  ch.stage->backward_weight(ch.saved[(size_t)mb]);
 }
 
 double Trainer::sum_over(dt_comm *c, double v) {

@@ -51,6 +51,7 @@ class Trainer {
   // The pipeline callbacks' bodies.
   void forward(int chunk, int mb, const float *input, float *output);
   void backward(int chunk, int mb, const float *grad_output, float *grad_input);
+  void backward_weight(int chunk, int mb);  // ZB-H1's BACKWARD_WEIGHT
 
  private:
   struct Chunk {
