@@ -213,33 +213,31 @@ void Stage::mlp_forward(const Layer &l, Saved::Block &b, float *out, int64_t row
   }
 }
 
-void Stage::linear_backward(Saved &s, WeightGrad job, const float *dy, float *dx) {
-  View x(job.x, job.rows, job.in), dyv(dy, job.rows, job.out), dxv(dx, job.rows, job.in);
+// One dt_tp_*_linear_backward of `job`'s layer: dx when given, and the
+// weight's (and bias's) gradient when `weights`.
+void Stage::linear_pass(const WeightGrad &job, const float *dy, float *dx, bool weights) {
+  View x(job.x, job.rows, job.in), dyv(dy, job.rows, job.out);
   ParamView w(*job.w, false);
+  std::optional<View> dxv;
+  std::optional<ParamView> dw, db;
+  if (dx) dxv.emplace(dx, job.rows, job.in);
+  if (weights) dw.emplace(*job.w, true);
+  if (weights && job.b) db.emplace(*job.b, true);
   auto backward = job.row_parallel ? dt_tp_row_linear_backward : dt_tp_column_linear_backward;
-  if (defer_weights_) {
-    check(backward(tp_, x.get(), w.get(), dyv.get(), dxv.get(), nullptr, nullptr, kAcc), job.what);
-    job.dy.assign(dy, dy + job.rows * job.out);
-    s.deferred.push_back(std::move(job));
-    return;
-  }
-  ParamView dw(*job.w, true);
-  std::optional<ParamView> db;
-  if (job.b) db.emplace(*job.b, true);
-  check(backward(tp_, x.get(), w.get(), dyv.get(), dxv.get(), dw.get(), db ? db->get() : nullptr, kAcc), job.what);
+  check(backward(tp_, x.get(), w.get(), dyv.get(), dxv ? dxv->get() : nullptr, dw ? dw->get() : nullptr,
+                 db ? db->get() : nullptr, kAcc),
+        job.what);
 }
 
-void Stage::weight_backward(const WeightGrad &job) {
-  View x(job.x, job.rows, job.in), dy(job.dy.data(), job.rows, job.out);
-  ParamView w(*job.w, false), dw(*job.w, true);
-  std::optional<ParamView> db;
-  if (job.b) db.emplace(*job.b, true);
-  auto backward = job.row_parallel ? dt_tp_row_linear_backward : dt_tp_column_linear_backward;
-  check(backward(tp_, x.get(), w.get(), dy.get(), nullptr, dw.get(), db ? db->get() : nullptr, kAcc), job.what);
+void Stage::linear_backward(Saved &s, WeightGrad job, const float *dy, float *dx) {
+  linear_pass(job, dy, dx, !defer_weights_);
+  if (!defer_weights_) return;
+  job.dy.assign(dy, dy + job.rows * job.out);
+  s.deferred.push_back(std::move(job));
 }
 
 void Stage::backward_weight(Saved &s) {
-  for (const WeightGrad &job : s.deferred) weight_backward(job);
+  for (const WeightGrad &job : s.deferred) linear_pass(job, job.dy.data(), nullptr, true);
   s.deferred.clear();
 }
 

@@ -119,7 +119,7 @@ class Stage {
   // dx [rows, in] of a tensor-parallel linear layer from dy [rows, out], and
   // its weight gradient now or, while defer_weights_, into s.deferred.
   void linear_backward(Saved &s, WeightGrad job, const float *dy, float *dx);
-  void weight_backward(const WeightGrad &job);
+  void linear_pass(const WeightGrad &job, const float *dy, float *dx, bool weights);
   void attention_forward(Saved::Block &b, int64_t seqs, int64_t len);
   void attention_backward(Saved::Block &b, const float *datt, float *dqkv, int64_t seqs, int64_t len);
 

@@ -45,9 +45,7 @@ void Layout::check_unit(std::size_t unit) const {
 }
 
 Range Layout::owned(const Unit& unit) const {
-  const Range mine = shard(unit);
-  const std::int64_t end = std::min(mine.first + mine.count, unit.count);
-  return {mine.first, std::max<std::int64_t>(end - mine.first, 0)};
+  return overlap(shard(unit), {0, unit.count});
 }
 
 std::vector<std::size_t> bucket_units(const std::vector<std::int64_t>& counts, DType dtype, std::int64_t bucket_bytes) {

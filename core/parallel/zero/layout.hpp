@@ -5,6 +5,7 @@
 // work on whole units with equal pieces per rank.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -36,6 +37,13 @@ struct Range {
   std::int64_t first = 0;
   std::int64_t count = 0;
 };
+
+// The elements `a` and `b` share; count 0 (at a's first or b's) when none.
+inline Range overlap(Range a, Range b) {
+  const std::int64_t first = a.first > b.first ? a.first : b.first;
+  const std::int64_t end = std::min(a.first + a.count, b.first + b.count);
+  return {first, end > first ? end - first : 0};
+}
 
 class Layout {
  public:

@@ -42,9 +42,7 @@ std::int64_t digest(const std::vector<std::size_t>& indices) {
 std::int64_t digest(const std::optional<std::vector<std::size_t>>& sizes) {
   Digest d;
   d.add(sizes.has_value());
-  if (sizes) {
-    for (std::size_t size : *sizes) d.add(static_cast<std::int64_t>(size));
-  }
+  if (sizes) d.add(digest(*sizes));
   return d.value();
 }
 

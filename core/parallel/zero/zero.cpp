@@ -199,9 +199,8 @@ std::vector<TensorView> Zero::excluded_gradients(const std::vector<std::size_t>&
   for (std::size_t param : excluded) {
     const Place& place = layout_.place(param);
     const Range shard = layout_.shard(layout_.unit(place.unit));
-    const std::int64_t first = std::max(place.offset, shard.first);
-    const std::int64_t end = std::min(place.offset + place.count, shard.first + shard.count);
-    if (end > first) parts.push_back(gradients_.shard(place.unit).slice(first - shard.first, end - first));
+    const Range mine = overlap({place.offset, place.count}, shard);
+    if (mine.count > 0) parts.push_back(gradients_.shard(place.unit).slice(mine.first - shard.first, mine.count));
   }
   return parts;
 }
