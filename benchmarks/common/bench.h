@@ -21,8 +21,22 @@ typedef enum dtb_op {
   DTB_REDUCE_SCATTER,
   DTB_ALLTOALL,
   DTB_BROADCAST,
+  DTB_ALLTOALLV,
+  DTB_REDUCE,
+  DTB_GATHER,
+  DTB_SCATTER,
+  DTB_ALLGATHERV,
+  DTB_REDUCE_SCATTERV,
   DTB_OP_COUNT
 } dtb_op;
+
+/* What --ops selects when not given: the five collectives of training. */
+#define DTB_DEFAULT_OPS                                                                               \
+  ((1u << DTB_ALLREDUCE) | (1u << DTB_ALLGATHER) | (1u << DTB_REDUCE_SCATTER) | (1u << DTB_ALLTOALL) | \
+   (1u << DTB_BROADCAST))
+
+/* The root of broadcast, reduce, gather and scatter. */
+#define DTB_ROOT 0
 
 typedef enum dtb_dtype { DTB_FLOAT32, DTB_FLOAT64, DTB_INT32, DTB_INT64, DTB_DTYPE_COUNT } dtb_dtype;
 
@@ -35,24 +49,55 @@ size_t dtb_dtype_size(dtb_dtype t);
 /* ---- sizes --------------------------------------------------------------- */
 
 /*
- * Buffers for one operation at one size. Sizes are what nccl-tests calls the
- * size: allreduce and broadcast, the buffer; allgather and reduce_scatter, the
- * full (gathered / scattered) buffer; alltoall, the full buffer. `count` is the
- * per-rank element count the operation is called with (allgather: elements
- * each rank sends; reduce_scatter: each rank receives; alltoall: per peer).
- * `bytes` is the nominal size rounded down to what the counts can hold, and is
- * what gets reported.
+ * This rank's buffers for one operation at one size. Sizes are what
+ * nccl-tests calls the size: allreduce, reduce and broadcast, the buffer;
+ * allgather, gather, scatter and reduce_scatter, the full (gathered /
+ * scattered) buffer; alltoall, the full send (and receive) buffer. The uneven
+ * operations take the size of their even one (allgatherv, reduce_scatterv,
+ * alltoallv) and split it with dtb_piece. `count` is the per-rank element
+ * count the operation is called with (allgather and gather: elements each rank
+ * sends; reduce_scatter and scatter: each rank receives; alltoall: per peer);
+ * for the uneven operations it is the total, the size in elements. `bytes` is
+ * the nominal size rounded down to what the counts can hold, and is what gets
+ * reported.
  */
 typedef struct dtb_layout {
   int64_t count;
-  int64_t send_elems;
-  int64_t recv_elems; /* broadcast: 0, it works in place on the send buffer */
+  int64_t send_elems; /* scatter: 0 off the root, which sends nothing */
+  int64_t recv_elems; /* broadcast: 0, it works in place on the send buffer;
+                         reduce and gather: 0 off the root, which receives nothing */
   int64_t bytes;
 } dtb_layout;
 
-/* Returns 0 and fills `out`, or -1 when `nominal_bytes` is too small to give
-   every rank one element (the size is skipped for that operation). */
-int dtb_layout_for(dtb_op op, int64_t nominal_bytes, int world, dtb_dtype t, dtb_layout *out);
+/* Returns 0 and fills `out` for `rank`, or -1 when `nominal_bytes` is too
+   small to give every rank one element, or an uneven operation one element in
+   all (the size is skipped for that operation on every rank). */
+int dtb_layout_for(dtb_op op, int64_t nominal_bytes, int world, int rank, dtb_dtype t, dtb_layout *out);
+
+/* What this rank's buffers must hold for every size of a sweep from min_bytes
+   to max_bytes: each field the largest over the sizes (an uneven piece need
+   not grow with the size). -1 when no size fits. */
+int dtb_layout_largest(dtb_op op, int64_t min_bytes, int64_t max_bytes, int world, int rank, dtb_dtype t,
+                       dtb_layout *out);
+
+/*
+ * The uneven split: `total` elements cut into `world` pieces in rank order,
+ * piece r about proportional to r + 1 (rank 0's is the smallest, and empty at
+ * tiny sizes); the pieces add up to `total`. dtb_piece_start is the first
+ * element of piece r (r = world: `total`).
+ */
+int64_t dtb_piece_start(int64_t total, int world, int r);
+int64_t dtb_piece(int64_t total, int world, int r);
+
+/* Alltoallv's block from rank `source` to rank `dest`: piece (source + dest)
+   mod world, so that every rank sends and receives the whole size. */
+int64_t dtb_alltoallv_block(int64_t total, int world, int source, int dest);
+
+/* The per-rank counts an uneven operation is called with at `l`, `world`
+   entries each: alltoallv, the blocks this rank sends and receives;
+   allgatherv and reduce_scatterv, every rank's piece in recv_counts alone.
+   Nothing for the other operations. */
+void dtb_counts(dtb_op op, const dtb_layout *l, int rank, int world, int64_t *send_counts, int64_t *recv_counts);
 
 /* nccl-tests' bus bandwidth factor: busbw = algbw * factor. */
 double dtb_bus_factor(dtb_op op, int world);
@@ -119,7 +164,8 @@ int dtb_options_check(dtb_options *o);
 void dtb_fill(dtb_op op, const dtb_layout *l, int rank, int world, dtb_dtype t, void *send, void *recv);
 
 /* -1 when the result is exact, else the first wrong element with what it held
-   and what it should hold. Broadcast's result is in `send`; root is rank 0. */
+   and what it should hold. Broadcast's result is in `send`; the root is
+   DTB_ROOT. */
 int64_t dtb_check(dtb_op op, const dtb_layout *l, int rank, int world, dtb_dtype t, const void *send,
                   const void *recv, double *got, double *want);
 

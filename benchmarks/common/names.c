@@ -2,8 +2,9 @@
 
 #include <string.h>
 
-static const char *const op_names[DTB_OP_COUNT] = {"allreduce", "allgather", "reduce_scatter", "alltoall",
-                                                   "broadcast"};
+static const char *const op_names[DTB_OP_COUNT] = {
+    "allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast", "alltoallv",
+    "reduce",    "gather",    "scatter",        "allgatherv", "reduce_scatterv"};
 static const char *const dtype_names[DTB_DTYPE_COUNT] = {"float32", "float64", "int32", "int64"};
 static const size_t dtype_sizes[DTB_DTYPE_COUNT] = {4, 8, 4, 8};
 

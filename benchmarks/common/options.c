@@ -4,7 +4,9 @@
 #include <string.h>
 
 const dtb_option_info dtb_option_table[] = {
-    {"ops", "LIST", "comma-separated: allreduce,allgather,reduce_scatter,alltoall,broadcast (default: all)"},
+    {"ops", "LIST",
+     "comma-separated: allreduce,allgather,reduce_scatter,alltoall,broadcast (the default), "
+     "alltoallv,reduce,gather,scatter,allgatherv,reduce_scatterv; all: every one"},
     {"min-bytes", "SIZE", "smallest size (default 8); sizes double up to --max-bytes"},
     {"max-bytes", "SIZE", "largest size (default 256M); SIZE takes K, M, G (binary)"},
     {"iters", "N", "timed iterations per size (default: adaptive, about 0.2 s per size, between 5 and 10000)"},
@@ -15,7 +17,7 @@ const dtb_option_info dtb_option_table[] = {
 
 void dtb_options_init(dtb_options *o) {
   memset(o, 0, sizeof *o);
-  o->ops = (1u << DTB_OP_COUNT) - 1;
+  o->ops = DTB_DEFAULT_OPS;
   o->min_bytes = 8;
   o->max_bytes = (int64_t)256 << 20;
   o->iters = 0;

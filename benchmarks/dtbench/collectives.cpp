@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "bench.h"
 #include "comm.hpp"
@@ -24,9 +25,16 @@ const char kUsage[] =
     "       dtbench collectives --vs-mpi [-n N] [options]";
 
 const char kDescription[] =
-    "Times allreduce, allgather, reduce_scatter, alltoall and broadcast over the\n"
+    "Times allreduce, allgather, reduce_scatter, alltoall and broadcast (and with\n"
+    "--ops alltoallv, reduce, gather, scatter, allgatherv, reduce_scatterv) over the\n"
     "ranks of this job for sizes doubling from --min-bytes to --max-bytes, after\n"
-    "checking each result. Rank 0 prints the table.";
+    "checking each result. Rank 0 prints the table.\n"
+    "\n"
+    "Size: the buffer for allreduce, reduce and broadcast; the whole gathered or\n"
+    "scattered buffer for allgather, gather, scatter and reduce_scatter; the whole\n"
+    "send buffer for alltoall. Roots are rank 0. The uneven forms take their even\n"
+    "operation's size and split it unevenly, rank r's piece about proportional to\n"
+    "r + 1 (alltoallv: the block from s to d is piece (s + d) mod N).";
 
 const Usage kCli{"collectives", kUsage, kDescription};
 
@@ -36,6 +44,7 @@ struct Args {
   bool vs_mpi = false;
   int nproc = 2;
   int rounds = 1;
+  std::string results_dir;
 };
 
 void parse(int argc, char** argv, Args& a) {
@@ -64,15 +73,24 @@ void parse(int argc, char** argv, Args& a) {
   app->add_option("--rounds", a.rounds,
                   "for --vs-mpi: alternate R libdtrain and R MPI sweeps\n"
                   "(dtrain, mpi, dtrain, mpi, ...) and report, for each\n"
-                  "size and side, the round with the lowest time (default 1);\n"
-                  "a shared machine's speed changes in phases of seconds,\n"
-                  "and one sweep of each may fall in a fast and a slow one")
+                  "size and side, the round with the lowest time (default 1),\n"
+                  "and the median, min and max over the rounds of the ratio\n"
+                  "mpi time / dtrain time within a round; a shared machine's\n"
+                  "speed changes in phases of seconds, and one sweep of each\n"
+                  "may fall in a fast and a slow one")
       ->type_name("R")
       ->check(CLI::Range(1, 4096));
+  app->add_option("--results-dir", a.results_dir,
+                  "for --vs-mpi: write each run's results there and keep them:\n"
+                  "dtrain-nN.json and mpi-nN.json, or dtrain-nN-rK.json and\n"
+                  "mpi-nN-rK.json for round K (default: a temporary directory,\n"
+                  "removed)")
+      ->type_name("DIR");
   dtrain::command_line::parse(*app, argc, argv);
   if (!a.json.empty()) a.options.json_path = a.json.c_str();
   if (dtb_options_check(&a.options) != 0) kCli.error(a.options.error);
   if (a.rounds > 1 && !a.vs_mpi) kCli.error("--rounds is for --vs-mpi");
+  if (!a.results_dir.empty() && !a.vs_mpi) kCli.error("--results-dir is for --vs-mpi");
 }
 
 // Buffers for one operation, sized for its largest size and reused by the
@@ -91,11 +109,12 @@ struct Buffers {
 
 class Sweep {
  public:
-  Sweep(Comm& comm, const dtb_options& o, dtb_results& results) : comm_(comm), o_(o), results_(results) {}
+  Sweep(Comm& comm, const dtb_options& o, dtb_results& results)
+      : comm_(comm), o_(o), results_(results), send_counts_(comm.size()), recv_counts_(comm.size()) {}
 
   void op(dtb_op op) {
     dtb_layout largest;
-    if (dtb_layout_for(op, o_.max_bytes, comm_.size(), o_.dtype, &largest) != 0) {
+    if (dtb_layout_largest(op, o_.min_bytes, o_.max_bytes, comm_.size(), comm_.rank(), o_.dtype, &largest) != 0) {
       if (comm_.rank() == 0) {
         std::printf("#\n# %s: --max-bytes is too small for %d ranks\n", dtb_op_name(op), comm_.size());
       }
@@ -106,20 +125,22 @@ class Sweep {
     if (comm_.rank() == 0) dtb_print_op_header(stdout, op);
     for (int64_t nominal = o_.min_bytes; nominal <= o_.max_bytes; nominal *= 2) {
       dtb_layout l;
-      if (dtb_layout_for(op, nominal, comm_.size(), o_.dtype, &l) == 0) size(op, l, buffers);
+      if (dtb_layout_for(op, nominal, comm_.size(), comm_.rank(), o_.dtype, &l) == 0) size(op, l, buffers);
       if (nominal > o_.max_bytes / 2) break;
     }
   }
 
  private:
   void size(dtb_op op, const dtb_layout& l, Buffers& b) {
+    // The counts of an uneven operation are worked out here, not in the timed loop.
+    dtb_counts(op, &l, comm_.rank(), comm_.size(), send_counts_.data(), recv_counts_.data());
     verify(op, l, b);
-    for (int k = 0; k < o_.warmup; ++k) comm_.run(op, l, o_.dtype, b.send, b.recv);
+    for (int k = 0; k < o_.warmup; ++k) run(op, l, b);
     const int iters = dtb_iterations(o_.iters > 0 ? 0.0 : probe(op, l, b), o_.iters);
 
     comm_.barrier();
     const double t0 = dtb_now();
-    for (int k = 0; k < iters; ++k) comm_.run(op, l, o_.dtype, b.send, b.recv);
+    for (int k = 0; k < iters; ++k) run(op, l, b);
     const double mine = (dtb_now() - t0) / iters;
     const double slowest = comm_.max(mine);
 
@@ -136,7 +157,7 @@ class Sweep {
   // Every rank checks its own result; if any is wrong, all stop.
   void verify(dtb_op op, const dtb_layout& l, Buffers& b) {
     dtb_fill(op, &l, comm_.rank(), comm_.size(), o_.dtype, b.send, b.recv);
-    comm_.run(op, l, o_.dtype, b.send, b.recv);
+    run(op, l, b);
     double got = 0, want = 0;
     int64_t wrong = dtb_check(op, &l, comm_.rank(), comm_.size(), o_.dtype, b.send, b.recv, &got, &want);
     if (wrong >= 0) {
@@ -159,15 +180,22 @@ class Sweep {
     for (int k = 1;; k *= 2) {
       comm_.barrier();
       const double t0 = dtb_now();
-      for (int j = 0; j < k; ++j) comm_.run(op, l, o_.dtype, b.send, b.recv);
+      for (int j = 0; j < k; ++j) run(op, l, b);
       const double elapsed = comm_.max(dtb_now() - t0);
       if (elapsed >= DTB_PROBE_SECONDS || k >= DTB_MAX_ITERS) return elapsed / k;
     }
   }
 
+  void run(dtb_op op, const dtb_layout& l, Buffers& b) {
+    comm_.run(op, l, o_.dtype, b.send, b.recv, send_counts_.data(), recv_counts_.data());
+  }
+
   Comm& comm_;
   const dtb_options& o_;
   dtb_results& results_;
+  // The per-rank counts of the size being timed (dtb_counts).
+  std::vector<int64_t> send_counts_;
+  std::vector<int64_t> recv_counts_;
 };
 
 }  // namespace
@@ -188,7 +216,7 @@ int run_collectives(int argc, char** argv) {
       }
       comm.exit(2);
     }
-    return orchestrate(o, args.nproc, args.rounds);
+    return orchestrate(o, args.nproc, args.rounds, args.results_dir);
   }
 
   dtb_results results{};

@@ -61,17 +61,31 @@ void Comm::exit(int code) {
   std::exit(code);
 }
 
-void Comm::run(dtb_op op, const dtb_layout& l, dtb_dtype t, void* send, void* recv) {
+void Comm::run(dtb_op op, const dtb_layout& l, dtb_dtype t, void* send, void* recv, const int64_t* send_counts,
+               const int64_t* recv_counts) {
   int64_t send_shape = 0, recv_shape = 0;
   DLTensor s = tensor(send, &send_shape, l.send_elems, t);
   DLTensor r = tensor(recv, &recv_shape, l.recv_elems, t);
+  // Off the root, the buffer a rooted operation ignores is passed as NULL, as
+  // a caller with nothing to give would.
+  const bool root = rank_ == DTB_ROOT;
   dt_status status = DT_OK;
   switch (op) {
     case DTB_ALLREDUCE: status = dt_allreduce(comm_, &s, &r, DT_SUM, nullptr, nullptr); break;
     case DTB_ALLGATHER: status = dt_allgather(comm_, &s, &r, nullptr, nullptr); break;
     case DTB_REDUCE_SCATTER: status = dt_reduce_scatter(comm_, &s, &r, DT_SUM, nullptr, nullptr); break;
     case DTB_ALLTOALL: status = dt_alltoall(comm_, &s, &r, nullptr, nullptr); break;
-    case DTB_BROADCAST: status = dt_broadcast(comm_, &s, 0, nullptr, nullptr); break;
+    case DTB_BROADCAST: status = dt_broadcast(comm_, &s, DTB_ROOT, nullptr, nullptr); break;
+    case DTB_ALLTOALLV: status = dt_alltoallv(comm_, &s, send_counts, &r, recv_counts, nullptr, nullptr); break;
+    case DTB_REDUCE:
+      status = dt_reduce(comm_, &s, root ? &r : nullptr, DT_SUM, DTB_ROOT, nullptr, nullptr);
+      break;
+    case DTB_GATHER: status = dt_gather(comm_, &s, root ? &r : nullptr, DTB_ROOT, nullptr, nullptr); break;
+    case DTB_SCATTER: status = dt_scatter(comm_, root ? &s : nullptr, &r, DTB_ROOT, nullptr, nullptr); break;
+    case DTB_ALLGATHERV: status = dt_allgatherv(comm_, &s, &r, recv_counts, nullptr, nullptr); break;
+    case DTB_REDUCE_SCATTERV:
+      status = dt_reduce_scatterv(comm_, &s, recv_counts, &r, DT_SUM, nullptr, nullptr);
+      break;
     default: std::abort();
   }
   if (status != DT_OK) fail(dtb_op_name(op), status);

@@ -23,8 +23,10 @@ class Comm {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  // One call of `op` with the buffers `layout` describes.
-  void run(dtb_op op, const dtb_layout& layout, dtb_dtype dtype, void* send, void* recv);
+  // One call of `op` with the buffers `layout` describes and, for the uneven
+  // operations, the per-rank counts dtb_counts gives.
+  void run(dtb_op op, const dtb_layout& layout, dtb_dtype dtype, void* send, void* recv,
+           const int64_t* send_counts, const int64_t* recv_counts);
 
   void barrier();
 

@@ -2,7 +2,8 @@
 // rank of a dtrun job cannot host an mpirun job, and running them at once
 // would have each measure the other. With --rounds R they alternate R times
 // (dtrain, mpi, dtrain, mpi, ...), so that both sides get turns in the fast and
-// slow phases of a shared machine, and the comparison takes each side's best.
+// slow phases of a shared machine; the comparison takes each side's best, and
+// the ratio of the two runs of each round, which ran in the same phase.
 #include "orchestrate.hpp"
 
 #include <spawn.h>
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -47,6 +49,32 @@ const char* const kMpiexec = DTBENCH_MPIEXEC;
 #else
 const char* const kMpiexec = nullptr;
 #endif
+
+// mpirun: $MPIRUN when set, else the one CMake found, else PATH's.
+std::string mpirun() {
+  const char* chosen = std::getenv("MPIRUN");
+  return chosen != nullptr && *chosen != '\0' ? chosen : tool(kMpiexec, "mpirun");
+}
+
+// Where the runs write their results: `wanted`, made if need be, or a fresh
+// temporary directory (empty path on failure, said on stderr).
+fs::path results_directory(const std::string& wanted) {
+  if (!wanted.empty()) {
+    std::error_code error;
+    fs::create_directories(wanted, error);
+    if (error) {
+      std::fprintf(stderr, "dtbench: cannot make %s: %s\n", wanted.c_str(), error.message().c_str());
+      return {};
+    }
+    return wanted;
+  }
+  char pattern[] = "/tmp/dtbench.XXXXXX";
+  if (mkdtemp(pattern) == nullptr) {
+    std::fprintf(stderr, "dtbench: cannot make a temporary directory: %s\n", std::strerror(errno));
+    return {};
+  }
+  return pattern;
+}
 
 // The options both runs take, as arguments.
 std::vector<std::string> sweep_args(const dtb_options& o) {
@@ -90,7 +118,7 @@ int run(const std::vector<std::string>& command) {
 
 }  // namespace
 
-int orchestrate(const dtb_options& o, int nproc, int rounds) {
+int orchestrate(const dtb_options& o, int nproc, int rounds, const std::string& results_dir) {
   if (kMpiPeer == nullptr) {
     std::fprintf(stderr, "dtbench: --vs-mpi needs the MPI peer, and this build found no MPI\n");
     return 2;
@@ -101,12 +129,8 @@ int orchestrate(const dtb_options& o, int nproc, int rounds) {
     std::fprintf(stderr, "dtbench: cannot find my own executable: %s\n", error.message().c_str());
     return 1;
   }
-  char pattern[] = "/tmp/dtbench.XXXXXX";
-  if (mkdtemp(pattern) == nullptr) {
-    std::perror("dtbench: cannot make a temporary directory");
-    return 1;
-  }
-  const fs::path dir = pattern;
+  const fs::path dir = results_directory(results_dir);
+  if (dir.empty()) return 1;
   const std::vector<std::string> args = sweep_args(o);
   const std::string n = std::to_string(nproc);
 
@@ -115,17 +139,18 @@ int orchestrate(const dtb_options& o, int nproc, int rounds) {
 
   // pml ucx with any transport and device: MPI over the same UCX that
   // libdtrain uses, so the comparison is between collective algorithms.
-  std::vector<std::string> mpi = {tool(kMpiexec, "mpirun"), "-np", n, "--oversubscribe"};
+  std::vector<std::string> mpi = {mpirun(), "-np", n, "--oversubscribe"};
   if (geteuid() == 0) mpi.push_back("--allow-run-as-root");
   mpi.insert(mpi.end(), {"--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any", "--mca", "pml_ucx_devices", "any",
                          "--bind-to", "none", tool(kMpiPeer, "mpi_peer")});
   mpi.insert(mpi.end(), args.begin(), args.end());
 
-  // Each round's runs write their own JSON: the commands plus "--json PATH".
+  // Each round's runs write their own JSON: the commands plus "--json PATH",
+  // named dtrain-nN.json, or dtrain-nN-rK.json for round K of several.
   std::vector<std::string> dtrain_json, mpi_json;
   int status = 0;
   for (int r = 1; r <= rounds && status == 0; ++r) {
-    const std::string suffix = rounds > 1 ? "-" + std::to_string(r) + ".json" : ".json";
+    const std::string suffix = "-n" + n + (rounds > 1 ? "-r" + std::to_string(r) : "") + ".json";
     dtrain_json.push_back(dir / ("dtrain" + suffix));
     mpi_json.push_back(dir / ("mpi" + suffix));
     if (rounds > 1) std::printf("#\n# round %d of %d\n", r, rounds);
@@ -136,7 +161,7 @@ int orchestrate(const dtb_options& o, int nproc, int rounds) {
     if (status == 0) status = run(m);
   }
   if (status == 0) status = compare_files(dtrain_json, mpi_json, o.json_path);
-  fs::remove_all(dir, error);
+  if (results_dir.empty()) fs::remove_all(dir, error);
   return status;
 }
 

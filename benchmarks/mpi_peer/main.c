@@ -22,7 +22,9 @@ static const char usage[] =
     "usage: mpirun -np N [mpirun options] mpi_peer [options]\n"
     "\n"
     "Times MPI_Allreduce, MPI_Allgather, MPI_Reduce_scatter_block, MPI_Alltoall and\n"
-    "MPI_Bcast the way `dtbench collectives` times libdtrain. Rank 0 prints the table.\n"
+    "MPI_Bcast (and with --ops MPI_Alltoallv, MPI_Reduce, MPI_Gather, MPI_Scatter,\n"
+    "MPI_Allgatherv, MPI_Reduce_scatter) the way `dtbench collectives` times\n"
+    "libdtrain, with the same sizes, roots and uneven counts. Rank 0 prints the table.\n"
     "\n"
     "options:\n";
 
@@ -34,12 +36,22 @@ static void print_usage(FILE *f) {
   fputs("  -h, --help\n      show this help\n", f);
 }
 
+/* The per-rank counts of an uneven operation at one size, as MPI takes them:
+   `world` entries each, with each block's displacement. */
+typedef struct counts {
+  int *send;
+  int *send_displs;
+  int *recv;
+  int *recv_displs;
+} counts;
+
 typedef struct peer {
   int rank;
   int world;
   dtb_options o;
   MPI_Datatype type;
   dtb_results results;
+  counts counts; /* of the size being timed */
 } peer;
 
 static MPI_Datatype mpi_type(dtb_dtype t) {
@@ -54,12 +66,23 @@ static MPI_Datatype mpi_type(dtb_dtype t) {
 
 static void run(const peer *p, dtb_op op, const dtb_layout *l, void *send, void *recv) {
   const int c = (int)l->count;
+  const counts *v = &p->counts;
   switch (op) {
     case DTB_ALLREDUCE: MPI_Allreduce(send, recv, c, p->type, MPI_SUM, MPI_COMM_WORLD); break;
     case DTB_ALLGATHER: MPI_Allgather(send, c, p->type, recv, c, p->type, MPI_COMM_WORLD); break;
     case DTB_REDUCE_SCATTER: MPI_Reduce_scatter_block(send, recv, c, p->type, MPI_SUM, MPI_COMM_WORLD); break;
     case DTB_ALLTOALL: MPI_Alltoall(send, c, p->type, recv, c, p->type, MPI_COMM_WORLD); break;
-    case DTB_BROADCAST: MPI_Bcast(send, c, p->type, 0, MPI_COMM_WORLD); break;
+    case DTB_BROADCAST: MPI_Bcast(send, c, p->type, DTB_ROOT, MPI_COMM_WORLD); break;
+    case DTB_ALLTOALLV:
+      MPI_Alltoallv(send, v->send, v->send_displs, p->type, recv, v->recv, v->recv_displs, p->type, MPI_COMM_WORLD);
+      break;
+    case DTB_REDUCE: MPI_Reduce(send, recv, c, p->type, MPI_SUM, DTB_ROOT, MPI_COMM_WORLD); break;
+    case DTB_GATHER: MPI_Gather(send, c, p->type, recv, c, p->type, DTB_ROOT, MPI_COMM_WORLD); break;
+    case DTB_SCATTER: MPI_Scatter(send, c, p->type, recv, c, p->type, DTB_ROOT, MPI_COMM_WORLD); break;
+    case DTB_ALLGATHERV:
+      MPI_Allgatherv(send, (int)l->send_elems, p->type, recv, v->recv, v->recv_displs, p->type, MPI_COMM_WORLD);
+      break;
+    case DTB_REDUCE_SCATTERV: MPI_Reduce_scatter(send, recv, v->recv, p->type, MPI_SUM, MPI_COMM_WORLD); break;
     default: break;
   }
 }
@@ -94,7 +117,47 @@ static double probe(const peer *p, dtb_op op, const dtb_layout *l, void *send, v
   }
 }
 
+static int *ints(int n) {
+  int *out = calloc((size_t)n, sizeof *out);
+  if (out == NULL) abort();
+  return out;
+}
+
+static counts counts_for(int world) {
+  counts c = {ints(world), ints(world), ints(world), ints(world)};
+  return c;
+}
+
+static void counts_free(counts *c) {
+  free(c->send);
+  free(c->send_displs);
+  free(c->recv);
+  free(c->recv_displs);
+}
+
+/* The counts of an uneven operation at `l`, in MPI's ints (one_op checked
+   that the sizes fit), worked out once per size rather than in the timed loop. */
+static void set_counts(peer *p, dtb_op op, const dtb_layout *l) {
+  const int n = p->world;
+  int64_t *send = calloc((size_t)n, sizeof *send);
+  int64_t *recv = calloc((size_t)n, sizeof *recv);
+  if (send == NULL || recv == NULL) abort();
+  dtb_counts(op, l, p->rank, n, send, recv);
+  int send_at = 0, recv_at = 0;
+  for (int r = 0; r < n; ++r) {
+    p->counts.send[r] = (int)send[r];
+    p->counts.send_displs[r] = send_at;
+    p->counts.recv[r] = (int)recv[r];
+    p->counts.recv_displs[r] = recv_at;
+    send_at += (int)send[r];
+    recv_at += (int)recv[r];
+  }
+  free(send);
+  free(recv);
+}
+
 static void one_size(peer *p, dtb_op op, const dtb_layout *l, void *send, void *recv) {
+  set_counts(p, op, l);
   verify(p, op, l, send, recv);
   for (int k = 0; k < p->o.warmup; ++k) run(p, op, l, send, recv);
   int iters = dtb_iterations(p->o.iters > 0 ? 0.0 : probe(p, op, l, send, recv), p->o.iters);
@@ -117,10 +180,11 @@ static void one_size(peer *p, dtb_op op, const dtb_layout *l, void *send, void *
 
 static void one_op(peer *p, dtb_op op) {
   dtb_layout largest;
-  if (dtb_layout_for(op, p->o.max_bytes, p->world, p->o.dtype, &largest) != 0) {
+  if (dtb_layout_largest(op, p->o.min_bytes, p->o.max_bytes, p->world, p->rank, p->o.dtype, &largest) != 0) {
     if (p->rank == 0) printf("#\n# %s: --max-bytes is too small for %d ranks\n", dtb_op_name(op), p->world);
     return;
   }
+  /* An uneven operation's count is its total, which bounds its displacements. */
   if (largest.count > INT_MAX) {
     if (p->rank == 0) {
       fprintf(stderr, "mpi_peer: %s: counts above INT_MAX need MPI 4's large-count calls\n", dtb_op_name(op));
@@ -133,7 +197,7 @@ static void one_op(peer *p, dtb_op op) {
   if (p->rank == 0) dtb_print_op_header(stdout, op);
   for (int64_t nominal = p->o.min_bytes; nominal <= p->o.max_bytes; nominal *= 2) {
     dtb_layout l;
-    if (dtb_layout_for(op, nominal, p->world, p->o.dtype, &l) == 0) one_size(p, op, &l, send, recv);
+    if (dtb_layout_for(op, nominal, p->world, p->rank, p->o.dtype, &l) == 0) one_size(p, op, &l, send, recv);
     if (nominal > p->o.max_bytes / 2) break;
   }
   dtb_free(send);
@@ -224,6 +288,7 @@ int main(int argc, char **argv) {
   p.results.world = p.world;
   p.results.dtype = p.o.dtype;
   p.results.memcpy_gbps = memcpy_on_rank0(&p);
+  p.counts = counts_for(p.world);
   if (p.rank == 0) {
     printf("# %s\n", library);
     dtb_print_header(stdout, &p.results);
@@ -242,6 +307,7 @@ int main(int argc, char **argv) {
     }
   }
   dtb_results_free(&p.results);
+  counts_free(&p.counts);
   MPI_Finalize();
   return status;
 }
