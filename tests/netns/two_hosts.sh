@@ -71,15 +71,16 @@ run_job() {
     bind=()
     ((r == 0)) && bind=(DTRAIN_STORE_BIND="$ADDR_A")
     # UCX: TCP over the veth only (UCX_NET_DEVICES), plus self for a rank's
-    # own messages. Shared memory is left out on purpose: the namespaces
-    # share the kernel, /dev/shm and the boot id, so UCX would take ranks
-    # 0 and 1 for neighbours on one host and bypass the veth.
+    # own messages. Shared memory is left out on purpose, UCX's and
+    # libdtrain's mailboxes (DTRAIN_UCX_LOCAL_BYTES=0): the namespaces share
+    # the kernel, /dev/shm, /proc and the boot id, so both would take the
+    # ranks for neighbours on one host and bypass the veth.
     timeout -k 5 "$RANK_TIMEOUT_S" \
       ip netns exec "$ns" env \
       RANK=$r WORLD_SIZE=$WORLD LOCAL_RANK=$((r / 2)) \
       MASTER_ADDR=$ADDR_A MASTER_PORT=$PORT "${bind[@]}" \
       DTRAIN_AUTH_TOKEN="$token" DTRAIN_TIMEOUT_MS=60000 \
-      UCX_TLS=tcp,self UCX_NET_DEVICES="$dev" \
+      UCX_TLS=tcp,self UCX_NET_DEVICES="$dev" DTRAIN_UCX_LOCAL_BYTES=0 \
       "$@" >"$WORK/$name.$r" 2>&1 &
     RANK_OF[$!]=$r
   done

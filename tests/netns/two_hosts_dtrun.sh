@@ -28,7 +28,7 @@ unset DTRAIN_RANK DTRAIN_WORLD_SIZE DTRAIN_LOCAL_RANK DTRAIN_STORE DTRAIN_STORE_
   MASTER_ADDR MASTER_PORT
 
 # Each node's ranks talk TCP, over the veth pair alone.
-node_env() { printf '%s\n' UCX_TLS=tcp,self "UCX_NET_DEVICES=$2"; }
+node_env() { printf '%s\n' UCX_TLS=tcp,self "UCX_NET_DEVICES=$2" DTRAIN_UCX_LOCAL_BYTES=0; }
 
 failed=0
 

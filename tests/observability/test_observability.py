@@ -31,8 +31,8 @@ def run(args, env, timeout):
 # What the UCX backend may run each collective of the DDP probe with.
 ALGORITHMS = {
     "allreduce": ("shared_memory", "rd", "rhd", "ring"),
-    "allgather": ("bruck", "ring"),
-    "broadcast": ("tree", "pipeline"),
+    "allgather": ("shared_memory", "bruck", "ring"),
+    "broadcast": ("shared_memory", "tree", "pipeline"),
     "barrier": ("dissemination",),
 }
 

@@ -35,8 +35,11 @@ const std::vector<std::int64_t> kSizes = [] {
 
 enum class Family { bandwidth, latency, halving, automatic };
 
+// The forced families run over UCX messages alone; automatic picks shared
+// memory, as on one host by default.
 Tuning tuning_for(Family family) {
   Tuning t;
+  if (family != Family::automatic) t.local_bytes = 0;
   if (family == Family::bandwidth) {
     t.allreduce = Algorithm::ring;
     t.reduce_scatter = Algorithm::ring;
@@ -305,8 +308,12 @@ TEST_P(Collectives, AlltoallvUnevenAndEmpty) {
   }, options());
 }
 
-TEST(UcxAlltoallv, CountsThatDisagreeAreReported) {
-  run_world(2, [](comm::Communicator& comm) {
+// Over UCX messages the rank that receives the wrong count is told; through
+// shared memory every rank sees every rank's counts, and all are told.
+void expect_disagreeing_counts_reported(bool shared_memory) {
+  WorldOptions options;
+  options.tuning.local_bytes = shared_memory ? 4096 : 0;
+  run_world(2, [shared_memory](comm::Communicator& comm) {
     // Rank 0 sends 3 elements to rank 1, which expects 2.
     std::vector<std::int32_t> send(4, 1), recv(4, 0);
     std::vector<std::int64_t> send_counts{1, comm.rank() == 0 ? 3 : 1};
@@ -316,13 +323,26 @@ TEST(UcxAlltoallv, CountsThatDisagreeAreReported) {
     Tensor r(recv.data(), 4, DType::i32);
     try {
       wait(comm, comm.alltoallv(s.get(), send_counts.data(), r.get(), recv_counts.data()));
-      if (comm.rank() == 1) ADD_FAILURE() << "rank 1 received 3 elements into 2";
+      if (shared_memory || comm.rank() == 1) {
+        ADD_FAILURE() << "rank " << comm.rank() << " was not told";
+      }
     } catch (const Error& e) {
-      EXPECT_EQ(comm.rank(), 1) << e.what();
+      if (!shared_memory) {
+        EXPECT_EQ(comm.rank(), 1) << e.what();
+      }
       EXPECT_EQ(e.status(), DT_ERR_MISMATCH) << e.what();
-      EXPECT_NE(std::string(e.what()).find("rank 0"), std::string::npos) << e.what();
+      const std::string told = shared_memory ? "rank 0 sends 3 elements to rank 1, which expects 2" : "rank 0";
+      EXPECT_NE(std::string(e.what()).find(told), std::string::npos) << e.what();
+      if (shared_memory) {
+        EXPECT_EQ(recv, std::vector<std::int32_t>(4, 0)) << "written before the counts agreed";
+      }
     }
-  });
+  }, options);
+}
+
+TEST(UcxAlltoallv, CountsThatDisagreeAreReported) {
+  expect_disagreeing_counts_reported(false);
+  expect_disagreeing_counts_reported(true);
 }
 
 std::string name_of(const ::testing::TestParamInfo<std::tuple<int, Family>>& info) {

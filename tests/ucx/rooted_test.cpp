@@ -1,7 +1,9 @@
 // reduce, gather, scatter, allgatherv and reduce_scatterv over UCX on 1 to 4
-// ranks: every dtype and op, uneven counts with zeros, roots everywhere, in
-// place, against references each rank computes locally; ranks that
-// disagree get DT_ERR_MISMATCH everywhere.
+// ranks, through UCX messages and through shared memory (with mailboxes
+// small enough that most buffers go in pieces): every dtype and op, uneven
+// counts with zeros, roots everywhere, in place, against references each
+// rank computes locally; ranks that disagree get DT_ERR_MISMATCH
+// everywhere.
 
 #include <gtest/gtest.h>
 
@@ -44,10 +46,19 @@ void expect_values(const typename Element<D>::type* out, std::int64_t count, Wan
   }
 }
 
-class Rooted : public ::testing::TestWithParam<int> {};
+class Rooted : public ::testing::TestWithParam<std::tuple<int, bool>> {
+ protected:
+  int ranks() const { return std::get<0>(GetParam()); }
+  // Shared memory (local_exchange.hpp) in pieces of 8 KiB, or UCX messages alone.
+  WorldOptions options() const {
+    WorldOptions o;
+    o.tuning.local_bytes = std::get<1>(GetParam()) ? 8192 : 0;
+    return o;
+  }
+};
 
 TEST_P(Rooted, ReduceToEveryRootInAndOutOfPlace) {
-  run_world(GetParam(), [](comm::Communicator& comm) {
+  run_world(ranks(), [](comm::Communicator& comm) {
     const int n = comm.size();
     const int me = comm.rank();
     for (DType dtype : all_dtypes()) {
@@ -76,11 +87,11 @@ TEST_P(Rooted, ReduceToEveryRootInAndOutOfPlace) {
         }
       });
     }
-  });
+  }, options());
 }
 
 TEST_P(Rooted, GatherAndScatterEveryDtypeAndRoot) {
-  run_world(GetParam(), [](comm::Communicator& comm) {
+  run_world(ranks(), [](comm::Communicator& comm) {
     const int n = comm.size();
     const int me = comm.rank();
     for (DType dtype : all_dtypes()) {
@@ -118,11 +129,11 @@ TEST_P(Rooted, GatherAndScatterEveryDtypeAndRoot) {
         }
       });
     }
-  });
+  }, options());
 }
 
 TEST_P(Rooted, AllgathervUnevenCountsWithZeros) {
-  run_world(GetParam(), [](comm::Communicator& comm) {
+  run_world(ranks(), [](comm::Communicator& comm) {
     const int n = comm.size();
     const int me = comm.rank();
     for (DType dtype : all_dtypes()) {
@@ -153,11 +164,11 @@ TEST_P(Rooted, AllgathervUnevenCountsWithZeros) {
         }
       });
     }
-  });
+  }, options());
 }
 
 TEST_P(Rooted, ReduceScattervUnevenCountsEveryOp) {
-  run_world(GetParam(), [](comm::Communicator& comm) {
+  run_world(ranks(), [](comm::Communicator& comm) {
     const int n = comm.size();
     const int me = comm.rank();
     for (DType dtype : all_dtypes()) {
@@ -183,7 +194,7 @@ TEST_P(Rooted, ReduceScattervUnevenCountsEveryOp) {
         }
       });
     }
-  });
+  }, options());
 }
 
 // Every rank runs `call` and must get DT_ERR_MISMATCH, naming the rank it
@@ -196,8 +207,8 @@ void expect_mismatch_everywhere(comm::Communicator& comm, Call&& call) {
 }
 
 TEST_P(Rooted, DisagreementIsAMismatchOnEveryRank) {
-  if (GetParam() < 2) GTEST_SKIP() << "one rank cannot disagree with itself";
-  run_world(GetParam(), [](comm::Communicator& comm) {
+  if (ranks() < 2) GTEST_SKIP() << "one rank cannot disagree with itself";
+  run_world(ranks(), [](comm::Communicator& comm) {
     const int n = comm.size();
     const int me = comm.rank();
     const bool odd_one = me == n - 1;
@@ -236,11 +247,11 @@ TEST_P(Rooted, DisagreementIsAMismatchOnEveryRank) {
       return odd_one ? comm.gather(s4.get(), nullptr, 0)
                      : comm.scatter(me == 0 ? sendall.get() : nullptr, block.get(), 0);
     });
-  });
+  }, options());
 }
 
 TEST_P(Rooted, RefusedEverywhereStartsNothing) {
-  run_world(GetParam(), [](comm::Communicator& comm) {
+  run_world(ranks(), [](comm::Communicator& comm) {
     const int n = comm.size();
     std::vector<std::int32_t> send(n, comm.rank()), recv(n, -1);
     Tensor s(send.data(), 1, DType::i32);
@@ -260,12 +271,14 @@ TEST_P(Rooted, RefusedEverywhereStartsNothing) {
     if (comm.rank() == 0) {
       for (int i = 0; i < n; ++i) EXPECT_EQ(recv[i], i);
     }
-  });
+  }, options());
 }
 
-INSTANTIATE_TEST_SUITE_P(Ucx, Rooted, ::testing::Values(1, 2, 3, 4), [](const ::testing::TestParamInfo<int>& param) {
-  return std::to_string(param.param) + "ranks";
-});
+INSTANTIATE_TEST_SUITE_P(Ucx, Rooted, ::testing::Combine(::testing::Values(1, 2, 3, 4), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<int, bool>>& param) {
+                           return std::to_string(std::get<0>(param.param)) + "ranks" +
+                                  (std::get<1>(param.param) ? "_shared_memory" : "_messages");
+                         });
 
 }  // namespace
 }  // namespace dtrain::test

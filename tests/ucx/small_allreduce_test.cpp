@@ -1,4 +1,4 @@
-// The engine's immediate allreduces (immediate_allreduce.hpp), taken by a
+// The engine's immediate allreduces (immediate_collective.hpp), taken by a
 // caller that said it waits at once (Communicator::expect_wait, as the C
 // API's blocking calls do), over UCX messages (small_allreduce.hpp) and
 // through shared memory (local_allreduce.hpp): their results, their matching

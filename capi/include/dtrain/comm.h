@@ -212,7 +212,10 @@ DT_API dt_status dt_alltoall(dt_comm *comm, const DLTensor *send, DLTensor *recv
  * Like dt_alltoall with per-rank element counts. Blocks are packed in rank
  * order: send_counts[j] elements go to rank j, recv_counts[j] come from rank j.
  * Both arrays have `size` entries, none negative; their sums may not exceed the
- * tensors' counts. A count that disagrees with the peer's gives DT_ERR_MISMATCH.
+ * tensors' counts. A count that disagrees with the peer's gives DT_ERR_MISMATCH:
+ * on every rank, with no recv written, where all ranks run on one host (the
+ * collectives then go through shared memory and every rank sees every
+ * rank's counts); otherwise on the rank that receives it.
  */
 DT_API dt_status dt_alltoallv(dt_comm *comm, const DLTensor *send, const int64_t *send_counts,
                               DLTensor *recv, const int64_t *recv_counts, void *stream,

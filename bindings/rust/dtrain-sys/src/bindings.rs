@@ -799,7 +799,10 @@ extern "C" {
     #[doc = " Like dt_alltoall with per-rank element counts. Blocks are packed in rank"]
     #[doc = " order: send_counts[j] elements go to rank j, recv_counts[j] come from rank j."]
     #[doc = " Both arrays have `size` entries, none negative; their sums may not exceed the"]
-    #[doc = " tensors' counts. A count that disagrees with the peer's gives DT_ERR_MISMATCH."]
+    #[doc = " tensors' counts. A count that disagrees with the peer's gives DT_ERR_MISMATCH:"]
+    #[doc = " on every rank, with no recv written, where all ranks run on one host (the"]
+    #[doc = " collectives then go through shared memory and every rank sees every"]
+    #[doc = " rank's counts); otherwise on the rank that receives it."]
     pub fn dt_alltoallv(
         comm: *mut dt_comm,
         send: *const DLTensor,

@@ -9,8 +9,10 @@
 //                               halving-doubling allreduce for mid sizes,
 //                               with the usual fix-up for non-powers of two
 //                               (fold.hpp); Bruck allgather
-//   local_allreduce.cpp         small allreduce through shared memory, for
+//   local_allreduce.cpp         allreduce through shared memory, for
 //                               ranks that all run on one host
+//   local_exchange.cpp          every other collective through shared
+//                               memory, for the same ranks
 //   broadcast.cpp               binomial tree (small), pipelined chain (large)
 //   alltoallv.cpp               pairwise exchange, a window of peers at a time
 //   barrier.cpp                 dissemination barrier; the start-up handshake
@@ -28,6 +30,7 @@
 
 #include "base/tensor.hpp"
 #include "comm/backend.hpp"
+#include "comm/collective.hpp"
 #include "comm/backends/ucx/operation.hpp"
 #include "comm/exchange_plan.hpp"
 #include "comm/reduce_op.hpp"
@@ -53,6 +56,8 @@ std::unique_ptr<Operation> recursive_reduce_scatter(const TensorView& send, cons
 std::unique_ptr<Operation> bruck_allgather(const TensorView& send, const TensorView& recv);
 
 std::unique_ptr<Operation> local_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
+// Any other collective through shared memory (local_exchange.hpp).
+std::unique_ptr<Operation> local_exchange(Collective collective);
 
 std::unique_ptr<Operation> tree_broadcast(const TensorView& buf, int root);
 std::unique_ptr<Operation> pipeline_broadcast(const TensorView& buf, int root);

@@ -60,6 +60,9 @@ class UcxBackend final : public Backend {
 
  private:
   void share_memory(Clock::time_point deadline);
+  // Runs `collective` through the mailboxes, here and now if its caller
+  // waits for it at once (engine_.run_now()), else scheduled.
+  RequestPtr in_memory(Collective collective);
   // Every rank's `mine`, in rank order, through an internal allgather.
   template <typename T>
     requires std::is_trivially_copyable_v<T>

@@ -73,7 +73,7 @@ Engine::Engine(std::unique_ptr<Transport> transport, int rank, std::uint32_t con
       identities_(std::move(identities)),
       tuning_(tuning),
       oversubscribed_(outnumber_their_cores(identities_, identities_[rank])),
-      completed_(std::make_shared<Request>("allreduce", 0)) {
+      completed_(std::make_shared<Request>("collective", 0)) {
   completed_->complete(DT_OK);
   group_.transport = transport_.get();
   group_.rank = rank;
@@ -187,9 +187,11 @@ void Engine::share_memory(std::unique_ptr<Mailboxes> mailboxes) {
   group_.mailboxes = mailboxes_.get();
 }
 
-RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv, ReduceOp op, int timeout_ms,
-                                 bool local) {
-  if (t_waiting_for != this || (!local && !SmallAllreduce::fits(group_.size, recv.bytes()))) return nullptr;
+RequestPtr Engine::run_now(const Collective& collective, int timeout_ms, bool local) {
+  if (t_waiting_for != this) return nullptr;
+  if (!local && !(collective.kind == CallKind::allreduce && SmallAllreduce::fits(group_.size, collective.recv.bytes()))) {
+    return nullptr;
+  }
   const auto done = [this] { return !small_running_.load(std::memory_order_acquire); };
   SmallOutcome outcome;
   std::uint64_t number = 0;
@@ -206,14 +208,17 @@ RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv,
     small_number_ = number;
     small_outcome_ = &outcome;
     small_running_.store(true, std::memory_order_relaxed);
-    now_ = local ? static_cast<ImmediateAllreduce*>(&local_) : &small_;
-    now_->start(group_, collectives_++, send, recv, op);
+    small_name_ = call_kind_name(collective.kind);
+    now_ = !local ? static_cast<ImmediateCollective*>(&small_)
+           : collective.kind == CallKind::allreduce ? static_cast<ImmediateCollective*>(&local_)
+                                                    : &exchange_;
+    now_->start(group_, collectives_++, collective);
     ++generation_;
     // Through shared memory, a few looks at the peers' stamps first: with
     // ranks in step that is all it takes, and the worker has nothing to do
     // for it. Not when ranks outnumber cores: the peer may need this one.
     for (int i = 0; local && !oversubscribed_ && i < kFirstLooks; ++i) {
-      if (advance_immediate() != ImmediateAllreduce::Progress::none) break;
+      if (advance_immediate() != ImmediateCollective::Progress::none) break;
       cpu_relax();
     }
     // A first few rounds of progress before letting go of the lock or
@@ -238,7 +243,7 @@ RequestPtr Engine::allreduce_now(const TensorView& send, const TensorView& recv,
     }
   }
   if (outcome.status == DT_OK) return completed_;
-  auto request = std::make_shared<Request>("allreduce", number);
+  auto request = std::make_shared<Request>(small_name_, number);
   request->complete(outcome.status, outcome.message);
   return request;
 }
@@ -250,7 +255,7 @@ void Engine::end_small(dt_status status, const std::string& message) {
 }
 
 std::string Engine::small_prefix() const {
-  return "rank " + std::to_string(group_.rank) + ": allreduce #" + std::to_string(small_number_);
+  return "rank " + std::to_string(group_.rank) + ": " + small_name_ + " #" + std::to_string(small_number_);
 }
 
 bool Engine::wait(const RequestPtr& request, Clock::time_point deadline) {
@@ -434,11 +439,11 @@ bool Engine::tick() {
   return events > 0 || moved;
 }
 
-ImmediateAllreduce::Progress Engine::advance_immediate() {
-  if (!small_running_.load(std::memory_order_relaxed)) return ImmediateAllreduce::Progress::none;
-  const ImmediateAllreduce::Progress progress = now_->advance();
-  if (progress == ImmediateAllreduce::Progress::over) {
-    const ImmediateAllreduce::Outcome outcome = now_->outcome();
+ImmediateCollective::Progress Engine::advance_immediate() {
+  if (!small_running_.load(std::memory_order_relaxed)) return ImmediateCollective::Progress::none;
+  const ImmediateCollective::Progress progress = now_->advance();
+  if (progress == ImmediateCollective::Progress::over) {
+    const ImmediateCollective::Outcome outcome = now_->outcome();
     end_small(outcome.status, outcome.status == DT_OK ? std::string() : small_prefix() + ": " + outcome.why);
   }
   return progress;
@@ -448,7 +453,7 @@ bool Engine::advance_operations() {
   bool moved = false;
   // A step of a long one counts, or its caller would go to sleep between
   // its pieces.
-  if (advance_immediate() != ImmediateAllreduce::Progress::none) moved = true;
+  if (advance_immediate() != ImmediateCollective::Progress::none) moved = true;
   while (!queue_.empty()) {
     Operation& head = *queue_.front();
     if (!head.started()) {

@@ -13,13 +13,13 @@
 // what nobody waits for (non-blocking operations), polling briefly after
 // each event and otherwise sleeping on the event fd.
 //
-// An allreduce that its caller waits for at once (small, over UCX; any
-// size, through shared memory) runs without an Operation (allreduce_now(),
-// immediate_allreduce.hpp), in its place in the order of collectives and
-// failed the same ways. Where every rank runs on this host, allreduces go
-// through shared memory instead of UCX (local_allreduce.hpp); nothing
-// signals their progress, so whoever waits on one polls, sleeping a
-// millisecond at a time once the spin is over.
+// A collective that its caller waits for at once (a small allreduce over
+// UCX; any collective through shared memory) runs without an Operation
+// (run_now(), immediate_collective.hpp), in its place in the order of
+// collectives and failed the same ways. Where every rank runs on this host,
+// collectives go through shared memory instead of UCX (local_allreduce.hpp,
+// local_exchange.hpp); nothing signals their progress, so whoever waits on
+// one polls, sleeping a millisecond at a time once the spin is over.
 //
 // A failed peer (the endpoint's error callback) fails every pending operation
 // with DT_ERR_REMOTE naming it, cancelling the receives posted on the worker,
@@ -42,6 +42,7 @@
 
 #include "comm/backends/ucx/liveness.hpp"
 #include "comm/backends/ucx/local_allreduce.hpp"
+#include "comm/backends/ucx/local_exchange.hpp"
 #include "comm/backends/ucx/mailboxes.hpp"
 #include "comm/backends/ucx/operation.hpp"
 #include "comm/backends/ucx/small_allreduce.hpp"
@@ -71,10 +72,10 @@ class Engine {
   // completes at once with the reason.
   RequestPtr submit(std::unique_ptr<Operation> op);
   // Whether the next operation this thread submits is waited for at once:
-  // the progress thread need not be woken for it, and an allreduce may
-  // run here (allreduce_now()).
+  // the progress thread need not be woken for it, and a collective may
+  // run here (run_now()).
   void expect_wait(bool on);
-  // Hands allreduces to shared memory. Every rank must do the same, before
+  // Hands collectives to shared memory. Every rank must do the same, before
   // the first operation.
   void share_memory(std::unique_ptr<Mailboxes> mailboxes);
   // Whether an allreduce of `bytes` goes through shared memory: any that
@@ -83,13 +84,17 @@ class Engine {
   bool shares_memory_for(std::size_t bytes) const {
     return group_.mailboxes != nullptr && bytes <= LocalAllreduce::kMaxBytes;
   }
-  // An allreduce this thread said it waits for (expect_wait()) that goes
-  // through shared memory (`local`) or fits SmallAllreduce, while no
-  // collective is queued: runs it here and now and returns its completed
-  // request, failed with DT_ERR_TIMEOUT naming the silent peer after
-  // `timeout_ms`. Otherwise nullptr: submit() it.
-  RequestPtr allreduce_now(const TensorView& send, const TensorView& recv, ReduceOp op, int timeout_ms,
-                           bool local);
+  // Whether the other collectives go through shared memory: all of them,
+  // whatever their sizes, for the same reason.
+  bool exchanges_in_memory() const {
+    return group_.mailboxes != nullptr && LocalExchange::fits(group_.mailboxes->shared_capacity(), group_.size);
+  }
+  // A collective this thread said it waits for (expect_wait()) that goes
+  // through shared memory (`local`) or is an allreduce that fits
+  // SmallAllreduce, while no collective is queued: runs it here and now and
+  // returns its completed request, failed with DT_ERR_TIMEOUT naming the
+  // silent peer after `timeout_ms`. Otherwise nullptr: submit() it.
+  RequestPtr run_now(const Collective& collective, int timeout_ms, bool local);
 
   // Completes every pending request with DT_ERR_ABORTED and refuses new work.
   // Any thread; never blocks.
@@ -124,7 +129,7 @@ class Engine {
   std::string small_prefix() const;
   bool advance_operations();
   // Advances the immediate allreduce, ending it when over.
-  ImmediateAllreduce::Progress advance_immediate();
+  ImmediateCollective::Progress advance_immediate();
   void handle_failures();
   // Whether another rank of this communicator is running or waiting to run
   // on this thread's core (looked up in /proc at most once a period).
@@ -177,11 +182,13 @@ class Engine {
 
   // Set by share_memory(): group_.mailboxes.
   std::unique_ptr<Mailboxes> mailboxes_;
-  // The allreduce a caller runs through allreduce_now(), one of the two;
-  // it counts as the running collective (the queue waits for it).
+  // The collective a caller runs through run_now(), one of the three; it
+  // counts as the running collective (the queue waits for it).
   SmallAllreduce small_;
   LocalAllreduce local_;
-  ImmediateAllreduce* now_ = &small_;
+  LocalExchange exchange_;
+  ImmediateCollective* now_ = &small_;
+  const char* small_name_ = "allreduce";  // now_'s collective, for messages
   std::atomic<bool> small_running_{false};
   std::uint64_t small_number_ = 0;
   struct SmallOutcome {

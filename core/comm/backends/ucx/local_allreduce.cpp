@@ -9,20 +9,19 @@
 #include "comm/backends/ucx/algorithms.hpp"
 #include "comm/backends/ucx/chunks.hpp"
 #include "comm/backends/ucx/handoff.hpp"
+#include "comm/backends/ucx/scheduled_local.hpp"
 #include "device/cpu/stream_copy.hpp"
 
 namespace dtrain::comm::ucx {
 
 namespace {
 
-// What a rank writes besides its data, for telling that ranks disagree.
-std::uint32_t kind_of(DType dtype, ReduceOp op) {
-  return static_cast<std::uint32_t>(dtype) << 16 | static_cast<std::uint32_t>(op);
-}
+std::uint32_t kind_of(DType dtype, ReduceOp op) { return Mailboxes::kind_code(CallKind::allreduce, dtype, op); }
 
 std::string describe(std::uint32_t bytes, std::uint32_t kind) {
-  return std::to_string(bytes) + " bytes of " + dtype_name(static_cast<DType>(kind >> 16)) + " " +
-         reduce_op_name(static_cast<ReduceOp>(kind & 0xffff));
+  if (Mailboxes::call_of(kind) != CallKind::allreduce) return std::string("to ") + call_kind_name(Mailboxes::call_of(kind));
+  return std::to_string(bytes) + " bytes of " + dtype_name(Mailboxes::dtype_of(kind)) + " " +
+         reduce_op_name(Mailboxes::op_of(kind));
 }
 
 // A result this large leaves the caches before anyone reads it (the ranks'
@@ -36,8 +35,10 @@ void copy_cached(void* dst, const void* src, std::size_t bytes) { std::memcpy(ds
 
 }  // namespace
 
-void LocalAllreduce::start(const Group& group, std::uint64_t, const TensorView& send, const TensorView& recv,
-                           ReduceOp op) {
+void LocalAllreduce::start(const Group& group, std::uint64_t, const Collective& allreduce) {
+  const TensorView& send = allreduce.send;
+  const TensorView& recv = allreduce.recv;
+  const ReduceOp op = allreduce.op;
   group_ = group;
   combine_ = Combine(op, recv.dtype);
   op_ = op;
@@ -91,7 +92,7 @@ bool LocalAllreduce::arrived() const {
   return true;
 }
 
-ImmediateAllreduce::Progress LocalAllreduce::advance() {
+ImmediateCollective::Progress LocalAllreduce::advance() {
   Progress progress = Progress::none;
   // One piece at most: the engine's lock is held meanwhile, and its caller
   // checks the deadline, aborts and peers between calls.
@@ -196,50 +197,12 @@ std::vector<int> LocalAllreduce::missing() const {
   return peers;
 }
 
-namespace {
-
-// Resumes a lane once the allreduce can take a step.
-struct Ready {
-  const LocalAllreduce* allreduce;
-
-  static bool ready(const void* self) { return static_cast<const Ready*>(self)->allreduce->ready(); }
-  bool await_ready() const noexcept { return allreduce->ready(); }
-  void await_suspend(std::coroutine_handle<Task::promise_type> handle) noexcept {
-    handle.promise().awaiting = {&Ready::ready, this};
-  }
-  void await_resume() const noexcept {}
-};
-
-class ScheduledLocalAllreduce final : public Operation {
- public:
-  ScheduledLocalAllreduce(const TensorView& send, const TensorView& recv, ReduceOp op)
-      : Operation("allreduce", Kind::collective), send_(send), recv_(recv), op_(op) {}
-
-  std::vector<int> waiting_on() const override { return over() ? std::vector<int>{} : allreduce_.missing(); }
-  bool involves(int peer) const override { return !over() && allreduce_.involves(peer); }
-  bool polled() const override { return true; }
-
- protected:
-  void prepare() override { allreduce_.start(group(), 0, send_, recv_, op_); }
-  Task lane(int, int) override {
-    do {
-      co_await Ready{&allreduce_};
-    } while (allreduce_.advance() != ImmediateAllreduce::Progress::over);
-    const ImmediateAllreduce::Outcome outcome = allreduce_.outcome();
-    if (outcome.status != DT_OK) raise(outcome.status, outcome.why);
-  }
-
- private:
-  const TensorView send_;
-  const TensorView recv_;
-  const ReduceOp op_;
-  LocalAllreduce allreduce_;
-};
-
-}  // namespace
-
 std::unique_ptr<Operation> local_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  return std::make_unique<ScheduledLocalAllreduce>(send, recv, op);
+  Collective allreduce;
+  allreduce.send = send;
+  allreduce.recv = recv;
+  allreduce.op = op;
+  return std::make_unique<ScheduledLocal<LocalAllreduce>>(std::move(allreduce));
 }
 
 }  // namespace dtrain::comm::ucx

@@ -14,7 +14,7 @@
 // its own choice (handoff.hpp). No message, where the schedules over UCX
 // take log2(n) rounds or more, each a copy in and out of UCX's queues.
 //
-// The engine runs it for callers that wait at once (immediate_allreduce.hpp);
+// The engine runs it for callers that wait at once (immediate_collective.hpp);
 // local_allreduce() in algorithms.hpp schedules it as an Operation for the
 // others. Ranks on either path match: both take the next mailbox stamp in the
 // order of collectives. Ranks that disagree about the size, the dtype or the
@@ -27,13 +27,13 @@
 
 #include "base/tensor.hpp"
 #include "comm/backends/ucx/combine.hpp"
-#include "comm/backends/ucx/immediate_allreduce.hpp"
+#include "comm/backends/ucx/immediate_collective.hpp"
 #include "comm/backends/ucx/mailboxes.hpp"
 #include "comm/reduce_op.hpp"
 
 namespace dtrain::comm::ucx {
 
-class LocalAllreduce final : public ImmediateAllreduce {
+class LocalAllreduce final : public ImmediateCollective {
  public:
   // From this size on, the ranks split the reduction.
   static constexpr std::size_t kSplitBytes = 16 * 1024;
@@ -42,8 +42,7 @@ class LocalAllreduce final : public ImmediateAllreduce {
 
   // Publishes this rank's contribution (`sequence` is not needed: the
   // mailboxes number their own operations).
-  void start(const Group& group, std::uint64_t sequence, const TensorView& send, const TensorView& recv,
-             ReduceOp op) override;
+  void start(const Group& group, std::uint64_t sequence, const Collective& allreduce) override;
   // Takes every step whose parts are there.
   Progress advance() override;
   Outcome outcome() const override { return outcome_; }

@@ -21,7 +21,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/dtype.hpp"
 #include "base/fd.hpp"
+#include "comm/call_check.hpp"
+#include "comm/reduce_op.hpp"
 #include "comm/backends/ucx/handoff.hpp"
 
 namespace dtrain::comm::ucx {
@@ -33,8 +36,17 @@ class Mailboxes {
   struct Header {
     std::atomic<std::uint64_t> stamp;  // the operation's number, once the data is there
     std::uint32_t size;                // the caller's: bytes of the whole buffer, of which the data may be a piece
-    std::uint32_t kind;                // the caller's code for the dtype and reduction
+    std::uint32_t kind;                // kind_code() of the caller's collective
   };
+  // What the `kind` of a header holds: the collective, its dtype and its
+  // reduction (ReduceOp::sum where it has none).
+  static std::uint32_t kind_code(CallKind call, DType dtype, ReduceOp op) {
+    return static_cast<std::uint32_t>(call) << 24 | static_cast<std::uint32_t>(dtype) << 16 |
+           static_cast<std::uint32_t>(op);
+  }
+  static CallKind call_of(std::uint32_t kind) { return static_cast<CallKind>(kind >> 24); }
+  static DType dtype_of(std::uint32_t kind) { return static_cast<DType>((kind >> 16) & 0xff); }
+  static ReduceOp op_of(std::uint32_t kind) { return static_cast<ReduceOp>(kind & 0xffff); }
   static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "stamps are shared between processes");
 
   // Creates this rank's mailbox, for contributions of up to `capacity`

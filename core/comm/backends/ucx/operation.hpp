@@ -218,6 +218,8 @@ class Operation : public Transfer::Owner {
   const Group& group() const { return group_; }
   int rank() const { return group_.rank; }
   int size() const { return group_.size; }
+  // The operation's number among the communicator's collectives.
+  std::uint64_t sequence() const { return sequence_; }
 
   // A transfer owned by the operation, stable until it is destroyed.
   Transfer& transfer();

@@ -1,4 +1,5 @@
-// Setting up the shared memory of allreduces (local_allreduce.hpp),
+// Setting up the shared memory of collectives (local_allreduce.hpp,
+// local_exchange.hpp),
 // part of a new communicator's handshake. Where every rank runs on this host
 // (which each rank tells from the identities alone, so all agree), two
 // allgathers: each rank's mailbox (its file descriptor, and the bytes it
@@ -33,14 +34,13 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
   for (const ProcessIdentity& process : identities_) one_host = one_host && identities_[0].can_watch(process);
   if (!one_host) return;
 
-  // A forced allreduce algorithm is a UCX one: no mailboxes then.
-  const std::size_t wanted = engine_.tuning().allreduce == Algorithm::automatic ? engine_.tuning().local_bytes : 0;
+  const std::size_t wanted = engine_.tuning().local_bytes;
   std::unique_ptr<Mailboxes> mailboxes;
   if (wanted > 0) {
     try {
       mailboxes = std::make_unique<Mailboxes>(me, n, wanted, !outnumber_their_cores(identities_, identities_[me]));
     } catch (const std::exception& e) {
-      DT_LOG(debug) << "rank " << me << ": allreduces go over UCX: " << e.what();
+      DT_LOG(debug) << "rank " << me << ": collectives go over UCX: " << e.what();
     }
   }
   const std::vector<Offer> offers =
@@ -56,7 +56,7 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
       mailboxes->attach(r, identities_[static_cast<std::size_t>(r)].pid, offer.fd, offer.capacity);
     } catch (const std::exception& e) {
       // Any failure: this rank must still take part in the verdicts.
-      DT_LOG(debug) << "rank " << me << ": allreduces go over UCX: " << e.what();
+      DT_LOG(debug) << "rank " << me << ": collectives go over UCX: " << e.what();
       mapped = false;
     }
   }

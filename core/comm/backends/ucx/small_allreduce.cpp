@@ -6,15 +6,14 @@
 
 namespace dtrain::comm::ucx {
 
-void SmallAllreduce::start(const Group& group, std::uint64_t sequence, const TensorView& send, const TensorView& recv,
-                           ReduceOp op) {
+void SmallAllreduce::start(const Group& group, std::uint64_t sequence, const Collective& allreduce) {
   group_ = group;
   sequence_ = sequence;
-  combine_ = Combine(op, recv.dtype);
-  count_ = recv.count;
-  bytes_ = recv.bytes();
-  mine_ = static_cast<const std::byte*>(send.data);
-  work_ = static_cast<std::byte*>(recv.data);
+  combine_ = Combine(allreduce.op, allreduce.recv.dtype);
+  count_ = allreduce.recv.count;
+  bytes_ = allreduce.recv.bytes();
+  mine_ = static_cast<const std::byte*>(allreduce.send.data);
+  work_ = static_cast<std::byte*>(allreduce.recv.data);
   mask_ = 1;
   step_ = 1;  // as the doubling rounds of recursive.cpp: 0 is the fold's
   failure_ = nullptr;
@@ -32,7 +31,7 @@ void SmallAllreduce::post() {
   group_.transport->recv(in_, peer, collective_tag(group_.context, peer, sequence_, step_), incoming_, bytes_);
 }
 
-ImmediateAllreduce::Progress SmallAllreduce::advance() {
+ImmediateCollective::Progress SmallAllreduce::advance() {
   Progress progress = Progress::none;
   while (quiescent()) {
     if (!in_.ok() || !out_.ok()) {
@@ -53,7 +52,7 @@ ImmediateAllreduce::Progress SmallAllreduce::advance() {
   return progress;
 }
 
-ImmediateAllreduce::Outcome SmallAllreduce::outcome() const {
+ImmediateCollective::Outcome SmallAllreduce::outcome() const {
   if (failure_ == nullptr) return {};
   auto [status, why] = transfer_error(group_, *failure_);
   return {status, std::move(why)};

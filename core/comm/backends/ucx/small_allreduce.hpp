@@ -1,5 +1,5 @@
 // A small allreduce over UCX messages that a caller waits for at once
-// (immediate_allreduce.hpp). It is recursive doubling on a power-of-two
+// (immediate_collective.hpp). It is recursive doubling on a power-of-two
 // world (no fold needed), with the tags, steps and message order of the
 // doubling rounds in recursive.cpp, so ranks that take this path and ranks
 // that run the Operation still match.
@@ -10,13 +10,13 @@
 
 #include "base/tensor.hpp"
 #include "comm/backends/ucx/combine.hpp"
-#include "comm/backends/ucx/immediate_allreduce.hpp"
+#include "comm/backends/ucx/immediate_collective.hpp"
 #include "comm/backends/ucx/operation.hpp"
 #include "comm/reduce_op.hpp"
 
 namespace dtrain::comm::ucx {
 
-class SmallAllreduce final : public ImmediateAllreduce {
+class SmallAllreduce final : public ImmediateCollective {
  public:
   // The largest buffer it takes: its peers' values arrive within it.
   static constexpr std::size_t kMaxBytes = 32 * 1024;
@@ -27,8 +27,7 @@ class SmallAllreduce final : public ImmediateAllreduce {
   }
 
   // Posts the first round.
-  void start(const Group& group, std::uint64_t sequence, const TensorView& send, const TensorView& recv,
-             ReduceOp op) override;
+  void start(const Group& group, std::uint64_t sequence, const Collective& allreduce) override;
   // Reduces what arrived and posts the next round. Over once done, or once
   // a transfer failed.
   Progress advance() override;

@@ -13,12 +13,14 @@
 //                               latency-bound algorithm (default 65536);
 //                               allreduce: size times (ranks - 1) below which
 //                               it picks recursive doubling
-//   DTRAIN_UCX_LOCAL_BYTES      where every rank runs on one host, "auto"
-//                               allreduces through shared memory rather
-//                               than UCX, in pieces of up to this many
-//                               bytes (default 1048576; 0: never). Each
-//                               rank's mailbox takes four times as much.
-//                               Ranks agree on the smallest.
+//   DTRAIN_UCX_LOCAL_BYTES      where every rank runs on one host,
+//                               collectives go through shared memory
+//                               rather than UCX (those with an algorithm
+//                               above when it is "auto"; alltoall(v) and the
+//                               rooted and uneven ones always), in pieces
+//                               of up to this many bytes (default 1048576;
+//                               0: never). Each rank's mailbox takes four
+//                               times as much. Ranks agree on the smallest.
 //   DTRAIN_UCX_HALVING_BYTES    allreduce on more than 2 ranks: size up to
 //                               which "auto" picks halving-doubling rather
 //                               than the ring (default 65536)

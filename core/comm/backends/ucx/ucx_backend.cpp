@@ -97,18 +97,22 @@ UcxBackend::UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint
       scope_(transport->scope()),
       engine_(std::move(transport), rank, context, std::move(world_ranks), std::move(identities), tuning) {}
 
+RequestPtr UcxBackend::in_memory(Collective collective) {
+  if (RequestPtr done = engine_.run_now(collective, timeout_ms_, true)) return named(std::move(done), kSharedMemory);
+  if (collective.kind == CallKind::allreduce) {
+    return named(engine_.submit(local_allreduce(collective.send, collective.recv, collective.op)), kSharedMemory);
+  }
+  return named(engine_.submit(local_exchange(std::move(collective))), kSharedMemory);
+}
+
 RequestPtr UcxBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  if (engine_.shares_memory_for(recv.bytes())) {
-    if (RequestPtr done = engine_.allreduce_now(send, recv, op, timeout_ms_, true)) {
-      return named(std::move(done), kSharedMemory);
-    }
-    return named(engine_.submit(local_allreduce(send, recv, op)), kSharedMemory);
+  Collective allreduce{CallKind::allreduce, send, recv, op, 0, {}, {}};
+  if (engine_.tuning().allreduce == Algorithm::automatic && engine_.shares_memory_for(recv.bytes())) {
+    return in_memory(std::move(allreduce));
   }
   const Algorithm algorithm = engine_.tuning().pick_allreduce(recv.bytes(), recv.count, engine_.size());
   if (algorithm == Algorithm::recursive_doubling) {
-    if (RequestPtr done = engine_.allreduce_now(send, recv, op, timeout_ms_, false)) {
-      return named(std::move(done), algorithm);
-    }
+    if (RequestPtr done = engine_.run_now(allreduce, timeout_ms_, false)) return named(std::move(done), algorithm);
   }
   switch (algorithm) {
     case Algorithm::ring: return named(engine_.submit(ring_allreduce(send, recv, op)), algorithm);
@@ -119,6 +123,9 @@ RequestPtr UcxBackend::allreduce(const TensorView& send, const TensorView& recv,
 }
 
 RequestPtr UcxBackend::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
+  if (engine_.tuning().reduce_scatter == Algorithm::automatic && engine_.exchanges_in_memory()) {
+    return in_memory({CallKind::reduce_scatter, send, recv, op, 0, {}, {}});
+  }
   const Algorithm algorithm = engine_.tuning().pick_reduce_scatter(send.bytes(), engine_.size());
   return named(engine_.submit(algorithm == Algorithm::ring ? ring_reduce_scatter(send, recv, op)
                                                            : recursive_reduce_scatter(send, recv, op)),
@@ -126,12 +133,18 @@ RequestPtr UcxBackend::reduce_scatter(const TensorView& send, const TensorView& 
 }
 
 RequestPtr UcxBackend::allgather(const TensorView& send, const TensorView& recv) {
+  if (engine_.tuning().allgather == Algorithm::automatic && engine_.exchanges_in_memory()) {
+    return in_memory({CallKind::allgather, send, recv, ReduceOp::sum, 0, {}, {}});
+  }
   const Algorithm algorithm = engine_.tuning().pick_allgather(recv.bytes(), engine_.size());
   return named(engine_.submit(algorithm == Algorithm::ring ? ring_allgather(send, recv) : bruck_allgather(send, recv)),
                algorithm);
 }
 
 RequestPtr UcxBackend::broadcast(const TensorView& buf, int root) {
+  if (engine_.tuning().broadcast == Algorithm::automatic && engine_.exchanges_in_memory()) {
+    return in_memory({CallKind::broadcast, buf, buf, ReduceOp::sum, root, {}, {}});
+  }
   const Algorithm algorithm = engine_.tuning().pick_broadcast(buf.bytes(), engine_.size());
   return named(engine_.submit(algorithm == Algorithm::pipeline ? pipeline_broadcast(buf, root)
                                                                : tree_broadcast(buf, root)),
@@ -140,6 +153,9 @@ RequestPtr UcxBackend::broadcast(const TensorView& buf, int root) {
 
 RequestPtr UcxBackend::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
                                  const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
+  if (engine_.exchanges_in_memory()) {
+    return in_memory({CallKind::alltoallv, send, recv, ReduceOp::sum, 0, send_counts, recv_counts});
+  }
   return named(engine_.submit(pairwise_alltoallv(send, send_counts, recv, recv_counts)), "pairwise");
 }
 
@@ -154,27 +170,32 @@ RequestPtr UcxBackend::recv(const TensorView& buf, int peer, int tag) {
 RequestPtr UcxBackend::barrier() { return named(engine_.submit(dissemination_barrier()), "dissemination"); }
 
 RequestPtr UcxBackend::reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) {
+  if (engine_.exchanges_in_memory()) return in_memory({CallKind::reduce, send, recv, op, root, {}, {}});
   return named(engine_.submit(direct_reduce(send, recv, op, root, engine_.size())), kDirect);
 }
 
 RequestPtr UcxBackend::gather(const TensorView& send, const TensorView& recv, int root) {
+  if (engine_.exchanges_in_memory()) return in_memory({CallKind::gather, send, recv, ReduceOp::sum, root, {}, {}});
   ExchangePlan plan = gather_plan(engine_.rank(), engine_.size(), send, recv, root);
   return named(engine_.submit(direct_gather(plan, send.dtype, send.count, root)), kDirect);
 }
 
 RequestPtr UcxBackend::scatter(const TensorView& send, const TensorView& recv, int root) {
+  if (engine_.exchanges_in_memory()) return in_memory({CallKind::scatter, send, recv, ReduceOp::sum, root, {}, {}});
   ExchangePlan plan = scatter_plan(engine_.rank(), engine_.size(), send, recv, root);
   return named(engine_.submit(direct_scatter(plan, recv.dtype, recv.count, root)), kDirect);
 }
 
 RequestPtr UcxBackend::allgatherv(const TensorView& send, const TensorView& recv,
                                   const std::vector<std::int64_t>& recv_counts) {
+  if (engine_.exchanges_in_memory()) return in_memory({CallKind::allgatherv, send, recv, ReduceOp::sum, 0, {}, recv_counts});
   ExchangePlan plan = allgatherv_plan(engine_.rank(), engine_.size(), send, recv, recv_counts);
   return named(engine_.submit(direct_allgatherv(plan, recv.dtype, recv_counts)), kDirect);
 }
 
 RequestPtr UcxBackend::reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
                                        const TensorView& recv, ReduceOp op) {
+  if (engine_.exchanges_in_memory()) return in_memory({CallKind::reduce_scatterv, send, recv, op, 0, {}, recv_counts});
   return named(engine_.submit(direct_reduce_scatterv(send, recv_counts, recv, op)), kDirect);
 }
 

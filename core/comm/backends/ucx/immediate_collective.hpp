@@ -1,34 +1,36 @@
-// An allreduce the engine runs for a caller that waits for it at once
-// (Engine::allreduce_now()), without an Operation: no allocation, no
-// coroutine, no request of its own, which at a few bytes cost as much as
-// the exchange. It takes its place in the order of collectives and fails in
-// the same ways as a scheduled one. Two kinds: over UCX messages
-// (small_allreduce.hpp) and through shared memory (local_allreduce.hpp).
+// A collective the engine runs for a caller that waits for it at once
+// (Engine::run_now()), without an Operation: no allocation, no coroutine,
+// no request of its own, which at a few bytes cost as much as the exchange.
+// It takes its place in the order of collectives and fails in the same ways
+// as a scheduled one. Three kinds: small allreduces over UCX messages
+// (small_allreduce.hpp), allreduces through shared memory
+// (local_allreduce.hpp) and every other collective through shared memory
+// (local_exchange.hpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "base/tensor.hpp"
+#include "comm/collective.hpp"
 #include "comm/backends/ucx/operation.hpp"
 #include "comm/reduce_op.hpp"
 #include "dtrain/status.h"
 
 namespace dtrain::comm::ucx {
 
-class ImmediateAllreduce {
+class ImmediateCollective {
  public:
   struct Outcome {
     dt_status status = DT_OK;
     std::string why;  // for a failure, after the operation's prefix
   };
 
-  virtual ~ImmediateAllreduce() = default;
+  virtual ~ImmediateCollective() = default;
 
   // Starts the operation numbered `sequence` among collectives; the engine
   // then calls advance() after each round of progress.
-  virtual void start(const Group& group, std::uint64_t sequence, const TensorView& send, const TensorView& recv,
-                     ReduceOp op) = 0;
+  virtual void start(const Group& group, std::uint64_t sequence, const Collective& collective) = 0;
   enum class Progress { none, some, over };
   // Goes as far as it can without waiting.
   virtual Progress advance() = 0;

@@ -1,0 +1,414 @@
+#include "comm/backends/ucx/local_exchange.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+#include "base/error.hpp"
+#include "comm/backends/ucx/algorithms.hpp"
+#include "comm/backends/ucx/scheduled_local.hpp"
+
+namespace dtrain::comm::ucx {
+
+namespace {
+
+constexpr std::size_t kLine = 64;
+
+// What a piece begins with: the rank's call (call_check.hpp) without its
+// sequence number (the stamp is the same on every rank), and whether the
+// rank has more pieces to write. Small, so that with the header and a few
+// bytes of payload it is one line.
+struct Preamble {
+  std::uint8_t kind;
+  std::uint8_t dtype;
+  std::int8_t op;  // -1: none
+  std::uint8_t more;
+  std::int32_t root;    // -1: none
+  std::int64_t count;   // -1: none
+  std::int64_t counts;  // a digest of per-rank counts, or 0
+};
+static_assert(sizeof(Preamble) == 24, "the preamble is packed");
+
+Preamble preamble_of(const Call& call, bool more) {
+  return {static_cast<std::uint8_t>(call.kind), static_cast<std::uint8_t>(call.dtype),
+          static_cast<std::int8_t>(call.op),    static_cast<std::uint8_t>(more ? 1 : 0),
+          static_cast<std::int32_t>(call.root), call.count,
+          call.counts};
+}
+
+Call call_of(const Preamble& p, std::int64_t sequence) {
+  return {static_cast<CallKind>(p.kind), sequence, p.dtype, p.count, p.op, p.root, p.counts};
+}
+
+bool same_call(const Preamble& a, const Preamble& b) {
+  return a.kind == b.kind && a.dtype == b.dtype && a.op == b.op && a.root == b.root && a.count == b.count &&
+         a.counts == b.counts;
+}
+
+// alltoallv's table, after the preamble: every send count, then every receive count.
+std::size_t table_bytes_for(int size) { return 2 * static_cast<std::size_t>(size) * sizeof(std::int64_t); }
+
+// Where each rank's block begins when packed in rank order, into `first`.
+void starts(const std::vector<std::int64_t>& counts, std::vector<std::int64_t>& first) {
+  first.assign(counts.size(), 0);
+  if (!counts.empty()) std::partial_sum(counts.begin(), counts.end() - 1, first.begin() + 1);
+}
+
+const Preamble& preamble(const std::byte* part) { return *reinterpret_cast<const Preamble*>(part); }
+const std::int64_t* table(const std::byte* part) {
+  return reinterpret_cast<const std::int64_t*>(part + sizeof(Preamble));
+}
+
+}  // namespace
+
+bool LocalExchange::fits(std::size_t capacity, int size) {
+  const std::size_t fixed = sizeof(Preamble) + table_bytes_for(size);
+  return capacity > fixed && (capacity - fixed) / static_cast<std::size_t>(size) >= kLine;
+}
+
+void LocalExchange::start(const Group& group, std::uint64_t sequence, const Collective& collective) {
+  group_ = group;
+  element_ = dtype_size(collective.recv.dtype);
+  call_ = Call{collective.kind, static_cast<std::int64_t>(sequence + 1), static_cast<std::int64_t>(collective.recv.dtype)};
+  kind_ = Mailboxes::kind_code(collective.kind, collective.recv.dtype, collective.op);
+  per_destination_ = false;
+  send_counts_.clear();
+  recv_counts_.clear();
+  aside_.clear();
+  reads_.clear();
+  reduce_count_ = 0;
+  own_bytes_ = 0;
+  plan(collective);
+  piece_ = 0;
+  over_ = false;
+  outcome_ = {};
+  begin_piece();
+}
+
+void LocalExchange::plan(const Collective& c) {
+  const int n = group_.size;
+  const int me = group_.rank;
+  const auto at = [this](const TensorView& view, std::int64_t element) {
+    return static_cast<std::byte*>(view.data) + static_cast<std::size_t>(element) * element_;
+  };
+  const auto reduce = [&](std::int64_t first, std::int64_t count) {
+    combine_ = Combine(c.op, c.recv.dtype);
+    reduce_first_ = first;
+    reduce_count_ = count;
+    reduce_own_ = at(c.send, first);
+    reduce_into_ = static_cast<std::byte*>(c.recv.data);
+  };
+  const auto keep = [&](const std::byte* from, std::byte* into, std::int64_t count) {
+    own_from_ = from;
+    own_into_ = into;
+    own_bytes_ = static_cast<std::size_t>(count) * element_;
+  };
+  streams_.assign(1, Stream{});
+  switch (c.kind) {
+    case CallKind::allgather:
+    case CallKind::allgatherv: {
+      if (c.kind == CallKind::allgather) {
+        counts_.assign(static_cast<std::size_t>(n), c.send.count);
+      } else {
+        counts_ = c.recv_counts;
+      }
+      const std::vector<std::int64_t>& counts = counts_;
+      std::vector<std::int64_t>& first = firsts_;
+      starts(counts, first);
+      if (c.kind == CallKind::allgather) {
+        call_.count = c.send.count;
+      } else {
+        call_.counts = counts_digest(counts);
+      }
+      streams_[0] = {static_cast<const std::byte*>(c.send.data), counts[me]};
+      keep(streams_[0].data, at(c.recv, first[me]), counts[me]);
+      for (int p = 0; p < n; ++p) {
+        if (p != me) reads_.push_back({p, 0, 0, counts[p], at(c.recv, first[p])});
+      }
+      break;
+    }
+    case CallKind::reduce_scatter:
+    case CallKind::reduce_scatterv: {
+      if (c.kind == CallKind::reduce_scatter) {
+        counts_.assign(static_cast<std::size_t>(n), c.recv.count);
+      } else {
+        counts_ = c.recv_counts;
+      }
+      const std::vector<std::int64_t>& counts = counts_;
+      std::vector<std::int64_t>& first = firsts_;
+      starts(counts, first);
+      if (c.kind == CallKind::reduce_scatter) {
+        call_.count = c.recv.count;
+      } else {
+        call_.counts = counts_digest(counts);
+      }
+      call_.op = static_cast<std::int64_t>(c.op);
+      const std::int64_t total = first[n - 1] + counts[n - 1];
+      streams_[0] = {static_cast<const std::byte*>(c.send.data), total, first[me], counts[me]};
+      reduce(first[me], counts[me]);
+      break;
+    }
+    case CallKind::broadcast:
+      call_.count = c.recv.count;
+      call_.root = c.root;
+      if (me == c.root) {
+        streams_[0] = {static_cast<const std::byte*>(c.recv.data), c.recv.count};
+      } else {
+        reads_.push_back({c.root, 0, 0, c.recv.count, at(c.recv, 0)});
+      }
+      break;
+    case CallKind::reduce:
+      call_.count = c.send.count;
+      call_.op = static_cast<std::int64_t>(c.op);
+      call_.root = c.root;
+      if (me == c.root) {
+        reduce(0, c.send.count);
+      } else {
+        streams_[0] = {static_cast<const std::byte*>(c.send.data), c.send.count};
+      }
+      break;
+    case CallKind::gather:
+      call_.count = c.send.count;
+      call_.root = c.root;
+      if (me != c.root) {
+        streams_[0] = {static_cast<const std::byte*>(c.send.data), c.send.count};
+        break;
+      }
+      keep(static_cast<const std::byte*>(c.send.data), at(c.recv, me * c.send.count), c.send.count);
+      for (int p = 0; p < n; ++p) {
+        if (p != me) reads_.push_back({p, 0, 0, c.send.count, at(c.recv, p * c.send.count)});
+      }
+      break;
+    case CallKind::scatter:
+      per_destination_ = true;
+      streams_.assign(static_cast<std::size_t>(n), Stream{});
+      call_.count = c.recv.count;
+      call_.root = c.root;
+      if (me != c.root) {
+        reads_.push_back({c.root, me, 0, c.recv.count, at(c.recv, 0)});
+        break;
+      }
+      for (int d = 0; d < n; ++d) {
+        if (d != me) streams_[d] = {at(c.send, d * c.recv.count), c.recv.count};
+      }
+      keep(at(c.send, me * c.recv.count), at(c.recv, 0), c.recv.count);
+      break;
+    case CallKind::alltoall:
+    case CallKind::alltoallv: {
+      per_destination_ = true;
+      streams_.assign(static_cast<std::size_t>(n), Stream{});
+      call_.kind = CallKind::alltoallv;  // the counts say which
+      kind_ = Mailboxes::kind_code(CallKind::alltoallv, c.recv.dtype, ReduceOp::sum);
+      send_counts_ = c.send_counts;
+      recv_counts_ = c.recv_counts;
+      std::vector<std::int64_t>& send_first = counts_;
+      std::vector<std::int64_t>& recv_first = firsts_;
+      starts(send_counts_, send_first);
+      starts(recv_counts_, recv_first);
+      const auto* source = static_cast<const std::byte*>(c.send.data);
+      if (c.send.data == c.recv.data && c.send.count > 0) {
+        // In place: the blocks to send are kept aside before any arrives.
+        aside_.assign(source, source + c.send.bytes());
+        source = aside_.data();
+      }
+      for (int d = 0; d < n; ++d) {
+        if (d != me) {
+          streams_[d] = {source + static_cast<std::size_t>(send_first[d]) * element_, send_counts_[d]};
+          reads_.push_back({d, me, 0, recv_counts_[d], at(c.recv, recv_first[d])});
+        }
+      }
+      keep(source + static_cast<std::size_t>(send_first[me]) * element_, at(c.recv, recv_first[me]),
+           std::min(send_counts_[me], recv_counts_[me]));
+      break;
+    }
+    default: raise(DT_ERR_INTERNAL, std::string("no shared-memory schedule for ") + call_kind_name(c.kind));
+  }
+}
+
+std::size_t LocalExchange::table_bytes() const {
+  return call_.kind == CallKind::alltoallv ? table_bytes_for(group_.size) : 0;
+}
+
+std::size_t LocalExchange::payload_offset() const { return sizeof(Preamble) + table_bytes(); }
+
+std::int64_t LocalExchange::piece_elements() const {
+  const std::size_t payload = mailboxes().shared_capacity() - payload_offset();
+  const std::size_t per_stream =
+      per_destination_ ? payload / static_cast<std::size_t>(group_.size) / kLine * kLine : payload;
+  return static_cast<std::int64_t>(per_stream / element_);
+}
+
+std::size_t LocalExchange::stream_offset(int stream) const {
+  return payload_offset() + static_cast<std::size_t>(stream) * static_cast<std::size_t>(piece_elements()) * element_;
+}
+
+void LocalExchange::begin_piece() {
+  next_ = 0;
+  const std::int64_t limit = piece_elements();
+  const std::int64_t lo = piece_ * limit;
+  const std::int64_t hi = lo + limit;
+  // The piece's part of each stream, less the skipped range: up to two runs.
+  struct Run {
+    std::size_t stream;
+    std::int64_t from, to;
+  };
+  const auto runs_in = [&](std::size_t s, auto&& take) {
+    const Stream& stream = streams_[s];
+    const std::int64_t end = std::min(stream.count, hi);
+    const std::int64_t skip_end = stream.skip_first + stream.skip_count;
+    take(Run{s, lo, std::min(end, stream.skip_first)});
+    take(Run{s, std::max(lo, skip_end), end});
+  };
+  bool more = false;
+  std::size_t piece_bytes = 0;
+  for (std::size_t s = 0; s < streams_.size(); ++s) {
+    more = more || streams_[s].count > hi;
+    runs_in(s, [&](const Run& run) {
+      if (run.from < run.to) piece_bytes += static_cast<std::size_t>(run.to - run.from) * element_;
+    });
+  }
+  // How each run is copied depends on the piece's size (handoff.hpp).
+  std::byte* area = group_.mailboxes->contribution_area();
+  Handoff& handoff = group_.mailboxes->handoff();
+  for (std::size_t s = 0; s < streams_.size(); ++s) {
+    runs_in(s, [&](const Run& run) {
+      if (run.from >= run.to) return;
+      handoff.copy(area + stream_offset(static_cast<int>(s)) + static_cast<std::size_t>(run.from - lo) * element_,
+                   streams_[s].data + static_cast<std::size_t>(run.from) * element_,
+                   static_cast<std::size_t>(run.to - run.from) * element_, piece_bytes);
+    });
+  }
+  *reinterpret_cast<Preamble*>(area) = preamble_of(call_, more);
+  if (call_.kind == CallKind::alltoallv) {
+    auto* counts = reinterpret_cast<std::int64_t*>(area + sizeof(Preamble));
+    std::copy(send_counts_.begin(), send_counts_.end(), counts);
+    std::copy(recv_counts_.begin(), recv_counts_.end(), counts + group_.size);
+  }
+  stamp_ = group_.mailboxes->publish(0, kind_);
+}
+
+bool LocalExchange::arrived() const {
+  for (; next_ < group_.size; ++next_) {
+    if (mailboxes().arrived(next_, stamp_) == nullptr) return false;
+  }
+  return true;
+}
+
+ImmediateCollective::Progress LocalExchange::advance() {
+  if (over_ || !ready()) return over_ ? Progress::over : Progress::none;
+  if (!arrived()) {
+    outcome_ = {DT_ERR_REMOTE, describe_rank(group_, next_) + " " + group_.transport->loss(next_, UCS_OK)};
+    over_ = true;
+  } else if (piece_ > 0 || calls_agree()) {
+    take_piece();
+  }
+  return over_ ? Progress::over : Progress::some;
+}
+
+bool LocalExchange::calls_agree() {
+  const int n = group_.size;
+  const Preamble mine = preamble_of(call_, false);
+  bool agree = true;
+  for (int r = 0; r < n && agree; ++r) {
+    const Mailboxes::Header* part = mailboxes().arrived(r, stamp_);
+    // A peer in an allreduce (local_allreduce.hpp) wrote values, not a call.
+    agree = Mailboxes::call_of(part->kind) != CallKind::allreduce && same_call(preamble(Mailboxes::data(part)), mine);
+  }
+  if (!agree) {
+    std::vector<Call> calls;
+    for (int r = 0; r < n; ++r) {
+      const Mailboxes::Header* part = mailboxes().arrived(r, stamp_);
+      if (Mailboxes::call_of(part->kind) == CallKind::allreduce) {
+        calls.push_back({CallKind::allreduce, call_.sequence, static_cast<std::int64_t>(Mailboxes::dtype_of(part->kind)),
+                         -1, static_cast<std::int64_t>(Mailboxes::op_of(part->kind))});
+      } else {
+        calls.push_back(call_of(preamble(Mailboxes::data(part)), call_.sequence));
+      }
+    }
+    outcome_ = {DT_ERR_MISMATCH, describe_disagreement(calls)};
+    over_ = true;
+    return false;
+  }
+  if (call_.kind != CallKind::alltoallv) return true;
+  // Every rank's send counts against the receive counts of their
+  // destinations: every rank sees every pair, so all decide alike.
+  for (int from = 0; from < n; ++from) {
+    const std::int64_t* sends = table(Mailboxes::data(mailboxes().arrived(from, stamp_)));
+    for (int to = 0; to < n; ++to) {
+      const std::int64_t* receives = table(Mailboxes::data(mailboxes().arrived(to, stamp_))) + n;
+      if (from == to || sends[to] == receives[from]) continue;
+      outcome_ = {DT_ERR_MISMATCH, "ranks disagree about alltoallv #" + std::to_string(call_.sequence) + ": " +
+                                       describe_rank(group_, from) + " sends " + std::to_string(sends[to]) +
+                                       " elements to " + describe_rank(group_, to) + ", which expects " +
+                                       std::to_string(receives[from])};
+      over_ = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+void LocalExchange::take_piece() {
+  const std::int64_t limit = piece_elements();
+  const std::int64_t lo = piece_ * limit;
+  const std::int64_t hi = lo + limit;
+  const auto part = [this](int r) { return Mailboxes::data(mailboxes().arrived(r, stamp_)); };
+  // The rank's own block, once the calls agree and before any peer's data
+  // lands where, in place, it may have been.
+  if (piece_ == 0 && own_bytes_ > 0 && own_into_ != own_from_) std::memmove(own_into_, own_from_, own_bytes_);
+  for (const Read& read : reads_) {
+    const std::int64_t from = std::max(read.first, lo);
+    const std::int64_t to = std::min(read.first + read.count, hi);
+    if (from >= to) continue;
+    std::memcpy(read.into + static_cast<std::size_t>(from - read.first) * element_,
+                part(read.peer) + stream_offset(read.stream) + static_cast<std::size_t>(from - lo) * element_,
+                static_cast<std::size_t>(to - from) * element_);
+  }
+  const std::int64_t from = std::max(reduce_first_, lo);
+  const std::int64_t to = std::min(reduce_first_ + reduce_count_, hi);
+  if (from < to) {
+    const std::int64_t count = to - from;
+    std::byte* into = reduce_into_ + static_cast<std::size_t>(from - reduce_first_) * element_;
+    const std::byte* own = reduce_own_ + static_cast<std::size_t>(from - reduce_first_) * element_;
+    const auto theirs = [&](int r) { return part(r) + stream_offset(0) + static_cast<std::size_t>(from - lo) * element_; };
+    const int me = group_.rank;
+    const int first_peer = me == 0 ? 1 : 0;
+    combine_.apply(into, own, theirs(first_peer), count);
+    for (int r = first_peer + 1; r < group_.size; ++r) {
+      if (r != me) combine_.apply(into, theirs(r), count);
+    }
+    combine_.finish(into, count, group_.size);
+  }
+  bool more = false;
+  for (int r = 0; r < group_.size && !more; ++r) more = preamble(part(r)).more != 0;
+  if (more) {
+    ++piece_;
+    begin_piece();
+  } else {
+    over_ = true;
+  }
+}
+
+bool LocalExchange::involves(int peer) const {
+  return !over_ && peer != group_.rank && mailboxes().arrived(peer, stamp_) == nullptr;
+}
+
+int LocalExchange::waiting_on() const {
+  if (over_ || arrived()) return -1;
+  return next_;
+}
+
+std::vector<int> LocalExchange::missing() const {
+  std::vector<int> peers;
+  for (int r = 0; r < group_.size; ++r) {
+    if (involves(r)) peers.push_back(r);
+  }
+  return peers;
+}
+
+std::unique_ptr<Operation> local_exchange(Collective collective) {
+  return std::make_unique<ScheduledLocal<LocalExchange>>(std::move(collective));
+}
+
+}  // namespace dtrain::comm::ucx

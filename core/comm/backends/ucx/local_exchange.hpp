@@ -1,0 +1,131 @@
+// Every collective but allreduce (local_allreduce.hpp) through the ranks'
+// mailboxes (mailboxes.hpp), for communicators whose ranks all run on one
+// host: reduce_scatter(v), allgather(v), broadcast, alltoall(v), reduce,
+// gather and scatter. Each rank writes what its peers need of its buffers
+// to its own mailbox and copies (or reduces) what it needs of theirs
+// straight from their mailboxes into its result: one copy in, one out, no
+// message, where the schedules over UCX take a round trip per step.
+//
+// What a rank writes is one stream or one per destination:
+//  - one stream (allgather, reduce_scatter, broadcast, reduce, gather): its
+//    contribution, of which each reader takes the range it needs (its own
+//    segment of a reduce_scatter, everything of an allgather);
+//  - a stream per destination (alltoallv, scatter): the payload is cut into
+//    a sub-slot per rank, and rank d reads sub-slot d.
+// What no peer reads is not written (a rank's own segment of a
+// reduce_scatter, the root's data of a gather or reduce). Streams longer
+// than the mailbox go in pieces, one mailbox operation each; every rank
+// says in each piece whether it has more to write, and the ranks go on
+// while any has, so they take the same number of pieces even where only
+// the writer knows its lengths (alltoallv's send counts).
+//
+// Each piece starts with the rank's call (call_check.hpp: kind, dtype,
+// count, op, root, a digest of per-rank counts; 24 bytes, so that the
+// header, the call and a small payload share a line) and, for alltoallv,
+// its send and receive counts. Every rank compares all of them before using any
+// data, so ranks that disagree (or an alltoallv whose counts do not pair
+// up) all get DT_ERR_MISMATCH naming each rank's call, and no result is
+// written. Reductions go in rank order from the rank's own values, which it
+// reads from its send buffer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "base/tensor.hpp"
+#include "comm/backends/ucx/combine.hpp"
+#include "comm/backends/ucx/immediate_collective.hpp"
+#include "comm/backends/ucx/mailboxes.hpp"
+#include "comm/call_check.hpp"
+#include "comm/collective.hpp"
+
+namespace dtrain::comm::ucx {
+
+class LocalExchange final : public ImmediateCollective {
+ public:
+  // Whether mailboxes of `capacity` bytes hold a piece of every kind at
+  // `size` ranks (a sub-slot of at least one line per rank).
+  static bool fits(std::size_t capacity, int size);
+
+  void start(const Group& group, std::uint64_t sequence, const Collective& collective) override;
+  Progress advance() override;
+  Outcome outcome() const override { return outcome_; }
+  // Nothing is ever in flight: a rank only writes its own mailbox.
+  bool quiescent() const override { return true; }
+  bool involves(int peer) const override;
+  int waiting_on() const override;
+  int cancel(Transport&) override { return -1; }
+  bool polled() const override { return true; }
+
+  // Every rank whose part has not arrived.
+  std::vector<int> missing() const;
+  // Whether advance() can take a step: every part of the current piece is
+  // there, or the first one missing is from a peer that is gone.
+  bool ready() const { return arrived() || group_.transport->gone(next_); }
+
+ private:
+  // Elements [first, first + count) of stream `stream` of `peer`, to `into`.
+  struct Read {
+    int peer = 0;
+    int stream = 0;
+    std::int64_t first = 0;
+    std::int64_t count = 0;
+    std::byte* into = nullptr;
+  };
+  // What this rank writes to stream `index`: `count` elements at `data`,
+  // but for [skip_first, skip_first + skip_count), which only it reads.
+  struct Stream {
+    const std::byte* data = nullptr;
+    std::int64_t count = 0;
+    std::int64_t skip_first = 0;
+    std::int64_t skip_count = 0;
+  };
+
+  const Mailboxes& mailboxes() const { return *group_.mailboxes; }
+  // The plan: what this rank writes, reads and reduces, from `c`.
+  void plan(const Collective& c);
+  // The elements a piece holds per stream.
+  std::int64_t piece_elements() const;
+  std::size_t table_bytes() const;
+  std::size_t payload_offset() const;
+  // Where stream `stream` of a piece begins, from the start of its data.
+  std::size_t stream_offset(int stream) const;
+  bool arrived() const;
+  void begin_piece();
+  // At the first piece: DT_ERR_MISMATCH unless every rank made the same call.
+  bool calls_agree();
+  void take_piece();
+
+  Group group_;
+  Call call_;
+  std::uint32_t kind_ = 0;
+  std::size_t element_ = 1;
+  bool per_destination_ = false;   // a stream per rank rather than one
+  std::vector<std::int64_t> send_counts_;  // alltoallv: in the table
+  std::vector<std::int64_t> recv_counts_;
+  std::vector<std::int64_t> counts_;  // scratch for the plan, kept to spare allocations
+  std::vector<std::int64_t> firsts_;
+  std::vector<std::byte> aside_;   // an alltoallv in place: the send buffer kept
+  std::vector<Stream> streams_;    // by index (one, or one per destination)
+  std::vector<Read> reads_;
+  // A reduction over every rank's stream range [first, first + count):
+  // this rank's values at `own`, the result at `into`.
+  Combine combine_{ReduceOp::sum, DType::f32};
+  std::int64_t reduce_first_ = 0;
+  std::int64_t reduce_count_ = 0;
+  const std::byte* reduce_own_ = nullptr;
+  std::byte* reduce_into_ = nullptr;
+  // This rank's own block of the result, copied once the calls agree.
+  const std::byte* own_from_ = nullptr;
+  std::byte* own_into_ = nullptr;
+  std::size_t own_bytes_ = 0;
+
+  std::int64_t piece_ = 0;  // the current piece: stream elements [piece_ * L, (piece_ + 1) * L)
+  std::uint64_t stamp_ = 0;
+  mutable int next_ = 0;  // ranks below it have written the current piece
+  bool over_ = false;
+  Outcome outcome_;
+};
+
+}  // namespace dtrain::comm::ucx
