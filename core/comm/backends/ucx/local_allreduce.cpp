@@ -85,21 +85,13 @@ void LocalAllreduce::end_piece() {
   }
 }
 
-bool LocalAllreduce::arrived() const {
-  for (; next_ < group_.size; ++next_) {
-    if (mailboxes().arrived(next_, stamp_, part()) == nullptr) return false;
-  }
-  return true;
-}
-
 ImmediateCollective::Progress LocalAllreduce::advance() {
   Progress progress = Progress::none;
   // One piece at most: the engine's lock is held meanwhile, and its caller
   // checks the deadline, aborts and peers between calls.
   for (const std::int64_t piece = first_; !over_ && first_ == piece && ready(); progress = Progress::some) {
     if (!arrived()) {
-      outcome_ = {DT_ERR_REMOTE, describe_rank(group_, next_) + " " + group_.transport->loss(next_, UCS_OK)};
-      over_ = true;
+      lose_missing_peer();
     } else if (gathering_) {
       gather();
     } else {
@@ -114,10 +106,9 @@ void LocalAllreduce::reduce() {
   for (int r = 0; r < group_.size; ++r) {
     const Mailboxes::Header* slot = mailboxes().arrived(r, stamp_);
     if (slot->size != size_ || slot->kind != kind) {
-      outcome_ = {DT_ERR_MISMATCH, describe_rank(group_, r) + " contributed " + describe(slot->size, slot->kind) +
-                                       ", this rank " + describe(size_, kind) +
-                                       " (do all ranks pass the same counts, dtypes and reductions?)"};
-      over_ = true;
+      fail(DT_ERR_MISMATCH, describe_rank(group_, r) + " contributed " + describe(slot->size, slot->kind) +
+                                ", this rank " + describe(size_, kind) +
+                                " (do all ranks pass the same counts, dtypes and reductions?)");
       return;
     }
   }
@@ -178,23 +169,6 @@ void LocalAllreduce::gather() {
          static_cast<std::size_t>(theirs.count) * element);
   }
   end_piece();
-}
-
-bool LocalAllreduce::involves(int peer) const {
-  return !over_ && peer != group_.rank && mailboxes().arrived(peer, stamp_, part()) == nullptr;
-}
-
-int LocalAllreduce::waiting_on() const {
-  if (over_ || arrived()) return -1;
-  return next_;
-}
-
-std::vector<int> LocalAllreduce::missing() const {
-  std::vector<int> peers;
-  for (int r = 0; r < group_.size; ++r) {
-    if (involves(r)) peers.push_back(r);
-  }
-  return peers;
 }
 
 std::unique_ptr<Operation> local_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {

@@ -27,13 +27,13 @@
 
 #include "base/tensor.hpp"
 #include "comm/backends/ucx/combine.hpp"
-#include "comm/backends/ucx/immediate_collective.hpp"
+#include "comm/backends/ucx/local_collective.hpp"
 #include "comm/backends/ucx/mailboxes.hpp"
 #include "comm/reduce_op.hpp"
 
 namespace dtrain::comm::ucx {
 
-class LocalAllreduce final : public ImmediateCollective {
+class LocalAllreduce final : public LocalCollective {
  public:
   // From this size on, the ranks split the reduction.
   static constexpr std::size_t kSplitBytes = 16 * 1024;
@@ -45,29 +45,11 @@ class LocalAllreduce final : public ImmediateCollective {
   void start(const Group& group, std::uint64_t sequence, const Collective& allreduce) override;
   // Takes every step whose parts are there.
   Progress advance() override;
-  Outcome outcome() const override { return outcome_; }
-  // Nothing is ever in flight: a rank only writes its own mailbox.
-  bool quiescent() const override { return true; }
-  // Whether `peer`'s part for the current step is still awaited.
-  bool involves(int peer) const override;
-  // The first rank whose part has not arrived.
-  int waiting_on() const override;
-  int cancel(Transport&) override { return -1; }
-  bool polled() const override { return true; }
-
-  // Every rank whose part has not arrived.
-  std::vector<int> missing() const;
-  // Whether advance() can take a step: every part of the current one is
-  // there, or the first one missing is from a peer that is gone (what it
-  // wrote before going still counts, as a message it sent would).
-  bool ready() const { return arrived() || group_.transport->gone(next_); }
 
  private:
-  const Mailboxes& mailboxes() const { return *group_.mailboxes; }
-  Mailboxes::Part part() const { return gathering_ ? Mailboxes::Part::result : Mailboxes::Part::contribution; }
-  // Whether every part of the current step is there. Remembers how far it
-  // got, so each peer's stamp is looked at until it is seen.
-  bool arrived() const;
+  Mailboxes::Part awaited() const override {
+    return gathering_ ? Mailboxes::Part::result : Mailboxes::Part::contribution;
+  }
   // Publishes the piece that starts at element `first`.
   void begin_piece(std::int64_t first);
   // The steps, once every part is there.
@@ -76,7 +58,6 @@ class LocalAllreduce final : public ImmediateCollective {
   // The piece is done: begins the next one, if any.
   void end_piece();
 
-  Group group_;
   Combine combine_{ReduceOp::sum, DType::f32};
   ReduceOp op_ = ReduceOp::sum;
   DType dtype_ = DType::f32;
@@ -88,12 +69,8 @@ class LocalAllreduce final : public ImmediateCollective {
   std::int64_t first_ = 0;        // the current piece: its first element,
   std::int64_t count_ = 0;        // its length,
   std::byte* out_ = nullptr;      // and where its result goes
-  std::uint64_t stamp_ = 0;
   bool split_ = false;      // each rank reduces one segment
   bool gathering_ = false;  // the segments are reduced: waiting for them
-  mutable int next_ = 0;    // ranks below it have written the current part
-  bool over_ = false;
-  Outcome outcome_;
 };
 
 }  // namespace dtrain::comm::ucx

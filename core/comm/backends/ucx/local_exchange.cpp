@@ -104,23 +104,25 @@ void LocalExchange::plan(const Collective& c) {
     own_into_ = into;
     own_bytes_ = static_cast<std::size_t>(count) * element_;
   };
+  // Every rank's count (`even`, or recv_counts when -1) into counts_, where
+  // each begins into firsts_, and what the ranks compare of them.
+  const auto uneven = [&](std::int64_t even) {
+    if (even >= 0) {
+      counts_.assign(static_cast<std::size_t>(n), even);
+      call_.count = even;
+    } else {
+      counts_ = c.recv_counts;
+      call_.counts = counts_digest(counts_);
+    }
+    starts(counts_, firsts_);
+  };
   streams_.assign(1, Stream{});
   switch (c.kind) {
     case CallKind::allgather:
     case CallKind::allgatherv: {
-      if (c.kind == CallKind::allgather) {
-        counts_.assign(static_cast<std::size_t>(n), c.send.count);
-      } else {
-        counts_ = c.recv_counts;
-      }
+      uneven(c.kind == CallKind::allgather ? c.send.count : -1);
       const std::vector<std::int64_t>& counts = counts_;
-      std::vector<std::int64_t>& first = firsts_;
-      starts(counts, first);
-      if (c.kind == CallKind::allgather) {
-        call_.count = c.send.count;
-      } else {
-        call_.counts = counts_digest(counts);
-      }
+      const std::vector<std::int64_t>& first = firsts_;
       streams_[0] = {static_cast<const std::byte*>(c.send.data), counts[me]};
       keep(streams_[0].data, at(c.recv, first[me]), counts[me]);
       for (int p = 0; p < n; ++p) {
@@ -130,19 +132,9 @@ void LocalExchange::plan(const Collective& c) {
     }
     case CallKind::reduce_scatter:
     case CallKind::reduce_scatterv: {
-      if (c.kind == CallKind::reduce_scatter) {
-        counts_.assign(static_cast<std::size_t>(n), c.recv.count);
-      } else {
-        counts_ = c.recv_counts;
-      }
+      uneven(c.kind == CallKind::reduce_scatter ? c.recv.count : -1);
       const std::vector<std::int64_t>& counts = counts_;
-      std::vector<std::int64_t>& first = firsts_;
-      starts(counts, first);
-      if (c.kind == CallKind::reduce_scatter) {
-        call_.count = c.recv.count;
-      } else {
-        call_.counts = counts_digest(counts);
-      }
+      const std::vector<std::int64_t>& first = firsts_;
       call_.op = static_cast<std::int64_t>(c.op);
       const std::int64_t total = first[n - 1] + counts[n - 1];
       streams_[0] = {static_cast<const std::byte*>(c.send.data), total, first[me], counts[me]};
@@ -288,18 +280,10 @@ void LocalExchange::begin_piece() {
   stamp_ = group_.mailboxes->publish(0, kind_);
 }
 
-bool LocalExchange::arrived() const {
-  for (; next_ < group_.size; ++next_) {
-    if (mailboxes().arrived(next_, stamp_) == nullptr) return false;
-  }
-  return true;
-}
-
 ImmediateCollective::Progress LocalExchange::advance() {
   if (over_ || !ready()) return over_ ? Progress::over : Progress::none;
   if (!arrived()) {
-    outcome_ = {DT_ERR_REMOTE, describe_rank(group_, next_) + " " + group_.transport->loss(next_, UCS_OK)};
-    over_ = true;
+    lose_missing_peer();
   } else if (piece_ > 0 || calls_agree()) {
     take_piece();
   }
@@ -326,8 +310,7 @@ bool LocalExchange::calls_agree() {
         calls.push_back(call_of(preamble(Mailboxes::data(part)), call_.sequence));
       }
     }
-    outcome_ = {DT_ERR_MISMATCH, describe_disagreement(calls)};
-    over_ = true;
+    fail(DT_ERR_MISMATCH, describe_disagreement(calls));
     return false;
   }
   if (call_.kind != CallKind::alltoallv) return true;
@@ -338,11 +321,9 @@ bool LocalExchange::calls_agree() {
     for (int to = 0; to < n; ++to) {
       const std::int64_t* receives = table(Mailboxes::data(mailboxes().arrived(to, stamp_))) + n;
       if (from == to || sends[to] == receives[from]) continue;
-      outcome_ = {DT_ERR_MISMATCH, "ranks disagree about alltoallv #" + std::to_string(call_.sequence) + ": " +
-                                       describe_rank(group_, from) + " sends " + std::to_string(sends[to]) +
-                                       " elements to " + describe_rank(group_, to) + ", which expects " +
-                                       std::to_string(receives[from])};
-      over_ = true;
+      fail(DT_ERR_MISMATCH, "ranks disagree about alltoallv #" + std::to_string(call_.sequence) + ": " +
+                                describe_rank(group_, from) + " sends " + std::to_string(sends[to]) + " elements to " +
+                                describe_rank(group_, to) + ", which expects " + std::to_string(receives[from]));
       return false;
     }
   }
@@ -388,23 +369,6 @@ void LocalExchange::take_piece() {
   } else {
     over_ = true;
   }
-}
-
-bool LocalExchange::involves(int peer) const {
-  return !over_ && peer != group_.rank && mailboxes().arrived(peer, stamp_) == nullptr;
-}
-
-int LocalExchange::waiting_on() const {
-  if (over_ || arrived()) return -1;
-  return next_;
-}
-
-std::vector<int> LocalExchange::missing() const {
-  std::vector<int> peers;
-  for (int r = 0; r < group_.size; ++r) {
-    if (involves(r)) peers.push_back(r);
-  }
-  return peers;
 }
 
 std::unique_ptr<Operation> local_exchange(Collective collective) {

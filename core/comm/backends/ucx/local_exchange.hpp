@@ -35,14 +35,14 @@
 
 #include "base/tensor.hpp"
 #include "comm/backends/ucx/combine.hpp"
-#include "comm/backends/ucx/immediate_collective.hpp"
+#include "comm/backends/ucx/local_collective.hpp"
 #include "comm/backends/ucx/mailboxes.hpp"
 #include "comm/call_check.hpp"
 #include "comm/collective.hpp"
 
 namespace dtrain::comm::ucx {
 
-class LocalExchange final : public ImmediateCollective {
+class LocalExchange final : public LocalCollective {
  public:
   // Whether mailboxes of `capacity` bytes hold a piece of every kind at
   // `size` ranks (a sub-slot of at least one line per rank).
@@ -50,19 +50,6 @@ class LocalExchange final : public ImmediateCollective {
 
   void start(const Group& group, std::uint64_t sequence, const Collective& collective) override;
   Progress advance() override;
-  Outcome outcome() const override { return outcome_; }
-  // Nothing is ever in flight: a rank only writes its own mailbox.
-  bool quiescent() const override { return true; }
-  bool involves(int peer) const override;
-  int waiting_on() const override;
-  int cancel(Transport&) override { return -1; }
-  bool polled() const override { return true; }
-
-  // Every rank whose part has not arrived.
-  std::vector<int> missing() const;
-  // Whether advance() can take a step: every part of the current piece is
-  // there, or the first one missing is from a peer that is gone.
-  bool ready() const { return arrived() || group_.transport->gone(next_); }
 
  private:
   // Elements [first, first + count) of stream `stream` of `peer`, to `into`.
@@ -82,7 +69,6 @@ class LocalExchange final : public ImmediateCollective {
     std::int64_t skip_count = 0;
   };
 
-  const Mailboxes& mailboxes() const { return *group_.mailboxes; }
   // The plan: what this rank writes, reads and reduces, from `c`.
   void plan(const Collective& c);
   // The elements a piece holds per stream.
@@ -91,13 +77,11 @@ class LocalExchange final : public ImmediateCollective {
   std::size_t payload_offset() const;
   // Where stream `stream` of a piece begins, from the start of its data.
   std::size_t stream_offset(int stream) const;
-  bool arrived() const;
   void begin_piece();
   // At the first piece: DT_ERR_MISMATCH unless every rank made the same call.
   bool calls_agree();
   void take_piece();
 
-  Group group_;
   Call call_;
   std::uint32_t kind_ = 0;
   std::size_t element_ = 1;
@@ -122,10 +106,6 @@ class LocalExchange final : public ImmediateCollective {
   std::size_t own_bytes_ = 0;
 
   std::int64_t piece_ = 0;  // the current piece: stream elements [piece_ * L, (piece_ + 1) * L)
-  std::uint64_t stamp_ = 0;
-  mutable int next_ = 0;  // ranks below it have written the current piece
-  bool over_ = false;
-  Outcome outcome_;
 };
 
 }  // namespace dtrain::comm::ucx
