@@ -55,7 +55,7 @@ std::unique_ptr<Operation> halving_doubling_allreduce(const TensorView& send, co
 std::unique_ptr<Operation> recursive_reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op);
 std::unique_ptr<Operation> bruck_allgather(const TensorView& send, const TensorView& recv);
 
-std::unique_ptr<Operation> local_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
+std::unique_ptr<Operation> local_allreduce(Collective allreduce);
 // Any other collective through shared memory (local_exchange.hpp).
 std::unique_ptr<Operation> local_exchange(Collective collective);
 

@@ -171,11 +171,7 @@ void LocalAllreduce::gather() {
   end_piece();
 }
 
-std::unique_ptr<Operation> local_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  Collective allreduce;
-  allreduce.send = send;
-  allreduce.recv = recv;
-  allreduce.op = op;
+std::unique_ptr<Operation> local_allreduce(Collective allreduce) {
   return std::make_unique<ScheduledLocal<LocalAllreduce>>(std::move(allreduce));
 }
 

@@ -71,7 +71,6 @@ void LocalExchange::start(const Group& group, std::uint64_t sequence, const Coll
   group_ = group;
   element_ = dtype_size(collective.recv.dtype);
   call_ = Call{collective.kind, static_cast<std::int64_t>(sequence + 1), static_cast<std::int64_t>(collective.recv.dtype)};
-  kind_ = Mailboxes::kind_code(collective.kind, collective.recv.dtype, collective.op);
   per_destination_ = false;
   send_counts_.clear();
   recv_counts_.clear();
@@ -80,6 +79,7 @@ void LocalExchange::start(const Group& group, std::uint64_t sequence, const Coll
   reduce_count_ = 0;
   own_bytes_ = 0;
   plan(collective);
+  kind_ = Mailboxes::kind_code(call_.kind, collective.recv.dtype, collective.op);
   piece_ = 0;
   over_ = false;
   outcome_ = {};
@@ -191,7 +191,6 @@ void LocalExchange::plan(const Collective& c) {
       per_destination_ = true;
       streams_.assign(static_cast<std::size_t>(n), Stream{});
       call_.kind = CallKind::alltoallv;  // the counts say which
-      kind_ = Mailboxes::kind_code(CallKind::alltoallv, c.recv.dtype, ReduceOp::sum);
       send_counts_ = c.send_counts;
       recv_counts_ = c.recv_counts;
       std::vector<std::int64_t>& send_first = counts_;

@@ -99,10 +99,9 @@ UcxBackend::UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint
 
 RequestPtr UcxBackend::in_memory(Collective collective) {
   if (RequestPtr done = engine_.run_now(collective, timeout_ms_, true)) return named(std::move(done), kSharedMemory);
-  if (collective.kind == CallKind::allreduce) {
-    return named(engine_.submit(local_allreduce(collective.send, collective.recv, collective.op)), kSharedMemory);
-  }
-  return named(engine_.submit(local_exchange(std::move(collective))), kSharedMemory);
+  const bool allreduce = collective.kind == CallKind::allreduce;
+  return named(engine_.submit(allreduce ? local_allreduce(std::move(collective)) : local_exchange(std::move(collective))),
+               kSharedMemory);
 }
 
 RequestPtr UcxBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
