@@ -1,8 +1,10 @@
-// The interface every transport implements. The communicator has already
+// The interface every transport implements: one entry, start(), that takes
+// an operation as data (collective.hpp). The communicator has already
 // checked the arguments (shapes, dtypes, ranks, counts), so a backend only
-// moves and reduces data. Each call starts the operation and returns its
-// request; the backend completes it, with an error naming the rank at fault
-// when a peer fails.
+// moves and reduces data. start() returns the operation's request; the
+// backend completes it, with an error naming the rank at fault when a peer
+// fails. Adding a collective is one CallKind and its schedule in the
+// backends that run it; the others refuse it by name.
 #pragma once
 
 #include <cstdint>
@@ -12,18 +14,11 @@
 
 #include "base/error.hpp"
 #include "base/tensor.hpp"
+#include "comm/collective.hpp"
 #include "comm/reduce_op.hpp"
 #include "comm/request.hpp"
 
 namespace dtrain::comm {
-
-// One send or receive of a point-to-point group (dt_p2p_group).
-struct P2pOp {
-  bool is_send = false;
-  TensorView buf;
-  int peer = 0;
-  int tag = 0;
-};
 
 class Backend {
  public:
@@ -31,42 +26,30 @@ class Backend {
 
   virtual const char* name() const = 0;
 
-  virtual RequestPtr allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) = 0;
-  virtual RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) = 0;
-  virtual RequestPtr allgather(const TensorView& send, const TensorView& recv) = 0;
-  virtual RequestPtr broadcast(const TensorView& buf, int root) = 0;
-  virtual RequestPtr alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
-                               const TensorView& recv, const std::vector<std::int64_t>& recv_counts) = 0;
-  virtual RequestPtr send(const TensorView& buf, int peer, int tag) = 0;
-  virtual RequestPtr recv(const TensorView& buf, int peer, int tag) = 0;
-  virtual RequestPtr barrier() = 0;
+  // Starts `op` and returns its request. A backend runs the kinds it
+  // implements and refuses the others with unsupported(op); a router
+  // passes `op` on whole to the backend its tensors belong to.
+  virtual RequestPtr start(const Collective& op) = 0;
 
-  // The collectives and groups below came after the first backends: each
-  // backend overrides those it implements, and the rest refuse with
-  // DT_ERR_UNSUPPORTED naming the backend and the operation. Views a rank
-  // does not use (recv of a reduce or gather off the root, send of a
-  // scatter off the root) arrive empty: no data, no elements, and the
-  // dtype and placement of the tensor the rank does use.
-  virtual RequestPtr reduce(const TensorView& /*send*/, const TensorView& /*recv*/, ReduceOp, int /*root*/) {
-    unsupported("reduce");
-  }
-  virtual RequestPtr gather(const TensorView& /*send*/, const TensorView& /*recv*/, int /*root*/) {
-    unsupported("gather");
-  }
-  virtual RequestPtr scatter(const TensorView& /*send*/, const TensorView& /*recv*/, int /*root*/) {
-    unsupported("scatter");
-  }
-  virtual RequestPtr allgatherv(const TensorView& /*send*/, const TensorView& /*recv*/,
-                                const std::vector<std::int64_t>& /*recv_counts*/) {
-    unsupported("allgatherv");
-  }
-  virtual RequestPtr reduce_scatterv(const TensorView& /*send*/, const std::vector<std::int64_t>& /*recv_counts*/,
-                                     const TensorView& /*recv*/, ReduceOp) {
-    unsupported("reduce_scatterv");
-  }
+  // The same, one call per kind: each describes its operation and starts it.
+  RequestPtr allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
+  RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op);
+  RequestPtr allgather(const TensorView& send, const TensorView& recv);
+  RequestPtr broadcast(const TensorView& buf, int root);
+  RequestPtr alltoallv(const TensorView& send, std::vector<std::int64_t> send_counts, const TensorView& recv,
+                       std::vector<std::int64_t> recv_counts);
+  RequestPtr send(const TensorView& buf, int peer, int tag);
+  RequestPtr recv(const TensorView& buf, int peer, int tag);
+  RequestPtr barrier();
+  RequestPtr reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root);
+  RequestPtr gather(const TensorView& send, const TensorView& recv, int root);
+  RequestPtr scatter(const TensorView& send, const TensorView& recv, int root);
+  RequestPtr allgatherv(const TensorView& send, const TensorView& recv, std::vector<std::int64_t> recv_counts);
+  RequestPtr reduce_scatterv(const TensorView& send, std::vector<std::int64_t> recv_counts, const TensorView& recv,
+                             ReduceOp op);
   // Starts every op of `ops` (checked, at least one) before waiting for any;
   // the request completes once all of them have.
-  virtual RequestPtr p2p_group(const std::vector<P2pOp>& /*ops*/) { unsupported("p2p_group"); }
+  RequestPtr p2p_group(std::vector<P2pOp> ops);
 
   // A backend for the ranks of this one that share `color`, ordered by key
   // then rank; nullptr when color is DT_UNDEF. Collective over this backend.
@@ -100,10 +83,10 @@ class Backend {
   // Called from any thread; must not block.
   virtual void abort() = 0;
 
- private:
-  [[noreturn]] void unsupported(const char* operation) const {
-    raise(DT_ERR_UNSUPPORTED, std::string("the ") + name() + " backend does not implement " + operation);
-  }
+ protected:
+  // What start() does with a kind the backend does not implement:
+  // DT_ERR_UNSUPPORTED naming the backend and the operation.
+  [[noreturn]] void unsupported(const Collective& op) const;
 };
 
 }  // namespace dtrain::comm

@@ -18,6 +18,9 @@ const char* call_kind_name(CallKind kind) {
     case CallKind::scatter: return "scatter";
     case CallKind::allgatherv: return "allgatherv";
     case CallKind::reduce_scatterv: return "reduce_scatterv";
+    case CallKind::send: return "send";
+    case CallKind::recv: return "recv";
+    case CallKind::p2p_group: return "p2p_group";
   }
   return "an unknown collective";
 }

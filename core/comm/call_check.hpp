@@ -30,6 +30,9 @@
 
 namespace dtrain::comm {
 
+// Every kind of operation a communicator starts. The collectives come
+// first and are what the call check compares; the values are dt_op_kind's
+// (dtrain/stats.h) and travel between ranks, so they never change.
 enum class CallKind : std::int64_t {
   allreduce = 1,
   reduce_scatter,
@@ -43,7 +46,12 @@ enum class CallKind : std::int64_t {
   scatter,
   allgatherv,
   reduce_scatterv,
+  send,
+  recv,
+  p2p_group,
 };
+
+inline bool is_collective(CallKind kind) { return kind < CallKind::send; }
 
 const char* call_kind_name(CallKind kind);
 

@@ -182,7 +182,7 @@ RequestPtr Communicator::logged(const OpStart& op, Start&& start) {
 
 template <typename Start>
 RequestPtr Communicator::checked(Call call, std::int64_t bytes, Start&& start) {
-  const OpStart op{op_kind(call.kind), call.dtype, call.count, call.op, call.root, -1, bytes};
+  const OpStart op{call.kind, call.dtype, call.count, call.op, call.root, -1, bytes};
   return logged(op, [&] { return compared(call, start); });
 }
 

@@ -95,7 +95,7 @@ std::string op_line(const OpLog& log, const OpRecord& r) {
                      {"comm", log.label()},
                      {"id", r.id},
                      {"seq", r.sequence},
-                     {"kind", op_kind_name(r.op.kind)},
+                     {"kind", call_kind_name(r.op.kind)},
                      {"dtype", dtype},
                      {"count", r.op.count},
                      {"op", op},

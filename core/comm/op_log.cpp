@@ -21,15 +21,6 @@ std::size_t capacity_from_env() {
 
 }  // namespace
 
-const char* op_kind_name(OpKind kind) {
-  switch (kind) {
-    case OpKind::send: return "send";
-    case OpKind::recv: return "recv";
-    case OpKind::p2p_group: return "p2p_group";
-    default: return call_kind_name(static_cast<CallKind>(kind));
-  }
-}
-
 const char* op_state_name(OpState state) {
   switch (state) {
     case OpState::started: return "started";
@@ -92,7 +83,7 @@ std::uint64_t OpLog::begin(const OpStart& op) {
   slot.algorithm.store(nullptr, std::memory_order_relaxed);
   slot.start_ns.store(steady_ns(), std::memory_order_relaxed);
   slot.id.store(id, std::memory_order_release);
-  nvtx::start(slot.nvtx, op_kind_name(op.kind));
+  nvtx::start(slot.nvtx, call_kind_name(op.kind));
   return id;
 }
 
@@ -188,7 +179,7 @@ std::string OpLog::failure() const {
 }
 
 std::string describe(const OpRecord& record) {
-  std::string text = op_kind_name(record.op.kind);
+  std::string text = call_kind_name(record.op.kind);
   text += is_collective(record.op.kind) ? " #" + std::to_string(record.sequence) : "";
   std::string detail;
   const auto add = [&detail](const std::string& part) { detail += (detail.empty() ? "" : ", ") + part; };

@@ -26,30 +26,9 @@
 
 namespace dtrain::comm {
 
-// The kinds of operation; collectives share CallKind's values, and all
-// share dt_op_kind's (dtrain/stats.h).
-enum class OpKind : int {
-  allreduce = 1,
-  reduce_scatter,
-  allgather,
-  broadcast,
-  alltoall,
-  alltoallv,
-  barrier,
-  reduce,
-  gather,
-  scatter,
-  allgatherv,
-  reduce_scatterv,
-  send,
-  recv,
-  p2p_group,
-};
+// The kinds of operation (call_check.hpp).
+using OpKind = CallKind;
 inline constexpr int kOpKinds = 16;  // OpKind values are below this
-
-inline OpKind op_kind(CallKind kind) { return static_cast<OpKind>(kind); }
-const char* op_kind_name(OpKind kind);
-inline bool is_collective(OpKind kind) { return kind < OpKind::send; }
 
 enum class OpState : int { started = 1, completed = 2, failed = 3 };
 const char* op_state_name(OpState state);

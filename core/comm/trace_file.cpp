@@ -111,7 +111,7 @@ std::int64_t wall_us(std::int64_t steady) {
 void write(const OpLog& log, const OpRecord& record) {
   write_span(log.world_rank(),
              Span{"comm " + log.label() + " (rank " + std::to_string(log.rank()) + " of " + std::to_string(log.size()) + ")",
-                  op_kind_name(record.op.kind), is_collective(record.op.kind) ? "collective" : "p2p", record.start_ns,
+                  call_kind_name(record.op.kind), is_collective(record.op.kind) ? "collective" : "p2p", record.start_ns,
                   record.end_ns, args(log, record)});
 }
 

@@ -37,38 +37,16 @@ class Recording final : public Backend {
             std::shared_ptr<StreamLog> streams = std::make_shared<StreamLog>())
       : label_(std::move(label)), journal_(std::move(journal)), streams_(std::move(streams)) {}
   const char* name() const override { return label_.c_str(); }
-  RequestPtr allreduce(const TensorView& s, const TensorView& r, ReduceOp op) override {
-    note("allreduce", s);
-    return inner_.allreduce(s, r, op);
-  }
-  RequestPtr reduce_scatter(const TensorView& s, const TensorView& r, ReduceOp op) override {
-    note("reduce_scatter", s);
-    return inner_.reduce_scatter(s, r, op);
-  }
-  RequestPtr allgather(const TensorView& s, const TensorView& r) override {
-    note("allgather", s);
-    return inner_.allgather(s, r);
-  }
-  RequestPtr broadcast(const TensorView& b, int root) override {
-    note("broadcast", b);
-    return inner_.broadcast(b, root);
-  }
-  RequestPtr alltoallv(const TensorView& s, const std::vector<std::int64_t>& sc, const TensorView& r,
-                       const std::vector<std::int64_t>& rc) override {
-    note("alltoallv", s);
-    return inner_.alltoallv(s, sc, r, rc);
-  }
-  RequestPtr send(const TensorView& b, int peer, int tag) override {
-    note("send", b);
-    return inner_.send(b, peer, tag);
-  }
-  RequestPtr recv(const TensorView& b, int peer, int tag) override {
-    note("recv", b);
-    return inner_.recv(b, peer, tag);
-  }
-  RequestPtr barrier() override {
-    note("barrier");
-    return inner_.barrier();
+  RequestPtr start(const comm::Collective& op) override {
+    const char* kind = comm::call_kind_name(op.kind);
+    if (op.kind == comm::CallKind::barrier) {
+      note(kind);
+    } else {
+      note(kind, op.kind == comm::CallKind::p2p_group ? op.group.front().buf
+                 : op.kind == comm::CallKind::recv    ? op.recv
+                                                      : op.send);
+    }
+    return inner_.start(op);
   }
   std::unique_ptr<Backend> split(int color, int, int* new_rank, int* new_size) override {
     note("split");

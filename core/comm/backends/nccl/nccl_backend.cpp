@@ -325,7 +325,7 @@ void NcclBackend::abort() {
   changed_.notify_all();
 }
 
-RequestPtr NcclBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
+RequestPtr NcclBackend::start_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
   const cudaStream_t stream = stream_of(send);
   return launch("allreduce", stream, [&](const Step& step) {
     return step("ncclAllReduce", api_.all_reduce(send.data, recv.data, static_cast<std::size_t>(send.count),
@@ -333,7 +333,7 @@ RequestPtr NcclBackend::allreduce(const TensorView& send, const TensorView& recv
   });
 }
 
-RequestPtr NcclBackend::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
+RequestPtr NcclBackend::start_reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
   const cudaStream_t stream = stream_of(send);
   return launch("reduce_scatter", stream, [&](const Step& step) {
     const std::size_t count = static_cast<std::size_t>(recv.count);
@@ -354,7 +354,7 @@ RequestPtr NcclBackend::reduce_scatter(const TensorView& send, const TensorView&
   });
 }
 
-RequestPtr NcclBackend::allgather(const TensorView& send, const TensorView& recv) {
+RequestPtr NcclBackend::start_allgather(const TensorView& send, const TensorView& recv) {
   const cudaStream_t stream = stream_of(send);
   return launch("allgather", stream, [&](const Step& step) {
     const void* source = send.data;
@@ -370,7 +370,7 @@ RequestPtr NcclBackend::allgather(const TensorView& send, const TensorView& recv
   });
 }
 
-RequestPtr NcclBackend::broadcast(const TensorView& buf, int root) {
+RequestPtr NcclBackend::start_broadcast(const TensorView& buf, int root) {
   const cudaStream_t stream = stream_of(buf);
   return launch("broadcast", stream, [&](const Step& step) {
     return step("ncclBroadcast", api_.broadcast(buf.data, buf.data, static_cast<std::size_t>(buf.count),
@@ -378,8 +378,8 @@ RequestPtr NcclBackend::broadcast(const TensorView& buf, int root) {
   });
 }
 
-RequestPtr NcclBackend::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
-                                  const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
+RequestPtr NcclBackend::start_alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                                        const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
   const cudaStream_t stream = stream_of(send);
   return launch("alltoallv", stream, [&](const Step& step) {
     const std::size_t element = dtype_size(send.dtype);
@@ -454,7 +454,7 @@ RequestPtr NcclBackend::exchange(const char* op, cudaStream_t stream, const Exch
   });
 }
 
-RequestPtr NcclBackend::reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) {
+RequestPtr NcclBackend::start_reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) {
   const cudaStream_t stream = stream_of(send);
   return launch("reduce", stream, [&](const Step& step) {
     return step("ncclReduce", api_.reduce(send.data, recv.data, static_cast<std::size_t>(send.count),
@@ -462,21 +462,21 @@ RequestPtr NcclBackend::reduce(const TensorView& send, const TensorView& recv, R
   });
 }
 
-RequestPtr NcclBackend::gather(const TensorView& send, const TensorView& recv, int root) {
+RequestPtr NcclBackend::start_gather(const TensorView& send, const TensorView& recv, int root) {
   return exchange("gather", stream_of(send), gather_plan(rank_, size_, send, recv, root));
 }
 
-RequestPtr NcclBackend::scatter(const TensorView& send, const TensorView& recv, int root) {
+RequestPtr NcclBackend::start_scatter(const TensorView& send, const TensorView& recv, int root) {
   return exchange("scatter", stream_of(recv), scatter_plan(rank_, size_, send, recv, root));
 }
 
-RequestPtr NcclBackend::allgatherv(const TensorView& send, const TensorView& recv,
-                                   const std::vector<std::int64_t>& recv_counts) {
+RequestPtr NcclBackend::start_allgatherv(const TensorView& send, const TensorView& recv,
+                                         const std::vector<std::int64_t>& recv_counts) {
   return exchange("allgatherv", stream_of(send), allgatherv_plan(rank_, size_, send, recv, recv_counts));
 }
 
-RequestPtr NcclBackend::reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
-                                        const TensorView& recv, ReduceOp op) {
+RequestPtr NcclBackend::start_reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
+                                              const TensorView& recv, ReduceOp op) {
   const cudaStream_t stream = stream_of(send);
   return launch("reduce_scatterv", stream, [&](const Step& step) {
     const std::vector<std::int64_t> starts = block_starts(recv_counts);
@@ -497,7 +497,7 @@ RequestPtr NcclBackend::reduce_scatterv(const TensorView& send, const std::vecto
   });
 }
 
-RequestPtr NcclBackend::p2p_group(const std::vector<P2pOp>& ops) {
+RequestPtr NcclBackend::start_p2p_group(const std::vector<P2pOp>& ops) {
   const cudaStream_t stream = stream_of(ops.front().buf);
   return launch("p2p_group", stream, [&](const Step& step) {
     return grouped(step, [&](const char** call) {
@@ -583,7 +583,7 @@ RequestPtr NcclBackend::to_self(const char* op, const TensorView& buf, bool is_s
   return request;
 }
 
-RequestPtr NcclBackend::send(const TensorView& buf, int peer, int tag) {
+RequestPtr NcclBackend::start_send(const TensorView& buf, int peer, int tag) {
   (void)tag;
   if (peer == rank_) return to_self("send", buf, true);
   const cudaStream_t stream = stream_of(buf);
@@ -593,7 +593,7 @@ RequestPtr NcclBackend::send(const TensorView& buf, int peer, int tag) {
   });
 }
 
-RequestPtr NcclBackend::recv(const TensorView& buf, int peer, int) {
+RequestPtr NcclBackend::start_recv(const TensorView& buf, int peer, int) {
   if (peer == rank_) return to_self("recv", buf, false);
   const cudaStream_t stream = stream_of(buf);
   return launch("recv", stream, [&](const Step& step) {
@@ -602,7 +602,7 @@ RequestPtr NcclBackend::recv(const TensorView& buf, int peer, int) {
   });
 }
 
-RequestPtr NcclBackend::barrier() {
+RequestPtr NcclBackend::start_barrier() {
   // A one-element allreduce completes on no rank before every rank has
   // started it. The element lives in stream-ordered scratch memory.
   return launch("barrier", stream_.get(), [&](const Step& step) {

@@ -33,14 +33,14 @@
 #include <thread>
 #include <vector>
 
-#include "comm/backend.hpp"
+#include "comm/backends/per_kind.hpp"
 #include "comm/backends/nccl/nccl_api.hpp"
 #include "comm/exchange_plan.hpp"
 #include "device/cuda/runtime.hpp"
 
 namespace dtrain::comm::nccl {
 
-class NcclBackend final : public Backend {
+class NcclBackend final : public PerKindBackend<NcclBackend> {
  public:
   // Creates rank `rank` of a `size`-rank NCCL communicator on `device`.
   // Collective: rank 0 makes the unique id and `share_id` must deliver rank
@@ -60,29 +60,6 @@ class NcclBackend final : public Backend {
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_.get(); }
 
-  RequestPtr allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) override;
-  RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) override;
-  RequestPtr allgather(const TensorView& send, const TensorView& recv) override;
-  RequestPtr broadcast(const TensorView& buf, int root) override;
-  RequestPtr alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
-                       const TensorView& recv, const std::vector<std::int64_t>& recv_counts) override;
-  RequestPtr send(const TensorView& buf, int peer, int tag) override;
-  RequestPtr recv(const TensorView& buf, int peer, int tag) override;
-  // NCCL has no barrier; the router runs barriers on the host backend.
-  RequestPtr barrier() override;
-  // ncclReduce; reduce_scatterv as a group of ncclReduce calls, one per
-  // rank's block; gather, scatter and allgatherv as a group of ncclSend and
-  // ncclRecv following their ExchangePlan.
-  RequestPtr reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) override;
-  RequestPtr gather(const TensorView& send, const TensorView& recv, int root) override;
-  RequestPtr scatter(const TensorView& send, const TensorView& recv, int root) override;
-  RequestPtr allgatherv(const TensorView& send, const TensorView& recv,
-                        const std::vector<std::int64_t>& recv_counts) override;
-  RequestPtr reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
-                             const TensorView& recv, ReduceOp op) override;
-  // One NCCL group of ncclSend and ncclRecv (messages to oneself included,
-  // which a group matches); tags select nothing, as for send and recv.
-  RequestPtr p2p_group(const std::vector<P2pOp>& ops) override;
   // ncclCommSplit (collective over this communicator; DT_UNDEF takes part
   // as NCCL_SPLIT_NOCOLOR and gets nullptr).
   std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) override;
@@ -92,6 +69,32 @@ class NcclBackend final : public Backend {
   bool wait(const RequestPtr& request, Clock::time_point deadline) override;
 
  private:
+  // The operations start() runs, by kind.
+  friend class PerKindBackend<NcclBackend>;
+  RequestPtr start_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
+  RequestPtr start_reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op);
+  RequestPtr start_allgather(const TensorView& send, const TensorView& recv);
+  RequestPtr start_broadcast(const TensorView& buf, int root);
+  RequestPtr start_alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                             const TensorView& recv, const std::vector<std::int64_t>& recv_counts);
+  RequestPtr start_send(const TensorView& buf, int peer, int tag);
+  RequestPtr start_recv(const TensorView& buf, int peer, int tag);
+  // NCCL has no barrier; the router runs barriers on the host backend.
+  RequestPtr start_barrier();
+  // ncclReduce; reduce_scatterv as a group of ncclReduce calls, one per
+  // rank's block; gather, scatter and allgatherv as a group of ncclSend and
+  // ncclRecv following their ExchangePlan.
+  RequestPtr start_reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root);
+  RequestPtr start_gather(const TensorView& send, const TensorView& recv, int root);
+  RequestPtr start_scatter(const TensorView& send, const TensorView& recv, int root);
+  RequestPtr start_allgatherv(const TensorView& send, const TensorView& recv,
+                              const std::vector<std::int64_t>& recv_counts);
+  RequestPtr start_reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
+                                   const TensorView& recv, ReduceOp op);
+  // One NCCL group of ncclSend and ncclRecv (messages to oneself included,
+  // which a group matches); tags select nothing, as for send and recv.
+  RequestPtr start_p2p_group(const std::vector<P2pOp>& ops);
+
   struct Pending {
     RequestPtr request;
     std::unique_ptr<device::cuda::Event> event;

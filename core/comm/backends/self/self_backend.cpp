@@ -20,41 +20,45 @@ RequestPtr SelfBackend::started(const char* op) {
   return request;
 }
 
-RequestPtr SelfBackend::finished(const char* op) {
-  RequestPtr request = started(op);
+RequestPtr SelfBackend::start(const Collective& op) {
+  switch (op.kind) {
+    case CallKind::send:
+    case CallKind::recv:
+    case CallKind::p2p_group: return p2p(op);
+    default: return collective(op);
+  }
+}
+
+// With one rank every reduction, AVG included, is the rank's own data, and
+// every collective's result is what the rank sends: the part of it that
+// goes to the rank itself.
+RequestPtr SelfBackend::collective(const Collective& op) {
+  RequestPtr request = started(call_kind_name(op.kind));
+  if (request->done()) return request;
+  switch (op.kind) {
+    case CallKind::barrier:
+    case CallKind::broadcast: break;
+    case CallKind::alltoallv:
+      if (op.send_counts[0] != op.recv_counts[0]) {
+        request->complete(DT_ERR_MISMATCH, "rank 0: alltoallv sends " + std::to_string(op.send_counts[0]) +
+                                               " elements to itself but expects to receive " +
+                                               std::to_string(op.recv_counts[0]));
+        return request;
+      }
+      copy(op.send.slice(0, op.send_counts[0]), op.recv.slice(0, op.recv_counts[0]));
+      break;
+    case CallKind::allgatherv: copy(op.send, op.recv.slice(0, op.send.count)); break;
+    case CallKind::reduce_scatterv: copy(op.send.slice(0, op.recv_counts[0]), op.recv); break;
+    case CallKind::allreduce:
+    case CallKind::reduce_scatter:
+    case CallKind::allgather:
+    case CallKind::reduce:
+    case CallKind::gather:
+    case CallKind::scatter: copy(op.send, op.recv); break;
+    default: unsupported(op);
+  }
   request->complete(DT_OK);
   return request;
-}
-
-// With one rank every reduction, AVG included, is the rank's own data.
-RequestPtr SelfBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp) {
-  copy(send, recv);
-  return finished("allreduce");
-}
-
-RequestPtr SelfBackend::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp) {
-  copy(send, recv);
-  return finished("reduce_scatter");
-}
-
-RequestPtr SelfBackend::allgather(const TensorView& send, const TensorView& recv) {
-  copy(send, recv);
-  return finished("allgather");
-}
-
-RequestPtr SelfBackend::broadcast(const TensorView&, int) { return finished("broadcast"); }
-
-RequestPtr SelfBackend::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
-                                  const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
-  if (send_counts[0] != recv_counts[0]) {
-    RequestPtr request = started("alltoallv");
-    request->complete(DT_ERR_MISMATCH, "rank 0: alltoallv sends " + std::to_string(send_counts[0]) +
-                                           " elements to itself but expects to receive " +
-                                           std::to_string(recv_counts[0]));
-    return request;
-  }
-  copy(send.slice(0, send_counts[0]), recv.slice(0, recv_counts[0]));
-  return finished("alltoallv");
 }
 
 void SelfBackend::deliver(const PendingRecv& to, DType dtype, const void* bytes, std::int64_t count) {
@@ -94,69 +98,34 @@ void SelfBackend::post_recv(const PendingRecv& recv) {
   }
 }
 
-RequestPtr SelfBackend::send(const TensorView& buf, int, int tag) {
-  RequestPtr request = started("send");
+// A message to oneself is matched to a receive by tag.
+RequestPtr SelfBackend::p2p(const Collective& op) {
+  RequestPtr request = started(call_kind_name(op.kind));
   if (request->done()) return request;
   std::lock_guard<std::mutex> lock(mutex_);
-  post_send(buf, tag);
-  request->complete(DT_OK);
-  return request;
-}
-
-RequestPtr SelfBackend::recv(const TensorView& buf, int, int tag) {
-  RequestPtr request = started("recv");
-  if (request->done()) return request;
-  std::lock_guard<std::mutex> lock(mutex_);
-  post_recv({tag, buf, request, std::make_shared<int>(1)});
-  return request;
-}
-
-RequestPtr SelfBackend::p2p_group(const std::vector<P2pOp>& ops) {
-  RequestPtr request = started("p2p_group");
-  if (request->done()) return request;
+  if (op.kind == CallKind::send) {
+    post_send(op.send, op.tag);
+    request->complete(DT_OK);
+    return request;
+  }
+  if (op.kind == CallKind::recv) {
+    post_recv({op.tag, op.recv, request, std::make_shared<int>(1)});
+    return request;
+  }
   // One count for the call itself, so that no receive completes the group
   // before every op is placed.
   auto outstanding = std::make_shared<int>(1);
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const P2pOp& op : ops) {
-    if (op.is_send) post_send(op.buf, op.tag);
+  for (const P2pOp& p : op.group) {
+    if (p.is_send) post_send(p.buf, p.tag);
   }
-  for (const P2pOp& op : ops) {
-    if (op.is_send) continue;
+  for (const P2pOp& p : op.group) {
+    if (p.is_send) continue;
     ++*outstanding;
-    post_recv({op.tag, op.buf, request, outstanding});
+    post_recv({p.tag, p.buf, request, outstanding});
   }
   if (--*outstanding == 0) request->complete(DT_OK);
   return request;
 }
-
-RequestPtr SelfBackend::reduce(const TensorView& send, const TensorView& recv, ReduceOp, int) {
-  copy(send, recv);
-  return finished("reduce");
-}
-
-RequestPtr SelfBackend::gather(const TensorView& send, const TensorView& recv, int) {
-  copy(send, recv);
-  return finished("gather");
-}
-
-RequestPtr SelfBackend::scatter(const TensorView& send, const TensorView& recv, int) {
-  copy(send, recv);
-  return finished("scatter");
-}
-
-RequestPtr SelfBackend::allgatherv(const TensorView& send, const TensorView& recv, const std::vector<std::int64_t>&) {
-  copy(send, recv.slice(0, send.count));
-  return finished("allgatherv");
-}
-
-RequestPtr SelfBackend::reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
-                                        const TensorView& recv, ReduceOp) {
-  copy(send.slice(0, recv_counts[0]), recv);
-  return finished("reduce_scatterv");
-}
-
-RequestPtr SelfBackend::barrier() { return finished("barrier"); }
 
 std::unique_ptr<Backend> SelfBackend::split(int color, int, int* new_rank, int* new_size) {
   if (color == DT_UNDEF) return nullptr;

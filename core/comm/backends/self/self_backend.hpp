@@ -17,25 +17,10 @@ class SelfBackend final : public Backend {
  public:
   const char* name() const override { return "self"; }
 
-  RequestPtr allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) override;
-  RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) override;
-  RequestPtr allgather(const TensorView& send, const TensorView& recv) override;
-  RequestPtr broadcast(const TensorView& buf, int root) override;
-  RequestPtr alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
-                       const TensorView& recv, const std::vector<std::int64_t>& recv_counts) override;
-  RequestPtr send(const TensorView& buf, int peer, int tag) override;
-  RequestPtr recv(const TensorView& buf, int peer, int tag) override;
-  RequestPtr barrier() override;
-  RequestPtr reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) override;
-  RequestPtr gather(const TensorView& send, const TensorView& recv, int root) override;
-  RequestPtr scatter(const TensorView& send, const TensorView& recv, int root) override;
-  RequestPtr allgatherv(const TensorView& send, const TensorView& recv,
-                        const std::vector<std::int64_t>& recv_counts) override;
-  RequestPtr reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
-                             const TensorView& recv, ReduceOp op) override;
-  // Sends first, then receives, so a group's receive finds the group's
+  // Every collective copies what it sends to itself; a group posts its
+  // sends first, then its receives, so a group's receive finds the group's
   // send whatever their order in the group.
-  RequestPtr p2p_group(const std::vector<P2pOp>& ops) override;
+  RequestPtr start(const Collective& op) override;
   std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) override;
   void abort() override;
 
@@ -55,8 +40,9 @@ class SelfBackend final : public Backend {
     std::shared_ptr<int> outstanding;
   };
 
-  RequestPtr finished(const char* op);
   RequestPtr started(const char* op);
+  RequestPtr collective(const Collective& op);
+  RequestPtr p2p(const Collective& op);
   // Under mutex_: a message to oneself, delivered to the oldest receive of
   // its tag or kept until one is posted.
   void post_send(const TensorView& buf, int tag);

@@ -105,106 +105,35 @@ void DeviceRouter::connect_devices() {
   if (devices_.path == DevicePath::nccl) nccl();
 }
 
-RequestPtr DeviceRouter::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  switch (route("allreduce", {{&send, "send"}, {&recv, "recv"}})) {
-    case Route::host: return host_->allreduce(send, recv, op);
-    case Route::nccl: return nccl().allreduce(send, recv, op);
-    case Route::staged: return staged().allreduce(send, recv, op);
+Backend& DeviceRouter::backend_for(Route way) {
+  switch (way) {
+    case Route::host: return *host_;
+    case Route::nccl: return nccl();
+    case Route::staged: return staged();
   }
-  raise(DT_ERR_INTERNAL, "allreduce: no route");
+  raise(DT_ERR_INTERNAL, "no route");
 }
 
-RequestPtr DeviceRouter::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  switch (route("reduce_scatter", {{&send, "send"}, {&recv, "recv"}})) {
-    case Route::host: return host_->reduce_scatter(send, recv, op);
-    case Route::nccl: return nccl().reduce_scatter(send, recv, op);
-    case Route::staged: return staged().reduce_scatter(send, recv, op);
+RequestPtr DeviceRouter::start(const Collective& op) {
+  const char* name = call_kind_name(op.kind);
+  switch (op.kind) {
+    case CallKind::barrier: return host_->start(op);
+    case CallKind::p2p_group: {
+      std::vector<std::string> names;
+      names.reserve(op.group.size());
+      std::vector<Operand> operands;
+      operands.reserve(op.group.size());
+      for (std::size_t i = 0; i < op.group.size(); ++i) {
+        names.push_back("ops[" + std::to_string(i) + "].tensor");
+        operands.push_back({&op.group[i].buf, names.back().c_str()});
+      }
+      return backend_for(route(name, operands.data(), operands.size())).start(op);
+    }
+    case CallKind::send: return backend_for(route(name, {{&op.send, "buf"}})).start(op);
+    case CallKind::recv: return backend_for(route(name, {{&op.recv, "buf"}})).start(op);
+    case CallKind::broadcast: return backend_for(route(name, {{&op.recv, "buf"}})).start(op);
+    default: return backend_for(route(name, {{&op.send, "send"}, {&op.recv, "recv"}})).start(op);
   }
-  raise(DT_ERR_INTERNAL, "reduce_scatter: no route");
-}
-
-RequestPtr DeviceRouter::allgather(const TensorView& send, const TensorView& recv) {
-  switch (route("allgather", {{&send, "send"}, {&recv, "recv"}})) {
-    case Route::host: return host_->allgather(send, recv);
-    case Route::nccl: return nccl().allgather(send, recv);
-    case Route::staged: return staged().allgather(send, recv);
-  }
-  raise(DT_ERR_INTERNAL, "allgather: no route");
-}
-
-RequestPtr DeviceRouter::broadcast(const TensorView& buf, int root) {
-  switch (route("broadcast", {{&buf, "buf"}})) {
-    case Route::host: return host_->broadcast(buf, root);
-    case Route::nccl: return nccl().broadcast(buf, root);
-    case Route::staged: return staged().broadcast(buf, root);
-  }
-  raise(DT_ERR_INTERNAL, "broadcast: no route");
-}
-
-RequestPtr DeviceRouter::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
-                                   const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
-  switch (route("alltoallv", {{&send, "send"}, {&recv, "recv"}})) {
-    case Route::host: return host_->alltoallv(send, send_counts, recv, recv_counts);
-    case Route::nccl: return nccl().alltoallv(send, send_counts, recv, recv_counts);
-    case Route::staged: return staged().alltoallv(send, send_counts, recv, recv_counts);
-  }
-  raise(DT_ERR_INTERNAL, "alltoallv: no route");
-}
-
-RequestPtr DeviceRouter::send(const TensorView& buf, int peer, int tag) {
-  switch (route("send", {{&buf, "buf"}})) {
-    case Route::host: return host_->send(buf, peer, tag);
-    case Route::nccl: return nccl().send(buf, peer, tag);
-    case Route::staged: return staged().send(buf, peer, tag);
-  }
-  raise(DT_ERR_INTERNAL, "send: no route");
-}
-
-RequestPtr DeviceRouter::recv(const TensorView& buf, int peer, int tag) {
-  switch (route("recv", {{&buf, "buf"}})) {
-    case Route::host: return host_->recv(buf, peer, tag);
-    case Route::nccl: return nccl().recv(buf, peer, tag);
-    case Route::staged: return staged().recv(buf, peer, tag);
-  }
-  raise(DT_ERR_INTERNAL, "recv: no route");
-}
-
-RequestPtr DeviceRouter::barrier() { return host_->barrier(); }
-
-RequestPtr DeviceRouter::reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) {
-  return dispatch("reduce", {{&send, "send"}, {&recv, "recv"}},
-                  [&](Backend& b) { return b.reduce(send, recv, op, root); });
-}
-
-RequestPtr DeviceRouter::gather(const TensorView& send, const TensorView& recv, int root) {
-  return dispatch("gather", {{&send, "send"}, {&recv, "recv"}}, [&](Backend& b) { return b.gather(send, recv, root); });
-}
-
-RequestPtr DeviceRouter::scatter(const TensorView& send, const TensorView& recv, int root) {
-  return dispatch("scatter", {{&send, "send"}, {&recv, "recv"}},
-                  [&](Backend& b) { return b.scatter(send, recv, root); });
-}
-
-RequestPtr DeviceRouter::allgatherv(const TensorView& send, const TensorView& recv,
-                                    const std::vector<std::int64_t>& recv_counts) {
-  return dispatch("allgatherv", {{&send, "send"}, {&recv, "recv"}},
-                  [&](Backend& b) { return b.allgatherv(send, recv, recv_counts); });
-}
-
-RequestPtr DeviceRouter::reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
-                                         const TensorView& recv, ReduceOp op) {
-  return dispatch("reduce_scatterv", {{&send, "send"}, {&recv, "recv"}},
-                  [&](Backend& b) { return b.reduce_scatterv(send, recv_counts, recv, op); });
-}
-
-RequestPtr DeviceRouter::p2p_group(const std::vector<P2pOp>& ops) {
-  std::vector<std::string> names;
-  names.reserve(ops.size());
-  for (std::size_t i = 0; i < ops.size(); ++i) names.push_back("ops[" + std::to_string(i) + "].tensor");
-  std::vector<Operand> operands;
-  for (std::size_t i = 0; i < ops.size(); ++i) operands.push_back({&ops[i].buf, names[i].c_str()});
-  return dispatch_to(route("p2p_group", operands.data(), operands.size()),
-                     [&](Backend& b) { return b.p2p_group(ops); });
 }
 
 std::unique_ptr<Backend> DeviceRouter::split(int color, int key, int* new_rank, int* new_size) {

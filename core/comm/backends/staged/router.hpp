@@ -54,24 +54,9 @@ class DeviceRouter final : public Backend {
   const char* name() const override { return name_.c_str(); }
   DevicePath path() const { return devices_.path; }
 
-  RequestPtr allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) override;
-  RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) override;
-  RequestPtr allgather(const TensorView& send, const TensorView& recv) override;
-  RequestPtr broadcast(const TensorView& buf, int root) override;
-  RequestPtr alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
-                       const TensorView& recv, const std::vector<std::int64_t>& recv_counts) override;
-  RequestPtr send(const TensorView& buf, int peer, int tag) override;
-  RequestPtr recv(const TensorView& buf, int peer, int tag) override;
-  RequestPtr barrier() override;
-  RequestPtr reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) override;
-  RequestPtr gather(const TensorView& send, const TensorView& recv, int root) override;
-  RequestPtr scatter(const TensorView& send, const TensorView& recv, int root) override;
-  RequestPtr allgatherv(const TensorView& send, const TensorView& recv,
-                        const std::vector<std::int64_t>& recv_counts) override;
-  RequestPtr reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
-                             const TensorView& recv, ReduceOp op) override;
-  // A group goes one way as a whole: its tensors are routed together.
-  RequestPtr p2p_group(const std::vector<P2pOp>& ops) override;
+  // Routes `op` by its tensors (a group's together) and passes it on whole;
+  // barriers go to the host backend.
+  RequestPtr start(const Collective& op) override;
   std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) override;
   void abort() override;
 
@@ -96,20 +81,7 @@ class DeviceRouter final : public Backend {
     return route(op, operands.begin(), operands.size());
   }
   Route route(const char* op, const Operand* operands, std::size_t count) const;
-  // Starts `call` on the backend that `operands` route to.
-  template <typename Call>
-  RequestPtr dispatch(const char* op, std::initializer_list<Operand> operands, Call&& call) {
-    return dispatch_to(route(op, operands), std::forward<Call>(call));
-  }
-  template <typename Call>
-  RequestPtr dispatch_to(Route way, Call&& call) {
-    switch (way) {
-      case Route::host: return call(*host_);
-      case Route::nccl: return call(nccl());
-      case Route::staged: return call(staged());
-    }
-    raise(DT_ERR_INTERNAL, "no route");
-  }
+  Backend& backend_for(Route way);
   Backend& nccl();
   Backend& staged();
   void adopt_nccl(std::unique_ptr<Backend> nccl);

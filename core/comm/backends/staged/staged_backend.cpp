@@ -281,7 +281,7 @@ void StagedBackend::finish() {
   }
 }
 
-RequestPtr StagedBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
+RequestPtr StagedBackend::start_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
   const std::size_t element = dtype_size(send.dtype);
   const bool send_device = on_device(send);
   const bool recv_device = on_device(recv);
@@ -303,7 +303,7 @@ RequestPtr StagedBackend::allreduce(const TensorView& send, const TensorView& re
   return run("allreduce", send.stream, std::move(pieces));
 }
 
-RequestPtr StagedBackend::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
+RequestPtr StagedBackend::start_reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
   const std::size_t element = dtype_size(send.dtype);
   const std::int64_t count = recv.count;
   const std::int64_t n = size_;
@@ -334,7 +334,7 @@ RequestPtr StagedBackend::reduce_scatter(const TensorView& send, const TensorVie
   return run("reduce_scatter", send.stream, std::move(pieces));
 }
 
-RequestPtr StagedBackend::allgather(const TensorView& send, const TensorView& recv) {
+RequestPtr StagedBackend::start_allgather(const TensorView& send, const TensorView& recv) {
   const std::size_t element = dtype_size(send.dtype);
   const std::int64_t count = send.count;
   const std::int64_t n = size_;
@@ -363,7 +363,7 @@ RequestPtr StagedBackend::allgather(const TensorView& send, const TensorView& re
   return run("allgather", send.stream, std::move(pieces));
 }
 
-RequestPtr StagedBackend::broadcast(const TensorView& buf, int root) {
+RequestPtr StagedBackend::start_broadcast(const TensorView& buf, int root) {
   const std::size_t element = dtype_size(buf.dtype);
   const bool root_here = root == rank_;
   std::vector<Piece> pieces;
@@ -404,8 +404,8 @@ RequestPtr StagedBackend::whole(const char* op, const TensorView& send, std::int
   return run(op, send.stream, std::move(pieces));
 }
 
-RequestPtr StagedBackend::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
-                                   const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
+RequestPtr StagedBackend::start_alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                                          const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
   // The counts of peers need not agree on any chunking.
   const std::int64_t send_total = std::accumulate(send_counts.begin(), send_counts.end(), std::int64_t{0});
   const std::int64_t recv_total = std::accumulate(recv_counts.begin(), recv_counts.end(), std::int64_t{0});
@@ -415,24 +415,24 @@ RequestPtr StagedBackend::alltoallv(const TensorView& send, const std::vector<st
                });
 }
 
-RequestPtr StagedBackend::reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) {
+RequestPtr StagedBackend::start_reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) {
   return whole(
       "reduce", send, send.count, recv, recv.count,
       [this, op, root](const TensorView& in, const TensorView& out) { return host_.reduce(in, out, op, root); });
 }
 
-RequestPtr StagedBackend::gather(const TensorView& send, const TensorView& recv, int root) {
+RequestPtr StagedBackend::start_gather(const TensorView& send, const TensorView& recv, int root) {
   return whole("gather", send, send.count, recv, recv.count,
                [this, root](const TensorView& in, const TensorView& out) { return host_.gather(in, out, root); });
 }
 
-RequestPtr StagedBackend::scatter(const TensorView& send, const TensorView& recv, int root) {
+RequestPtr StagedBackend::start_scatter(const TensorView& send, const TensorView& recv, int root) {
   return whole("scatter", send, send.count, recv, recv.count,
                [this, root](const TensorView& in, const TensorView& out) { return host_.scatter(in, out, root); });
 }
 
-RequestPtr StagedBackend::allgatherv(const TensorView& send, const TensorView& recv,
-                                    const std::vector<std::int64_t>& recv_counts) {
+RequestPtr StagedBackend::start_allgatherv(const TensorView& send, const TensorView& recv,
+                                           const std::vector<std::int64_t>& recv_counts) {
   // Only the blocks are staged out: recv past their sum is left alone.
   const std::int64_t total = std::accumulate(recv_counts.begin(), recv_counts.end(), std::int64_t{0});
   return whole("allgatherv", send, send.count, recv, total,
@@ -441,8 +441,8 @@ RequestPtr StagedBackend::allgatherv(const TensorView& send, const TensorView& r
                });
 }
 
-RequestPtr StagedBackend::reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
-                                         const TensorView& recv, ReduceOp op) {
+RequestPtr StagedBackend::start_reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
+                                                const TensorView& recv, ReduceOp op) {
   const std::int64_t total = std::accumulate(recv_counts.begin(), recv_counts.end(), std::int64_t{0});
   return whole("reduce_scatterv", send, total, recv, recv.count,
                [this, recv_counts, op](const TensorView& in, const TensorView& out) {
@@ -450,7 +450,7 @@ RequestPtr StagedBackend::reduce_scatterv(const TensorView& send, const std::vec
                });
 }
 
-RequestPtr StagedBackend::p2p_group(const std::vector<P2pOp>& ops) {
+RequestPtr StagedBackend::start_p2p_group(const std::vector<P2pOp>& ops) {
   // Every device tensor of the group gets its own part of one staging
   // area: sends staged in, receives staged out.
   Piece piece;
@@ -475,12 +475,12 @@ RequestPtr StagedBackend::p2p_group(const std::vector<P2pOp>& ops) {
   return run("p2p_group", ops.front().buf.stream, std::move(pieces));
 }
 
-RequestPtr StagedBackend::send(const TensorView& buf, int peer, int tag) {
+RequestPtr StagedBackend::start_send(const TensorView& buf, int peer, int tag) {
   return point_to_point("send", buf, true,
                         [this, peer, tag](const TensorView& staged) { return host_.send(staged, peer, tag); });
 }
 
-RequestPtr StagedBackend::recv(const TensorView& buf, int peer, int tag) {
+RequestPtr StagedBackend::start_recv(const TensorView& buf, int peer, int tag) {
   return point_to_point("recv", buf, false,
                         [this, peer, tag](const TensorView& staged) { return host_.recv(staged, peer, tag); });
 }
@@ -501,9 +501,9 @@ RequestPtr StagedBackend::point_to_point(const char* op, const TensorView& buf, 
   return run(op, buf.stream, std::move(pieces));
 }
 
-RequestPtr StagedBackend::barrier() { return host_.barrier(); }
-
-std::unique_ptr<Backend> StagedBackend::split(int, int, int*, int*) {
+RequestPtr StagedBackend::start_barrier() { return host_.barrier(); }
+                                        
+                                        std::unique_ptr<Backend> StagedBackend::split(int, int, int*, int*) {
   raise(DT_ERR_INTERNAL, "a staged backend is split by the router that owns its host backend");
 }
 

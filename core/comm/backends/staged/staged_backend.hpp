@@ -38,7 +38,7 @@
 #include <thread>
 #include <vector>
 
-#include "comm/backend.hpp"
+#include "comm/backends/per_kind.hpp"
 #include "comm/backends/staged/copier.hpp"
 
 namespace dtrain::comm::staged {
@@ -66,7 +66,7 @@ struct ChunkRange {
 };
 std::vector<ChunkRange> chunk_ranges(std::int64_t count, std::int64_t chunk);
 
-class StagedBackend final : public Backend {
+class StagedBackend final : public PerKindBackend<StagedBackend> {
  public:
   // `host` outlives this backend. `rank` and `size` are the host backend's.
   StagedBackend(Backend& host, std::unique_ptr<Copier> copier, int rank, int size, int timeout_ms,
@@ -75,25 +75,6 @@ class StagedBackend final : public Backend {
 
   const char* name() const override { return "staged"; }
 
-  RequestPtr allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) override;
-  RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) override;
-  RequestPtr allgather(const TensorView& send, const TensorView& recv) override;
-  RequestPtr broadcast(const TensorView& buf, int root) override;
-  RequestPtr alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
-                       const TensorView& recv, const std::vector<std::int64_t>& recv_counts) override;
-  RequestPtr send(const TensorView& buf, int peer, int tag) override;
-  RequestPtr recv(const TensorView& buf, int peer, int tag) override;
-  RequestPtr barrier() override;
-  // The rooted and uneven collectives and groups are one host operation
-  // each, never cut, like all-to-all.
-  RequestPtr reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) override;
-  RequestPtr gather(const TensorView& send, const TensorView& recv, int root) override;
-  RequestPtr scatter(const TensorView& send, const TensorView& recv, int root) override;
-  RequestPtr allgatherv(const TensorView& send, const TensorView& recv,
-                        const std::vector<std::int64_t>& recv_counts) override;
-  RequestPtr reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
-                             const TensorView& recv, ReduceOp op) override;
-  RequestPtr p2p_group(const std::vector<P2pOp>& ops) override;
   // Splitting belongs to whoever owns the host backend (the router).
   std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) override;
   void abort() override;
@@ -121,6 +102,28 @@ class StagedBackend final : public Backend {
   };
 
  private:
+  // The operations start() runs, by kind.
+  friend class PerKindBackend<StagedBackend>;
+  RequestPtr start_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
+  RequestPtr start_reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op);
+  RequestPtr start_allgather(const TensorView& send, const TensorView& recv);
+  RequestPtr start_broadcast(const TensorView& buf, int root);
+  RequestPtr start_alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
+                             const TensorView& recv, const std::vector<std::int64_t>& recv_counts);
+  RequestPtr start_send(const TensorView& buf, int peer, int tag);
+  RequestPtr start_recv(const TensorView& buf, int peer, int tag);
+  RequestPtr start_barrier();
+  // The rooted and uneven collectives and groups are one host operation
+  // each, never cut, like all-to-all.
+  RequestPtr start_reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root);
+  RequestPtr start_gather(const TensorView& send, const TensorView& recv, int root);
+  RequestPtr start_scatter(const TensorView& send, const TensorView& recv, int root);
+  RequestPtr start_allgatherv(const TensorView& send, const TensorView& recv,
+                              const std::vector<std::int64_t>& recv_counts);
+  RequestPtr start_reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
+                                   const TensorView& recv, ReduceOp op);
+  RequestPtr start_p2p_group(const std::vector<P2pOp>& ops);
+
   struct Job;
   struct Staging {
     std::byte* data = nullptr;

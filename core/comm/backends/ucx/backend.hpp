@@ -25,23 +25,7 @@ class UcxBackend final : public Backend {
 
   const char* name() const override { return "ucx"; }
 
-  RequestPtr allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) override;
-  RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) override;
-  RequestPtr allgather(const TensorView& send, const TensorView& recv) override;
-  RequestPtr broadcast(const TensorView& buf, int root) override;
-  RequestPtr alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
-                       const TensorView& recv, const std::vector<std::int64_t>& recv_counts) override;
-  RequestPtr send(const TensorView& buf, int peer, int tag) override;
-  RequestPtr recv(const TensorView& buf, int peer, int tag) override;
-  RequestPtr barrier() override;
-  RequestPtr reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) override;
-  RequestPtr gather(const TensorView& send, const TensorView& recv, int root) override;
-  RequestPtr scatter(const TensorView& send, const TensorView& recv, int root) override;
-  RequestPtr allgatherv(const TensorView& send, const TensorView& recv,
-                        const std::vector<std::int64_t>& recv_counts) override;
-  RequestPtr reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
-                             const TensorView& recv, ReduceOp op) override;
-  RequestPtr p2p_group(const std::vector<P2pOp>& ops) override;
+  RequestPtr start(const Collective& op) override;
   std::unique_ptr<Backend> split(int color, int key, int* new_rank, int* new_size) override;
   void abort() override;
 
@@ -60,13 +44,25 @@ class UcxBackend final : public Backend {
 
  private:
   void share_memory(Clock::time_point deadline);
+  // The schedule of each kind: through the mailboxes where the ranks share
+  // this host (and no DTRAIN_*_ALGO forces one over UCX), else over UCX.
+  RequestPtr start_allreduce(const Collective& c);
+  RequestPtr start_reduce_scatter(const Collective& c);
+  RequestPtr start_allgather(const Collective& c);
+  RequestPtr start_broadcast(const Collective& c);
+  RequestPtr start_alltoallv(const Collective& c);
+  RequestPtr start_reduce(const Collective& c);
+  RequestPtr start_gather(const Collective& c);
+  RequestPtr start_scatter(const Collective& c);
+  RequestPtr start_allgatherv(const Collective& c);
+  RequestPtr start_reduce_scatterv(const Collective& c);
   // Runs `collective` through the mailboxes, here and now if its caller
   // waits for it at once (engine_.run_now()), else scheduled.
-  RequestPtr in_memory(Collective collective);
+  RequestPtr in_memory(const Collective& collective);
   // Every rank's `mine`, in rank order, through an internal allgather.
   template <typename T>
     requires std::is_trivially_copyable_v<T>
-  std::vector<T> gather(const T& mine, Clock::time_point deadline) {
+  std::vector<T> everyones(const T& mine, Clock::time_point deadline) {
     // Owned by the operation too: it may outlive a wait that timed out.
     auto in = std::make_shared<T>(mine);
     auto out = std::make_shared<std::vector<T>>(static_cast<std::size_t>(engine_.size()));

@@ -44,7 +44,7 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
     }
   }
   const std::vector<Offer> offers =
-      gather(Offer{mailboxes ? mailboxes->fd() : -1, static_cast<std::uint32_t>(mailboxes ? wanted : 0)}, deadline);
+      everyones(Offer{mailboxes ? mailboxes->fd() : -1, static_cast<std::uint32_t>(mailboxes ? wanted : 0)}, deadline);
 
   std::size_t agreed = wanted;
   bool mapped = mailboxes != nullptr;
@@ -60,7 +60,7 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
       mapped = false;
     }
   }
-  const std::vector<std::int32_t> verdicts = gather(std::int32_t{mapped ? 1 : 0}, deadline);
+  const std::vector<std::int32_t> verdicts = everyones(std::int32_t{mapped ? 1 : 0}, deadline);
   if (std::find(verdicts.begin(), verdicts.end(), 0) != verdicts.end() || agreed < Mailboxes::kLeastCapacity) return;
   // Every peer has mapped it: the descriptor is no longer needed.
   mailboxes->close_file(agreed);

@@ -46,7 +46,7 @@ std::unique_ptr<Backend> UcxBackend::split(int color, int key, int* new_rank, in
   }
 
   const std::vector<Entry> entries =
-      gather(Entry{member ? color : -1, key, transport ? static_cast<std::uint32_t>(transport->address().size()) : 0,
+      everyones(Entry{member ? color : -1, key, transport ? static_cast<std::uint32_t>(transport->address().size()) : 0,
                    member && !transport ? 0 : 1},
              deadline);
 

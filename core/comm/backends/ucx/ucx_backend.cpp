@@ -97,109 +97,103 @@ UcxBackend::UcxBackend(std::unique_ptr<Transport> transport, int rank, std::uint
       scope_(transport->scope()),
       engine_(std::move(transport), rank, context, std::move(world_ranks), std::move(identities), tuning) {}
 
-RequestPtr UcxBackend::in_memory(Collective collective) {
+RequestPtr UcxBackend::start(const Collective& op) {
+  switch (op.kind) {
+    case CallKind::allreduce: return start_allreduce(op);
+    case CallKind::reduce_scatter: return start_reduce_scatter(op);
+    case CallKind::allgather: return start_allgather(op);
+    case CallKind::broadcast: return start_broadcast(op);
+    case CallKind::alltoallv: return start_alltoallv(op);
+    case CallKind::reduce: return start_reduce(op);
+    case CallKind::gather: return start_gather(op);
+    case CallKind::scatter: return start_scatter(op);
+    case CallKind::allgatherv: return start_allgatherv(op);
+    case CallKind::reduce_scatterv: return start_reduce_scatterv(op);
+    case CallKind::barrier: return named(engine_.submit(dissemination_barrier()), "dissemination");
+    case CallKind::send: return named(engine_.submit(tagged_send(op.send, op.peer, op.tag)), kTagged);
+    case CallKind::recv: return named(engine_.submit(tagged_recv(op.recv, op.peer, op.tag)), kTagged);
+    case CallKind::p2p_group: return named(engine_.submit(ucx::p2p_group(op.group)), kTagged);
+    default: unsupported(op);
+  }
+}
+
+RequestPtr UcxBackend::in_memory(const Collective& collective) {
   if (RequestPtr done = engine_.run_now(collective, timeout_ms_, true)) return named(std::move(done), kSharedMemory);
   const bool allreduce = collective.kind == CallKind::allreduce;
-  return named(engine_.submit(allreduce ? local_allreduce(std::move(collective)) : local_exchange(std::move(collective))),
-               kSharedMemory);
+  return named(engine_.submit(allreduce ? local_allreduce(collective) : local_exchange(collective)), kSharedMemory);
 }
 
-RequestPtr UcxBackend::allreduce(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  Collective allreduce{CallKind::allreduce, send, recv, op, 0, {}, {}};
-  if (engine_.tuning().allreduce == Algorithm::automatic && engine_.shares_memory_for(recv.bytes())) {
-    return in_memory(std::move(allreduce));
+RequestPtr UcxBackend::start_allreduce(const Collective& c) {
+  if (engine_.tuning().allreduce == Algorithm::automatic && engine_.shares_memory_for(c.recv.bytes())) {
+    return in_memory(c);
   }
-  const Algorithm algorithm = engine_.tuning().pick_allreduce(recv.bytes(), recv.count, engine_.size());
+  const Algorithm algorithm = engine_.tuning().pick_allreduce(c.recv.bytes(), c.recv.count, engine_.size());
   if (algorithm == Algorithm::recursive_doubling) {
-    if (RequestPtr done = engine_.run_now(allreduce, timeout_ms_, false)) return named(std::move(done), algorithm);
+    if (RequestPtr done = engine_.run_now(c, timeout_ms_, false)) return named(std::move(done), algorithm);
   }
   switch (algorithm) {
-    case Algorithm::ring: return named(engine_.submit(ring_allreduce(send, recv, op)), algorithm);
+    case Algorithm::ring: return named(engine_.submit(ring_allreduce(c.send, c.recv, c.op)), algorithm);
     case Algorithm::halving_doubling:
-      return named(engine_.submit(halving_doubling_allreduce(send, recv, op)), algorithm);
-    default: return named(engine_.submit(recursive_allreduce(send, recv, op)), Algorithm::recursive_doubling);
+      return named(engine_.submit(halving_doubling_allreduce(c.send, c.recv, c.op)), algorithm);
+    default: return named(engine_.submit(recursive_allreduce(c.send, c.recv, c.op)), Algorithm::recursive_doubling);
   }
 }
 
-RequestPtr UcxBackend::reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op) {
-  if (engine_.tuning().reduce_scatter == Algorithm::automatic && engine_.exchanges_in_memory()) {
-    return in_memory({CallKind::reduce_scatter, send, recv, op, 0, {}, {}});
-  }
-  const Algorithm algorithm = engine_.tuning().pick_reduce_scatter(send.bytes(), engine_.size());
-  return named(engine_.submit(algorithm == Algorithm::ring ? ring_reduce_scatter(send, recv, op)
-                                                           : recursive_reduce_scatter(send, recv, op)),
+RequestPtr UcxBackend::start_reduce_scatter(const Collective& c) {
+  if (engine_.tuning().reduce_scatter == Algorithm::automatic && engine_.exchanges_in_memory()) return in_memory(c);
+  const Algorithm algorithm = engine_.tuning().pick_reduce_scatter(c.send.bytes(), engine_.size());
+  return named(engine_.submit(algorithm == Algorithm::ring ? ring_reduce_scatter(c.send, c.recv, c.op)
+                                                           : recursive_reduce_scatter(c.send, c.recv, c.op)),
                algorithm);
 }
 
-RequestPtr UcxBackend::allgather(const TensorView& send, const TensorView& recv) {
-  if (engine_.tuning().allgather == Algorithm::automatic && engine_.exchanges_in_memory()) {
-    return in_memory({CallKind::allgather, send, recv, ReduceOp::sum, 0, {}, {}});
-  }
-  const Algorithm algorithm = engine_.tuning().pick_allgather(recv.bytes(), engine_.size());
-  return named(engine_.submit(algorithm == Algorithm::ring ? ring_allgather(send, recv) : bruck_allgather(send, recv)),
+RequestPtr UcxBackend::start_allgather(const Collective& c) {
+  if (engine_.tuning().allgather == Algorithm::automatic && engine_.exchanges_in_memory()) return in_memory(c);
+  const Algorithm algorithm = engine_.tuning().pick_allgather(c.recv.bytes(), engine_.size());
+  return named(engine_.submit(algorithm == Algorithm::ring ? ring_allgather(c.send, c.recv)
+                                                           : bruck_allgather(c.send, c.recv)),
                algorithm);
 }
 
-RequestPtr UcxBackend::broadcast(const TensorView& buf, int root) {
-  if (engine_.tuning().broadcast == Algorithm::automatic && engine_.exchanges_in_memory()) {
-    return in_memory({CallKind::broadcast, buf, buf, ReduceOp::sum, root, {}, {}});
-  }
-  const Algorithm algorithm = engine_.tuning().pick_broadcast(buf.bytes(), engine_.size());
-  return named(engine_.submit(algorithm == Algorithm::pipeline ? pipeline_broadcast(buf, root)
-                                                               : tree_broadcast(buf, root)),
+RequestPtr UcxBackend::start_broadcast(const Collective& c) {
+  if (engine_.tuning().broadcast == Algorithm::automatic && engine_.exchanges_in_memory()) return in_memory(c);
+  const Algorithm algorithm = engine_.tuning().pick_broadcast(c.recv.bytes(), engine_.size());
+  return named(engine_.submit(algorithm == Algorithm::pipeline ? pipeline_broadcast(c.recv, c.root)
+                                                               : tree_broadcast(c.recv, c.root)),
                algorithm);
 }
 
-RequestPtr UcxBackend::alltoallv(const TensorView& send, const std::vector<std::int64_t>& send_counts,
-                                 const TensorView& recv, const std::vector<std::int64_t>& recv_counts) {
-  if (engine_.exchanges_in_memory()) {
-    return in_memory({CallKind::alltoallv, send, recv, ReduceOp::sum, 0, send_counts, recv_counts});
-  }
-  return named(engine_.submit(pairwise_alltoallv(send, send_counts, recv, recv_counts)), "pairwise");
+RequestPtr UcxBackend::start_alltoallv(const Collective& c) {
+  if (engine_.exchanges_in_memory()) return in_memory(c);
+  return named(engine_.submit(pairwise_alltoallv(c.send, c.send_counts, c.recv, c.recv_counts)), "pairwise");
 }
 
-RequestPtr UcxBackend::send(const TensorView& buf, int peer, int tag) {
-  return named(engine_.submit(tagged_send(buf, peer, tag)), kTagged);
+RequestPtr UcxBackend::start_reduce(const Collective& c) {
+  if (engine_.exchanges_in_memory()) return in_memory(c);
+  return named(engine_.submit(direct_reduce(c.send, c.recv, c.op, c.root, engine_.size())), kDirect);
 }
 
-RequestPtr UcxBackend::recv(const TensorView& buf, int peer, int tag) {
-  return named(engine_.submit(tagged_recv(buf, peer, tag)), kTagged);
+RequestPtr UcxBackend::start_gather(const Collective& c) {
+  if (engine_.exchanges_in_memory()) return in_memory(c);
+  ExchangePlan plan = gather_plan(engine_.rank(), engine_.size(), c.send, c.recv, c.root);
+  return named(engine_.submit(direct_gather(plan, c.send.dtype, c.send.count, c.root)), kDirect);
 }
 
-RequestPtr UcxBackend::barrier() { return named(engine_.submit(dissemination_barrier()), "dissemination"); }
-
-RequestPtr UcxBackend::reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root) {
-  if (engine_.exchanges_in_memory()) return in_memory({CallKind::reduce, send, recv, op, root, {}, {}});
-  return named(engine_.submit(direct_reduce(send, recv, op, root, engine_.size())), kDirect);
+RequestPtr UcxBackend::start_scatter(const Collective& c) {
+  if (engine_.exchanges_in_memory()) return in_memory(c);
+  ExchangePlan plan = scatter_plan(engine_.rank(), engine_.size(), c.send, c.recv, c.root);
+  return named(engine_.submit(direct_scatter(plan, c.recv.dtype, c.recv.count, c.root)), kDirect);
 }
 
-RequestPtr UcxBackend::gather(const TensorView& send, const TensorView& recv, int root) {
-  if (engine_.exchanges_in_memory()) return in_memory({CallKind::gather, send, recv, ReduceOp::sum, root, {}, {}});
-  ExchangePlan plan = gather_plan(engine_.rank(), engine_.size(), send, recv, root);
-  return named(engine_.submit(direct_gather(plan, send.dtype, send.count, root)), kDirect);
+RequestPtr UcxBackend::start_allgatherv(const Collective& c) {
+  if (engine_.exchanges_in_memory()) return in_memory(c);
+  ExchangePlan plan = allgatherv_plan(engine_.rank(), engine_.size(), c.send, c.recv, c.recv_counts);
+  return named(engine_.submit(direct_allgatherv(plan, c.recv.dtype, c.recv_counts)), kDirect);
 }
 
-RequestPtr UcxBackend::scatter(const TensorView& send, const TensorView& recv, int root) {
-  if (engine_.exchanges_in_memory()) return in_memory({CallKind::scatter, send, recv, ReduceOp::sum, root, {}, {}});
-  ExchangePlan plan = scatter_plan(engine_.rank(), engine_.size(), send, recv, root);
-  return named(engine_.submit(direct_scatter(plan, recv.dtype, recv.count, root)), kDirect);
-}
-
-RequestPtr UcxBackend::allgatherv(const TensorView& send, const TensorView& recv,
-                                  const std::vector<std::int64_t>& recv_counts) {
-  if (engine_.exchanges_in_memory()) return in_memory({CallKind::allgatherv, send, recv, ReduceOp::sum, 0, {}, recv_counts});
-  ExchangePlan plan = allgatherv_plan(engine_.rank(), engine_.size(), send, recv, recv_counts);
-  return named(engine_.submit(direct_allgatherv(plan, recv.dtype, recv_counts)), kDirect);
-}
-
-RequestPtr UcxBackend::reduce_scatterv(const TensorView& send, const std::vector<std::int64_t>& recv_counts,
-                                       const TensorView& recv, ReduceOp op) {
-  if (engine_.exchanges_in_memory()) return in_memory({CallKind::reduce_scatterv, send, recv, op, 0, {}, recv_counts});
-  return named(engine_.submit(direct_reduce_scatterv(send, recv_counts, recv, op)), kDirect);
-}
-
-RequestPtr UcxBackend::p2p_group(const std::vector<P2pOp>& ops) {
-  return named(engine_.submit(ucx::p2p_group(ops)), kTagged);
+RequestPtr UcxBackend::start_reduce_scatterv(const Collective& c) {
+  if (engine_.exchanges_in_memory()) return in_memory(c);
+  return named(engine_.submit(direct_reduce_scatterv(c.send, c.recv_counts, c.recv, c.op)), kDirect);
 }
 
 void UcxBackend::abort() { engine_.abort(); }
