@@ -1,5 +1,6 @@
 #include "comm/call_check.hpp"
 
+#include "base/digest.hpp"
 #include "base/env.hpp"
 
 namespace dtrain::comm {
@@ -81,15 +82,10 @@ std::string describe_disagreement(const std::vector<Call>& calls) {
 }
 
 std::int64_t counts_digest(const std::vector<std::int64_t>& counts) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (std::int64_t count : counts) {
-    auto value = static_cast<std::uint64_t>(count);
-    for (int byte = 0; byte < 8; ++byte) {
-      hash ^= (value >> (8 * byte)) & 0xffu;
-      hash *= 1099511628211ull;
-    }
-  }
-  return static_cast<std::int64_t>(hash >> 1) | 1;
+  Digest digest;
+  for (std::int64_t count : counts) digest.add(count);
+  // Positive and never 0, which stands for "no counts".
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(digest.value()) >> 1) | 1;
 }
 
 bool call_checks_enabled() { return env::get_int("DTRAIN_CHECK_COLLECTIVES", 0, 1).value_or(0) == 1; }

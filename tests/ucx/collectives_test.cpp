@@ -33,13 +33,15 @@ const std::vector<std::int64_t> kSizes = [] {
   return sizes;
 }();
 
-enum class Family { bandwidth, latency, halving, automatic };
+enum class Family { bandwidth, latency, halving, automatic, single_copy };
 
 // The forced families run over UCX messages alone; automatic picks shared
-// memory, as on one host by default.
+// memory, as on one host by default; single_copy is automatic with every
+// allgather and broadcast read straight from the peers' buffers.
 Tuning tuning_for(Family family) {
   Tuning t;
-  if (family != Family::automatic) t.local_bytes = 0;
+  if (family == Family::single_copy) t.single_copy_bytes = 1;
+  if (family != Family::automatic && family != Family::single_copy) t.local_bytes = 0;
   if (family == Family::bandwidth) {
     t.allreduce = Algorithm::ring;
     t.reduce_scatter = Algorithm::ring;
@@ -350,13 +352,14 @@ std::string name_of(const ::testing::TestParamInfo<std::tuple<int, Family>>& inf
   if (std::get<1>(info.param) == Family::bandwidth) family = "ring_pipeline";
   if (std::get<1>(info.param) == Family::halving) family = "rhd_auto";
   if (std::get<1>(info.param) == Family::automatic) family = "auto";
+  if (std::get<1>(info.param) == Family::single_copy) family = "single_copy";
   return std::to_string(std::get<0>(info.param)) + "ranks_" + family;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ucx, Collectives,
                          ::testing::Combine(::testing::Values(1, 2, 3, 4),
                                             ::testing::Values(Family::bandwidth, Family::latency, Family::halving,
-                                                              Family::automatic)),
+                                                              Family::automatic, Family::single_copy)),
                          name_of);
 
 }  // namespace

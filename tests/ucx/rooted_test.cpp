@@ -46,13 +46,18 @@ void expect_values(const typename Element<D>::type* out, std::int64_t count, Wan
   }
 }
 
-class Rooted : public ::testing::TestWithParam<std::tuple<int, bool>> {
+// UCX messages alone; shared memory (local_exchange.hpp) in pieces of 8
+// KiB; or shared memory with gather, scatter and allgatherv of any size
+// read straight from the peers' buffers (DTRAIN_UCX_SINGLE_COPY_BYTES).
+enum class Path { messages, shared_memory, single_copy };
+
+class Rooted : public ::testing::TestWithParam<std::tuple<int, Path>> {
  protected:
   int ranks() const { return std::get<0>(GetParam()); }
-  // Shared memory (local_exchange.hpp) in pieces of 8 KiB, or UCX messages alone.
   WorldOptions options() const {
     WorldOptions o;
-    o.tuning.local_bytes = std::get<1>(GetParam()) ? 8192 : 0;
+    o.tuning.local_bytes = std::get<1>(GetParam()) == Path::messages ? 0 : 8192;
+    o.tuning.single_copy_bytes = std::get<1>(GetParam()) == Path::single_copy ? 1 : 0;
     return o;
   }
 };
@@ -274,10 +279,15 @@ TEST_P(Rooted, RefusedEverywhereStartsNothing) {
   }, options());
 }
 
-INSTANTIATE_TEST_SUITE_P(Ucx, Rooted, ::testing::Combine(::testing::Values(1, 2, 3, 4), ::testing::Bool()),
-                         [](const ::testing::TestParamInfo<std::tuple<int, bool>>& param) {
+INSTANTIATE_TEST_SUITE_P(Ucx, Rooted,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 4),
+                                            ::testing::Values(Path::messages, Path::shared_memory, Path::single_copy)),
+                         [](const ::testing::TestParamInfo<std::tuple<int, Path>>& param) {
+                           const Path path = std::get<1>(param.param);
                            return std::to_string(std::get<0>(param.param)) + "ranks" +
-                                  (std::get<1>(param.param) ? "_shared_memory" : "_messages");
+                                  (path == Path::messages        ? "_messages"
+                                   : path == Path::shared_memory ? "_shared_memory"
+                                                                 : "_single_copy");
                          });
 
 }  // namespace

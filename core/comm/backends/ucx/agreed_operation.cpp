@@ -32,18 +32,6 @@ std::string describe(const Promise& p) {
 
 }  // namespace
 
-std::uint64_t digest(const std::vector<std::int64_t>& counts) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (std::int64_t count : counts) {
-    auto value = static_cast<std::uint64_t>(count);
-    for (int byte = 0; byte < 8; ++byte) {
-      hash ^= (value >> (8 * byte)) & 0xffu;
-      hash *= 1099511628211ull;
-    }
-  }
-  return hash == 0 ? 1 : hash;
-}
-
 AgreedOperation::AgreedOperation(const char* name, const Promise& promise)
     : Operation(name, Kind::collective), mine_(promise) {}
 

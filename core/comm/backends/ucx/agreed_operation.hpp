@@ -23,13 +23,10 @@ struct Promise {
   std::int32_t op = -1;          // the ReduceOp, or -1
   std::int32_t root = -1;        // or -1
   std::int64_t count = -1;       // the count every rank shares, or -1
-  std::uint64_t counts_digest = 0;  // a digest of recv_counts, or 0
+  std::int64_t counts_digest = 0;   // counts_digest(recv_counts) (call_check.hpp), or 0
 
   bool operator==(const Promise&) const = default;
 };
-
-// A 64-bit FNV-1a digest of a count per rank.
-std::uint64_t digest(const std::vector<std::int64_t>& counts);
 
 class AgreedOperation : public Operation {
  public:

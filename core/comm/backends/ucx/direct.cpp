@@ -17,6 +17,7 @@
 #include "comm/backends/ucx/algorithms.hpp"
 #include "comm/backends/ucx/chunks.hpp"
 #include "comm/backends/ucx/combine.hpp"
+#include "comm/call_check.hpp"
 
 namespace dtrain::comm::ucx {
 
@@ -137,7 +138,7 @@ std::unique_ptr<Operation> direct_scatter(const ExchangePlan& plan, DType dtype,
 std::unique_ptr<Operation> direct_allgatherv(const ExchangePlan& plan, DType dtype,
                                              const std::vector<std::int64_t>& recv_counts) {
   Promise promise = promise_of(AgreedOperation::Which::allgatherv, dtype);
-  promise.counts_digest = digest(recv_counts);
+  promise.counts_digest = counts_digest(recv_counts);
   return std::make_unique<PlannedExchange>("allgatherv", promise, plan);
 }
 
@@ -145,7 +146,7 @@ std::unique_ptr<Operation> direct_reduce_scatterv(const TensorView& send, const 
                                                   const TensorView& recv, ReduceOp op) {
   Promise promise = promise_of(AgreedOperation::Which::reduce_scatterv, send.dtype);
   promise.op = static_cast<std::int32_t>(op);
-  promise.counts_digest = digest(recv_counts);
+  promise.counts_digest = counts_digest(recv_counts);
   return std::make_unique<DirectReduceScatter>("reduce_scatterv", promise, send, recv_counts, recv, op);
 }
 

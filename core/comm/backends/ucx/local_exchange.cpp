@@ -1,13 +1,16 @@
 #include "comm/backends/ucx/local_exchange.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "base/error.hpp"
 #include "comm/backends/ucx/algorithms.hpp"
 #include "comm/backends/ucx/scheduled_local.hpp"
+#include "comm/backends/ucx/tuning.hpp"
 
 namespace dtrain::comm::ucx {
 
@@ -16,23 +19,27 @@ namespace {
 constexpr std::size_t kLine = 64;
 
 // What a piece begins with: the rank's call (call_check.hpp) without its
-// sequence number (the stamp is the same on every rank), and whether the
-// rank has more pieces to write. Small, so that with the header and a few
-// bytes of payload it is one line.
+// sequence number (the stamp is the same on every rank), whether the rank
+// has more pieces to write, and whether it is read in a single copy. Small,
+// so that with the header and a few bytes of payload it is one line.
+constexpr std::uint8_t kMore = 1;
+constexpr std::uint8_t kSingleCopy = 2;
 struct Preamble {
   std::uint8_t kind;
   std::uint8_t dtype;
   std::int8_t op;  // -1: none
-  std::uint8_t more;
+  std::uint8_t flags;
   std::int32_t root;    // -1: none
   std::int64_t count;   // -1: none
   std::int64_t counts;  // a digest of per-rank counts, or 0
 };
 static_assert(sizeof(Preamble) == 24, "the preamble is packed");
 
-Preamble preamble_of(const Call& call, bool more) {
-  return {static_cast<std::uint8_t>(call.kind), static_cast<std::uint8_t>(call.dtype),
-          static_cast<std::int8_t>(call.op),    static_cast<std::uint8_t>(more ? 1 : 0),
+Preamble preamble_of(const Call& call, bool more, bool single_copy) {
+  return {static_cast<std::uint8_t>(call.kind),
+          static_cast<std::uint8_t>(call.dtype),
+          static_cast<std::int8_t>(call.op),
+          static_cast<std::uint8_t>((more ? kMore : 0) | (single_copy ? kSingleCopy : 0)),
           static_cast<std::int32_t>(call.root), call.count,
           call.counts};
 }
@@ -43,7 +50,7 @@ Call call_of(const Preamble& p, std::int64_t sequence) {
 
 bool same_call(const Preamble& a, const Preamble& b) {
   return a.kind == b.kind && a.dtype == b.dtype && a.op == b.op && a.root == b.root && a.count == b.count &&
-         a.counts == b.counts;
+         a.counts == b.counts && (a.flags & kSingleCopy) == (b.flags & kSingleCopy);
 }
 
 // alltoallv's table, after the preamble: every send count, then every receive count.
@@ -56,6 +63,10 @@ void starts(const std::vector<std::int64_t>& counts, std::vector<std::int64_t>& 
 }
 
 const Preamble& preamble(const std::byte* part) { return *reinterpret_cast<const Preamble*>(part); }
+// A single copy's table, after the preamble: where each of the rank's streams begins in its memory.
+const std::uint64_t* addresses(const std::byte* part) {
+  return reinterpret_cast<const std::uint64_t*>(part + sizeof(Preamble));
+}
 const std::int64_t* table(const std::byte* part) {
   return reinterpret_cast<const std::int64_t*>(part + sizeof(Preamble));
 }
@@ -80,6 +91,8 @@ void LocalExchange::start(const Group& group, std::uint64_t sequence, const Coll
   own_bytes_ = 0;
   plan(collective);
   kind_ = Mailboxes::kind_code(call_.kind, collective.recv.dtype, collective.op);
+  single_copy_ = reads_in_a_single_copy();
+  acknowledging_ = false;
   piece_ = 0;
   over_ = false;
   outcome_ = {};
@@ -217,6 +230,22 @@ void LocalExchange::plan(const Collective& c) {
   }
 }
 
+bool LocalExchange::reads_in_a_single_copy() const {
+  const std::size_t table = streams_.size() * sizeof(std::uint64_t);
+  if (!mailboxes().single_copy() || mailboxes().shared_capacity() < sizeof(Preamble) + table) return false;
+  // Sizes every rank knows alike, so that all choose alike.
+  std::int64_t total = 0;
+  switch (call_.kind) {
+    case CallKind::allgather:
+    case CallKind::gather:
+    case CallKind::scatter: total = call_.count * group_.size; break;
+    case CallKind::allgatherv: total = std::accumulate(counts_.begin(), counts_.end(), std::int64_t{0}); break;
+    case CallKind::broadcast: total = call_.count; break;
+    default: return false;  // reductions read to combine; alltoallv's sizes are each rank's own
+  }
+  return static_cast<std::size_t>(total) * element_ >= group_.tuning->single_copy_bytes;
+}
+
 std::size_t LocalExchange::table_bytes() const {
   return call_.kind == CallKind::alltoallv ? table_bytes_for(group_.size) : 0;
 }
@@ -236,6 +265,16 @@ std::size_t LocalExchange::stream_offset(int stream) const {
 
 void LocalExchange::begin_piece() {
   next_ = 0;
+  if (single_copy_) {
+    // The streams stay where they are, and their addresses go instead.
+    keep_streams_apart();
+    std::byte* area = group_.mailboxes->contribution_area();
+    *reinterpret_cast<Preamble*>(area) = preamble_of(call_, false, true);
+    auto* table = reinterpret_cast<std::uint64_t*>(area + sizeof(Preamble));
+    for (std::size_t s = 0; s < streams_.size(); ++s) table[s] = reinterpret_cast<std::uintptr_t>(streams_[s].data);
+    stamp_ = group_.mailboxes->publish(0, kind_);
+    return;
+  }
   const std::int64_t limit = piece_elements();
   const std::int64_t lo = piece_ * limit;
   const std::int64_t hi = lo + limit;
@@ -270,7 +309,7 @@ void LocalExchange::begin_piece() {
                    static_cast<std::size_t>(run.to - run.from) * element_, piece_bytes);
     });
   }
-  *reinterpret_cast<Preamble*>(area) = preamble_of(call_, more);
+  *reinterpret_cast<Preamble*>(area) = preamble_of(call_, more, false);
   if (call_.kind == CallKind::alltoallv) {
     auto* counts = reinterpret_cast<std::int64_t*>(area + sizeof(Preamble));
     std::copy(send_counts_.begin(), send_counts_.end(), counts);
@@ -283,15 +322,17 @@ ImmediateCollective::Progress LocalExchange::advance() {
   if (over_ || !ready()) return over_ ? Progress::over : Progress::none;
   if (!arrived()) {
     lose_missing_peer();
+  } else if (acknowledging_) {
+    over_ = true;  // every peer has read what it needed of this rank's buffers
   } else if (piece_ > 0 || calls_agree()) {
-    take_piece();
+    single_copy_ ? read_in_place() : take_piece();
   }
   return over_ ? Progress::over : Progress::some;
 }
 
 bool LocalExchange::calls_agree() {
   const int n = group_.size;
-  const Preamble mine = preamble_of(call_, false);
+  const Preamble mine = preamble_of(call_, false, single_copy_);
   bool agree = true;
   for (int r = 0; r < n && agree; ++r) {
     const Mailboxes::Header* part = mailboxes().arrived(r, stamp_);
@@ -361,13 +402,62 @@ void LocalExchange::take_piece() {
     combine_.finish(into, count, group_.size);
   }
   bool more = false;
-  for (int r = 0; r < group_.size && !more; ++r) more = preamble(part(r)).more != 0;
+  for (int r = 0; r < group_.size && !more; ++r) more = (preamble(part(r)).flags & kMore) != 0;
   if (more) {
     ++piece_;
     begin_piece();
   } else {
     over_ = true;
   }
+}
+
+void LocalExchange::keep_streams_apart() {
+  // What this rank writes while its peers read its streams.
+  std::vector<std::pair<const std::byte*, std::size_t>> written;
+  for (const Read& read : reads_) written.emplace_back(read.into, static_cast<std::size_t>(read.count) * element_);
+  if (own_into_ != own_from_) written.emplace_back(own_into_, own_bytes_);
+  const auto overlaps = [&](const Stream& stream) {
+    const auto* first = stream.data;
+    const std::size_t bytes = static_cast<std::size_t>(stream.count) * element_;
+    return std::any_of(written.begin(), written.end(), [&](const auto& w) {
+      return bytes > 0 && w.second > 0 && first < w.first + w.second && w.first < first + bytes;
+    });
+  };
+  std::size_t aside = 0;
+  for (const Stream& stream : streams_) aside += overlaps(stream) ? static_cast<std::size_t>(stream.count) * element_ : 0;
+  if (aside == 0) return;
+  // A stream that is also where this rank's result lands (a send buffer
+  // inside recv) is read from a copy, as the mailboxes would have been.
+  aside_.resize(aside);
+  std::byte* next = aside_.data();
+  for (Stream& stream : streams_) {
+    if (!overlaps(stream)) continue;
+    const std::size_t bytes = static_cast<std::size_t>(stream.count) * element_;
+    std::memcpy(next, stream.data, bytes);
+    stream.data = next;
+    next += bytes;
+  }
+}
+
+void LocalExchange::read_in_place() {
+  if (own_bytes_ > 0 && own_into_ != own_from_) std::memmove(own_into_, own_from_, own_bytes_);
+  for (const Read& read : reads_) {
+    if (read.count == 0) continue;
+    const std::uint64_t stream = addresses(Mailboxes::data(mailboxes().arrived(read.peer, stamp_)))[read.stream];
+    if (!group_.mailboxes->read(read.peer, stream + static_cast<std::uint64_t>(read.first) * element_, read.into,
+                                static_cast<std::size_t>(read.count) * element_)) {
+      const int error = errno;
+      fail(error == ESRCH ? DT_ERR_REMOTE : DT_ERR_TRANSPORT,
+           "reading " + describe_rank(group_, read.peer) + "'s buffer: " + std::strerror(error));
+      break;
+    }
+  }
+  // The peers' buffers are needed until every rank has read them: each
+  // says it is done in its result part, and the operation ends once all have.
+  group_.mailboxes->publish_result(stamp_);
+  if (over_) return;
+  acknowledging_ = true;
+  next_ = 0;
 }
 
 std::unique_ptr<Operation> local_exchange(Collective collective) {

@@ -27,6 +27,17 @@
 // up) all get DT_ERR_MISMATCH naming each rank's call, and no result is
 // written. Reductions go in rank order from the rank's own values, which it
 // reads from its send buffer.
+//
+// Single copy: where every rank may read the others' memory
+// (process_vm_readv), an allgather(v), broadcast, gather or scatter of at
+// least DTRAIN_UCX_SINGLE_COPY_BYTES in all (sizes every rank knows alike,
+// so all choose alike) goes in one piece whose payload is the addresses of
+// the rank's streams: each rank copies what it needs straight from its
+// peers' buffers into its result, then says so in its mailbox's result
+// part, and returns once every rank has (its own buffers are read until
+// then). A stream that overlaps where the rank's own result lands is read
+// from a copy. Whether a rank reads in a single copy is part of its call, so
+// ranks that chose differently disagree like any other call.
 #pragma once
 
 #include <cstddef>
@@ -50,6 +61,11 @@ class LocalExchange final : public LocalCollective {
 
   void start(const Group& group, std::uint64_t sequence, const Collective& collective) override;
   Progress advance() override;
+
+ protected:
+  Mailboxes::Part awaited() const override {
+    return acknowledging_ ? Mailboxes::Part::result : Mailboxes::Part::contribution;
+  }
 
  private:
   // Elements [first, first + count) of stream `stream` of `peer`, to `into`.
@@ -81,6 +97,13 @@ class LocalExchange final : public LocalCollective {
   // At the first piece: DT_ERR_MISMATCH unless every rank made the same call.
   bool calls_agree();
   void take_piece();
+  // Whether this call is read in a single copy (DTRAIN_UCX_SINGLE_COPY_BYTES).
+  bool reads_in_a_single_copy() const;
+  // Single copy: streams that overlap what this rank writes go to aside_.
+  void keep_streams_apart();
+  // The single copy: every read straight from the peer's buffer, then the
+  // acknowledgement that this rank is done with its peers' buffers.
+  void read_in_place();
 
   Call call_;
   std::uint32_t kind_ = 0;
@@ -90,7 +113,7 @@ class LocalExchange final : public LocalCollective {
   std::vector<std::int64_t> recv_counts_;
   std::vector<std::int64_t> counts_;  // scratch for the plan, kept to spare allocations
   std::vector<std::int64_t> firsts_;
-  std::vector<std::byte> aside_;   // an alltoallv in place: the send buffer kept
+  std::vector<std::byte> aside_;   // an alltoallv in place, or a single copy's stream: the send buffer kept
   std::vector<Stream> streams_;    // by index (one, or one per destination)
   std::vector<Read> reads_;
   // A reduction over every rank's stream range [first, first + count):
@@ -106,6 +129,8 @@ class LocalExchange final : public LocalCollective {
   std::size_t own_bytes_ = 0;
 
   std::int64_t piece_ = 0;  // the current piece: stream elements [piece_ * L, (piece_ + 1) * L)
+  bool single_copy_ = false;
+  bool acknowledging_ = false;  // read: waiting for every rank to have read
 };
 
 }  // namespace dtrain::comm::ucx

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,7 +26,11 @@ std::size_t stride_for(std::size_t capacity) {
 }  // namespace
 
 Mailboxes::Mailboxes(int rank, int size, std::size_t capacity, bool cores_apart)
-    : rank_(rank), handoff_(cores_apart), shared_capacity_(capacity), mappings_(static_cast<std::size_t>(size)) {
+    : rank_(rank),
+      handoff_(cores_apart),
+      shared_capacity_(capacity),
+      mappings_(static_cast<std::size_t>(size)),
+      pids_(static_cast<std::size_t>(size), -1) {
   file_.reset(::memfd_create("dtrain-mailbox", MFD_CLOEXEC));
   if (!file_.valid()) fail("memfd_create");
   const Mapping own = map(file_.get(), capacity, true);
@@ -55,11 +60,40 @@ Mailboxes::Mapping Mailboxes::map(int fd, std::size_t capacity, bool writable) {
 }
 
 void Mailboxes::attach(int peer, std::int64_t pid, int fd, std::size_t capacity) {
+  pids_[static_cast<std::size_t>(peer)] = pid;
   if (peer == rank_) return;
   const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
   const Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!file.valid()) fail("opening rank " + std::to_string(peer) + "'s mailbox " + path);
   mappings_[static_cast<std::size_t>(peer)] = map(file.get(), capacity, false);
+}
+
+std::uint64_t Mailboxes::own_address() const {
+  return reinterpret_cast<std::uintptr_t>(mappings_[static_cast<std::size_t>(rank_)].base);
+}
+
+bool Mailboxes::read(int peer, std::uint64_t address, void* into, std::size_t bytes) const {
+  auto* to = static_cast<std::byte*>(into);
+  while (bytes > 0) {
+    const iovec local{to, bytes};
+    const iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), bytes};
+    const ssize_t got = ::process_vm_readv(static_cast<pid_t>(pids_[static_cast<std::size_t>(peer)]), &local, 1,
+                                           &remote, 1, 0);
+    if (got <= 0) {
+      if (got == 0) errno = EFAULT;
+      return false;
+    }
+    to += got;
+    address += static_cast<std::uint64_t>(got);
+    bytes -= static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
+bool Mailboxes::can_read(int peer, std::uint64_t address) const {
+  if (peer == rank_) return true;
+  std::uint64_t word = 0;
+  return read(peer, address, &word, sizeof(word));
 }
 
 void Mailboxes::close_file(std::size_t shared_capacity) {

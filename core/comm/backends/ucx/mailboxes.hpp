@@ -73,6 +73,18 @@ class Mailboxes {
   // How this rank writes what its peers read next.
   Handoff& handoff() { return handoff_; }
 
+  // Single copy: whether this process may read rank `peer`'s memory
+  // (process_vm_readv, which needs what ptrace needs), tried on `address`,
+  // a word of the peer's (its own_address()). After attach().
+  bool can_read(int peer, std::uint64_t address) const;
+  std::uint64_t own_address() const;
+  // Copies `bytes` from `address` in rank `peer`'s memory to `into`; false,
+  // with errno set, if the kernel refuses or the peer is gone.
+  bool read(int peer, std::uint64_t address, void* into, std::size_t bytes) const;
+  // Whether every rank may read every other's memory, as they agreed.
+  bool single_copy() const { return single_copy_; }
+  void set_single_copy(bool on) { single_copy_ = on; }
+
   // Where this rank writes its contribution to the next operation, up to
   // shared_capacity() bytes, then announced by publish(), which returns the
   // operation's stamp.
@@ -113,6 +125,8 @@ class Mailboxes {
   Fd file_;  // this rank's mailbox, until close_file()
   std::uint64_t published_ = 0;
   std::vector<Mapping> mappings_;  // by rank; this rank's is its own, writable
+  std::vector<std::int64_t> pids_;  // by rank, from attach()
+  bool single_copy_ = false;
 };
 
 }  // namespace dtrain::comm::ucx

@@ -61,6 +61,9 @@ Tuning Tuning::from_env() {
                                 {"tree", Algorithm::tree}});
   if (auto v = env::get_int("DTRAIN_UCX_SMALL_BYTES", 0, INT_MAX)) t.small_bytes = static_cast<std::size_t>(*v);
   if (auto v = env::get_int("DTRAIN_UCX_LOCAL_BYTES", 0, 1 << 30)) t.local_bytes = static_cast<std::size_t>(*v);
+  if (auto v = env::get_int("DTRAIN_UCX_SINGLE_COPY_BYTES", 0, INT_MAX)) {
+    t.single_copy_bytes = static_cast<std::size_t>(*v);
+  }
   if (auto v = env::get_int("DTRAIN_UCX_HALVING_BYTES", 0, INT_MAX)) t.halving_bytes = static_cast<std::size_t>(*v);
   if (auto v = env::get_int("DTRAIN_UCX_CHUNK_BYTES", 1024, INT_MAX)) t.chunk_bytes = static_cast<std::size_t>(*v);
   if (auto v = env::get_int("DTRAIN_UCX_PIPELINE_DEPTH", 1, 64)) t.pipeline_depth = *v;

@@ -21,6 +21,14 @@
 //                               of up to this many bytes (default 1048576;
 //                               0: never). Each rank's mailbox takes four
 //                               times as much. Ranks agree on the smallest.
+//   DTRAIN_UCX_SINGLE_COPY_BYTES through shared memory, allgather(v),
+//                               broadcast, gather and scatter of at least
+//                               this many bytes in all (default 1048576;
+//                               0: never) are read by each rank straight
+//                               from its peers' buffers (process_vm_readv)
+//                               instead of through their mailboxes: one
+//                               copy instead of two. Only where every rank
+//                               may read every other's memory.
 //   DTRAIN_UCX_HALVING_BYTES    allreduce on more than 2 ranks: size up to
 //                               which "auto" picks halving-doubling rather
 //                               than the ring (default 65536)
@@ -46,6 +54,7 @@ struct Tuning {
   Algorithm broadcast = Algorithm::automatic;
   std::size_t small_bytes = 64 * 1024;
   std::size_t local_bytes = 1024 * 1024;
+  std::size_t single_copy_bytes = 1024 * 1024;
   std::size_t halving_bytes = 64 * 1024;
   std::size_t chunk_bytes = 128 * 1024;
   int pipeline_depth = 4;
