@@ -48,7 +48,8 @@ void expect_values(const typename Element<D>::type* out, std::int64_t count, Wan
 
 // UCX messages alone; shared memory (local_exchange.hpp) in pieces of 8
 // KiB; or shared memory with gather, scatter and allgatherv of any size
-// read straight from the peers' buffers (DTRAIN_UCX_SINGLE_COPY_BYTES).
+// read straight from the peers' buffers (DTRAIN_UCX_SINGLE_COPY_BYTES;
+// where the ranks outnumber the cores, through the mailboxes after all).
 enum class Path { messages, shared_memory, single_copy };
 
 class Rooted : public ::testing::TestWithParam<std::tuple<int, Path>> {

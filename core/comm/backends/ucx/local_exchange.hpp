@@ -29,7 +29,7 @@
 // reads from its send buffer.
 //
 // Single copy: where every rank may read the others' memory
-// (process_vm_readv), an allgather(v), broadcast, gather or scatter of at
+// (process_vm_readv) and has a core of its own, an allgather(v), broadcast, gather or scatter of at
 // least DTRAIN_UCX_SINGLE_COPY_BYTES in all (sizes every rank knows alike,
 // so all choose alike) goes in one piece whose payload is the addresses of
 // the rank's streams: each rank copies what it needs straight from its

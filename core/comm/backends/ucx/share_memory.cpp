@@ -43,10 +43,11 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
   if (!one_host) return;
 
   const std::size_t wanted = engine_.tuning().local_bytes;
+  const bool cores_apart = !outnumber_their_cores(identities_, identities_[me]);
   std::unique_ptr<Mailboxes> mailboxes;
   if (wanted > 0) {
     try {
-      mailboxes = std::make_unique<Mailboxes>(me, n, wanted, !outnumber_their_cores(identities_, identities_[me]));
+      mailboxes = std::make_unique<Mailboxes>(me, n, wanted, cores_apart);
     } catch (const std::exception& e) {
       DT_LOG(debug) << "rank " << me << ": collectives go over UCX: " << e.what();
     }
@@ -58,7 +59,10 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
 
   std::size_t agreed = wanted;
   bool mapped = mailboxes != nullptr;
-  bool readable = mapped && engine_.tuning().single_copy_bytes > 0;
+  // Single copy leaves each reader copying all it needs alone: where ranks
+  // share cores, the mailboxes' pieces, copied in and out by different
+  // ranks at once, were faster (benchmarks/README.md).
+  bool readable = mapped && cores_apart && engine_.tuning().single_copy_bytes > 0;
   for (int r = 0; r < n && mapped; ++r) {
     const Offer& offer = offers[static_cast<std::size_t>(r)];
     agreed = std::min<std::size_t>(agreed, offer.capacity);
