@@ -231,8 +231,9 @@ void LocalExchange::plan(const Collective& c) {
 }
 
 bool LocalExchange::reads_in_a_single_copy() const {
+  if (!mailboxes().single_copy()) return false;
   const std::size_t table = streams_.size() * sizeof(std::uint64_t);
-  if (!mailboxes().single_copy() || mailboxes().shared_capacity() < sizeof(Preamble) + table) return false;
+  if (mailboxes().shared_capacity() < sizeof(Preamble) + table) return false;
   // Sizes every rank knows alike, so that all choose alike.
   std::int64_t total = 0;
   switch (call_.kind) {

@@ -1,5 +1,5 @@
 // Shared memory through which the ranks of a communicator that all run on
-// one host hand each other the contributions of allreduces, without a
+// one host hand each other the contributions of collectives, without a
 // message: each rank writes only its own mailbox and reads its peers'.
 //
 // A mailbox is a memfd of its rank's, so nothing of it outlives the
@@ -7,7 +7,8 @@
 // only what watching the peer's /proc needs: the same user). It holds two
 // slots, used in turn by the communicator's local operations, each with two
 // parts: the rank's contribution and, for operations split among the ranks,
-// its share of the result. Rewriting a slot is safe: a rank writes operation
+// its share of the result (a single copy, local_exchange.hpp, stamps it
+// alone, to say the rank is done reading its peers' buffers). Rewriting a slot is safe: a rank writes operation
 // k + 2 only after it has seen every peer's contribution to k + 1, and each
 // peer wrote that after it had finished operation k.
 //
@@ -99,7 +100,7 @@ class Mailboxes {
   }
   static const std::byte* data(const Header* slot) { return reinterpret_cast<const std::byte*>(slot + 1); }
   // Where this rank writes its share of the result of operation `stamp`,
-  // then announced by publish_result().
+  // then announced by publish_result() (which alone stamps the part).
   std::byte* result_area(std::uint64_t stamp) { return writable(stamp, Part::result); }
   void publish_result(std::uint64_t stamp);
 
