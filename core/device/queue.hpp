@@ -54,8 +54,14 @@ class Queue {
   virtual void divide(DType dtype, void* data, std::int64_t count, double divisor) = 0;
   // dst[i] += src[i]; dst and src equal or disjoint.
   virtual void add(DType dtype, void* dst, const void* src, std::int64_t count) = 0;
-  // dst[i] = src[i] converted (f32 to and from f16 or bf16, or a copy).
-  virtual void cast(DType to, void* dst, DType from, const void* src, std::int64_t count) = 0;
+  // dst[i] = src[i] * scale converted from `from` to `to`, computed in f32
+  // (f64 for f64) and rounded once; a plain copy when the dtypes are equal
+  // and scale is 1. Pairs this Queue cannot convert (can_cast() false):
+  // DT_ERR_UNSUPPORTED. dst == src only when the dtypes are equal.
+  virtual void cast(DType to, void* dst, DType from, const void* src, std::int64_t count, double scale = 1.0) = 0;
+  // Whether cast() takes `from` to `to`: any floating pair on the host; f32
+  // to and from f16 or bf16, and any dtype to itself, on CUDA.
+  virtual bool can_cast(DType from, DType to) const = 0;
 
   // Work queued from now on runs after the work `stream` holds now.
   virtual void wait_for(void* stream) = 0;

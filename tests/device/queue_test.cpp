@@ -1,10 +1,14 @@
 // The device layer's Queue on the test's place: its copies (a block of a
-// matrix through copy_rows included), fills and element-wise work land where
-// they should once synchronize() returns.
+// matrix through copy_rows included), fills, scaled casts and element-wise
+// work land where they should once synchronize() returns; its Buffers are
+// zeroed, aligned and handed on by moves.
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <utility>
 
+#include "device/buffer.hpp"
 #include "device/queue.hpp"
 #include "placed_tensor.hpp"
 #include "reference.hpp"
@@ -61,6 +65,60 @@ TEST(Queue, FillConvertsTheValueOnce) {
     queue->synchronize();
     EXPECT_EQ(t.read(), Values(9, stored(dtype, 0.1))) << dtype_name(dtype);
   }
+}
+
+TEST(Queue, ScaledCastRoundsOnceAndCopiesEqualDtypes) {
+  DT_REQUIRE_PLACE();
+  const Values a = random_values(DType::f32, 41, 3);
+  PlacedTensor ta(DType::f32, a);
+  auto half = PlacedTensor::poisoned(DType::f16, a.size());
+  auto back = PlacedTensor::poisoned(DType::f32, a.size());
+  auto same = PlacedTensor::poisoned(DType::f32, a.size());
+  const TensorView va = ta.view(), vh = half.view(), vb = back.view(), vs = same.view();
+  const auto queue = device::make_queue(va);
+  ASSERT_TRUE(queue->can_cast(DType::f32, DType::f16));
+  ASSERT_TRUE(queue->can_cast(DType::bf16, DType::f32));
+  queue->cast(DType::f16, vh.data, DType::f32, va.data, va.count, 0.25);
+  queue->cast(DType::f32, vb.data, DType::f16, vh.data, vh.count, 8.0);
+  queue->cast(DType::f32, vs.data, DType::f32, va.data, va.count);
+  queue->synchronize();
+  Values want_half(a.size()), want_back(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    // In f32, then rounded once to the destination.
+    want_half[i] = stored(DType::f16, stored(DType::f32, a[i] * 0.25));
+    want_back[i] = stored(DType::f32, want_half[i] * 8.0);
+  }
+  EXPECT_EQ(half.read(), want_half);
+  EXPECT_EQ(back.read(), want_back);
+  EXPECT_EQ(same.read(), a);
+}
+
+TEST(Queue, BuffersAreZeroedAlignedAndMovedWithoutCopying) {
+  DT_REQUIRE_PLACE();
+  PlacedTensor like(DType::f32, Values(1, 0.0));
+  const auto queue = device::make_queue(like.view());
+  device::Buffer buffer(*queue, 24 * sizeof(float));
+  ASSERT_TRUE(buffer.allocated());
+  EXPECT_EQ(buffer.bytes(), 24 * sizeof(float));
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffer.data()) % alignof(std::max_align_t), 0u);
+  const TensorView tail = buffer.view(8 * sizeof(float), 16, DType::f32);
+  EXPECT_EQ(tail.data, buffer.at(8 * sizeof(float)));
+  EXPECT_EQ(tail.memory, queue->memory());
+  EXPECT_EQ(tail.stream, queue->stream());
+
+  auto out = PlacedTensor::poisoned(DType::f32, 16);
+  queue->copy(out.view().data, tail.data, tail.bytes());
+  queue->synchronize();
+  EXPECT_EQ(out.read(), Values(16, 0.0));
+
+  void* const data = buffer.data();
+  device::Buffer moved = std::move(buffer);
+  EXPECT_FALSE(buffer.allocated());  // NOLINT(bugprone-use-after-move): a moved-from Buffer is empty
+  EXPECT_EQ(buffer.data(), nullptr);
+  EXPECT_EQ(moved.data(), data);
+  moved.reset();
+  EXPECT_FALSE(moved.allocated());
+  moved.reset();  // twice is harmless
 }
 
 }  // namespace

@@ -86,10 +86,15 @@ class CudaQueue final : public Queue {
     cuda::DeviceGuard guard(device_);
     cuda::reduce(cuda::Reduction::sum, dtype, dst, src, count, stream_.get());
   }
-  void cast(DType to, void* dst, DType from, const void* src, std::int64_t count) override {
+  void cast(DType to, void* dst, DType from, const void* src, std::int64_t count, double scale) override {
     cuda::DeviceGuard guard(device_);
-    cuda::cast(to, dst, from, src, count, stream_.get());
+    if (scale == 1.0) {
+      cuda::cast(to, dst, from, src, count, stream_.get());
+    } else {
+      cuda::scaled_cast(to, dst, from, src, count, scale, stream_.get());
+    }
   }
+  bool can_cast(DType from, DType to) const override { return cuda::can_cast(from, to); }
 
   void wait_for(void* stream) override {
     cuda::DeviceGuard guard(device_);

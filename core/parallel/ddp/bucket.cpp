@@ -5,36 +5,36 @@
 
 namespace dtrain::parallel::ddp {
 
-Bucket::Bucket(BucketDevice& device, DType wire, const std::vector<std::size_t>& gradients,
+Bucket::Bucket(device::Queue& queue, DType wire, const std::vector<std::size_t>& gradients,
                const std::vector<TensorView>& views)
-    : device_(&device), wire_(wire) {
+    : queue_(&queue), wire_(wire) {
   for (std::size_t gradient : gradients) {
     slots_.push_back(Slot{gradient, views[gradient], count_});
     count_ += views[gradient].count;
   }
-  storage_ = device.allocate(static_cast<std::size_t>(count_) * dtype_size(wire_));
+  storage_ = device::Buffer(queue, static_cast<std::size_t>(count_) * dtype_size(wire_));
 }
 
 void* Bucket::at(std::int64_t offset) const {
-  return static_cast<std::byte*>(storage_) + offset * static_cast<std::int64_t>(dtype_size(wire_));
+  return storage_.at(static_cast<std::size_t>(offset) * dtype_size(wire_));
 }
 
 void Bucket::fill(std::size_t s, double scale) {
   const Slot& slot = slots_[s];
-  device_->pack(slot.view, wire_, at(slot.offset), scale);
+  queue_->cast(wire_, at(slot.offset), slot.view.dtype, slot.view.data, slot.view.count, scale);
   ++filled_;
 }
 
 void Bucket::fill_zero(std::size_t s) {
   const Slot& slot = slots_[s];
-  device_->zero(wire_, at(slot.offset), slot.view.count);
+  queue_->zero(at(slot.offset), static_cast<std::size_t>(slot.view.count) * dtype_size(wire_));
   ++filled_;
 }
 
 void Bucket::launch(comm::Communicator& comm) {
   if (count_ > 0) {
-    FlatTensor buffer(storage_, count_, wire_, device_->device());
-    request_ = comm.allreduce(buffer.get(), buffer.get(), DT_SUM, device_->stream());
+    FlatTensor buffer(storage_.data(), count_, wire_, queue_->dlpack_device());
+    request_ = comm.allreduce(buffer.get(), buffer.get(), DT_SUM, queue_->stream());
   }
   launched_ = true;
 }
@@ -48,7 +48,9 @@ BucketState Bucket::state() const {
 
 void Bucket::finish(comm::Communicator& comm, comm::Clock::time_point deadline, double scale) {
   if (request_) comm::wait_until(comm, request_, deadline);
-  for (const Slot& slot : slots_) device_->unpack(wire_, at(slot.offset), slot.view, scale);
+  for (const Slot& slot : slots_) {
+    queue_->cast(slot.view.dtype, slot.view.data, wire_, at(slot.offset), slot.view.count, scale);
+  }
 }
 
 void Bucket::drain(comm::Communicator& comm, comm::Clock::time_point deadline) noexcept {

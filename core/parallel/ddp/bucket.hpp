@@ -2,7 +2,8 @@
 // gradients, and the allreduce that sums it in place. Gradients are copied
 // in as they are marked ready (spreading the copies over backward) and
 // copied back, scaled, once the allreduce is done. The buffer and the copies
-// are the BucketDevice's: host memory, or the gradients' CUDA device.
+// are the DDP's device Queue's: host memory, or the gradients' CUDA device,
+// where the copies are queued on the Queue's stream.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,8 @@
 
 #include "base/tensor.hpp"
 #include "comm/communicator.hpp"
-#include "parallel/ddp/bucket_device.hpp"
+#include "device/buffer.hpp"
+#include "device/queue.hpp"
 
 namespace dtrain::parallel::ddp {
 
@@ -31,9 +33,9 @@ class Bucket {
     std::int64_t offset;   // first element in the bucket
   };
 
-  // A bucket of `gradients` (indices into `views`) in memory of `device`,
+  // A bucket of `gradients` (indices into `views`) in memory of `queue`,
   // which must outlive it.
-  Bucket(BucketDevice& device, DType wire, const std::vector<std::size_t>& gradients,
+  Bucket(device::Queue& queue, DType wire, const std::vector<std::size_t>& gradients,
          const std::vector<TensorView>& views);
   Bucket(Bucket&&) = default;
 
@@ -41,8 +43,9 @@ class Bucket {
   std::int64_t count() const { return count_; }
   const std::vector<Slot>& slots() const { return slots_; }
 
-  // Copies slot `s`'s gradient in, multiplied by `scale`. Each slot is filled
-  // once per step.
+  // Copies slot `s`'s gradient in, multiplied by `scale` (queued: the caller
+  // has ordered the Queue after the work that writes the gradient). Each
+  // slot is filled once per step.
   void fill(std::size_t s, double scale);
   // Zeroes slot `s`: a gradient that was not used contributes nothing.
   void fill_zero(std::size_t s);
@@ -54,8 +57,8 @@ class Bucket {
   BucketState state() const;
 
   // Waits for the allreduce until `deadline`, then queues the copies of the
-  // sums into the gradients, multiplied by `scale` (BucketDevice::finish()
-  // waits for them). Throws the allreduce's error.
+  // sums into the gradients, multiplied by `scale` (the Queue's
+  // synchronize() waits for them). Throws the allreduce's error.
   void finish(comm::Communicator& comm, comm::Clock::time_point deadline, double scale);
   // Waits for a launched allreduce however it ends, so that the buffer is
   // free again; used when a step is abandoned.
@@ -66,11 +69,11 @@ class Bucket {
  private:
   void* at(std::int64_t offset) const;
 
-  BucketDevice* device_;
+  device::Queue* queue_;
   DType wire_;
   std::vector<Slot> slots_;
   std::int64_t count_ = 0;
-  void* storage_ = nullptr;  // the buffer, the device's
+  device::Buffer storage_;
   std::size_t filled_ = 0;
   bool launched_ = false;
   comm::RequestPtr request_;  // null for a bucket of no elements, which sends nothing

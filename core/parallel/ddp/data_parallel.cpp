@@ -16,7 +16,7 @@ namespace dtrain::parallel::ddp {
 
 DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* const> gradients,
                            const Options& options, void* stream)
-    : comm_(comm), options_(options) {
+    : comm_(comm), options_(options), trainer_stream_(stream) {
   std::vector<common::TensorLayout> layouts;
   std::exception_ptr failure;
   try {
@@ -34,7 +34,8 @@ DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* c
       gradients_.push_back(gradient.view);
       layouts.push_back(gradient.layout);
     }
-    device_ = make_bucket_device(gradients_, options_.compression, stream);
+    queue_ = gradients_.empty() ? device::make_host_queue() : device::make_queue(gradients_[0]);
+    check_conversions();
   } catch (...) {
     failure = std::current_exception();
   }
@@ -54,7 +55,7 @@ DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* c
   where_.resize(gradients_.size());
   for (const common::BucketPlan& plan : plan_buckets(dtypes, counts, options_)) {
     for (std::size_t s = 0; s < plan.members.size(); ++s) where_[plan.members[s]] = {buckets_.size(), s};
-    buckets_.emplace_back(*device_, plan.dtype, plan.members, gradients_);
+    buckets_.emplace_back(*queue_, plan.dtype, plan.members, gradients_);
   }
   marked_.assign(gradients_.size(), false);
 }
@@ -62,6 +63,17 @@ DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* c
 DataParallel::~DataParallel() {
   std::lock_guard<std::mutex> lock(mutex_);
   abandon_step(comm::deadline_after(comm_, -1));
+}
+
+void DataParallel::check_conversions() const {
+  for (std::size_t i = 0; i < gradients_.size(); ++i) {
+    const DType dtype = gradients_[i].dtype;
+    if (!queue_->can_cast(dtype, wire_dtype(dtype, options_.compression))) {
+      raise(DT_ERR_UNSUPPORTED, "gradients[" + std::to_string(i) + "] is " + dtype_name(dtype) +
+                                    " on a CUDA device, which " + compression_name(options_.compression) +
+                                    " compression does not support there (float32 gradients, or no compression)");
+    }
+  }
 }
 
 void DataParallel::check_index(std::size_t index, const char* what) const {
@@ -82,6 +94,8 @@ void DataParallel::mark_ready(std::size_t index) {
   }
   const auto [bucket, slot] = where_[index];
   const double weight = options_.weighted ? local_weight_ : 1.0;
+  // What backward queued so far (this gradient included) runs first.
+  queue_->wait_for(trainer_stream_);
   buckets_[bucket].fill(slot, weight / comm_.size());
   marked_[index] = true;
   ++marked_count_;
@@ -165,7 +179,7 @@ void DataParallel::wait(int timeout_ms) {
       scale = comm_.size() / weight_sum_;
     }
     for (Bucket& bucket : buckets_) bucket.finish(comm_, deadline, scale);
-    device_->finish();
+    queue_->synchronize();
   } catch (...) {
     abandon_step(deadline);
     throw;

@@ -23,7 +23,14 @@
 // summed, so that 16-bit sums stay in range.
 //
 // Gradients live in host memory or all on one CUDA device; the buckets are
-// where they are (bucket_device.hpp says how CUDA work is ordered).
+// where they are, in the memory of a device::Queue of the DDP's own. On CUDA
+// the trainer produces gradients on its stream and uses the averages there
+// (the `stream` given at creation; NULL: the legacy default stream).
+// mark_ready() orders the Queue after what the trainer's stream has queued
+// so far, so a gradient is read only once backward has written it, without
+// blocking the caller; the allreduces run on the Queue's stream; wait()
+// blocks until the averages are written back, so that they are in place for
+// any stream when it returns.
 //
 // Threads: calls are serialised internally; mark_ready may come from the
 // backward engine's threads. The communicator must outlive the DDP and must
@@ -41,7 +48,7 @@
 
 #include "comm/communicator.hpp"
 #include "parallel/ddp/bucket.hpp"
-#include "parallel/ddp/bucket_device.hpp"
+#include "device/queue.hpp"
 #include "parallel/ddp/options.hpp"
 
 namespace dtrain::parallel::ddp {
@@ -58,7 +65,9 @@ class DataParallel {
   // DLTensor structs are read here; the gradients' memory is used until the
   // DDP is destroyed and must stay where it is. `stream` is the trainer's
   // cudaStream_t for CUDA gradients (NULL: the legacy default stream), local
-  // to each rank; host gradients ignore it.
+  // to each rank; host gradients ignore it. CUDA gradients that compression
+  // would have the device narrow in a way it cannot (float64 to 16 bits)
+  // throw DT_ERR_UNSUPPORTED naming the first.
   DataParallel(comm::Communicator& comm, std::span<const DLTensor* const> gradients, const Options& options,
                void* stream = nullptr);
   // Waits for allreduces still in flight (within the communicator's
@@ -113,12 +122,15 @@ class DataParallel {
   // Waits for what is in flight, ignoring how it ends, and starts afresh.
   void abandon_step(comm::Clock::time_point deadline) noexcept;
   void reset_step();
+  // DT_ERR_UNSUPPORTED for a gradient the Queue cannot convert to its wire dtype.
+  void check_conversions() const;
   void check_index(std::size_t index, const char* what) const;
 
   comm::Communicator& comm_;
   const Options options_;
   std::vector<TensorView> gradients_;
-  std::unique_ptr<BucketDevice> device_;  // before buckets_: their memory is its
+  void* const trainer_stream_;
+  std::unique_ptr<device::Queue> queue_;  // before buckets_: their memory is its
   std::vector<Bucket> buckets_;
   // Gradient i is slot where_[i].second of bucket where_[i].first.
   std::vector<std::pair<std::size_t, std::size_t>> where_;

@@ -71,13 +71,9 @@ void Group::allgather_columns(const Matrix& local, const Matrix& full) {
   }
 }
 
-Scratch::Scratch(device::Queue& queue, DType dtype, std::int64_t rows, std::int64_t cols) : queue_(queue) {
-  const std::int64_t count = rows * cols;
-  matrix_ = {queue.view(queue.allocate(static_cast<std::size_t>(count) * dtype_size(dtype)), count, dtype), rows,
-             cols};
-}
-
-Scratch::~Scratch() { queue_.release(matrix_.view.data, matrix_.view.bytes()); }
+Scratch::Scratch(device::Queue& queue, DType dtype, std::int64_t rows, std::int64_t cols)
+    : storage_(queue, static_cast<std::size_t>(rows * cols) * dtype_size(dtype)),
+      matrix_{storage_.view(0, rows * cols, dtype), rows, cols} {}
 
 void copy_columns(device::Queue& queue, const Matrix& src, std::int64_t first, const Matrix& dst) {
   const std::size_t element = element_bytes(src);

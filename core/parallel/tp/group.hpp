@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "comm/communicator.hpp"
+#include "device/buffer.hpp"
 #include "device/queue.hpp"
 #include "parallel/tp/matrix.hpp"
 
@@ -52,13 +53,10 @@ class Group {
 class Scratch {
  public:
   Scratch(device::Queue& queue, DType dtype, std::int64_t rows, std::int64_t cols);
-  ~Scratch();
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
   const Matrix& matrix() const { return matrix_; }
 
  private:
-  device::Queue& queue_;
+  device::Buffer storage_;
   Matrix matrix_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "device/buffer.hpp"
 #include "device/gemm.hpp"
 
 namespace dtrain::parallel::tp {
@@ -12,18 +13,14 @@ namespace {
 // operand of a bias GEMM.
 class Ones {
  public:
-  Ones(device::Queue& queue, DType dtype, std::int64_t n) : queue_(queue) {
-    const std::size_t bytes = static_cast<std::size_t>(n) * dtype_size(dtype);
-    view_ = queue.view(queue.allocate(bytes), n, dtype);
+  Ones(device::Queue& queue, DType dtype, std::int64_t n)
+      : storage_(queue, static_cast<std::size_t>(n) * dtype_size(dtype)), view_(storage_.view(0, n, dtype)) {
     queue.fill(dtype, view_.data, n, 1.0);
   }
-  ~Ones() { queue_.release(view_.data, view_.bytes()); }
-  Ones(const Ones&) = delete;
-  Ones& operator=(const Ones&) = delete;
   const TensorView& view() const { return view_; }
 
  private:
-  device::Queue& queue_;
+  device::Buffer storage_;
   TensorView view_;
 };
 
