@@ -1,7 +1,6 @@
 #include "parallel/ddp/bucket.hpp"
 
 #include "base/flat_tensor.hpp"
-#include "comm/deadline.hpp"
 
 namespace dtrain::parallel::ddp {
 
@@ -22,50 +21,23 @@ void* Bucket::at(std::int64_t offset) const {
 void Bucket::fill(std::size_t s, double scale) {
   const Slot& slot = slots_[s];
   queue_->cast(wire_, at(slot.offset), slot.view.dtype, slot.view.data, slot.view.count, scale);
-  ++filled_;
 }
 
 void Bucket::fill_zero(std::size_t s) {
   const Slot& slot = slots_[s];
   queue_->zero(at(slot.offset), static_cast<std::size_t>(slot.view.count) * dtype_size(wire_));
-  ++filled_;
 }
 
-void Bucket::launch(comm::Communicator& comm) {
-  if (count_ > 0) {
-    FlatTensor buffer(storage_.data(), count_, wire_, queue_->dlpack_device());
-    request_ = comm.allreduce(buffer.get(), buffer.get(), DT_SUM, queue_->stream());
-  }
-  launched_ = true;
+comm::RequestPtr Bucket::launch(comm::Communicator& comm) {
+  if (count_ == 0) return nullptr;
+  FlatTensor buffer(storage_.data(), count_, wire_, queue_->dlpack_device());
+  return comm.allreduce(buffer.get(), buffer.get(), DT_SUM, queue_->stream());
 }
 
-BucketState Bucket::state() const {
-  if (!launched_) return BucketState::waiting;
-  if (!request_) return BucketState::reduced;
-  if (!request_->done()) return BucketState::in_flight;
-  return request_->status() == DT_OK ? BucketState::reduced : BucketState::failed;
-}
-
-void Bucket::finish(comm::Communicator& comm, comm::Clock::time_point deadline, double scale) {
-  if (request_) comm::wait_until(comm, request_, deadline);
+void Bucket::unpack(double scale) {
   for (const Slot& slot : slots_) {
     queue_->cast(slot.view.dtype, slot.view.data, wire_, at(slot.offset), slot.view.count, scale);
   }
-}
-
-void Bucket::drain(comm::Communicator& comm, comm::Clock::time_point deadline) noexcept {
-  if (!request_) return;
-  try {
-    comm::wait_until(comm, request_, deadline);
-  } catch (...) {
-    // The step is being abandoned for another reason, which the caller reports.
-  }
-}
-
-void Bucket::reset() {
-  filled_ = 0;
-  launched_ = false;
-  request_.reset();
 }
 
 }  // namespace dtrain::parallel::ddp

@@ -3,7 +3,8 @@
 // in as they are marked ready (spreading the copies over backward) and
 // copied back, scaled, once the allreduce is done. The buffer and the copies
 // are the DDP's device Queue's: host memory, or the gradients' CUDA device,
-// where the copies are queued on the Queue's stream.
+// where the copies are queued on the Queue's stream. When the allreduce
+// starts and ends is the DDP's GradientSync's to say.
 #pragma once
 
 #include <cstddef>
@@ -14,16 +15,11 @@
 #include "comm/communicator.hpp"
 #include "device/buffer.hpp"
 #include "device/queue.hpp"
+#include "parallel/common/gradient_sync.hpp"
 
 namespace dtrain::parallel::ddp {
 
-// The values are the C API's dt_bucket_state.
-enum class BucketState {
-  waiting = 0,    // some gradients are not in yet; nothing sent
-  in_flight = 1,  // the allreduce is running
-  reduced = 2,    // the allreduce is done; wait() has not copied the result back yet
-  failed = 3,     // the allreduce failed; wait() reports why
-};
+using BucketState = common::GroupState;
 
 class Bucket {
  public:
@@ -44,27 +40,16 @@ class Bucket {
   const std::vector<Slot>& slots() const { return slots_; }
 
   // Copies slot `s`'s gradient in, multiplied by `scale` (queued: the caller
-  // has ordered the Queue after the work that writes the gradient). Each
-  // slot is filled once per step.
+  // has ordered the Queue after the work that writes the gradient).
   void fill(std::size_t s, double scale);
   // Zeroes slot `s`: a gradient that was not used contributes nothing.
   void fill_zero(std::size_t s);
-  // Every slot is filled.
-  bool full() const { return filled_ == slots_.size(); }
-
-  // Starts the in-place sum over ranks. Requires full().
-  void launch(comm::Communicator& comm);
-  BucketState state() const;
-
-  // Waits for the allreduce until `deadline`, then queues the copies of the
-  // sums into the gradients, multiplied by `scale` (the Queue's
-  // synchronize() waits for them). Throws the allreduce's error.
-  void finish(comm::Communicator& comm, comm::Clock::time_point deadline, double scale);
-  // Waits for a launched allreduce however it ends, so that the buffer is
-  // free again; used when a step is abandoned.
-  void drain(comm::Communicator& comm, comm::Clock::time_point deadline) noexcept;
-  // Empty again, for the next step.
-  void reset();
+  // Starts the in-place sum over ranks once every slot is filled; null for
+  // a bucket of no elements, which sends nothing.
+  comm::RequestPtr launch(comm::Communicator& comm);
+  // Queues the copies of the sums into the gradients, multiplied by `scale`
+  // (the Queue's synchronize() waits for them), once the allreduce is done.
+  void unpack(double scale);
 
  private:
   void* at(std::int64_t offset) const;
@@ -74,9 +59,6 @@ class Bucket {
   std::vector<Slot> slots_;
   std::int64_t count_ = 0;
   device::Buffer storage_;
-  std::size_t filled_ = 0;
-  bool launched_ = false;
-  comm::RequestPtr request_;  // null for a bucket of no elements, which sends nothing
 };
 
 }  // namespace dtrain::parallel::ddp

@@ -53,11 +53,18 @@ DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* c
     counts.push_back(view.count);
   }
   where_.resize(gradients_.size());
+  std::vector<std::size_t> bucket_of(gradients_.size());
+  std::vector<std::size_t> launch_order;
   for (const common::BucketPlan& plan : plan_buckets(dtypes, counts, options_)) {
-    for (std::size_t s = 0; s < plan.members.size(); ++s) where_[plan.members[s]] = {buckets_.size(), s};
+    for (std::size_t s = 0; s < plan.members.size(); ++s) {
+      where_[plan.members[s]] = {buckets_.size(), s};
+      bucket_of[plan.members[s]] = buckets_.size();
+    }
+    launch_order.push_back(buckets_.size());
     buckets_.emplace_back(*queue_, plan.dtype, plan.members, gradients_);
   }
-  marked_.assign(gradients_.size(), false);
+  reduction_.emplace(comm_, bucket_of, std::move(launch_order),
+                     [this](std::size_t bucket) { return launch(bucket); }, "step");
 }
 
 DataParallel::~DataParallel() {
@@ -88,18 +95,13 @@ void DataParallel::mark_ready(std::size_t index) {
   std::lock_guard<std::mutex> lock(mutex_);
   check_index(index, "gradient");
   if (!sync_) return;
-  if (marked_[index]) {
-    raise(DT_ERR_INVALID_USAGE, "gradient " + std::to_string(index) +
-                                    " was already marked ready in this step; wait() ends a step");
-  }
+  reduction_->check_unmarked(index, "was");
   const auto [bucket, slot] = where_[index];
   const double weight = options_.weighted ? local_weight_ : 1.0;
   // What backward queued so far (this gradient included) runs first.
   queue_->wait_for(trainer_stream_);
   buckets_[bucket].fill(slot, weight / comm_.size());
-  marked_[index] = true;
-  ++marked_count_;
-  if (buckets_[bucket].full()) launch_ready();
+  reduction_->mark(index);
 }
 
 void DataParallel::launch_weight() {
@@ -108,20 +110,15 @@ void DataParallel::launch_weight() {
   weight_request_ = comm_.allreduce(weight.get(), weight.get(), DT_SUM);
 }
 
-void DataParallel::launch_ready() {
-  while (next_launch_ < buckets_.size() && buckets_[next_launch_].full()) {
-    // Every rank issues the weights' sum just before its first bucket, so
-    // the collectives line up across ranks.
-    if (options_.weighted && !weight_request_) launch_weight();
-    buckets_[next_launch_].launch(comm_);
-    ++next_launch_;
-  }
+comm::RequestPtr DataParallel::launch(std::size_t bucket) {
+  if (options_.weighted && !weight_request_) launch_weight();
+  return buckets_[bucket].launch(comm_);
 }
 
 void DataParallel::set_sync(bool sync) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (sync != sync_ && marked_count_ > 0) {
-    raise(DT_ERR_INVALID_USAGE, "a step is in progress (" + std::to_string(marked_count_) +
+  if (sync != sync_ && reduction_->marked_count() > 0) {
+    raise(DT_ERR_INVALID_USAGE, "a step is in progress (" + std::to_string(reduction_->marked_count()) +
                                     " gradients marked); call wait() before changing sync");
   }
   sync_ = sync;
@@ -140,8 +137,8 @@ void DataParallel::set_local_weight(double weight) {
   if (!std::isfinite(weight) || weight < 0) {
     raise(DT_ERR_INVALID_ARGUMENT, "weight " + std::to_string(weight) + " must be finite and >= 0");
   }
-  if (marked_count_ > 0) {
-    raise(DT_ERR_INVALID_USAGE, "a step is in progress (" + std::to_string(marked_count_) +
+  if (reduction_->marked_count() > 0) {
+    raise(DT_ERR_INVALID_USAGE, "a step is in progress (" + std::to_string(reduction_->marked_count()) +
                                     " gradients marked); set the weight before the first mark_ready");
   }
   local_weight_ = weight;
@@ -152,22 +149,21 @@ void DataParallel::wait(int timeout_ms) {
   if (!sync_) return;
   const auto deadline = comm::deadline_after(comm_, timeout_ms);
 
-  std::vector<std::size_t> unmarked;
-  for (std::size_t i = 0; i < marked_.size(); ++i) {
-    if (!marked_[i]) unmarked.push_back(i);
-  }
+  const std::vector<std::size_t> unmarked = reduction_->unmarked();
   if (!unmarked.empty() && !options_.find_unused) {
     abandon_step(deadline);
-    raise(DT_ERR_INVALID_USAGE,
-          "rank " + std::to_string(comm_.rank()) + ": gradient" + (unmarked.size() == 1 ? " " : "s ") +
-              list_indices(unmarked) + (unmarked.size() == 1 ? " was" : " were") +
-              " never marked ready in this step (mark every gradient, or turn find_unused on to count "
-              "unmarked ones as zero); the step was abandoned and the gradients left as they were");
+    raise(DT_ERR_INVALID_USAGE, reduction_->unmarked_message(unmarked) +
+                                    " (mark every gradient, or turn find_unused on to count unmarked ones as "
+                                    "zero); the step was abandoned and the gradients left as they were");
   }
 
   try {
-    for (std::size_t i : unmarked) buckets_[where_[i].first].fill_zero(where_[i].second);
-    launch_ready();
+    for (std::size_t i : unmarked) {
+      buckets_[where_[i].first].fill_zero(where_[i].second);
+      reduction_->mark(i);
+    }
+    // A launch that failed while marking is tried again, and reported, here.
+    reduction_->launch_ready();
     double scale = 1.0;
     if (weight_request_) {
       comm::wait_until(comm_, weight_request_, deadline);
@@ -178,7 +174,7 @@ void DataParallel::wait(int timeout_ms) {
       // The buckets hold sum(w_r g_r) / size; this makes it sum(w_r g_r) / sum(w_r).
       scale = comm_.size() / weight_sum_;
     }
-    for (Bucket& bucket : buckets_) bucket.finish(comm_, deadline, scale);
+    reduction_->finish_all(deadline, [this, scale](std::size_t bucket) { buckets_[bucket].unpack(scale); });
     queue_->synchronize();
   } catch (...) {
     abandon_step(deadline);
@@ -198,7 +194,7 @@ BucketState DataParallel::bucket_state(std::size_t bucket) const {
     raise(DT_ERR_INVALID_ARGUMENT, "bucket " + std::to_string(bucket) + " is out of range: the DDP has " +
                                        std::to_string(buckets_.size()) + " buckets");
   }
-  return buckets_[bucket].state();
+  return reduction_->state(bucket);
 }
 
 void DataParallel::abandon_step(comm::Clock::time_point deadline) noexcept {
@@ -209,15 +205,12 @@ void DataParallel::abandon_step(comm::Clock::time_point deadline) noexcept {
       // Reported, if at all, by the caller's own error.
     }
   }
-  for (Bucket& bucket : buckets_) bucket.drain(comm_, deadline);
-  reset_step();
+  reduction_->abandon(deadline);
+  weight_request_.reset();
 }
 
 void DataParallel::reset_step() {
-  for (Bucket& bucket : buckets_) bucket.reset();
-  marked_.assign(marked_.size(), false);
-  marked_count_ = 0;
-  next_launch_ = 0;
+  reduction_->reset();
   weight_request_.reset();
 }
 

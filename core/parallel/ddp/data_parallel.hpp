@@ -41,14 +41,16 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include <dlpack/dlpack.h>
 
 #include "comm/communicator.hpp"
-#include "parallel/ddp/bucket.hpp"
 #include "device/queue.hpp"
+#include "parallel/common/gradient_sync.hpp"
+#include "parallel/ddp/bucket.hpp"
 #include "parallel/ddp/options.hpp"
 
 namespace dtrain::parallel::ddp {
@@ -116,32 +118,31 @@ class DataParallel {
   const Options& options() const { return options_; }
 
  private:
-  // Starts, in bucket order, every bucket that is full and next in line.
-  void launch_ready();
+  // The bucket's allreduce, after the weights' sum before the first bucket's
+  // (so that the collectives line up across ranks).
+  comm::RequestPtr launch(std::size_t bucket);
   void launch_weight();
   // Waits for what is in flight, ignoring how it ends, and starts afresh.
   void abandon_step(comm::Clock::time_point deadline) noexcept;
   void reset_step();
+  void check_index(std::size_t index, const char* what) const;
   // DT_ERR_UNSUPPORTED for a gradient the Queue cannot convert to its wire dtype.
   void check_conversions() const;
-  void check_index(std::size_t index, const char* what) const;
 
   comm::Communicator& comm_;
   const Options options_;
-  std::vector<TensorView> gradients_;
   void* const trainer_stream_;
+  std::vector<TensorView> gradients_;
   std::unique_ptr<device::Queue> queue_;  // before buckets_: their memory is its
   std::vector<Bucket> buckets_;
   // Gradient i is slot where_[i].second of bucket where_[i].first.
   std::vector<std::pair<std::size_t, std::size_t>> where_;
 
   mutable std::mutex mutex_;
+  std::optional<common::GradientSync> reduction_;  // the buckets, launched first to last
   bool sync_ = true;
   double local_weight_ = 1.0;
-  std::vector<bool> marked_;
-  std::size_t marked_count_ = 0;
-  std::size_t next_launch_ = 0;  // buckets before it have started
-  double weight_sum_ = 0.0;      // this rank's weight, then the sum over ranks
+  double weight_sum_ = 0.0;  // this rank's weight, then the sum over ranks
   comm::RequestPtr weight_request_;
 };
 

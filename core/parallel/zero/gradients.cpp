@@ -9,6 +9,23 @@
 
 namespace dtrain::parallel::zero {
 
+namespace {
+
+std::vector<std::size_t> unit_of_each_parameter(const Layout& layout) {
+  std::vector<std::size_t> units(layout.parameter_count());
+  for (std::size_t p = 0; p < units.size(); ++p) units[p] = layout.place(p).unit;
+  return units;
+}
+
+// Last first: the order backward produces them in.
+std::vector<std::size_t> units_last_first(const Layout& layout) {
+  std::vector<std::size_t> order;
+  for (std::size_t u = layout.units().size(); u-- > 0;) order.push_back(u);
+  return order;
+}
+
+}  // namespace
+
 GradientReduction::GradientReduction(comm::Communicator& comm, const Layout& layout, DType dtype, int stage,
                                      MemoryLedger& ledger, device::Queue& queue, void* trainer_stream)
     : comm_(comm),
@@ -19,9 +36,8 @@ GradientReduction::GradientReduction(comm::Communicator& comm, const Layout& lay
       queue_(queue),
       trainer_stream_(trainer_stream),
       units_(layout.units().size()),
-      marked_(layout.parameter_count(), false),
-      next_launch_(units_.size()),
-      next_finish_(units_.size()) {
+      reduction_(comm, unit_of_each_parameter(layout), units_last_first(layout),
+                 [this](std::size_t u) { return launch(u); }, "micro-step") {
   for (std::size_t u = 0; u < units_.size(); ++u) {
     const Unit& unit = layout_.unit(u);
     if (shards_gradients()) {
@@ -53,10 +69,7 @@ TrackedBuffer& GradientReduction::full_buffer(std::size_t u) {
 
 void GradientReduction::check_unmarked(std::size_t param, const char* is_or_was) const {
   layout_.check_parameter(param);
-  if (marked_[param]) {
-    raise(DT_ERR_INVALID_USAGE, "gradient " + std::to_string(param) + " " + is_or_was +
-                                    " already marked ready in this micro-step; wait() ends the micro-step");
-  }
+  reduction_.check_unmarked(param, is_or_was);
 }
 
 TensorView GradientReduction::gradient(std::size_t param) {
@@ -76,28 +89,14 @@ void GradientReduction::mark_ready(std::size_t param) {
   const std::size_t u = layout_.place(param).unit;
   // A gradient marked without being handed out contributes zeros.
   full_buffer(u);
-  marked_[param] = true;
-  ++marked_count_;
   open_ = true;
-  if (++units_[u].marked == layout_.unit(u).params) {
-    launch_ready();
-    finish_done();
-  }
+  if (reduction_.mark(param)) finish_done();
 }
 
-void GradientReduction::launch_ready() {
-  // Stages 0–1 with sync off accumulate locally; stages 2–3 keep no full
-  // gradient to accumulate in, so they always reduce.
-  if (!sync_ && !shards_gradients()) return;
-  while (next_launch_ > 0 && units_[next_launch_ - 1].marked == layout_.unit(next_launch_ - 1).params) {
-    launch(--next_launch_);
-  }
-}
-
-void GradientReduction::launch(std::size_t u) {
+comm::RequestPtr GradientReduction::launch(std::size_t u) {
   const Unit& unit = layout_.unit(u);
   UnitState& state = units_[u];
-  if (unit.padded == 0) return;
+  if (unit.padded == 0) return nullptr;
   // Every gradient of the unit is marked, so the trainer's stream holds all
   // the work that writes them.
   queue_.wait_for(trainer_stream_);
@@ -107,10 +106,9 @@ void GradientReduction::launch(std::size_t u) {
   if (shards_gradients()) {
     // In place: the result lands in the buffer's first shard-sized part.
     FlatTensor reduced(state.full.at(0), unit.shard, dtype_, device);
-    state.request = comm_.reduce_scatter(full.get(), reduced.get(), DT_SUM, queue_.stream());
-  } else {
-    state.request = comm_.allreduce(full.get(), full.get(), DT_SUM, queue_.stream());
+    return comm_.reduce_scatter(full.get(), reduced.get(), DT_SUM, queue_.stream());
   }
+  return comm_.allreduce(full.get(), full.get(), DT_SUM, queue_.stream());
 }
 
 void GradientReduction::finish(std::size_t u) {
@@ -120,36 +118,24 @@ void GradientReduction::finish(std::size_t u) {
 }
 
 void GradientReduction::finish_done() {
-  if (!shards_gradients()) return;
-  while (next_finish_ > next_launch_) {
-    const UnitState& state = units_[next_finish_ - 1];
-    if (state.request && (!state.request->done() || state.request->status() != DT_OK)) return;
-    finish(--next_finish_);
-  }
+  if (shards_gradients()) reduction_.take_finished([this](std::size_t u) { finish(u); });
 }
 
 void GradientReduction::wait(int timeout_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto deadline = comm::deadline_after(comm_, timeout_ms);
 
-  if (marked_count_ != marked_.size()) {
+  if (reduction_.marked_count() != reduction_.gradient_count()) {
     // Only a failing micro-step pays for naming the gradients it lacks.
-    std::vector<std::size_t> unmarked;
-    for (std::size_t i = 0; i < marked_.size(); ++i) {
-      if (!marked_[i]) unmarked.push_back(i);
-    }
+    const std::string message = reduction_.unmarked_message(reduction_.unmarked());
     abandon(deadline);
-    raise(DT_ERR_INVALID_USAGE, "rank " + std::to_string(comm_.rank()) + ": gradient" +
-                                    (unmarked.size() == 1 ? " " : "s ") + list_indices(unmarked) +
-                                    (unmarked.size() == 1 ? " was" : " were") +
-                                    " never marked ready in this micro-step; the micro-step was abandoned");
+    raise(DT_ERR_INVALID_USAGE, message + "; the micro-step was abandoned");
   }
   try {
-    launch_ready();
-    for (std::size_t u = units_.size(); u-- > next_launch_;) {
-      if (units_[u].request) comm::wait_until(comm_, units_[u].request, deadline);
-    }
-    finish_done();
+    reduction_.launch_ready();
+    reduction_.finish_all(deadline, [this](std::size_t u) {
+      if (shards_gradients()) finish(u);
+    });
     queue_.synchronize();
   } catch (...) {
     abandon(deadline);
@@ -160,14 +146,7 @@ void GradientReduction::wait(int timeout_ms) {
 }
 
 void GradientReduction::abandon(comm::Clock::time_point deadline) noexcept {
-  for (UnitState& state : units_) {
-    if (!state.request) continue;
-    try {
-      comm::wait_until(comm_, state.request, deadline);
-    } catch (...) {
-      // Reported, if at all, by the caller's own error.
-    }
-  }
+  reduction_.abandon(deadline);
   // What stages 2–3 had not added into their shards is dropped with the
   // buffers; stages 0–1 keep it in theirs.
   if (shards_gradients()) {
@@ -178,15 +157,8 @@ void GradientReduction::abandon(comm::Clock::time_point deadline) noexcept {
 }
 
 void GradientReduction::end_micro_step() {
-  for (UnitState& state : units_) {
-    state.marked = 0;
-    state.request.reset();
-  }
-  marked_.assign(marked_.size(), false);
-  marked_count_ = 0;
+  reduction_.reset();
   open_ = false;
-  next_launch_ = units_.size();
-  next_finish_ = units_.size();
 }
 
 void GradientReduction::set_sync(bool sync) {
@@ -195,12 +167,15 @@ void GradientReduction::set_sync(bool sync) {
     raise(DT_ERR_INVALID_USAGE, "a micro-step is in progress; set sync before its first gradient or after wait()");
   }
   sync_ = sync;
+  // Stages 0–1 with sync off accumulate locally; stages 2–3 keep no full
+  // gradient to accumulate in, so they always reduce.
+  reduction_.set_launching(sync_ || shards_gradients());
 }
 
 void GradientReduction::check_complete() const {
   std::lock_guard<std::mutex> lock(mutex_);
   if (open_) {
-    raise(DT_ERR_INVALID_USAGE, "a micro-step is in progress (" + std::to_string(marked_count_) +
+    raise(DT_ERR_INVALID_USAGE, "a micro-step is in progress (" + std::to_string(reduction_.marked_count()) +
                                     " gradients marked); end it with wait() before the step");
   }
   if (!complete_) {

@@ -11,7 +11,8 @@
 //
 // A unit is launched once all its gradients are marked and every later
 // unit has been (units are launched last first, the order backward makes
-// them in), so every rank issues its collectives in the same order.
+// them in), so every rank issues its collectives in the same order: the
+// bookkeeping DDP's buckets share (common::GradientSync, a unit per group).
 //
 // Device memory: the buffers live in the Zero's queue, which runs the
 // scaling, additions and collectives on its stream. gradient() orders the
@@ -30,6 +31,7 @@
 
 #include "base/tensor.hpp"
 #include "comm/communicator.hpp"
+#include "parallel/common/gradient_sync.hpp"
 #include "parallel/zero/layout.hpp"
 #include "parallel/zero/memory.hpp"
 
@@ -74,17 +76,16 @@ class GradientReduction {
   struct UnitState {
     TrackedBuffer full;   // stages 0–1: always; stages 2–3: during a micro-step
     TrackedBuffer shard;  // stages 2–3
-    std::size_t marked = 0;
-    comm::RequestPtr request;  // the unit's collective, once launched (none for a unit of no elements)
   };
 
   bool shards_gradients() const { return stage_ >= 2; }
-  // DT_ERR_INVALID_USAGE for an unknown parameter or one already marked in
-  // this micro-step; the message says the gradient `is_or_was` marked.
+  // DT_ERR_INVALID_ARGUMENT for an unknown parameter, DT_ERR_INVALID_USAGE
+  // for one already marked in this micro-step; the message says the
+  // gradient `is_or_was` marked.
   void check_unmarked(std::size_t param, const char* is_or_was) const;
   TrackedBuffer& full_buffer(std::size_t u);
-  void launch_ready();
-  void launch(std::size_t u);
+  // Unit `u`'s collective (null for a unit of no elements).
+  comm::RequestPtr launch(std::size_t u);
   // Stages 2–3: adds unit `u`'s reduced shard into the gradient shard and frees its buffer.
   void finish(std::size_t u);
   // Stages 2–3: finishes, in launch order, the units whose reduction is done.
@@ -102,13 +103,10 @@ class GradientReduction {
 
   mutable std::mutex mutex_;
   std::vector<UnitState> units_;
-  std::vector<bool> marked_;
-  std::size_t marked_count_ = 0;
+  common::GradientSync reduction_;  // gradients by parameter, a group per unit
   bool sync_ = true;
-  bool open_ = false;        // a gradient was handed out or marked in this micro-step
-  bool complete_ = true;     // the gradients since the last step are all reduced
-  std::size_t next_launch_;  // units at and after it have been launched
-  std::size_t next_finish_;  // stages 2–3: units at and after it have been added into their shards
+  bool open_ = false;     // a gradient was handed out or marked in this micro-step
+  bool complete_ = true;  // the gradients since the last step are all reduced
 };
 
 }  // namespace dtrain::parallel::zero
