@@ -24,7 +24,6 @@
 
 #include <fstream>
 
-#include "comm/backends/staged/cuda_copier.hpp"
 #include "device/cuda/runtime.hpp"
 #endif
 #ifdef DTRAIN_HAVE_NCCL
@@ -154,9 +153,7 @@ std::unique_ptr<Backend> attach_devices(std::unique_ptr<Backend> host, const dt_
     return make_nccl(device, timeout_ms, h, rank, size, aborted);
   };
 #endif
-  devices.make_copier = [device]() -> std::unique_ptr<staged::Copier> {
-    return std::make_unique<staged::CudaCopier>(device);
-  };
+  devices.make_lanes = [device] { return staged::device_lanes(device); };
   devices.check = [device](const TensorView& view, const char* name) {
     device::cuda::check_device_memory(view.data, view.bytes(), name, device);
   };

@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "device/cpu/convert.hpp"
+#include "device/cpu/optim_kernels.hpp"
 #include "device/cpu/reduce.hpp"
 
 namespace dtrain::device {
@@ -38,6 +39,12 @@ class HostQueue final : public Queue {
     return data;
   }
   void release(void* data, std::size_t) noexcept override { ::operator delete[](data, kAlignment); }
+  void* allocate_pinned(std::size_t bytes) override {
+    void* data = ::operator new[](bytes == 0 ? 1 : bytes, kAlignment, std::nothrow);
+    if (data == nullptr) raise(DT_ERR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    return data;
+  }
+  void release_pinned(void* data) noexcept override { ::operator delete[](data, kAlignment); }
 
   void zero(void* data, std::size_t bytes) override {
     if (bytes > 0) std::memset(data, 0, bytes);
@@ -76,6 +83,16 @@ class HostQueue final : public Queue {
   void wait_for(void*) override {}
   void signal(void*) override {}
   void synchronize() override {}
+  std::unique_ptr<Fence> fence() override { return std::make_unique<Reached>(); }
+  std::unique_ptr<FusedUpdate> fused_update(std::span<const Slot> slots) override {
+    return cpu::make_fused_update(slots);
+  }
+
+ private:
+  // The work before it ran in the calls that queued it.
+  struct Reached final : Fence {
+    bool reached() override { return true; }
+  };
 };
 
 }  // namespace
@@ -107,13 +124,16 @@ Queue& thread_queue(const TensorView& like) {
   return *queue;
 }
 
-std::unique_ptr<Queue> make_queue(const TensorView& like) {
-  if (like.memory == Memory::host) return make_host_queue();
+std::unique_ptr<Queue> make_queue(Memory memory, int device_id) {
+  if (memory == Memory::host) return make_host_queue();
 #ifdef DTRAIN_HAVE_CUDA
-  return make_cuda_queue(like.device_id);
+  return make_cuda_queue(device_id);
 #else
+  (void)device_id;
   raise(DT_ERR_UNSUPPORTED, "this build of libdtrain has no CUDA support");
 #endif
 }
+
+std::unique_ptr<Queue> make_queue(const TensorView& like) { return make_queue(like.memory, like.device_id); }
 
 }  // namespace dtrain::device

@@ -13,17 +13,33 @@
 // Memory comes from allocate() and goes back through release(); on CUDA both
 // are ordered on the stream (cudaMallocAsync / cudaFreeAsync), so a buffer
 // released after the work that uses it is freed once that work has run.
-// Copies take any memory the device can address (host, pinned or its own).
+// Copies take any memory the device can address (host, pinned or its own);
+// allocate_pinned() gives host memory they reach at full speed. A Fence
+// tells, without blocking, when the work queued before it has run.
+//
+// Thread-safety: calls from several threads are allowed and queue in some
+// order; a caller that needs an order between threads makes it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "base/dtype.hpp"
 #include "base/tensor.hpp"
+#include "device/fused_update.hpp"
+#include "device/slot.hpp"
 
 namespace dtrain::device {
+
+class Fence {
+ public:
+  virtual ~Fence() = default;
+  // True once the work queued before the fence has run; throws the error of
+  // a device that failed (as a dtrain::Error).
+  virtual bool reached() = 0;
+};
 
 class Queue {
  public:
@@ -40,6 +56,13 @@ class Queue {
   virtual void* allocate(std::size_t bytes) = 0;
   // Gives back what allocate() returned, after the work queued so far.
   virtual void release(void* data, std::size_t bytes) noexcept = 0;
+  // `bytes` of host memory that copies to and from the device reach at full
+  // speed: page-locked on CUDA (cudaHostAlloc, usable from every device),
+  // ordinary on the host. Not zeroed. Throws DT_ERR_OUT_OF_MEMORY.
+  virtual void* allocate_pinned(std::size_t bytes) = 0;
+  // Frees what allocate_pinned() returned, at once: no queued work may
+  // still use it.
+  virtual void release_pinned(void* data) noexcept = 0;
 
   virtual void zero(void* data, std::size_t bytes) = 0;
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
@@ -69,6 +92,13 @@ class Queue {
   virtual void signal(void* stream) = 0;
   // Returns once the work queued so far has run; throws its error.
   virtual void synchronize() = 0;
+  // A Fence over the work queued so far.
+  virtual std::unique_ptr<Fence> fence() = 0;
+
+  // The optimizer's step over `slots` (fused_update.hpp), whose params,
+  // grads, masters and state are in this Queue's memory, run on its stream.
+  // The Slots' buffers must outlive it, as must the Queue.
+  virtual std::unique_ptr<FusedUpdate> fused_update(std::span<const Slot> slots) = 0;
 
   // A view of `count` elements of `dtype` at `data`, in the Queue's memory,
   // ordered on its stream.
@@ -79,6 +109,10 @@ class Queue {
 
 // A Queue over host memory.
 std::unique_ptr<Queue> make_host_queue();
+// A Queue for `memory` (host, or CUDA device `device_id` with a
+// non-blocking stream of its own; DT_ERR_UNSUPPORTED in a build without
+// CUDA).
+std::unique_ptr<Queue> make_queue(Memory memory, int device_id);
 // A Queue for `like`'s place: host memory, or its CUDA device (a
 // non-blocking stream of its own on that device; DT_ERR_UNSUPPORTED in a
 // build without CUDA).

@@ -4,14 +4,14 @@
 // folded into the one factor the update kernels apply.
 #pragma once
 
-#include "optim/step.hpp"
+#include "device/update_step.hpp"
 
 namespace dtrain::optim {
 
 struct GradPlan {
   double norm = 0.0;  // L2 norm of the unscaled gradients before clipping
   bool skip = false;  // the gradients hold inf or NaN
-  GradScale scale;    // applied to the gradients by the update
+  device::GradScale scale;  // applied to the gradients by the update
 };
 
 // `squared_norm` is the sum of the squared gradients as they arrive (still

@@ -5,7 +5,6 @@
 #include "base/error.hpp"
 #include "device/probe.hpp"
 #include "optim/grad_plan.hpp"
-#include "optim/kernels.hpp"
 #include "optim/param_tensors.hpp"
 #include "optim/step.hpp"
 
@@ -16,58 +15,59 @@ int state_buffers(const Config& config) {
   return config.sgd.momentum != 0.0f ? 1 : 0;
 }
 
+namespace {
+
+// Every master and state buffer starts on a 256-byte boundary, so that the
+// CUDA kernels' 16-byte accesses apply to them whatever the tensor sizes.
+constexpr std::size_t kAlignFloats = 64;
+
+std::size_t padded(std::int64_t count) {
+  const auto n = static_cast<std::size_t>(count);
+  return (n + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
+}
+
+}  // namespace
+
 Optimizer::Optimizer(const Config& config, const DLTensor* params, const DLTensor* grads, std::size_t n,
                      NormReducer reducer)
     : config_(config), scaler_(config.loss_scale), reducer_(std::move(reducer)) {
   const std::vector<ParamTensor> tensors = check_param_tensors(params, grads, n, device::cuda_devices());
   const int buffers = state_buffers(config_);
+  queue_ = device::make_queue(tensors[0].param);
 
-  if (tensors[0].param.memory == Memory::cuda) {
-    slots_.reserve(tensors.size());
-    for (const ParamTensor& t : tensors) {
-      Slot slot;
-      slot.param = t.param;
-      slot.grad = t.grad;
-      slots_.push_back(slot);
-    }
-#ifdef DTRAIN_HAVE_CUDA
-    device_ = make_cuda_kernels(tensors[0].param.device_id, slots_, buffers);
-#else
-    // check_param_tensors accepts kDLCUDA only where a device is usable.
-    raise(DT_ERR_UNSUPPORTED, "optimizer: this build has no CUDA support");
-#endif
-    return;
-  }
-
-  // One allocation for everything, zeroed: fresh state is all zeros.
-  std::size_t total = 0;
+  std::size_t floats = 0;
   for (const ParamTensor& t : tensors) {
-    const auto count = static_cast<std::size_t>(t.param.count);
-    total += count * static_cast<std::size_t>(buffers + (needs_master(t.param.dtype) ? 1 : 0));
+    floats += padded(t.param.count) * static_cast<std::size_t>(buffers + (device::needs_master(t.param.dtype) ? 1 : 0));
   }
-  storage_ = std::make_unique<float[]>(total);
-
-  float* next = storage_.get();
+  // Zeroed: fresh state is all zeros.
+  storage_ = device::Buffer(*queue_, floats * sizeof(float));
+  float* next = static_cast<float*>(storage_.data());
   slots_.reserve(tensors.size());
   for (const ParamTensor& t : tensors) {
-    Slot slot;
+    device::Slot slot;
     slot.param = t.param;
     slot.grad = t.grad;
-    if (needs_master(t.param.dtype)) {
+    if (device::needs_master(t.param.dtype)) {
       slot.master = next;
-      next += t.param.count;
+      next += padded(t.param.count);
     }
     for (int b = 0; b < buffers; ++b) {
       slot.state[b] = next;
-      next += t.param.count;
+      next += padded(t.param.count);
     }
     slots_.push_back(slot);
   }
-  load_masters(slots_);
+  // Made before the masters are read: on CUDA it checks the tensors' memory.
+  update_ = queue_->fused_update(slots_);
+  for (const device::Slot& slot : slots_) {
+    if (slot.master) queue_->cast(DType::f32, slot.master, slot.param.dtype, slot.param.data, slot.count());
+  }
+  // A failed allocation or cast is reported here rather than at the first step.
+  queue_->synchronize();
 }
 
 StepResult Optimizer::step() {
-  double squared = device_ ? device_->squared_norm() : squared_norm(slots_);
+  double squared = update_->squared_norm();
   if (reducer_) squared = reducer_(squared);
   const GradPlan plan = plan_gradients(squared, scaler_.scale(), config_.max_grad_norm);
 
@@ -77,11 +77,9 @@ StepResult Optimizer::step() {
   if (!plan.skip) {
     const std::int64_t number = steps_ + 1;
     if (config_.kind == Kind::sgd) {
-      const SgdStep step = make_sgd_step(config_.sgd, number, plan.scale);
-      device_ ? device_->sgd_update(step) : sgd_update(step, slots_);
+      update_->sgd(make_sgd_step(config_.sgd, number, plan.scale));
     } else {
-      const AdamwStep step = make_adamw_step(config_.adamw, number, plan.scale);
-      device_ ? device_->adamw_update(step) : adamw_update(step, slots_);
+      update_->adamw(make_adamw_step(config_.adamw, number, plan.scale));
     }
     steps_ = number;
   }
@@ -91,7 +89,11 @@ StepResult Optimizer::step() {
   return result;
 }
 
-void Optimizer::zero_grad() { device_ ? device_->zero_grads() : zero_grads(slots_); }
+void Optimizer::zero_grad() {
+  // All-zero bits are +0.0 in every floating dtype.
+  for (const device::Slot& slot : slots_) queue_->zero(slot.grad.data, slot.grad.bytes());
+  queue_->synchronize();
+}
 
 void Optimizer::set_lr(float lr) {
   check_lr(lr, "lr");

@@ -2,10 +2,10 @@
 // what a dt_optimizer handle holds. It owns the f32 master weights and the
 // optimizer state, and runs each step as gradient norm, skip-or-plan
 // (loss scale and clipping, grad_plan.hpp), fused update, loss-scale update.
-// Host tensors run the CPU kernels (kernels.hpp); tensors on a CUDA device
-// run the fused multi-tensor kernels there (device_kernels.hpp), with the
-// master weights and state in that device's memory and the norm copied back
-// once per step.
+// The work runs on a device::Queue of the tensors' place, through its
+// FusedUpdate: the CPU loops for host tensors, the fused multi-tensor
+// kernels for tensors on a CUDA device, with the master weights and state in
+// that device's memory and the norm copied back once per step.
 #pragma once
 
 #include <cstddef>
@@ -17,10 +17,12 @@
 
 #include <dlpack/dlpack.h>
 
+#include "device/buffer.hpp"
+#include "device/fused_update.hpp"
+#include "device/queue.hpp"
+#include "device/slot.hpp"
 #include "optim/config.hpp"
-#include "optim/device_kernels.hpp"
 #include "optim/loss_scaler.hpp"
-#include "optim/slot.hpp"
 
 namespace dtrain::optim {
 
@@ -53,7 +55,7 @@ class Optimizer {
   std::int64_t steps() const { return steps_; }
   // The master and state pointers are in the tensors' memory: device memory
   // for CUDA tensors.
-  std::span<const Slot> slots() const { return slots_; }
+  std::span<const device::Slot> slots() const { return slots_; }
   LossScalerState loss_scaler_state() const { return scaler_.state(); }
   // Sets the counters a checkpoint saved (the Slots' buffers are written by
   // the caller). Throws DT_ERR_INVALID_ARGUMENT, changing nothing, for
@@ -62,9 +64,10 @@ class Optimizer {
 
  private:
   Config config_;
-  std::vector<Slot> slots_;
-  std::unique_ptr<float[]> storage_;       // host tensors: every Slot's master weights and state
-  std::unique_ptr<DeviceKernels> device_;  // CUDA tensors: the kernels, which own those buffers
+  std::unique_ptr<device::Queue> queue_;  // the tensors' place; outlives the two below
+  std::vector<device::Slot> slots_;
+  device::Buffer storage_;  // every Slot's master weights and state
+  std::unique_ptr<device::FusedUpdate> update_;
   LossScaler scaler_;
   NormReducer reducer_;
   std::int64_t steps_ = 0;

@@ -4,6 +4,10 @@
 
 namespace dtrain::optim {
 
+using device::AdamwStep;
+using device::GradScale;
+using device::SgdStep;
+
 SgdStep make_sgd_step(const SgdHyperparameters& hyper, std::int64_t step, GradScale grad) {
   SgdStep s;
   s.grad = grad;

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "comm/backends/staged/cuda_copier.hpp"
 #include "device/cpu/half.hpp"
 #include "gpu.hpp"
 #include "staged_world.hpp"
@@ -34,7 +33,7 @@ StagedWorldOptions on_gpu(std::size_t chunk_bytes) {
   StagedWorldOptions options;
   options.tuning.chunk_bytes = chunk_bytes;
   options.tuning.depth = 4;
-  options.make_copier = [](int) { return std::make_unique<comm::staged::CudaCopier>(0); };
+  options.make_lanes = [](int) { return comm::staged::device_lanes(0); };
   return options;
 }
 
@@ -138,7 +137,7 @@ StagedWorldOptions nccl_world(int timeout_ms = 60000) {
   options.timeout_ms = timeout_ms;
   options.path = comm::staged::DevicePath::nccl;
   options.device_per_rank = true;
-  options.make_copier = [](int rank) { return std::make_unique<comm::staged::CudaCopier>(rank); };
+  options.make_lanes = [](int rank) { return comm::staged::device_lanes(rank); };
   options.make_nccl = [timeout_ms](comm::Backend& host, int rank, int size, const std::atomic<bool>&) {
     std::string why;
     const comm::nccl::Api* api = comm::nccl::api(&why);

@@ -74,7 +74,7 @@ class Recording final : public Backend {
 
 struct Fixture {
   std::shared_ptr<std::map<std::string, int>> journal = std::make_shared<std::map<std::string, int>>();
-  std::shared_ptr<CopierStats> stats = std::make_shared<CopierStats>();
+  std::shared_ptr<LaneStats> stats = std::make_shared<LaneStats>();
   std::shared_ptr<StreamLog> streams = std::make_shared<StreamLog>();
   int nccl_creations = 0;
   dt_status nccl_failure = DT_OK;
@@ -90,7 +90,7 @@ struct Fixture {
       if (nccl_failure != DT_OK) raise(nccl_failure, "no NCCL today");
       return std::make_unique<Recording>("nccl", journal, streams);
     };
-    devices.make_copier = [this] { return std::make_unique<HostCopier>(stats); };
+    devices.make_lanes = [this] { return fake_lanes(stats); };
     devices.check = [this](const TensorView&, const char* name) {
       checked.push_back(name);
       if (std::string(name) == "poisoned") raise(DT_ERR_INVALID_ARGUMENT, "poisoned: not device memory");

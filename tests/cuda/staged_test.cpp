@@ -255,11 +255,11 @@ INSTANTIATE_TEST_SUITE_P(Worlds, Staged, ::testing::Values(1, 2, 3),
 
 TEST(StagedBackendAlone, StagingIsBoundedAndReused) {
   comm::SelfBackend host;
-  auto stats = std::make_shared<CopierStats>();
+  auto stats = std::make_shared<LaneStats>();
   Tuning tuning;
   tuning.chunk_bytes = 1024;
   tuning.depth = 2;
-  StagedBackend staged(host, std::make_unique<HostCopier>(stats), 0, 1, 5000, tuning);
+  StagedBackend staged(host, fake_lanes(stats), 0, 1, 5000, tuning);
   std::vector<float> buf(10000, 1.0f), out(10000, 0.0f);
   for (int round = 0; round < 3; ++round) {
     auto request = staged.allreduce(view_of(buf.data(), 10000, DType::f32, kDev),
@@ -276,13 +276,13 @@ TEST(StagedBackendAlone, StagingIsBoundedAndReused) {
 }
 
 // The copies of an operation wait for the caller's stream (comm.h): the
-// copier is told to follow it before the first copy of each operation.
+// lanes are told to wait for it before the first copy of each operation.
 TEST(StagedBackendAlone, CopiesFollowTheCallersStream) {
   comm::SelfBackend host;
-  auto stats = std::make_shared<CopierStats>();
+  auto stats = std::make_shared<LaneStats>();
   Tuning tuning;
   tuning.chunk_bytes = 1024;
-  StagedBackend staged(host, std::make_unique<HostCopier>(stats), 0, 1, 5000, tuning);
+  StagedBackend staged(host, fake_lanes(stats), 0, 1, 5000, tuning);
   std::vector<float> buf(1000, 2.0f);
   TensorView on_stream = view_of(buf.data(), 1000, DType::f32, kDev);
   on_stream.stream = reinterpret_cast<void*>(std::uintptr_t{0x5000});
@@ -303,8 +303,8 @@ TEST(StagedBackendAlone, CopiesFollowTheCallersStream) {
 
 TEST(StagedBackendAlone, DeviceFailureFailsTheRequest) {
   comm::SelfBackend host;
-  auto stats = std::make_shared<CopierStats>();
-  StagedBackend staged(host, std::make_unique<HostCopier>(stats, 0, DT_ERR_INTERNAL), 0, 1, 5000, Tuning{});
+  auto stats = std::make_shared<LaneStats>();
+  StagedBackend staged(host, fake_lanes(stats, 0, DT_ERR_INTERNAL), 0, 1, 5000, Tuning{});
   std::vector<float> buf(10, 1.0f);
   auto request = staged.allreduce(view_of(buf.data(), 10, DType::f32, kDev), view_of(buf.data(), 10, DType::f32, kDev),
                                   ReduceOp::sum);
@@ -316,8 +316,8 @@ TEST(StagedBackendAlone, DeviceFailureFailsTheRequest) {
 
 TEST(StagedBackendAlone, AbortCompletesPendingAndRefusesNewWork) {
   comm::SelfBackend host;
-  auto stats = std::make_shared<CopierStats>();
-  StagedBackend staged(host, std::make_unique<HostCopier>(stats), 0, 1, 5000, Tuning{});
+  auto stats = std::make_shared<LaneStats>();
+  StagedBackend staged(host, fake_lanes(stats), 0, 1, 5000, Tuning{});
   std::vector<float> buf(10, 1.0f);
   // A receive nobody sends to stays pending until the abort.
   auto pending = staged.recv(view_of(buf.data(), 10, DType::f32, kDev), 0, 9);
@@ -338,8 +338,8 @@ TEST(StagedBackendAlone, AbortCompletesPendingAndRefusesNewWork) {
 
 TEST(StagedBackendAlone, SelfSendToStagedReceive) {
   comm::SelfBackend host;
-  auto stats = std::make_shared<CopierStats>();
-  StagedBackend staged(host, std::make_unique<HostCopier>(stats), 0, 1, 5000, Tuning{});
+  auto stats = std::make_shared<LaneStats>();
+  StagedBackend staged(host, fake_lanes(stats), 0, 1, 5000, Tuning{});
   std::vector<std::int8_t> out = {1, 2, 3}, in(3, 0);
   auto r = staged.recv(view_of(in.data(), 3, DType::i8, kDev), 0, 1);
   auto s = staged.send(view_of(out.data(), 3, DType::i8, kDev), 0, 1);

@@ -32,7 +32,7 @@ void StagedRank::ok(const comm::RequestPtr& request) const {
 
 void run_staged_world(int n, const std::function<void(StagedRank&)>& body, const StagedWorldOptions& options) {
   Board board(n);
-  auto stats = std::make_shared<CopierStats>();
+  auto stats = std::make_shared<LaneStats>();
   std::vector<std::thread> threads;
   for (int rank = 0; rank < n; ++rank) {
     threads.emplace_back([&, rank] {
@@ -52,9 +52,9 @@ void run_staged_world(int n, const std::function<void(StagedRank&)>& body, const
         devices.path = options.path;
         devices.tuning = options.tuning;
         devices.make_nccl = options.make_nccl;
-        devices.make_copier = [&, rank]() -> std::unique_ptr<comm::staged::Copier> {
-          if (options.make_copier) return options.make_copier(rank);
-          return std::make_unique<HostCopier>(stats);
+        devices.make_lanes = [&, rank]() -> comm::staged::Lanes {
+          if (options.make_lanes) return options.make_lanes(rank);
+          return fake_lanes(stats);
         };
         comm::staged::DeviceRouter router(std::move(host), std::move(devices));
         StagedRank me{rank, n, router, options.timeout_ms};

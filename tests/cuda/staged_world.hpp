@@ -1,6 +1,6 @@
 // Ranks as threads of one process, each with a UCX host backend inside a
-// DeviceRouter whose CUDA path is staged (HostCopier on CPUs, or the CUDA
-// copier on a GPU), or with the self backend for a world of one. Tests call
+// DeviceRouter whose CUDA path is staged (FakeLanes on CPUs, or CUDA Queues
+// on a GPU), or with the self backend for a world of one. Tests call
 // the router with TensorViews, below the communicator's checks, so that
 // views marked Memory::cuda may point at host memory on CPU-only machines.
 #pragma once
@@ -19,8 +19,8 @@ struct StagedWorldOptions {
   comm::staged::DevicePath path = comm::staged::DevicePath::staged;
   int device = 0;
   bool device_per_rank = false;  // rank r uses device r (NCCL needs one GPU per rank)
-  // Makes each rank's copier; HostCopier when empty.
-  std::function<std::unique_ptr<comm::staged::Copier>(int rank)> make_copier;
+  // Makes each rank's staged lanes; fake_lanes() when empty.
+  std::function<comm::staged::Lanes(int rank)> make_lanes;
   // Makes each rank's NCCL backend when path is nccl.
   std::function<std::unique_ptr<comm::Backend>(comm::Backend& host, int rank, int size,
                                                 const std::atomic<bool>& aborted)>

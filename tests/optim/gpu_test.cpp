@@ -258,8 +258,8 @@ void compare(const Variant& variant, Precision precision, float loss_scale, floa
     EXPECT_EQ(got_params.guards(), guards);
     EXPECT_EQ(got_grads.guards(), guards);
     for (std::size_t i = 0; i < params.size(); ++i) {
-      const optim::Slot& host = cpu.slots()[i];
-      const optim::Slot& dev = gpu.slots()[i];
+      const device::Slot& host = cpu.slots()[i];
+      const device::Slot& dev = gpu.slots()[i];
       const std::vector<float> master = device_floats(dev.master, kCounts[i]);
       const std::vector<float> state0 = device_floats(dev.state[0], kCounts[i]);
       const std::vector<float> state1 = device_floats(dev.state[1], kCounts[i]);

@@ -1,6 +1,6 @@
-// The internal C++ API a sharded strategy builds on: the kernels over Slots
-// and slices of Slots, the gradient plan, the loss scaler, and the Optimizer
-// with a norm reducer.
+// The internal C++ API a sharded strategy builds on: the host Queue's
+// FusedUpdate over Slots and slices of Slots, the gradient plan, the loss
+// scaler, and the Optimizer with a norm reducer.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +11,9 @@
 
 #include "base/error.hpp"
 #include "optim/grad_plan.hpp"
-#include "optim/kernels.hpp"
+#include "device/queue.hpp"
+#include "device/slot.hpp"
+#include "optim/step.hpp"
 #include "optim/loss_scaler.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/param_tensors.hpp"
@@ -20,6 +22,8 @@
 namespace dtrain::optim {
 namespace {
 
+using device::GradScale;
+using device::Slot;
 using testing::Precision;
 using testing::TensorSet;
 
@@ -38,7 +42,7 @@ struct Buffers {
     slot.master = precision == Precision::f32 ? nullptr : master.data();
     slot.state[0] = state0.data();
     slot.state[1] = state1.data();
-    load_masters({&slot, 1});
+    if (slot.master) device::make_host_queue()->cast(DType::f32, slot.master, slot.param.dtype, slot.param.data, n);
   }
 };
 
@@ -52,20 +56,23 @@ TEST(Kernels, SlicesComputeWhatTheWholeComputes) {
     std::vector<Slot> slices;
     for (int k = 0; k + 1 < 5; ++k) slices.push_back(parts.slot.slice(cuts[k], cuts[k + 1] - cuts[k]));
 
+    const auto queue = device::make_host_queue();
+    const auto whole_update = queue->fused_update({&whole.slot, 1});
+    const auto parts_update = queue->fused_update(slices);
     SgdHyperparameters sgd{0.05f, 0.9f, 0.0f, 0.01f, true};
     AdamwHyperparameters adamw{0.01f, 0.9f, 0.999f, 1e-8f, 0.1f};
     for (int step = 1; step <= 4; ++step) {
       testing::fill_grads(whole.grads, step);
       testing::fill_grads(parts.grads, step);
-      const double sum = squared_norm({&whole.slot, 1});
-      EXPECT_NEAR(squared_norm(slices), sum, 1e-12 * sum);
+      const double sum = whole_update->squared_norm();
+      EXPECT_NEAR(parts_update->squared_norm(), sum, 1e-12 * sum);
       const GradScale scale{step % 2 ? 1.0f : 0.5f};
       if (step <= 2) {
-        sgd_update(make_sgd_step(sgd, step, scale), {&whole.slot, 1});
-        sgd_update(make_sgd_step(sgd, step, scale), slices);
+        whole_update->sgd(make_sgd_step(sgd, step, scale));
+        parts_update->sgd(make_sgd_step(sgd, step, scale));
       } else {
-        adamw_update(make_adamw_step(adamw, step, scale), {&whole.slot, 1});
-        adamw_update(make_adamw_step(adamw, step, scale), slices);
+        whole_update->adamw(make_adamw_step(adamw, step, scale));
+        parts_update->adamw(make_adamw_step(adamw, step, scale));
       }
       EXPECT_EQ(whole.params.bytes(), parts.params.bytes());
       EXPECT_EQ(whole.grads.bytes(), parts.grads.bytes());
@@ -78,16 +85,17 @@ TEST(Kernels, SlicesComputeWhatTheWholeComputes) {
 TEST(Kernels, SquaredNormIsExactForSmallIntegers) {
   Buffers b(Precision::bf16, 37);
   for (std::int64_t j = 0; j < 37; ++j) b.grads.set(0, j, static_cast<float>(j % 5));
-  EXPECT_EQ(squared_norm({&b.slot, 1}), 7 * (0 + 1 + 4 + 9 + 16) + 0 + 1);
+  const auto update = device::make_host_queue()->fused_update({&b.slot, 1});
+  EXPECT_EQ(update->squared_norm(), 7 * (0 + 1 + 4 + 9 + 16) + 0 + 1);
   b.grads.set(0, 36, std::numeric_limits<float>::quiet_NaN());
-  EXPECT_TRUE(std::isnan(squared_norm({&b.slot, 1})));
+  EXPECT_TRUE(std::isnan(update->squared_norm()));
 }
 
 TEST(Kernels, CudaSlotsAreRefused) {
   Buffers b(Precision::f32, 4);
   b.slot.param.memory = Memory::cuda;
   try {
-    zero_grads({&b.slot, 1});
+    device::make_host_queue()->fused_update({&b.slot, 1});
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), DT_ERR_UNSUPPORTED);

@@ -1,11 +1,16 @@
 // The CUDA Queue (device/queue.hpp): a non-blocking stream on one device,
-// stream-ordered allocation, and events for ordering against the trainer's
-// streams.
+// stream-ordered allocation, pinned host memory, and events for ordering
+// against the trainer's streams and for fences.
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
 #include "device/cuda/error.hpp"
+#include "device/cuda/fused_update.hpp"
 #include "device/cuda/kernels.hpp"
 #include "device/cuda/runtime.hpp"
 #include "device/queue.hpp"
@@ -19,12 +24,55 @@ cudaStream_t trainer_stream(void* stream) {
   return stream == nullptr ? cudaStreamLegacy : static_cast<cudaStream_t>(stream);
 }
 
+// Events for fences, kept for reuse: a fence per staged chunk would
+// otherwise create and destroy one each time.
+class EventPool {
+ public:
+  explicit EventPool(int device) : device_(device) {}
+
+  std::unique_ptr<cuda::Event> take() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!spare_.empty()) {
+        auto event = std::move(spare_.back());
+        spare_.pop_back();
+        return event;
+      }
+    }
+    return std::make_unique<cuda::Event>(device_);
+  }
+  void give_back(std::unique_ptr<cuda::Event> event) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    spare_.push_back(std::move(event));
+  }
+
+ private:
+  const int device_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<cuda::Event>> spare_;
+};
+
+class EventFence final : public Fence {
+ public:
+  EventFence(std::shared_ptr<EventPool> pool, std::unique_ptr<cuda::Event> event)
+      : pool_(std::move(pool)), event_(std::move(event)) {}
+  ~EventFence() override { pool_->give_back(std::move(event_)); }
+  bool reached() override { return event_->query(); }
+
+ private:
+  std::shared_ptr<EventPool> pool_;  // shared: a fence may outlive its Queue
+  std::unique_ptr<cuda::Event> event_;
+};
+
 class CudaQueue final : public Queue {
  public:
   explicit CudaQueue(int device)
       // Non-blocking: ordered after the trainer through events only, never
       // by the legacy default stream's implicit barriers.
-      : device_(device), stream_(device, /*non_blocking=*/true), ordering_(device) {}
+      : device_(device),
+        stream_(device, /*non_blocking=*/true),
+        ordering_(device),
+        fences_(std::make_shared<EventPool>(device)) {}
 
   ~CudaQueue() override {
     // Memory must not be freed, nor the stream destroyed, under work still using them.
@@ -57,6 +105,16 @@ class CudaQueue final : public Queue {
     } catch (...) {
       // Only the guard throws, for a device that is gone with its memory.
     }
+  }
+
+  void* allocate_pinned(std::size_t bytes) override {
+    void* data = nullptr;
+    cuda::check(cudaHostAlloc(&data, bytes, cudaHostAllocPortable),
+                "cudaHostAlloc of " + std::to_string(bytes) + " bytes of pinned host memory");
+    return data;
+  }
+  void release_pinned(void* data) noexcept override {
+    if (data != nullptr) cudaFreeHost(data);
   }
 
   void zero(void* data, std::size_t bytes) override {
@@ -107,6 +165,15 @@ class CudaQueue final : public Queue {
     cuda::check(cudaStreamWaitEvent(trainer_stream(stream), ordering_.get(), 0), "cudaStreamWaitEvent");
   }
   void synchronize() override { stream_.synchronize(); }
+  std::unique_ptr<Fence> fence() override {
+    cuda::DeviceGuard guard(device_);
+    auto event = fences_->take();
+    event->record(stream_.get());
+    return std::make_unique<EventFence>(fences_, std::move(event));
+  }
+  std::unique_ptr<FusedUpdate> fused_update(std::span<const Slot> slots) override {
+    return cuda::make_fused_update(device_, stream_.get(), slots);
+  }
 
  private:
   const int device_;
@@ -114,6 +181,7 @@ class CudaQueue final : public Queue {
   // Recorded and waited for at once each time: a wait takes the event's
   // state when it is queued, so one event serves every ordering.
   cuda::Event ordering_;
+  std::shared_ptr<EventPool> fences_;
 };
 
 }  // namespace

@@ -32,7 +32,7 @@
 #include "device/queue.hpp"
 #include "optim/config.hpp"
 #include "optim/loss_scaler.hpp"
-#include "optim/slot.hpp"
+#include "device/slot.hpp"
 #include "parallel/common/layout.hpp"
 
 namespace dtrain::parallel::zero {
@@ -43,7 +43,7 @@ struct ShardRun {
   std::int64_t global_first = 0;
   std::int64_t count = 0;
   float* weights = nullptr;                          // master weights, or the f32 parameters
-  float* state[optim::kMaxStateBuffers] = {};        // the first `state_buffers` are set
+  float* state[device::kMaxStateBuffers] = {};        // the first `state_buffers` are set
 };
 
 // A rank's view of its sharded model, as a checkpoint sees it.

@@ -185,7 +185,7 @@ Metadata parse_metadata(const std::string& text, const std::string& path) {
   if (kind != "sgd" && kind != "adamw") reader.fail("unknown optimizer '" + kind + "'");
   metadata.kind = kind == "sgd" ? optim::Kind::sgd : optim::Kind::adamw;
 
-  metadata.state_buffers = static_cast<int>(reader.single("state_buffers", 0, optim::kMaxStateBuffers));
+  metadata.state_buffers = static_cast<int>(reader.single("state_buffers", 0, device::kMaxStateBuffers));
   metadata.steps = reader.single("steps", 0, INT64_MAX);
 
   const std::string scale = reader.expect("loss_scale", 1)[1];

@@ -34,7 +34,7 @@
 #include "base/dtype.hpp"
 #include "optim/config.hpp"
 #include "optim/loss_scaler.hpp"
-#include "optim/slot.hpp"
+#include "device/slot.hpp"
 
 namespace dtrain::parallel::zero {
 

@@ -2,14 +2,14 @@
 
 #include <algorithm>
 
-#include "optim/slot.hpp"
+#include "device/slot.hpp"
 
 namespace dtrain::parallel::zero {
 
 MemoryUsage footprint(const Layout& layout, int stage, DType dtype, int state_buffers) {
   const auto e = static_cast<std::int64_t>(dtype_size(dtype));
   const auto f32 = static_cast<std::int64_t>(sizeof(float));
-  const std::int64_t master = optim::needs_master(dtype) ? f32 : 0;
+  const std::int64_t master = device::needs_master(dtype) ? f32 : 0;
   const std::int64_t state = f32 * state_buffers;
   MemoryUsage m;
   std::int64_t staging = 0;

@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <utility>
 
-#include "optim/cpu/kernels.hpp"
-#include "optim/slot.hpp"
+#include "device/cpu/optim_kernels.hpp"
+#include "device/slot.hpp"
 
 namespace dtrain::parallel::zero {
 
@@ -46,9 +46,9 @@ double ModelNorm::excluded_squares() const {
   }
   double total = 0.0;
   for (const TensorView& view : *views) {
-    optim::Slot slot;
+    device::Slot slot;
     slot.grad = view;
-    total += optim::cpu::squared_norm(slot);
+    total += device::cpu::squared_norm(slot);
   }
   return total;
 }

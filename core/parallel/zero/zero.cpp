@@ -147,7 +147,7 @@ Zero::Zero(comm::Communicator& comm, const optim::Config& config, const Options&
   for (const Unit& unit : layout_.units()) {
     const std::int64_t count = layout_.shard(unit).count;
     const std::int64_t padding = count - layout_.owned(unit).count;
-    if (optim::needs_master(dtype_)) ledger_.add(Purpose::master_weights, count * f32, padding * f32);
+    if (device::needs_master(dtype_)) ledger_.add(Purpose::master_weights, count * f32, padding * f32);
     ledger_.add(Purpose::optimizer_state, count * f32 * state_buffers_, padding * f32 * state_buffers_);
   }
 }
@@ -290,14 +290,14 @@ CheckpointView Zero::checkpoint_view(ViewFor purpose) const {
   view.kind = kind_;
   view.state_buffers = state_buffers_;
   for (const auto& shape : shapes_) view.parameters.push_back({dtype_, shape});
-  const std::span<const optim::Slot> slots = optimizer_->slots();
+  const std::span<const device::Slot> slots = optimizer_->slots();
   for (std::size_t u = 0; u < layout_.units().size(); ++u) {
     const Unit& unit = layout_.unit(u);
     const Range part = stage_ == 0 && purpose == ViewFor::save ? saved_by_this_rank(unit) : layout_.owned(unit);
     if (part.count == 0) continue;
     // The optimizer's Slot of the unit starts where this rank's shard does.
     const std::int64_t offset = part.first - layout_.shard(unit).first;
-    const optim::Slot& slot = slots[u];
+    const device::Slot& slot = slots[u];
     ShardRun run;
     run.global_first = unit.first_element + part.first;
     run.count = part.count;
@@ -320,8 +320,8 @@ Range Zero::saved_by_this_rank(const Unit& unit) const {
 
 void Zero::restore(const RestoredCounters& counters) {
   optimizer_->restore(counters.steps, counters.scaler);
-  if (optim::needs_master(dtype_)) {
-    for (const optim::Slot& slot : optimizer_->slots()) {
+  if (device::needs_master(dtype_)) {
+    for (const device::Slot& slot : optimizer_->slots()) {
       queue_->cast(dtype_, slot.param.data, DType::f32, slot.master, slot.count());
     }
   }

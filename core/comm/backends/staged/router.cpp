@@ -94,8 +94,8 @@ Backend& DeviceRouter::staged() {
   std::lock_guard<std::mutex> lock(state_mutex_);
   if (!staged_) {
     if (aborted_.load()) raise(DT_ERR_ABORTED, "rank " + std::to_string(devices_.rank) + ": aborted");
-    if (!devices_.make_copier) raise(DT_ERR_UNSUPPORTED, "this build cannot stage CUDA tensors");
-    staged_ = std::make_unique<StagedBackend>(*host_, devices_.make_copier(), devices_.rank, devices_.size,
+    if (!devices_.make_lanes) raise(DT_ERR_UNSUPPORTED, "this build cannot stage CUDA tensors");
+    staged_ = std::make_unique<StagedBackend>(*host_, devices_.make_lanes(), devices_.rank, devices_.size,
                                               devices_.timeout_ms, devices_.tuning);
   }
   return *staged_;

@@ -20,7 +20,6 @@
 #include <string>
 
 #include "comm/backend.hpp"
-#include "comm/backends/staged/copier.hpp"
 #include "comm/backends/staged/path.hpp"
 #include "comm/backends/staged/staged_backend.hpp"
 
@@ -38,8 +37,8 @@ struct Devices {
   // true when the communicator is aborted meanwhile.
   std::function<std::unique_ptr<Backend>(Backend& host, int rank, int size, const std::atomic<bool>& aborted)>
       make_nccl;
-  // The copier of the staged path (pinned memory and streams of `device`).
-  std::function<std::unique_ptr<Copier>()> make_copier;
+  // The staged path's queues (pinned memory and streams of `device`).
+  std::function<Lanes()> make_lanes;
   // Checks a CUDA tensor's memory before anything reads it (throwing
   // DT_ERR_INVALID_ARGUMENT naming `name`); may be empty.
   std::function<void(const TensorView& view, const char* name)> check;

@@ -15,8 +15,6 @@ namespace dtrain::comm::staged {
 
 namespace {
 
-using Lane = Copier::Lane;
-
 bool on_device(const TensorView& view) { return view.memory == Memory::cuda; }
 
 TensorView host_view(std::byte* data, std::int64_t count, DType dtype) {
@@ -73,9 +71,12 @@ std::vector<ChunkRange> chunk_ranges(std::int64_t count, std::int64_t chunk) {
   return ranges;
 }
 
-StagedBackend::StagedBackend(Backend& host, std::unique_ptr<Copier> copier, int rank, int size, int timeout_ms,
-                             const Tuning& tuning)
-    : host_(host), copier_(std::move(copier)), rank_(rank), size_(size), timeout_ms_(timeout_ms), tuning_(tuning) {
+Lanes device_lanes(int device) {
+  return {device::make_queue(Memory::cuda, device), device::make_queue(Memory::cuda, device)};
+}
+
+StagedBackend::StagedBackend(Backend& host, Lanes lanes, int rank, int size, int timeout_ms, const Tuning& tuning)
+    : host_(host), lanes_(std::move(lanes)), rank_(rank), size_(size), timeout_ms_(timeout_ms), tuning_(tuning) {
   finisher_ = std::thread([this] { finish(); });
 }
 
@@ -88,13 +89,23 @@ StagedBackend::~StagedBackend() {
   changed_.notify_all();
   finisher_.join();
   // No copy may still touch staging memory when it is freed.
-  copier_->drain();
+  drain();
   for (InFlight& chunk : in_flight_) {
     chunk.job->outer->complete(DT_ERR_ABORTED, "rank " + std::to_string(rank_) + ": " + chunk.job->outer->what() +
                                                    ": the communicator was destroyed");
-    if (chunk.staging.data != nullptr) copier_->free_host(chunk.staging.data);
+    if (chunk.staging.data != nullptr) lanes_.to_host->release_pinned(chunk.staging.data);
   }
-  for (const Staging& spare : spare_) copier_->free_host(spare.data);
+  for (const Staging& spare : spare_) lanes_.to_host->release_pinned(spare.data);
+}
+
+void StagedBackend::drain() noexcept {
+  for (device::Queue* lane : {lanes_.to_host.get(), lanes_.to_device.get()}) {
+    try {
+      lane->synchronize();
+    } catch (...) {
+      // A failed device runs nothing more; its error went to the requests.
+    }
+  }
 }
 
 std::size_t StagedBackend::staging_bytes() const {
@@ -140,7 +151,7 @@ StagedBackend::Staging StagedBackend::acquire(std::size_t bytes, Clock::time_poi
   const std::size_t capacity = std::max(bytes, tuning_.chunk_bytes);
   void* data = nullptr;
   try {
-    data = copier_->allocate_host(capacity);
+    data = lanes_.to_host->allocate_pinned(capacity);
   } catch (...) {
     lock.lock();
     --in_use_;
@@ -171,10 +182,10 @@ void StagedBackend::release(Staging staging) {
     }
   }
   changed_.notify_all();
-  if (evicted.data != nullptr) copier_->free_host(evicted.data);
+  if (evicted.data != nullptr) lanes_.to_host->release_pinned(evicted.data);
 }
 
-void StagedBackend::wait_for(Fence& fence, Clock::time_point deadline) {
+void StagedBackend::wait_for(device::Fence& fence, Clock::time_point deadline) {
   int round = 0;
   while (!fence.reached()) {
     if (aborted_.load()) raise(DT_ERR_ABORTED, "aborted");
@@ -197,15 +208,16 @@ RequestPtr StagedBackend::run(const char* op, void* stream, std::vector<Piece> p
   job->remaining = pieces.size();
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
   try {
-    copier_->follow(stream);
+    lanes_.to_host->wait_for(stream);
+    lanes_.to_device->wait_for(stream);
     for (Piece& piece : pieces) {
       Staging staging = acquire(piece.staging_bytes, deadline);
       try {
         for (const Transfer& t : piece.in) {
-          copier_->copy(Lane::to_host,
-                        {staging.data + t.staging_offset, t.staging_pitch, t.user, t.user_pitch, t.width, t.rows});
+          lanes_.to_host->copy_rows(staging.data + t.staging_offset, t.staging_pitch, t.user, t.user_pitch, t.width,
+                                    t.rows);
         }
-        if (!piece.in.empty()) wait_for(*copier_->fence(Lane::to_host), deadline);
+        if (!piece.in.empty()) wait_for(*lanes_.to_host->fence(), deadline);
         RequestPtr inner = piece.start(staging.data);
         {
           std::lock_guard<std::mutex> lock(mutex_);
@@ -238,10 +250,10 @@ bool StagedBackend::advance(InFlight& chunk) {
       }
       if (!chunk.out.empty()) {
         for (const Transfer& t : chunk.out) {
-          copier_->copy(Lane::to_device, {t.user, t.user_pitch, chunk.staging.data + t.staging_offset,
-                                          t.staging_pitch, t.width, t.rows});
+          lanes_.to_device->copy_rows(t.user, t.user_pitch, chunk.staging.data + t.staging_offset, t.staging_pitch,
+                                      t.width, t.rows);
         }
-        chunk.fence = copier_->fence(Lane::to_device);
+        chunk.fence = lanes_.to_device->fence();
       }
     }
     if (chunk.fence && !chunk.fence->reached()) return false;

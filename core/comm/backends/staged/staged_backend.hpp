@@ -15,10 +15,14 @@
 // Collectives are cut at chunk_bytes: every rank must then see the same
 // sizes and tuning, and use CUDA tensors on every rank or on none (a host
 // tensor larger than a chunk is one host operation, not several).
+// Copies run on two device::Queues of the backend's own (Lanes), one per
+// direction, so that copies down and up overlap; pinned staging memory
+// comes from the first.
+//
 // Streams: an operation's copies start after the work queued so far on the
-// caller's stream (the views' `stream`; Copier::follow), so the data the
+// caller's stream (the views' `stream`; Queue::wait_for), so the data the
 // caller produced there is what is sent, without blocking the caller. The
-// results are written by the copier's own stream and are in place when the
+// results are written by the lanes' own streams and are in place when the
 // request completes; the caller's stream is not ordered after them (wait
 // for the request before using them).
 //
@@ -39,7 +43,7 @@
 #include <vector>
 
 #include "comm/backends/per_kind.hpp"
-#include "comm/backends/staged/copier.hpp"
+#include "device/queue.hpp"
 
 namespace dtrain::comm::staged {
 
@@ -58,6 +62,15 @@ Tuning tuning_from_env();
 // at least 1.
 std::int64_t chunk_elements(std::size_t chunk_bytes, std::size_t element, std::int64_t rows_per_element);
 
+// The queues the staged path copies through: device to host, and host to
+// device. Each has a stream of its own on the device.
+struct Lanes {
+  std::unique_ptr<device::Queue> to_host;
+  std::unique_ptr<device::Queue> to_device;
+};
+// Two Queues on CUDA device `device`.
+Lanes device_lanes(int device);
+
 // The chunks [first, first + length) of `count` elements; one empty chunk for
 // count 0, so that every rank starts the same number of host operations.
 struct ChunkRange {
@@ -69,8 +82,7 @@ std::vector<ChunkRange> chunk_ranges(std::int64_t count, std::int64_t chunk);
 class StagedBackend final : public PerKindBackend<StagedBackend> {
  public:
   // `host` outlives this backend. `rank` and `size` are the host backend's.
-  StagedBackend(Backend& host, std::unique_ptr<Copier> copier, int rank, int size, int timeout_ms,
-                const Tuning& tuning);
+  StagedBackend(Backend& host, Lanes lanes, int rank, int size, int timeout_ms, const Tuning& tuning);
   ~StagedBackend() override;
 
   const char* name() const override { return "staged"; }
@@ -134,10 +146,11 @@ class StagedBackend final : public PerKindBackend<StagedBackend> {
     RequestPtr inner;
     Staging staging;
     std::vector<Transfer> out;
-    std::unique_ptr<Fence> fence;  // set once the results are being copied out
+    std::unique_ptr<device::Fence> fence;  // set once the results are being copied out
   };
 
-  // Starts `pieces` after the work queued on `stream` (nullptr: none).
+  // Starts `pieces` after the work queued on `stream` (nullptr: the legacy
+  // default stream).
   RequestPtr run(const char* op, void* stream, std::vector<Piece> pieces);
   // One host operation, never cut, on the first `send_count` elements of
   // `send` (staged in when on the device) and the first `recv_count` of
@@ -151,13 +164,15 @@ class StagedBackend final : public PerKindBackend<StagedBackend> {
                             std::function<RequestPtr(const TensorView& staged)> start);
   Staging acquire(std::size_t bytes, Clock::time_point deadline);
   void release(Staging staging);
-  void wait_for(Fence& fence, Clock::time_point deadline);
+  void wait_for(device::Fence& fence, Clock::time_point deadline);
+  // Waits for every queued copy, ignoring errors (before memory is freed).
+  void drain() noexcept;
   void finish();
   // Advances one chunk; true when it is done with.
   bool advance(InFlight& chunk);
 
   Backend& host_;
-  std::unique_ptr<Copier> copier_;
+  Lanes lanes_;
   const int rank_;
   const int size_;
   const int timeout_ms_;

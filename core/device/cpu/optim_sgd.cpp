@@ -1,7 +1,7 @@
-#include "optim/cpu/element.hpp"
-#include "optim/cpu/kernels.hpp"
+#include "device/cpu/element.hpp"
+#include "device/cpu/optim_kernels.hpp"
 
-namespace dtrain::optim::cpu {
+namespace dtrain::device::cpu {
 
 namespace {
 
@@ -14,8 +14,8 @@ enum class Momentum { none, heavy_ball, nesterov };
 // loop body has no branches. The parameter is read from `master` when there
 // is one, and stored rounded to its own dtype.
 template <typename E, bool kMaster, Momentum kMomentum, bool kWriteGrad>
-void sgd_loop(const SgdStep& s, typename E::type* __restrict param, float* __restrict master,
-              typename E::type* __restrict grad, float* __restrict buffer, std::int64_t count) {
+void sgd_loop(const SgdStep& s, typename E::Bits* __restrict param, float* __restrict master,
+              typename E::Bits* __restrict grad, float* __restrict buffer, std::int64_t count) {
   const float factor = s.grad.factor;
   const float lr = s.lr;
   const float weight_decay = s.weight_decay;
@@ -40,8 +40,8 @@ void sgd_loop(const SgdStep& s, typename E::type* __restrict param, float* __res
 
 template <typename E, bool kMaster, Momentum kMomentum>
 void sgd_choose_write(const SgdStep& s, const Slot& slot) {
-  auto* param = static_cast<typename E::type*>(slot.param.data);
-  auto* grad = static_cast<typename E::type*>(slot.grad.data);
+  auto* param = static_cast<typename E::Bits*>(slot.param.data);
+  auto* grad = static_cast<typename E::Bits*>(slot.grad.data);
   if (s.grad.write_back()) {
     sgd_loop<E, kMaster, kMomentum, true>(s, param, slot.master, grad, slot.state[0], slot.count());
   } else {
@@ -60,7 +60,7 @@ void sgd_choose_momentum(const SgdStep& s, const Slot& slot) {
 
 void sgd_update(const SgdStep& step, const Slot& slot) {
   if (slot.count() == 0) return;
-  with_element(slot.param.dtype, [&](auto element) {
+  with_element(slot.param.dtype, "optimizer", [&](auto element) {
     using E = decltype(element);
     if constexpr (std::is_same_v<E, F32>) {
       sgd_choose_momentum<E, false>(step, slot);
@@ -70,4 +70,4 @@ void sgd_update(const SgdStep& step, const Slot& slot) {
   });
 }
 
-}  // namespace dtrain::optim::cpu
+}  // namespace dtrain::device::cpu

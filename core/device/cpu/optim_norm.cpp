@@ -1,7 +1,7 @@
-#include "optim/cpu/element.hpp"
-#include "optim/cpu/kernels.hpp"
+#include "device/cpu/element.hpp"
+#include "device/cpu/optim_kernels.hpp"
 
-namespace dtrain::optim::cpu {
+namespace dtrain::device::cpu {
 
 namespace {
 
@@ -11,7 +11,7 @@ namespace {
 constexpr int kLanes = 16;
 
 template <typename E>
-double sum_of_squares(const typename E::type* __restrict grad, std::int64_t count) {
+double sum_of_squares(const typename E::Bits* __restrict grad, std::int64_t count) {
   double lanes[kLanes] = {};
   std::int64_t i = 0;
   for (; i + kLanes <= count; i += kLanes) {
@@ -32,10 +32,10 @@ double sum_of_squares(const typename E::type* __restrict grad, std::int64_t coun
 }  // namespace
 
 double squared_norm(const Slot& slot) {
-  return with_element(slot.grad.dtype, [&](auto element) {
+  return with_element(slot.grad.dtype, "optimizer", [&](auto element) {
     using E = decltype(element);
-    return sum_of_squares<E>(static_cast<const typename E::type*>(slot.grad.data), slot.grad.count);
+    return sum_of_squares<E>(static_cast<const typename E::Bits*>(slot.grad.data), slot.grad.count);
   });
 }
 
-}  // namespace dtrain::optim::cpu
+}  // namespace dtrain::device::cpu

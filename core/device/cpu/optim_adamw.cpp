@@ -1,9 +1,9 @@
 #include <cmath>
 
-#include "optim/cpu/element.hpp"
-#include "optim/cpu/kernels.hpp"
+#include "device/cpu/element.hpp"
+#include "device/cpu/optim_kernels.hpp"
 
-namespace dtrain::optim::cpu {
+namespace dtrain::device::cpu {
 
 namespace {
 
@@ -11,8 +11,8 @@ namespace {
 // weight decay (p -= lr * weight_decay * p), the moment updates, and the
 // bias-corrected step p -= step_size * m / (sqrt(v) / sqrt(1 - beta2^t) + eps).
 template <typename E, bool kMaster, bool kWriteGrad>
-void adamw_loop(const AdamwStep& s, typename E::type* __restrict param, float* __restrict master,
-                typename E::type* __restrict grad, float* __restrict m, float* __restrict v,
+void adamw_loop(const AdamwStep& s, typename E::Bits* __restrict param, float* __restrict master,
+                typename E::Bits* __restrict grad, float* __restrict m, float* __restrict v,
                 std::int64_t count) {
   const float factor = s.grad.factor;
   const float lr_weight_decay = s.lr_weight_decay;
@@ -38,8 +38,8 @@ void adamw_loop(const AdamwStep& s, typename E::type* __restrict param, float* _
 
 template <typename E, bool kMaster>
 void adamw_choose_write(const AdamwStep& s, const Slot& slot) {
-  auto* param = static_cast<typename E::type*>(slot.param.data);
-  auto* grad = static_cast<typename E::type*>(slot.grad.data);
+  auto* param = static_cast<typename E::Bits*>(slot.param.data);
+  auto* grad = static_cast<typename E::Bits*>(slot.grad.data);
   if (s.grad.write_back()) {
     adamw_loop<E, kMaster, true>(s, param, slot.master, grad, slot.state[0], slot.state[1], slot.count());
   } else {
@@ -51,10 +51,10 @@ void adamw_choose_write(const AdamwStep& s, const Slot& slot) {
 
 void adamw_update(const AdamwStep& step, const Slot& slot) {
   if (slot.count() == 0) return;
-  with_element(slot.param.dtype, [&](auto element) {
+  with_element(slot.param.dtype, "optimizer", [&](auto element) {
     using E = decltype(element);
     adamw_choose_write<E, !std::is_same_v<E, F32>>(step, slot);
   });
 }
 
-}  // namespace dtrain::optim::cpu
+}  // namespace dtrain::device::cpu

@@ -1,15 +1,16 @@
-// A Slot is the unit every update kernel works on: one range of parameters,
-// their gradients, and the float32 buffers the optimizer keeps for them. The
-// optimizer behind the C handle makes one Slot per parameter tensor; a
-// sharded strategy makes Slots over its shard of flat buffers and calls the
-// same kernels, so both compute bit-identical updates.
+// A Slot is the unit the optimizer's kernels work on (fused_update.hpp): one
+// range of parameters, their gradients, and the float32 buffers the
+// optimizer keeps for them, all in the memory of one place. The optimizer
+// behind the C handle makes one Slot per parameter tensor; a sharded
+// strategy makes Slots over its shard of flat buffers and runs the same
+// kernels, so both compute bit-identical updates.
 #pragma once
 
 #include <cstdint>
 
 #include "base/tensor.hpp"
 
-namespace dtrain::optim {
+namespace dtrain::device {
 
 // Optimizer state per element. SGD keeps its momentum buffer in state[0]
 // (only with momentum); AdamW its first and second moments in state[0] and
@@ -40,4 +41,4 @@ struct Slot {
 // Whether a param of this dtype needs f32 master weights.
 inline bool needs_master(DType dtype) { return dtype == DType::f16 || dtype == DType::bf16; }
 
-}  // namespace dtrain::optim
+}  // namespace dtrain::device
