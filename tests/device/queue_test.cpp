@@ -1,10 +1,13 @@
 // The device layer's Queue on the test's place: its copies (a block of a
 // matrix through copy_rows included), fills, scaled casts and element-wise
 // work land where they should once synchronize() returns; its Buffers are
-// zeroed, aligned and handed on by moves.
+// zeroed, aligned and handed on by moves; a round trip through pinned host
+// memory is done once its Fence is reached.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <utility>
 
@@ -119,6 +122,26 @@ TEST(Queue, BuffersAreZeroedAlignedAndMovedWithoutCopying) {
   moved.reset();
   EXPECT_FALSE(moved.allocated());
   moved.reset();  // twice is harmless
+}
+
+TEST(Queue, PinnedMemoryRoundTripIsDoneAtItsFence) {
+  DT_REQUIRE_PLACE();
+  PlacedTensor like(DType::f32, Values(1, 0.0));
+  const auto queue = device::make_queue(like.view());
+  constexpr std::size_t kCount = 1000;
+  auto* out = static_cast<float*>(queue->allocate_pinned(kCount * sizeof(float)));
+  auto* back = static_cast<float*>(queue->allocate_pinned(kCount * sizeof(float)));
+  for (std::size_t i = 0; i < kCount; ++i) out[i] = static_cast<float>(i) * 0.5f;
+  std::memset(back, 0xff, kCount * sizeof(float));
+  device::Buffer on_device(*queue, kCount * sizeof(float));
+  queue->copy(on_device.data(), out, kCount * sizeof(float));
+  queue->copy_rows(back, sizeof(float), on_device.data(), sizeof(float), sizeof(float), kCount);
+  const auto fence = queue->fence();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!fence->reached()) ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the fence was never reached";
+  EXPECT_EQ(std::memcmp(back, out, kCount * sizeof(float)), 0);
+  queue->release_pinned(out);
+  queue->release_pinned(back);
 }
 
 }  // namespace
