@@ -103,14 +103,6 @@ DType parse_dtype(const std::string& name) {
   kCli.error("--dtype: '" + name + "' is not f32, bf16 or f16");
 }
 
-TensorView host_view(void* data, std::int64_t count, DType dtype) {
-  TensorView v;
-  v.data = data;
-  v.count = count;
-  v.dtype = dtype;
-  return v;
-}
-
 template <typename F>
 double seconds(F&& run) {
   const auto start = Clock::now();

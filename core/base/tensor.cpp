@@ -25,6 +25,14 @@ TensorView TensorView::slice(std::int64_t first, std::int64_t n) const {
   return view;
 }
 
+TensorView host_view(void* data, std::int64_t count, DType dtype) {
+  TensorView view;
+  view.data = data;
+  view.count = count;
+  view.dtype = dtype;
+  return view;
+}
+
 std::string place_name(const TensorView& view) {
   return view.memory == Memory::host ? std::string("in host memory")
                                      : "on CUDA device " + std::to_string(view.device_id);

@@ -38,6 +38,9 @@ struct CudaDevices {
   std::string unusable;  // why count is 0, completing "CUDA tensors need a CUDA device, and ..."
 };
 
+// A view of `count` elements of `dtype` at `data`, in host memory.
+TensorView host_view(void* data, std::int64_t count, DType dtype);
+
 // "in host memory" or "on CUDA device 1", for messages.
 std::string place_name(const TensorView& view);
 // Both in host memory, or both on the same CUDA device.

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "base/flat_tensor.hpp"
 #include "base/env.hpp"
 #include "base/log.hpp"
 #include "comm/flight_recorder.hpp"
@@ -305,8 +304,13 @@ void Communicator::fail(dt_status status, const std::string& message) {
 
 RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, int op, void* stream) {
   Use use(*this, "allreduce");
-  TensorView s = operand(send, "send", stream);
-  TensorView r = operand(recv, "recv", stream);
+  // Parsed before recv, so that send's problems are reported first.
+  const TensorView s = operand(send, "send", stream);
+  return allreduce(s, operand(recv, "recv", stream), op);
+}
+
+RequestPtr Communicator::allreduce(const TensorView& s, const TensorView& r, int op) {
+  Use use(*this, "allreduce");
   require_same_dtype(s, "send", r, "recv");
   if (s.count != r.count) {
     invalid("allreduce: send has " + count_text(s.count) + " but recv has " + count_text(r.count));
@@ -319,8 +323,12 @@ RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, i
 
 RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* recv, int op, void* stream) {
   Use use(*this, "reduce_scatter");
-  TensorView s = operand(send, "send", stream);
-  TensorView r = operand(recv, "recv", stream);
+  const TensorView s = operand(send, "send", stream);
+  return reduce_scatter(s, operand(recv, "recv", stream), op);
+}
+
+RequestPtr Communicator::reduce_scatter(const TensorView& s, const TensorView& r, int op) {
+  Use use(*this, "reduce_scatter");
   require_same_dtype(s, "send", r, "recv");
   if (s.count != r.count * size_) {
     invalid("reduce_scatter: send must hold size (" + std::to_string(size_) + ") x recv's " +
@@ -334,8 +342,12 @@ RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* re
 
 RequestPtr Communicator::allgather(const DLTensor* send, const DLTensor* recv, void* stream) {
   Use use(*this, "allgather");
-  TensorView s = operand(send, "send", stream);
-  TensorView r = operand(recv, "recv", stream);
+  const TensorView s = operand(send, "send", stream);
+  return allgather(s, operand(recv, "recv", stream));
+}
+
+RequestPtr Communicator::allgather(const TensorView& s, const TensorView& r) {
+  Use use(*this, "allgather");
   require_same_dtype(s, "send", r, "recv");
   if (r.count != s.count * size_) {
     invalid("allgather: recv must hold size (" + std::to_string(size_) + ") x send's " +
@@ -362,7 +374,11 @@ void Communicator::check_peer(int peer, const std::string& name) const {
 
 RequestPtr Communicator::broadcast(const DLTensor* buf, int root, void* stream) {
   Use use(*this, "broadcast");
-  TensorView b = operand(buf, "buf", stream);
+  return broadcast(operand(buf, "buf", stream), root);
+}
+
+RequestPtr Communicator::broadcast(const TensorView& b, int root) {
+  Use use(*this, "broadcast");
   check_root(root);
   ensure_usable();
   return checked({CallKind::broadcast, 0, dt(b), b.count, -1, root}, bytes_of(b),
@@ -371,8 +387,12 @@ RequestPtr Communicator::broadcast(const DLTensor* buf, int root, void* stream) 
 
 RequestPtr Communicator::alltoall(const DLTensor* send, const DLTensor* recv, void* stream) {
   Use use(*this, "alltoall");
-  TensorView s = operand(send, "send", stream);
-  TensorView r = operand(recv, "recv", stream);
+  const TensorView s = operand(send, "send", stream);
+  return alltoall(s, operand(recv, "recv", stream));
+}
+
+RequestPtr Communicator::alltoall(const TensorView& s, const TensorView& r) {
+  Use use(*this, "alltoall");
   require_same_dtype(s, "send", r, "recv");
   if (s.count != r.count || s.count % size_ != 0) {
     invalid("alltoall: send and recv must hold the same multiple of size (" + std::to_string(size_) +
@@ -387,8 +407,13 @@ RequestPtr Communicator::alltoall(const DLTensor* send, const DLTensor* recv, vo
 RequestPtr Communicator::alltoallv(const DLTensor* send, const std::int64_t* send_counts,
                                    const DLTensor* recv, const std::int64_t* recv_counts, void* stream) {
   Use use(*this, "alltoallv");
-  TensorView s = operand(send, "send", stream);
-  TensorView r = operand(recv, "recv", stream);
+  const TensorView s = operand(send, "send", stream);
+  return alltoallv(s, send_counts, operand(recv, "recv", stream), recv_counts);
+}
+
+RequestPtr Communicator::alltoallv(const TensorView& s, const std::int64_t* send_counts, const TensorView& r,
+                                   const std::int64_t* recv_counts) {
+  Use use(*this, "alltoallv");
   require_same_dtype(s, "send", r, "recv");
   auto sc = check_counts(send_counts, size_, s, "send_counts", "send");
   auto rc = check_counts(recv_counts, size_, r, "recv_counts", "recv");
@@ -399,7 +424,11 @@ RequestPtr Communicator::alltoallv(const DLTensor* send, const std::int64_t* sen
 
 RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag, void* stream) {
   Use use(*this, "send");
-  TensorView b = operand(buf, "buf", stream);
+  return send(operand(buf, "buf", stream), peer, tag);
+}
+
+RequestPtr Communicator::send(const TensorView& b, int peer, int tag) {
+  Use use(*this, "send");
   check_peer(peer, "peer");
   if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
   ensure_usable();
@@ -408,7 +437,11 @@ RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag, void* stre
 
 RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag, void* stream) {
   Use use(*this, "recv");
-  TensorView b = operand(buf, "buf", stream);
+  return recv(operand(buf, "buf", stream), peer, tag);
+}
+
+RequestPtr Communicator::recv(const TensorView& b, int peer, int tag) {
+  Use use(*this, "recv");
   check_peer(peer, "peer");
   if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
   ensure_usable();
@@ -426,9 +459,15 @@ RequestPtr Communicator::reduce(const DLTensor* send, const DLTensor* recv, int 
   Use use(*this, "reduce");
   TensorView s = operand(send, "send", stream);
   check_root(root);
+  return reduce(s, rank_ == root ? operand(recv, "recv", stream) : unused_like(s), op, root);
+}
+
+RequestPtr Communicator::reduce(const TensorView& s, const TensorView& recv, int op, int root) {
+  Use use(*this, "reduce");
+  check_root(root);
   TensorView r = unused_like(s);
   if (rank_ == root) {
-    r = operand(recv, "recv", stream);
+    r = recv;
     require_same_dtype(s, "send", r, "recv");
     if (s.count != r.count) {
       invalid("reduce: send has " + count_text(s.count) + " but recv on the root has " + count_text(r.count));
@@ -444,9 +483,15 @@ RequestPtr Communicator::gather(const DLTensor* send, const DLTensor* recv, int 
   Use use(*this, "gather");
   TensorView s = operand(send, "send", stream);
   check_root(root);
+  return gather(s, rank_ == root ? operand(recv, "recv", stream) : unused_like(s), root);
+}
+
+RequestPtr Communicator::gather(const TensorView& s, const TensorView& recv, int root) {
+  Use use(*this, "gather");
+  check_root(root);
   TensorView r = unused_like(s);
   if (rank_ == root) {
-    r = operand(recv, "recv", stream);
+    r = recv;
     require_same_dtype(s, "send", r, "recv");
     if (r.count != s.count * size_) {
       invalid("gather: recv on the root must hold size (" + std::to_string(size_) + ") x send's " +
@@ -462,9 +507,15 @@ RequestPtr Communicator::scatter(const DLTensor* send, const DLTensor* recv, int
   Use use(*this, "scatter");
   TensorView r = operand(recv, "recv", stream);
   check_root(root);
+  return scatter(rank_ == root ? operand(send, "send", stream) : unused_like(r), r, root);
+}
+
+RequestPtr Communicator::scatter(const TensorView& send, const TensorView& r, int root) {
+  Use use(*this, "scatter");
+  check_root(root);
   TensorView s = unused_like(r);
   if (rank_ == root) {
-    s = operand(send, "send", stream);
+    s = send;
     require_same_dtype(s, "send", r, "recv");
     if (s.count != r.count * size_) {
       invalid("scatter: send on the root must hold size (" + std::to_string(size_) + ") x recv's " +
@@ -479,8 +530,12 @@ RequestPtr Communicator::scatter(const DLTensor* send, const DLTensor* recv, int
 RequestPtr Communicator::allgatherv(const DLTensor* send, const DLTensor* recv, const std::int64_t* recv_counts,
                                     void* stream) {
   Use use(*this, "allgatherv");
-  TensorView s = operand(send, "send", stream);
-  TensorView r = operand(recv, "recv", stream);
+  const TensorView s = operand(send, "send", stream);
+  return allgatherv(s, operand(recv, "recv", stream), recv_counts);
+}
+
+RequestPtr Communicator::allgatherv(const TensorView& s, const TensorView& r, const std::int64_t* recv_counts) {
+  Use use(*this, "allgatherv");
   require_same_dtype(s, "send", r, "recv");
   auto counts = check_counts(recv_counts, size_, r, "recv_counts", "recv");
   if (s.count != counts[rank_]) {
@@ -495,8 +550,13 @@ RequestPtr Communicator::allgatherv(const DLTensor* send, const DLTensor* recv, 
 RequestPtr Communicator::reduce_scatterv(const DLTensor* send, const std::int64_t* recv_counts,
                                          const DLTensor* recv, int op, void* stream) {
   Use use(*this, "reduce_scatterv");
-  TensorView s = operand(send, "send", stream);
-  TensorView r = operand(recv, "recv", stream);
+  const TensorView s = operand(send, "send", stream);
+  return reduce_scatterv(s, recv_counts, operand(recv, "recv", stream), op);
+}
+
+RequestPtr Communicator::reduce_scatterv(const TensorView& s, const std::int64_t* recv_counts, const TensorView& r,
+                                         int op) {
+  Use use(*this, "reduce_scatterv");
   require_same_dtype(s, "send", r, "recv");
   auto counts = check_counts(recv_counts, size_, s, "recv_counts", "send");
   if (r.count != counts[rank_]) {
@@ -595,8 +655,8 @@ void Communicator::close() { mark_broken("the communicator was destroyed", false
 
 double sum_over_ranks(Communicator& comm, double local) {
   double value = local;
-  FlatTensor tensor(&value, 1, DType::f64);
-  start_and_wait(comm, [&] { return comm.allreduce(tensor.get(), tensor.get(), DT_SUM); });
+  const TensorView view = host_view(&value, 1, DType::f64);
+  start_and_wait(comm, [&] { return comm.allreduce(view, view, DT_SUM); });
   return value;
 }
 

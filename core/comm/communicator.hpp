@@ -47,6 +47,10 @@ class Communicator {
   // arrive as the raw int of a dt_reduce_op (see base/enum_value.hpp).
   // `stream` is the caller's cudaStream_t (comm.h), carried to the backend
   // in the tensors' views; host backends ignore it.
+  //
+  // The C API's DLTensors are checked and made views here; strategies, which
+  // hold views already, call the overloads on views (below), whose stream is
+  // each view's own.
   RequestPtr allreduce(const DLTensor* send, const DLTensor* recv, int op, void* stream = nullptr);
   RequestPtr reduce_scatter(const DLTensor* send, const DLTensor* recv, int op, void* stream = nullptr);
   RequestPtr allgather(const DLTensor* send, const DLTensor* recv, void* stream = nullptr);
@@ -69,6 +73,25 @@ class Communicator {
                              void* stream = nullptr);
   // Every op checked before any starts; one request for the group.
   RequestPtr p2p_group(const dt_p2p_op* ops, int count, void* stream = nullptr);
+
+  // The same operations on checked views (a view of a tensor the caller
+  // made: host memory, or a device Queue's), with the same checks of how
+  // they fit together. Off the root, reduce's and gather's recv and
+  // scatter's send are not looked at.
+  RequestPtr allreduce(const TensorView& send, const TensorView& recv, int op);
+  RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, int op);
+  RequestPtr allgather(const TensorView& send, const TensorView& recv);
+  RequestPtr broadcast(const TensorView& buf, int root);
+  RequestPtr alltoall(const TensorView& send, const TensorView& recv);
+  RequestPtr alltoallv(const TensorView& send, const std::int64_t* send_counts, const TensorView& recv,
+                       const std::int64_t* recv_counts);
+  RequestPtr send(const TensorView& buf, int peer, int tag);
+  RequestPtr recv(const TensorView& buf, int peer, int tag);
+  RequestPtr reduce(const TensorView& send, const TensorView& recv, int op, int root);
+  RequestPtr gather(const TensorView& send, const TensorView& recv, int root);
+  RequestPtr scatter(const TensorView& send, const TensorView& recv, int root);
+  RequestPtr allgatherv(const TensorView& send, const TensorView& recv, const std::int64_t* recv_counts);
+  RequestPtr reduce_scatterv(const TensorView& send, const std::int64_t* recv_counts, const TensorView& recv, int op);
 
   // The thread whose calls through the C API may run this communicator's
   // operations (comm.h, "Threads"): the thread that constructed it until

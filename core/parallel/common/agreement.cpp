@@ -4,7 +4,6 @@
 
 #include "base/digest.hpp"
 #include "base/error.hpp"
-#include "base/flat_tensor.hpp"
 
 namespace dtrain::parallel::common {
 
@@ -17,9 +16,9 @@ constexpr std::size_t kShownDims = 6;
 std::vector<std::int64_t> allgather(comm::Communicator& comm, const std::vector<std::int64_t>& local) {
   std::vector<std::int64_t> send = local;
   std::vector<std::int64_t> all(local.size() * static_cast<std::size_t>(comm.size()));
-  FlatTensor send_tensor(send.data(), static_cast<std::int64_t>(send.size()), DType::i64);
-  FlatTensor recv_tensor(all.data(), static_cast<std::int64_t>(all.size()), DType::i64);
-  comm.wait(comm.allgather(send_tensor.get(), recv_tensor.get()), -1);
+  comm.wait(comm.allgather(host_view(send.data(), static_cast<std::int64_t>(send.size()), DType::i64),
+                           host_view(all.data(), static_cast<std::int64_t>(all.size()), DType::i64)),
+            -1);
   return all;
 }
 

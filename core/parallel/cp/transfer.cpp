@@ -2,14 +2,13 @@
 
 #include <utility>
 
-#include "base/flat_tensor.hpp"
 
 namespace dtrain::parallel::cp {
 
 Transfer::Transfer(comm::Communicator& comm, Direction direction, float* data, std::int64_t count, int peer, int tag)
     : comm_(comm) {
-  FlatTensor buffer(data, count, DType::f32);
-  request_ = direction == Direction::send ? comm.send(buffer.get(), peer, tag) : comm.recv(buffer.get(), peer, tag);
+  const TensorView buffer = host_view(data, count, DType::f32);
+  request_ = direction == Direction::send ? comm.send(buffer, peer, tag) : comm.recv(buffer, peer, tag);
 }
 
 Transfer::~Transfer() {

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "base/flat_tensor.hpp"
 
 namespace dtrain::parallel::cp {
 
@@ -51,9 +50,9 @@ class HeadExchange {
   Floats exchange(const Floats& send) const {
     Floats received(send.size());
     const auto count = static_cast<std::int64_t>(send.size());
-    FlatTensor send_tensor(const_cast<float*>(send.data()), count, DType::f32);
-    FlatTensor recv_tensor(received.data(), count, DType::f32);
-    comm::start_and_wait(comm_, [&] { return comm_.alltoall(send_tensor.get(), recv_tensor.get()); });
+    const TensorView send_view = host_view(const_cast<float*>(send.data()), count, DType::f32);
+    const TensorView recv_view = host_view(received.data(), count, DType::f32);
+    comm::start_and_wait(comm_, [&] { return comm_.alltoall(send_view, recv_view); });
     return received;
   }
 

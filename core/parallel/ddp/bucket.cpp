@@ -1,6 +1,5 @@
 #include "parallel/ddp/bucket.hpp"
 
-#include "base/flat_tensor.hpp"
 
 namespace dtrain::parallel::ddp {
 
@@ -30,8 +29,8 @@ void Bucket::fill_zero(std::size_t s) {
 
 comm::RequestPtr Bucket::launch(comm::Communicator& comm) {
   if (count_ == 0) return nullptr;
-  FlatTensor buffer(storage_.data(), count_, wire_, queue_->dlpack_device());
-  return comm.allreduce(buffer.get(), buffer.get(), DT_SUM, queue_->stream());
+  const TensorView buffer = storage_.view(0, count_, wire_);
+  return comm.allreduce(buffer, buffer, DT_SUM);
 }
 
 void Bucket::unpack(double scale) {

@@ -7,7 +7,6 @@
 #include "base/error.hpp"
 #include "base/index_list.hpp"
 #include "comm/deadline.hpp"
-#include "base/flat_tensor.hpp"
 #include "parallel/common/agreement.hpp"
 #include "parallel/common/layout.hpp"
 #include "parallel/ddp/bucket_plan.hpp"
@@ -106,8 +105,8 @@ void DataParallel::mark_ready(std::size_t index) {
 
 void DataParallel::launch_weight() {
   weight_sum_ = local_weight_;
-  FlatTensor weight(&weight_sum_, 1, DType::f64);
-  weight_request_ = comm_.allreduce(weight.get(), weight.get(), DT_SUM);
+  const TensorView weight = host_view(&weight_sum_, 1, DType::f64);
+  weight_request_ = comm_.allreduce(weight, weight, DT_SUM);
 }
 
 comm::RequestPtr DataParallel::launch(std::size_t bucket) {

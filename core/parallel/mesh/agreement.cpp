@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "base/error.hpp"
-#include "base/flat_tensor.hpp"
 
 namespace dtrain::parallel::mesh {
 
@@ -17,9 +16,9 @@ void agree_on_record(comm::Communicator& comm, const std::string& context, const
     std::copy(record.begin(), record.end(), local.begin() + 1);
   }
   Record all(local.size() * static_cast<std::size_t>(comm.size()));
-  FlatTensor send(local.data(), static_cast<std::int64_t>(local.size()), DType::i64);
-  FlatTensor recv(all.data(), static_cast<std::int64_t>(all.size()), DType::i64);
-  comm::start_and_wait(comm, [&] { return comm.allgather(send.get(), recv.get()); });
+  const TensorView send = host_view(local.data(), static_cast<std::int64_t>(local.size()), DType::i64);
+  const TensorView recv = host_view(all.data(), static_cast<std::int64_t>(all.size()), DType::i64);
+  comm::start_and_wait(comm, [&] { return comm.allgather(send, recv); });
   if (local_failure) std::rethrow_exception(local_failure);
 
   auto record_of = [&](int rank) {

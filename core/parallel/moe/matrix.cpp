@@ -43,14 +43,6 @@ Matrix checked_matrix(const DLTensor* tensor, const char* name, DType dtype, dt_
   return Matrix{view, found[0], found[1]};
 }
 
-TensorView host_view(void* data, std::int64_t count, DType dtype) {
-  TensorView view;
-  view.data = data;
-  view.count = count;
-  view.dtype = dtype;
-  return view;
-}
-
 }  // namespace
 
 Matrix float_matrix(const DLTensor* tensor, const char* name, std::int64_t rows, std::int64_t cols) {

@@ -3,7 +3,6 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "base/flat_tensor.hpp"
 #include "device/kernels.hpp"
 #include "parallel/common/agreement.hpp"
 
@@ -98,9 +97,9 @@ void Plan::exchange_counts(const std::vector<std::int64_t>& per_expert) {
   const int ranks = ep_->size();
   std::vector<std::int64_t> send = per_expert;
   std::vector<std::int64_t> recv(per_expert.size());  // [source rank][local expert]
-  FlatTensor send_tensor(send.data(), static_cast<std::int64_t>(send.size()), DType::i64);
-  FlatTensor recv_tensor(recv.data(), static_cast<std::int64_t>(recv.size()), DType::i64);
-  comm::start_and_wait(*ep_, [&] { return ep_->alltoall(send_tensor.get(), recv_tensor.get()); });
+  const TensorView send_view = host_view(send.data(), static_cast<std::int64_t>(send.size()), DType::i64);
+  const TensorView recv_view = host_view(recv.data(), static_cast<std::int64_t>(recv.size()), DType::i64);
+  comm::start_and_wait(*ep_, [&] { return ep_->alltoall(send_view, recv_view); });
 
   auto count = [&](const std::vector<std::int64_t>& matrix, int rank, int local) {
     return matrix[static_cast<std::size_t>(rank * local_experts_ + local)];
@@ -165,11 +164,11 @@ void Plan::exchange_rows(const float* send, const std::vector<std::int64_t>& sen
     send_total += send_counts[r];
     recv_total += recv_counts[r];
   }
-  // The communicator takes mutable tensors; it only reads `send`.
-  FlatTensor send_tensor(const_cast<float*>(send), send_total, DType::f32);
-  FlatTensor recv_tensor(recv, recv_total, DType::f32);
+  // Views are of mutable memory; the communicator only reads `send`.
+  const TensorView send_view = host_view(const_cast<float*>(send), send_total, DType::f32);
+  const TensorView recv_view = host_view(recv, recv_total, DType::f32);
   comm::start_and_wait(*ep_, [&] {
-    return ep_->alltoallv(send_tensor.get(), send_counts.data(), recv_tensor.get(), recv_counts.data());
+    return ep_->alltoallv(send_view, send_counts.data(), recv_view, recv_counts.data());
   });
 }
 

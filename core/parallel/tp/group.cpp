@@ -1,17 +1,16 @@
 #include "parallel/tp/group.hpp"
 
-#include "base/flat_tensor.hpp"
 #include "dtrain/comm.h"
 
 namespace dtrain::parallel::tp {
 
 namespace {
 
-// A view as the communicator takes it, where it is: the layers' tensors and
+// A view ordered on `queue`'s stream, where it is: the layers' tensors and
 // scratch are where the Queue is, a few per-row statistics on the host.
-FlatTensor flat(const TensorView& v) {
-  const DLDevice device = v.memory == Memory::host ? DLDevice{kDLCPU, 0} : DLDevice{kDLCUDA, v.device_id};
-  return FlatTensor(v.data, v.count, v.dtype, device);
+TensorView on(const device::Queue& queue, TensorView v) {
+  v.stream = queue.stream();
+  return v;
 }
 
 std::size_t element_bytes(const Matrix& m) { return dtype_size(m.view.dtype); }
@@ -26,34 +25,34 @@ comm::RequestPtr Group::started(comm::RequestPtr request) {
 void Group::wait(const comm::RequestPtr& request) { comm_.wait(request, -1); }
 
 void Group::allreduce_sum(const TensorView& in, const TensorView& out) {
-  FlatTensor send = flat(in), recv = flat(out);
+  const TensorView send = on(queue_, in), recv = on(queue_, out);
   comm::start_and_wait(comm_,
-                       [&] { return started(comm_.allreduce(send.get(), recv.get(), DT_SUM, queue_.stream())); });
+                       [&] { return started(comm_.allreduce(send, recv, DT_SUM)); });
 }
 
 void Group::allreduce_max(const TensorView& buf) {
-  FlatTensor t = flat(buf);
-  comm::start_and_wait(comm_, [&] { return started(comm_.allreduce(t.get(), t.get(), DT_MAX, queue_.stream())); });
+  const TensorView t = on(queue_, buf);
+  comm::start_and_wait(comm_, [&] { return started(comm_.allreduce(t, t, DT_MAX)); });
 }
 
 comm::RequestPtr Group::start_allreduce_sum(const TensorView& buf) {
-  FlatTensor t = flat(buf);
-  return started(comm_.allreduce(t.get(), t.get(), DT_SUM, queue_.stream()));
+  const TensorView t = on(queue_, buf);
+  return started(comm_.allreduce(t, t, DT_SUM));
 }
 
 void Group::allgather_rows(const Matrix& local, const Matrix& full) {
-  FlatTensor send = flat(local.view), recv = flat(full.view);
-  comm::start_and_wait(comm_, [&] { return started(comm_.allgather(send.get(), recv.get(), queue_.stream())); });
+  const TensorView send = on(queue_, local.view), recv = on(queue_, full.view);
+  comm::start_and_wait(comm_, [&] { return started(comm_.allgather(send, recv)); });
 }
 
 comm::RequestPtr Group::start_allgather_rows(const Matrix& local, const Matrix& full) {
-  FlatTensor send = flat(local.view), recv = flat(full.view);
-  return started(comm_.allgather(send.get(), recv.get(), queue_.stream()));
+  const TensorView send = on(queue_, local.view), recv = on(queue_, full.view);
+  return started(comm_.allgather(send, recv));
 }
 
 comm::RequestPtr Group::start_reduce_scatter_rows(const Matrix& full, const Matrix& local) {
-  FlatTensor send = flat(full.view), recv = flat(local.view);
-  return started(comm_.reduce_scatter(send.get(), recv.get(), DT_SUM, queue_.stream()));
+  const TensorView send = on(queue_, full.view), recv = on(queue_, local.view);
+  return started(comm_.reduce_scatter(send, recv, DT_SUM));
 }
 
 void Group::allgather_columns(const Matrix& local, const Matrix& full) {

@@ -6,7 +6,6 @@
 #include <system_error>
 
 #include "base/error.hpp"
-#include "base/flat_tensor.hpp"
 #include "parallel/zero/checkpoint_files.hpp"
 #include "parallel/zero/checkpoint_metadata.hpp"
 #include "parallel/zero/durable_file.hpp"
@@ -21,17 +20,17 @@ std::vector<std::string> allgather_strings(comm::Communicator& comm, const std::
   const auto ranks = static_cast<std::size_t>(comm.size());
   std::int64_t length = static_cast<std::int64_t>(local.size());
   std::vector<std::int64_t> lengths(ranks);
-  FlatTensor length_send(&length, 1, DType::i64);
-  FlatTensor length_recv(lengths.data(), static_cast<std::int64_t>(ranks), DType::i64);
-  comm.wait(comm.allgather(length_send.get(), length_recv.get()), -1);
+  comm.wait(comm.allgather(host_view(&length, 1, DType::i64),
+                           host_view(lengths.data(), static_cast<std::int64_t>(ranks), DType::i64)),
+            -1);
 
   const std::int64_t longest = std::max<std::int64_t>(1, *std::max_element(lengths.begin(), lengths.end()));
   std::string send = local;
   send.resize(static_cast<std::size_t>(longest));
   std::string all(static_cast<std::size_t>(longest) * ranks, '\0');
-  FlatTensor text_send(send.data(), longest, DType::u8);
-  FlatTensor text_recv(all.data(), longest * static_cast<std::int64_t>(ranks), DType::u8);
-  comm.wait(comm.allgather(text_send.get(), text_recv.get()), -1);
+  comm.wait(comm.allgather(host_view(send.data(), longest, DType::u8),
+                           host_view(all.data(), longest * static_cast<std::int64_t>(ranks), DType::u8)),
+            -1);
 
   std::vector<std::string> strings;
   for (std::size_t r = 0; r < ranks; ++r) {

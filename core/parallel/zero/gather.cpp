@@ -3,7 +3,6 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "base/flat_tensor.hpp"
 #include "comm/deadline.hpp"
 
 namespace dtrain::parallel::zero {
@@ -37,10 +36,8 @@ void Gatherer::start(std::size_t unit) {
   const Unit& layout = layout_.unit(unit);
   TrackedBuffer full(ledger_, queue_, Purpose::parameters, shards_[unit].dtype, layout.padded, layout.padding());
   if (layout.padded > 0) {
-    const DLDevice device = queue_.dlpack_device();
-    FlatTensor send(shards_[unit].data, layout.shard, shards_[unit].dtype, device);
-    FlatTensor recv(full.at(0), layout.padded, shards_[unit].dtype, device);
-    state.request = comm_.allgather(send.get(), recv.get(), queue_.stream());
+    const TensorView send = queue_.view(shards_[unit].data, layout.shard, shards_[unit].dtype);
+    state.request = comm_.allgather(send, full.view(0, layout.padded));
   }
   state.full = std::move(full);
   state.state = GatherState::in_flight;

@@ -3,7 +3,6 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "base/flat_tensor.hpp"
 #include "base/index_list.hpp"
 #include "comm/deadline.hpp"
 
@@ -101,14 +100,12 @@ comm::RequestPtr GradientReduction::launch(std::size_t u) {
   // the work that writes them.
   queue_.wait_for(trainer_stream_);
   if (comm_.size() > 1) queue_.divide(dtype_, state.full.at(0), unit.padded, comm_.size());
-  const DLDevice device = queue_.dlpack_device();
-  FlatTensor full(state.full.at(0), unit.padded, dtype_, device);
+  const TensorView full = state.full.view(0, unit.padded);
   if (shards_gradients()) {
     // In place: the result lands in the buffer's first shard-sized part.
-    FlatTensor reduced(state.full.at(0), unit.shard, dtype_, device);
-    return comm_.reduce_scatter(full.get(), reduced.get(), DT_SUM, queue_.stream());
+    return comm_.reduce_scatter(full, full.slice(0, unit.shard), DT_SUM);
   }
-  return comm_.allreduce(full.get(), full.get(), DT_SUM, queue_.stream());
+  return comm_.allreduce(full, full, DT_SUM);
 }
 
 void GradientReduction::finish(std::size_t u) {

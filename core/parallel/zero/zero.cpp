@@ -5,7 +5,6 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "base/flat_tensor.hpp"
 #include "comm/deadline.hpp"
 #include "parallel/common/agreement.hpp"
 #include "parallel/common/layout.hpp"
@@ -164,8 +163,7 @@ void Zero::load_initial_values(const std::vector<TensorView>& params) {
     }
   };
   auto broadcast = [&](const Unit& unit, const TrackedBuffer& buffer) {
-    FlatTensor tensor(buffer.at(0), unit.padded, dtype_, queue_->dlpack_device());
-    return comm_.broadcast(tensor.get(), 0, queue_->stream());
+    return comm_.broadcast(buffer.view(0, unit.padded), 0);
   };
   const auto deadline = comm::deadline_after(comm_, -1);
   if (stage_ < 3) {
@@ -274,10 +272,7 @@ void Zero::allgather_shards() {
     if (unit.padded == 0) continue;
     // In place: this rank's shard already sits in its slot of the unit.
     const Range shard = layout_.shard(unit);
-    const DLDevice device = queue_->dlpack_device();
-    FlatTensor send(parameters_[u].at(shard.first), shard.count, dtype_, device);
-    FlatTensor recv(parameters_[u].at(0), unit.padded, dtype_, device);
-    requests.push_back(comm_.allgather(send.get(), recv.get(), queue_->stream()));
+    requests.push_back(comm_.allgather(parameters_[u].view(shard.first, shard.count), parameters_[u].view(0, unit.padded)));
   }
   const auto deadline = comm::deadline_after(comm_, -1);
   for (const comm::RequestPtr& request : requests) comm::wait_until(comm_, request, deadline);

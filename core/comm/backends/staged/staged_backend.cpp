@@ -17,15 +17,6 @@ namespace {
 
 bool on_device(const TensorView& view) { return view.memory == Memory::cuda; }
 
-TensorView host_view(std::byte* data, std::int64_t count, DType dtype) {
-  TensorView view;
-  view.data = data;
-  view.count = count;
-  view.dtype = dtype;
-  view.memory = Memory::host;
-  return view;
-}
-
 std::byte* element_at(const TensorView& view, std::int64_t index) {
   return static_cast<std::byte*>(view.data) + index * static_cast<std::int64_t>(dtype_size(view.dtype));
 }
