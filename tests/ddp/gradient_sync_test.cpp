@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "base/flat_tensor.hpp"
+#include "base/tensor.hpp"
 #include "comm/deadline.hpp"
 #include "parallel/common/gradient_sync.hpp"
 #include "ucx/harness.hpp"
@@ -42,8 +42,8 @@ struct Recorder {
       launched.push_back(group);
       if (no_request) return nullptr;
       values[group] = static_cast<double>((group + 1) * (comm.rank() + 1));
-      FlatTensor value(&values[group], 1, DType::f64);
-      return comm.allreduce(value.get(), value.get(), DT_SUM);
+      const TensorView value = host_view(&values[group], 1, DType::f64);
+      return comm.allreduce(value, value, DT_SUM);
     };
   }
 };

@@ -18,7 +18,7 @@
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
-#include "base/flat_tensor.hpp"
+#include "common/flat_tensor.hpp"
 #include "bootstrap/rendezvous.hpp"
 #include "comm/backends/ucx/tuning.hpp"
 #include "comm/communicator.hpp"

@@ -1,6 +1,6 @@
-// A one-dimensional DLTensor over a plain buffer (a strategy's buckets and
-// digests, a test's data), in host memory unless `device` says otherwise, so
-// that code holding one can hand it to the communicator.
+// A one-dimensional DLTensor over a plain buffer, in host memory unless
+// `device` says otherwise: a test's data as the C API and the
+// communicator's DLTensor calls take it.
 #pragma once
 
 #include <cstdint>
