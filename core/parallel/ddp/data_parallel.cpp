@@ -5,7 +5,6 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "base/index_list.hpp"
 #include "comm/deadline.hpp"
 #include "parallel/common/agreement.hpp"
 #include "parallel/common/layout.hpp"

@@ -3,7 +3,6 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "base/index_list.hpp"
 #include "comm/deadline.hpp"
 
 namespace dtrain::parallel::zero {
