@@ -51,7 +51,7 @@ __device__ __forceinline__ bool aligned(const void* p, unsigned bytes) {
 // ---- update rules ---------------------------------------------------------
 // Each takes the raw gradient in g and leaves the scaled one there; p is the
 // parameter (from the master when there is one); s0 and s1 the state of the
-// first kStates buffers. The operations are those of optim/cpu, in order.
+// first kStates buffers. The operations are those of cpu/optim_*.cpp, in order.
 
 enum class Momentum { none, heavy_ball, nesterov };
 

@@ -2,14 +2,15 @@
 // optimizer step, as apex's and PyTorch's multi_tensor_apply do. The host cuts
 // the tensors into Chunks of at most kChunkElements elements and uploads that
 // table once; each block of a launch then takes one Chunk. The element
-// formulas are optim/cpu's (sgd.cpp, adamw.cpp), operation for operation, with
-// every f32 multiply and add rounded on its own as the CPU loops round them
-// (nvcc would otherwise fuse them into multiply-adds), so that a step's result
-// does not depend on where it ran. f16 and bf16 params are read from and
-// written through their f32 master weights; state is f32.
+// formulas are the CPU loops' (cpu/optim_sgd.cpp, cpu/optim_adamw.cpp),
+// operation for operation, with every f32 multiply and add rounded on its
+// own as the CPU loops round them (nvcc would otherwise fuse them into
+// multiply-adds), so that a step's result does not depend on where it ran.
+// f16 and bf16 params are read from and written through their f32 master
+// weights; state is f32.
 //
-// This layer knows nothing of optimizers (optim depends on device, not the
-// reverse): the constants arrive precomputed, as optim/step.hpp makes them.
+// The constants arrive precomputed (device/update_step.hpp, made by
+// optim/step.hpp); fused_update.cpp maps them to these structs.
 // Launch failures throw with CUDA's error text; every launch is queued on
 // `stream` and returns at once.
 #pragma once
