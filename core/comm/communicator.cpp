@@ -457,8 +457,8 @@ RequestPtr Communicator::barrier() {
 
 RequestPtr Communicator::reduce(const DLTensor* send, const DLTensor* recv, int op, int root, void* stream) {
   Use use(*this, "reduce");
-  TensorView s = operand(send, "send", stream);
-  check_root(root);
+  // recv is parsed on the root only; the view call checks the root itself.
+  const TensorView s = operand(send, "send", stream);
   return reduce(s, rank_ == root ? operand(recv, "recv", stream) : unused_like(s), op, root);
 }
 
@@ -481,8 +481,7 @@ RequestPtr Communicator::reduce(const TensorView& s, const TensorView& recv, int
 
 RequestPtr Communicator::gather(const DLTensor* send, const DLTensor* recv, int root, void* stream) {
   Use use(*this, "gather");
-  TensorView s = operand(send, "send", stream);
-  check_root(root);
+  const TensorView s = operand(send, "send", stream);
   return gather(s, rank_ == root ? operand(recv, "recv", stream) : unused_like(s), root);
 }
 
@@ -505,8 +504,7 @@ RequestPtr Communicator::gather(const TensorView& s, const TensorView& recv, int
 
 RequestPtr Communicator::scatter(const DLTensor* send, const DLTensor* recv, int root, void* stream) {
   Use use(*this, "scatter");
-  TensorView r = operand(recv, "recv", stream);
-  check_root(root);
+  const TensorView r = operand(recv, "recv", stream);
   return scatter(rank_ == root ? operand(send, "send", stream) : unused_like(r), r, root);
 }
 
