@@ -260,54 +260,71 @@ TEST_P(Collectives, Alltoall) {
 // sends to p holds value(r, offset of p's block + j).
 std::int64_t block_count(int from, int to, int k, std::int64_t scale) { return (from + 2 * to + k) % 4 * scale; }
 
-TEST_P(Collectives, AlltoallvUnevenAndEmpty) {
-  run_world(ranks(), [](comm::Communicator& comm) {
-    const int n = comm.size();
-    const int me = comm.rank();
-    for (DType dtype : all_dtypes()) {
-      with_dtype(dtype, [&]<DType D>() {
-        using T = typename Element<D>::type;
-        for (std::int64_t scale : {1, 7, 5000}) {
-          for (int k = 0; k < 4; ++k) {
-            for (bool in_place : {false, true}) {
-              const std::string what = std::string("alltoallv ") + dtype_name(D) + " scale " +
-                                       std::to_string(scale) + " pattern " + std::to_string(k) +
-                                       (in_place ? " in place" : "");
-              std::vector<std::int64_t> send_counts(n), recv_counts(n), send_first(n), recv_first(n);
-              std::int64_t send_total = 0, recv_total = 0;
-              for (int p = 0; p < n; ++p) {
-                send_first[p] = send_total;
-                recv_first[p] = recv_total;
-                send_counts[p] = block_count(me, p, k, scale);
-                recv_counts[p] = block_count(p, me, k, scale);
-                send_total += send_counts[p];
-                recv_total += recv_counts[p];
-              }
-              std::vector<T> send(std::max(send_total, recv_total)), recv(recv_total, Element<D>::make(99));
-              for (std::int64_t i = 0; i < send_total; ++i) send[i] = value<D>(me, i);
-              Tensor s(send.data(), send_total, D);
-              Tensor r(in_place ? send.data() : recv.data(), recv_total, D);
-              wait(comm, comm.alltoallv(s.get(), send_counts.data(), r.get(), recv_counts.data()));
-              const T* out = in_place ? send.data() : recv.data();
-              int bad = 0;
-              for (int from = 0; from < n; ++from) {
-                // Where `from` put the block for this rank in its send buffer.
-                std::int64_t offset = 0;
-                for (int p = 0; p < me; ++p) offset += block_count(from, p, k, scale);
-                for (std::int64_t j = 0; j < recv_counts[from] && bad < 5; ++j) {
-                  const T want = value<D>(from, offset + j);
-                  if (std::memcmp(&out[recv_first[from] + j], &want, sizeof(T)) != 0) {
-                    ++bad;
-                    ADD_FAILURE() << what << ": block from " << from << " [" << j << "] wrong";
-                  }
+// Every dtype, every pattern, each block `scale` times its pattern's count.
+void check_uneven_alltoallv(comm::Communicator& comm, const std::vector<std::int64_t>& scales) {
+  const int n = comm.size();
+  const int me = comm.rank();
+  for (DType dtype : all_dtypes()) {
+    with_dtype(dtype, [&]<DType D>() {
+      using T = typename Element<D>::type;
+      for (std::int64_t scale : scales) {
+        for (int k = 0; k < 4; ++k) {
+          for (bool in_place : {false, true}) {
+            const std::string what = std::string("alltoallv ") + dtype_name(D) + " scale " +
+                                     std::to_string(scale) + " pattern " + std::to_string(k) +
+                                     (in_place ? " in place" : "");
+            std::vector<std::int64_t> send_counts(n), recv_counts(n), send_first(n), recv_first(n);
+            std::int64_t send_total = 0, recv_total = 0;
+            for (int p = 0; p < n; ++p) {
+              send_first[p] = send_total;
+              recv_first[p] = recv_total;
+              send_counts[p] = block_count(me, p, k, scale);
+              recv_counts[p] = block_count(p, me, k, scale);
+              send_total += send_counts[p];
+              recv_total += recv_counts[p];
+            }
+            std::vector<T> send(std::max(send_total, recv_total)), recv(recv_total, Element<D>::make(99));
+            for (std::int64_t i = 0; i < send_total; ++i) send[i] = value<D>(me, i);
+            Tensor s(send.data(), send_total, D);
+            Tensor r(in_place ? send.data() : recv.data(), recv_total, D);
+            wait(comm, comm.alltoallv(s.get(), send_counts.data(), r.get(), recv_counts.data()));
+            const T* out = in_place ? send.data() : recv.data();
+            int bad = 0;
+            for (int from = 0; from < n; ++from) {
+              // Where `from` put the block for this rank in its send buffer.
+              std::int64_t offset = 0;
+              for (int p = 0; p < me; ++p) offset += block_count(from, p, k, scale);
+              for (std::int64_t j = 0; j < recv_counts[from] && bad < 5; ++j) {
+                const T want = value<D>(from, offset + j);
+                if (std::memcmp(&out[recv_first[from] + j], &want, sizeof(T)) != 0) {
+                  ++bad;
+                  ADD_FAILURE() << what << ": block from " << from << " [" << j << "] wrong";
                 }
               }
             }
           }
         }
-      });
-    }
-  }, options());
+      }
+    });
+  }
+}
+
+TEST_P(Collectives, AlltoallvUnevenAndEmpty) {
+  run_world(ranks(), [](comm::Communicator& comm) { check_uneven_alltoallv(comm, {1, 7, 5000}); }, options());
+}
+
+// Through shared memory with single copy, an alltoallv block is read
+// straight from its sender's buffer when the block is large enough, and
+// through the mailboxes when not: at scale 5000, blocks of at least 12 x
+// 5000 bytes (3 x 5000 float32, 2 x 5000 float64) go straight and the
+// others by mailbox, in one call.
+// (Single copy needs a core per rank, so on two cores only 2 ranks mix.)
+TEST(UcxAlltoallv, MixesBlocksReadInPlaceAndThroughMailboxes) {
+  for (int n : {2, 3}) {
+    WorldOptions options;
+    options.tuning.single_copy_bytes = static_cast<std::size_t>(3 * 5000 * 4 * n);
+    run_world(n, [](comm::Communicator& comm) { check_uneven_alltoallv(comm, {5000}); }, options);
+  }
 }
 
 // Over UCX messages the rank that receives the wrong count is told; through

@@ -53,8 +53,13 @@ bool same_call(const Preamble& a, const Preamble& b) {
          a.counts == b.counts && (a.flags & kSingleCopy) == (b.flags & kSingleCopy);
 }
 
-// alltoallv's table, after the preamble: every send count, then every receive count.
-std::size_t table_bytes_for(int size) { return 2 * static_cast<std::size_t>(size) * sizeof(std::int64_t); }
+// alltoallv's tables, after the preamble: every send count, then every
+// receive count, then where each of the rank's blocks begins in its memory
+// (read there by destinations that take it in a single copy).
+std::size_t counts_bytes_for(int size) { return 2 * static_cast<std::size_t>(size) * sizeof(std::int64_t); }
+std::size_t table_bytes_for(int size) {
+  return counts_bytes_for(size) + static_cast<std::size_t>(size) * sizeof(std::uint64_t);
+}
 
 // Where each rank's block begins when packed in rank order, into `first`.
 void starts(const std::vector<std::int64_t>& counts, std::vector<std::int64_t>& first) {
@@ -63,10 +68,6 @@ void starts(const std::vector<std::int64_t>& counts, std::vector<std::int64_t>& 
 }
 
 const Preamble& preamble(const std::byte* part) { return *reinterpret_cast<const Preamble*>(part); }
-// A single copy's table, after the preamble: where each of the rank's streams begins in its memory.
-const std::uint64_t* addresses(const std::byte* part) {
-  return reinterpret_cast<const std::uint64_t*>(part + sizeof(Preamble));
-}
 const std::int64_t* table(const std::byte* part) {
   return reinterpret_cast<const std::int64_t*>(part + sizeof(Preamble));
 }
@@ -219,7 +220,8 @@ void LocalExchange::plan(const Collective& c) {
       for (int d = 0; d < n; ++d) {
         if (d != me) {
           streams_[d] = {source + static_cast<std::size_t>(send_first[d]) * element_, send_counts_[d]};
-          reads_.push_back({d, me, 0, recv_counts_[d], at(c.recv, recv_first[d])});
+          streams_[d].direct = read_directly(send_counts_[d]);
+          reads_.push_back({d, me, 0, recv_counts_[d], at(c.recv, recv_first[d]), read_directly(recv_counts_[d])});
         }
       }
       keep(source + static_cast<std::size_t>(send_first[me]) * element_, at(c.recv, recv_first[me]),
@@ -228,6 +230,12 @@ void LocalExchange::plan(const Collective& c) {
     }
     default: raise(DT_ERR_INTERNAL, std::string("no shared-memory schedule for ") + call_kind_name(c.kind));
   }
+}
+
+bool LocalExchange::read_directly(std::int64_t block) const {
+  return mailboxes().single_copy() && block > 0 &&
+         static_cast<std::size_t>(block) * element_ * static_cast<std::size_t>(group_.size) >=
+             group_.tuning->single_copy_bytes;
 }
 
 bool LocalExchange::reads_in_a_single_copy() const {
@@ -242,13 +250,22 @@ bool LocalExchange::reads_in_a_single_copy() const {
     case CallKind::scatter: total = call_.count * group_.size; break;
     case CallKind::allgatherv: total = std::accumulate(counts_.begin(), counts_.end(), std::int64_t{0}); break;
     case CallKind::broadcast: total = call_.count; break;
-    default: return false;  // reductions read to combine; alltoallv's sizes are each rank's own
+    default: return false;  // reductions read to combine; alltoallv's blocks choose one by one
   }
   return static_cast<std::size_t>(total) * element_ >= group_.tuning->single_copy_bytes;
 }
 
 std::size_t LocalExchange::table_bytes() const {
   return call_.kind == CallKind::alltoallv ? table_bytes_for(group_.size) : 0;
+}
+
+std::size_t LocalExchange::addresses_offset() const {
+  return sizeof(Preamble) + (call_.kind == CallKind::alltoallv ? counts_bytes_for(group_.size) : 0);
+}
+
+void LocalExchange::write_addresses(std::byte* area) const {
+  auto* table = reinterpret_cast<std::uint64_t*>(area + addresses_offset());
+  for (std::size_t s = 0; s < streams_.size(); ++s) table[s] = reinterpret_cast<std::uintptr_t>(streams_[s].data);
 }
 
 std::size_t LocalExchange::payload_offset() const { return sizeof(Preamble) + table_bytes(); }
@@ -266,13 +283,13 @@ std::size_t LocalExchange::stream_offset(int stream) const {
 
 void LocalExchange::begin_piece() {
   next_ = 0;
+  const bool read_by_peers = std::any_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.direct; });
+  if (single_copy_ || (piece_ == 0 && read_by_peers)) keep_streams_apart();
   if (single_copy_) {
     // The streams stay where they are, and their addresses go instead.
-    keep_streams_apart();
     std::byte* area = group_.mailboxes->contribution_area();
     *reinterpret_cast<Preamble*>(area) = preamble_of(call_, false, true);
-    auto* table = reinterpret_cast<std::uint64_t*>(area + sizeof(Preamble));
-    for (std::size_t s = 0; s < streams_.size(); ++s) table[s] = reinterpret_cast<std::uintptr_t>(streams_[s].data);
+    write_addresses(area);
     stamp_ = group_.mailboxes->publish(0, kind_);
     return;
   }
@@ -286,6 +303,7 @@ void LocalExchange::begin_piece() {
   };
   const auto runs_in = [&](std::size_t s, auto&& take) {
     const Stream& stream = streams_[s];
+    if (stream.direct) return;
     const std::int64_t end = std::min(stream.count, hi);
     const std::int64_t skip_end = stream.skip_first + stream.skip_count;
     take(Run{s, lo, std::min(end, stream.skip_first)});
@@ -294,7 +312,7 @@ void LocalExchange::begin_piece() {
   bool more = false;
   std::size_t piece_bytes = 0;
   for (std::size_t s = 0; s < streams_.size(); ++s) {
-    more = more || streams_[s].count > hi;
+    more = more || (!streams_[s].direct && streams_[s].count > hi);
     runs_in(s, [&](const Run& run) {
       if (run.from < run.to) piece_bytes += static_cast<std::size_t>(run.to - run.from) * element_;
     });
@@ -315,6 +333,7 @@ void LocalExchange::begin_piece() {
     auto* counts = reinterpret_cast<std::int64_t*>(area + sizeof(Preamble));
     std::copy(send_counts_.begin(), send_counts_.end(), counts);
     std::copy(recv_counts_.begin(), recv_counts_.end(), counts + group_.size);
+    write_addresses(area);
   }
   stamp_ = group_.mailboxes->publish(0, kind_);
 }
@@ -379,7 +398,13 @@ void LocalExchange::take_piece() {
   // The rank's own block, once the calls agree and before any peer's data
   // lands where, in place, it may have been.
   if (piece_ == 0 && own_bytes_ > 0 && own_into_ != own_from_) std::memmove(own_into_, own_from_, own_bytes_);
+  if (piece_ == 0) {
+    for (const Read& read : reads_) {
+      if (read.direct && !read_direct(read)) return acknowledge(false);
+    }
+  }
   for (const Read& read : reads_) {
+    if (read.direct) continue;
     const std::int64_t from = std::max(read.first, lo);
     const std::int64_t to = std::min(read.first + read.count, hi);
     if (from >= to) continue;
@@ -407,6 +432,10 @@ void LocalExchange::take_piece() {
   if (more) {
     ++piece_;
     begin_piece();
+  } else if (call_.kind == CallKind::alltoallv && mailboxes().single_copy()) {
+    // Any rank's blocks may have been read in place: every rank says it
+    // is done, and those whose blocks were read wait until all have.
+    acknowledge(std::any_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.direct; }));
   } else {
     over_ = true;
   }
@@ -440,23 +469,38 @@ void LocalExchange::keep_streams_apart() {
   }
 }
 
+bool LocalExchange::read_direct(const Read& read) {
+  if (read.count == 0) return true;
+  const std::byte* part = Mailboxes::data(mailboxes().arrived(read.peer, stamp_));
+  const std::uint64_t stream = reinterpret_cast<const std::uint64_t*>(part + addresses_offset())[read.stream];
+  if (group_.mailboxes->read(read.peer, stream + static_cast<std::uint64_t>(read.first) * element_, read.into,
+                             static_cast<std::size_t>(read.count) * element_)) {
+    return true;
+  }
+  const int error = errno;
+  fail(error == ESRCH ? DT_ERR_REMOTE : DT_ERR_TRANSPORT,
+       "reading " + describe_rank(group_, read.peer) + "'s buffer: " + std::strerror(error));
+  return false;
+}
+
 void LocalExchange::read_in_place() {
   if (own_bytes_ > 0 && own_into_ != own_from_) std::memmove(own_into_, own_from_, own_bytes_);
   for (const Read& read : reads_) {
-    if (read.count == 0) continue;
-    const std::uint64_t stream = addresses(Mailboxes::data(mailboxes().arrived(read.peer, stamp_)))[read.stream];
-    if (!group_.mailboxes->read(read.peer, stream + static_cast<std::uint64_t>(read.first) * element_, read.into,
-                                static_cast<std::size_t>(read.count) * element_)) {
-      const int error = errno;
-      fail(error == ESRCH ? DT_ERR_REMOTE : DT_ERR_TRANSPORT,
-           "reading " + describe_rank(group_, read.peer) + "'s buffer: " + std::strerror(error));
-      break;
-    }
+    if (!read_direct(read)) break;
   }
+  acknowledge(true);
+}
+
+void LocalExchange::acknowledge(bool read_by_peers) {
   // The peers' buffers are needed until every rank has read them: each
-  // says it is done in its result part, and the operation ends once all have.
+  // says it is done in its result part, and a rank whose buffers were read
+  // ends once all have.
   group_.mailboxes->publish_result(stamp_);
   if (over_) return;
+  if (!read_by_peers) {
+    over_ = true;
+    return;
+  }
   acknowledging_ = true;
   next_ = 0;
 }

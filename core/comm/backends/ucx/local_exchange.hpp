@@ -38,6 +38,13 @@
 // then). A stream that overlaps where the rank's own result lands is read
 // from a copy. Whether a rank reads in a single copy is part of its call, so
 // ranks that chose differently disagree like any other call.
+//
+// An alltoall(v) chooses block by block, since only the two ends of a block
+// know its size: a block of at least DTRAIN_UCX_SINGLE_COPY_BYTES / size
+// bytes is read by its destination straight from the sender's buffer (its
+// address is in the sender's first piece, after the counts), and the rest
+// go through the mailboxes. Every rank acknowledges once it has read, and
+// a rank whose blocks were read returns once every rank has.
 #pragma once
 
 #include <cstddef>
@@ -75,6 +82,7 @@ class LocalExchange final : public LocalCollective {
     std::int64_t first = 0;
     std::int64_t count = 0;
     std::byte* into = nullptr;
+    bool direct = false;  // from the peer's memory, not its mailbox
   };
   // What this rank writes to stream `index`: `count` elements at `data`,
   // but for [skip_first, skip_first + skip_count), which only it reads.
@@ -83,13 +91,18 @@ class LocalExchange final : public LocalCollective {
     std::int64_t count = 0;
     std::int64_t skip_first = 0;
     std::int64_t skip_count = 0;
+    bool direct = false;  // read by its destination from this rank's memory, not written
   };
 
   // The plan: what this rank writes, reads and reduces, from `c`.
   void plan(const Collective& c);
   // The elements a piece holds per stream.
   std::int64_t piece_elements() const;
+  // The tables that follow the preamble: alltoallv's counts and addresses.
   std::size_t table_bytes() const;
+  // Where the addresses of the rank's streams begin in its part.
+  std::size_t addresses_offset() const;
+  void write_addresses(std::byte* area) const;
   std::size_t payload_offset() const;
   // Where stream `stream` of a piece begins, from the start of its data.
   std::size_t stream_offset(int stream) const;
@@ -99,11 +112,19 @@ class LocalExchange final : public LocalCollective {
   void take_piece();
   // Whether this call is read in a single copy (DTRAIN_UCX_SINGLE_COPY_BYTES).
   bool reads_in_a_single_copy() const;
+  // Whether an alltoallv block of `block` elements is read in a single copy.
+  bool read_directly(std::int64_t block) const;
   // Single copy: streams that overlap what this rank writes go to aside_.
   void keep_streams_apart();
   // The single copy: every read straight from the peer's buffer, then the
   // acknowledgement that this rank is done with its peers' buffers.
   void read_in_place();
+  // One read from the peer's memory; false, with the operation failed, if
+  // it cannot be read.
+  bool read_direct(const Read& read);
+  // Says that this rank is done with its peers' buffers; waits for every
+  // rank to say so if its own were read.
+  void acknowledge(bool read_by_peers);
 
   Call call_;
   std::uint32_t kind_ = 0;

@@ -23,13 +23,15 @@
 //                               times as much. Ranks agree on the smallest.
 //   DTRAIN_UCX_SINGLE_COPY_BYTES through shared memory, allgather(v),
 //                               broadcast, gather and scatter of at least
-//                               this many bytes in all (default 1048576;
-//                               0: never) are read by each rank straight
-//                               from its peers' buffers (process_vm_readv)
-//                               instead of through their mailboxes: one
-//                               copy instead of two. Only where every rank
-//                               may read every other's memory and the
-//                               ranks do not outnumber their cores.
+//                               this many bytes in all (default 262144;
+//                               0: never), and the alltoall(v) blocks of at
+//                               least this many bytes over the ranks, are
+//                               read by each rank straight from its peers'
+//                               buffers (process_vm_readv) instead of
+//                               through their mailboxes: one copy instead
+//                               of two. Only where every rank may read
+//                               every other's memory and the ranks do not
+//                               outnumber their cores.
 //   DTRAIN_UCX_HALVING_BYTES    allreduce on more than 2 ranks: size up to
 //                               which "auto" picks halving-doubling rather
 //                               than the ring (default 65536)
@@ -55,7 +57,7 @@ struct Tuning {
   Algorithm broadcast = Algorithm::automatic;
   std::size_t small_bytes = 64 * 1024;
   std::size_t local_bytes = 1024 * 1024;
-  std::size_t single_copy_bytes = 1024 * 1024;
+  std::size_t single_copy_bytes = 256 * 1024;
   std::size_t halving_bytes = 64 * 1024;
   std::size_t chunk_bytes = 128 * 1024;
   int pipeline_depth = 4;
