@@ -317,8 +317,8 @@ TEST_P(Collectives, AlltoallvUnevenAndEmpty) {
 // straight from its sender's buffer when the block is large enough, and
 // through the mailboxes when not: at scale 5000, blocks of at least 12 x
 // 5000 bytes (3 x 5000 float32, 2 x 5000 float64) go straight and the
-// others by mailbox, in one call.
-// (Single copy needs a core per rank, so on two cores only 2 ranks mix.)
+// others by mailbox, in one call. All-to-all reads in place where ranks
+// share cores too, so 3 ranks on 2 cores mix as well.
 TEST(UcxAlltoallv, MixesBlocksReadInPlaceAndThroughMailboxes) {
   for (int n : {2, 3}) {
     WorldOptions options;

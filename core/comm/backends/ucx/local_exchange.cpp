@@ -233,7 +233,7 @@ void LocalExchange::plan(const Collective& c) {
 }
 
 bool LocalExchange::read_directly(std::int64_t block) const {
-  return mailboxes().single_copy() && block > 0 &&
+  return mailboxes().readable() && block > 0 &&
          static_cast<std::size_t>(block) * element_ * static_cast<std::size_t>(group_.size) >=
              group_.tuning->single_copy_bytes;
 }
@@ -432,7 +432,7 @@ void LocalExchange::take_piece() {
   if (more) {
     ++piece_;
     begin_piece();
-  } else if (call_.kind == CallKind::alltoallv && mailboxes().single_copy()) {
+  } else if (call_.kind == CallKind::alltoallv && mailboxes().readable()) {
     // Any rank's blocks may have been read in place: every rank says it
     // is done, and those whose blocks were read wait until all have.
     acknowledge(std::any_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.direct; }));

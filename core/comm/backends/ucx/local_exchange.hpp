@@ -44,7 +44,8 @@
 // bytes is read by its destination straight from the sender's buffer (its
 // address is in the sender's first piece, after the counts), and the rest
 // go through the mailboxes. Every rank acknowledges once it has read, and
-// a rank whose blocks were read returns once every rank has.
+// a rank whose blocks were read returns once every rank has. Each rank
+// reads only its own blocks, so this holds where ranks share cores too.
 #pragma once
 
 #include <cstddef>

@@ -83,8 +83,19 @@ class Mailboxes {
   // with errno set, if the kernel refuses or the peer is gone.
   bool read(int peer, std::uint64_t address, void* into, std::size_t bytes) const;
   // Whether every rank may read every other's memory, as they agreed.
-  bool single_copy() const { return single_copy_; }
-  void set_single_copy(bool on) { single_copy_ = on; }
+  bool readable() const { return readable_; }
+  // Whether whole collectives are read in a single copy: readable, and
+  // every rank has a core of its own. Where ranks share cores, one reader
+  // copying all it needs alone lost to the mailboxes' pieces, copied in
+  // and out by different ranks at once (benchmarks/README.md); an
+  // all-to-all, where every rank reads its own blocks, did not.
+  bool single_copy() const { return readable_ && cores_apart_; }
+  // As the ranks agreed: whether each may read the others' memory, and
+  // whether each has a core of its own.
+  void set_readable(bool readable, bool cores_apart) {
+    readable_ = readable;
+    cores_apart_ = cores_apart;
+  }
 
   // Where this rank writes its contribution to the next operation, up to
   // shared_capacity() bytes, then announced by publish(), which returns the
@@ -127,7 +138,8 @@ class Mailboxes {
   std::uint64_t published_ = 0;
   std::vector<Mapping> mappings_;  // by rank; this rank's is its own, writable
   std::vector<std::int64_t> pids_;  // by rank, from attach()
-  bool single_copy_ = false;
+  bool readable_ = false;
+  bool cores_apart_ = false;
 };
 
 }  // namespace dtrain::comm::ucx

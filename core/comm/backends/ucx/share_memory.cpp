@@ -32,6 +32,7 @@ struct Offer {
 // What each rank tells the others once it tried their mailboxes.
 constexpr std::int32_t kMapped = 1;
 constexpr std::int32_t kReadable = 2;  // and their memory (single copy)
+constexpr std::int32_t kCoresApart = 4;  // each rank has a core of its own
 
 }  // namespace
 
@@ -59,10 +60,7 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
 
   std::size_t agreed = wanted;
   bool mapped = mailboxes != nullptr;
-  // Single copy leaves each reader copying all it needs alone: where ranks
-  // share cores, the mailboxes' pieces, copied in and out by different
-  // ranks at once, were faster (benchmarks/README.md).
-  bool readable = mapped && cores_apart && engine_.tuning().single_copy_bytes > 0;
+  bool readable = mapped && engine_.tuning().single_copy_bytes > 0;
   for (int r = 0; r < n && mapped; ++r) {
     const Offer& offer = offers[static_cast<std::size_t>(r)];
     agreed = std::min<std::size_t>(agreed, offer.capacity);
@@ -76,14 +74,15 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
       mapped = false;
     }
   }
-  const std::int32_t verdict = mapped ? kMapped | (readable ? kReadable : 0) : 0;
+  const std::int32_t verdict = mapped ? kMapped | (readable ? kReadable : 0) | (cores_apart ? kCoresApart : 0) : 0;
   const std::vector<std::int32_t> verdicts = everyones(verdict, deadline);
   const auto all = [&](std::int32_t bit) {
     return std::all_of(verdicts.begin(), verdicts.end(), [bit](std::int32_t v) { return (v & bit) != 0; });
   };
   if (!all(kMapped) || agreed < Mailboxes::kLeastCapacity) return;
-  mailboxes->set_single_copy(all(kReadable));
-  DT_LOG(debug) << "rank " << me << ": shared memory, " << (all(kReadable) ? "with" : "without") << " single copy";
+  mailboxes->set_readable(all(kReadable), all(kCoresApart));
+  DT_LOG(debug) << "rank " << me << ": shared memory, " << (all(kReadable) ? "readable" : "not readable")
+                << (all(kCoresApart) ? ", a core per rank" : ", ranks sharing cores");
   // Every peer has mapped it: the descriptor is no longer needed.
   mailboxes->close_file(agreed);
   engine_.share_memory(std::move(mailboxes));

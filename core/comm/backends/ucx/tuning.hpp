@@ -30,8 +30,9 @@
 //                               buffers (process_vm_readv) instead of
 //                               through their mailboxes: one copy instead
 //                               of two. Only where every rank may read
-//                               every other's memory and the ranks do not
-//                               outnumber their cores.
+//                               every other's memory and (but for
+//                               alltoall(v)) the ranks do not outnumber
+//                               their cores.
 //   DTRAIN_UCX_HALVING_BYTES    allreduce on more than 2 ranks: size up to
 //                               which "auto" picks halving-doubling rather
 //                               than the ring (default 65536)
