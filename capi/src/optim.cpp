@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <memory>
 
+#include "device/probe.hpp"
 #include "entry.hpp"
 #include "handles.hpp"
 #include "optim/config.hpp"
 #include "optim/optimizer.hpp"
+#include "optim/param_tensors.hpp"
 #include "step_info.hpp"
 
 using dtrain::capi::entry;
@@ -40,7 +42,9 @@ DT_API dt_status dt_optimizer_create(dt_optimizer** out, DLTensor* params, DLTen
     const dtrain::optim::Config config = dtrain::optim::read_config(opts);
     dtrain::optim::Optimizer::NormReducer reducer;
     if (opts != nullptr && opts->comm != nullptr) reducer = sum_over(opts->comm->impl);
-    auto impl = std::make_unique<dtrain::optim::Optimizer>(config, params, grads, n, std::move(reducer));
+    auto impl = std::make_unique<dtrain::optim::Optimizer>(
+        config, dtrain::optim::check_param_tensors(params, grads, n, dtrain::device::cuda_devices()),
+        std::move(reducer));
     *out = new dt_optimizer{std::move(impl)};
   });
 }

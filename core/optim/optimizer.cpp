@@ -3,9 +3,7 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "device/probe.hpp"
 #include "optim/grad_plan.hpp"
-#include "optim/param_tensors.hpp"
 #include "optim/step.hpp"
 
 namespace dtrain::optim {
@@ -28,10 +26,8 @@ std::size_t padded(std::int64_t count) {
 
 }  // namespace
 
-Optimizer::Optimizer(const Config& config, const DLTensor* params, const DLTensor* grads, std::size_t n,
-                     NormReducer reducer)
+Optimizer::Optimizer(const Config& config, std::vector<ParamTensor> tensors, NormReducer reducer)
     : config_(config), scaler_(config.loss_scale), reducer_(std::move(reducer)) {
-  const std::vector<ParamTensor> tensors = check_param_tensors(params, grads, n, device::cuda_devices());
   const int buffers = state_buffers(config_);
   queue_ = device::make_queue(tensors[0].param);
 

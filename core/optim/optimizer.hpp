@@ -15,14 +15,13 @@
 #include <span>
 #include <vector>
 
-#include <dlpack/dlpack.h>
-
 #include "device/buffer.hpp"
 #include "device/fused_update.hpp"
 #include "device/queue.hpp"
 #include "device/slot.hpp"
 #include "optim/config.hpp"
 #include "optim/loss_scaler.hpp"
+#include "optim/param_tensors.hpp"
 
 namespace dtrain::optim {
 
@@ -39,11 +38,13 @@ class Optimizer {
   // shards of a sharded model. Empty: the tensors are the whole model.
   using NormReducer = std::function<double(double)>;
 
-  // Checks the tensors (param_tensors.hpp), allocates zeroed state and fills
-  // the master weights of f16/bf16 params, on the tensors' device. Writes
-  // nothing the caller owns.
-  Optimizer(const Config& config, const DLTensor* params, const DLTensor* grads, std::size_t n,
-            NormReducer reducer = {});
+  // Allocates zeroed state and fills the master weights of f16/bf16 params,
+  // on the tensors' device. `tensors` are as check_param_tensors()
+  // (param_tensors.hpp) accepts them: at least one, on one device, none
+  // sharing a byte; the caller's are checked there, at the C API. Writes
+  // nothing the caller owns; reads and updates the tensors' memory until
+  // destroyed.
+  Optimizer(const Config& config, std::vector<ParamTensor> tensors, NormReducer reducer = {});
 
   // One step. When the reducer throws, nothing has been updated.
   StepResult step();

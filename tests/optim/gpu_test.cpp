@@ -229,8 +229,8 @@ void compare(const Variant& variant, Precision precision, float loss_scale, floa
   const std::vector<unsigned char> guards = params.guards();
   std::vector<DLTensor> host_params = params.tensors(false), host_grads = grads.tensors(false);
   std::vector<DLTensor> device_params = params.tensors(true), device_grads = grads.tensors(true);
-  Optimizer cpu(config, host_params.data(), host_grads.data(), params.size());
-  Optimizer gpu(config, device_params.data(), device_grads.data(), params.size());
+  Optimizer cpu(config, testing::checked(host_params.data(), host_grads.data(), params.size()));
+  Optimizer gpu(config, testing::checked(device_params.data(), device_grads.data(), params.size()));
 
   std::vector<std::vector<double>> initial(params.size());
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -329,7 +329,7 @@ TEST(OptimizerGpu, InfOrNanSkipsTheStep) {
       params.upload();
       grads.upload();
       std::vector<DLTensor> p = params.tensors(true), g = grads.tensors(true);
-      Optimizer gpu(config, p.data(), g.data(), params.size());
+      Optimizer gpu(config, testing::checked(p.data(), g.data(), params.size()));
       const optim::StepResult result = gpu.step();
       EXPECT_TRUE(result.skipped);
       EXPECT_FALSE(std::isfinite(result.grad_norm));
@@ -364,8 +364,8 @@ TEST(OptimizerGpu, NormIsDeterministic) {
   grads.upload();
   std::vector<DLTensor> hp = params.tensors(false), hg = grads.tensors(false);
   std::vector<DLTensor> dp = params.tensors(true), dg = grads.tensors(true);
-  Optimizer cpu(config, hp.data(), hg.data(), params.size());
-  Optimizer gpu(config, dp.data(), dg.data(), params.size());
+  Optimizer cpu(config, testing::checked(hp.data(), hg.data(), params.size()));
+  Optimizer gpu(config, testing::checked(dp.data(), dg.data(), params.size()));
   const double first = gpu.step().grad_norm;
   for (int k = 0; k < 5; ++k) EXPECT_EQ(gpu.step().grad_norm, first);
   const double expected = cpu.step().grad_norm;
@@ -382,7 +382,7 @@ TEST(OptimizerGpu, ZeroGradClearsEveryGradient) {
   grads.upload();
   const std::vector<unsigned char> guards = grads.guards();
   std::vector<DLTensor> p = params.tensors(true), g = grads.tensors(true);
-  Optimizer gpu(config, p.data(), g.data(), params.size());
+  Optimizer gpu(config, testing::checked(p.data(), g.data(), params.size()));
   gpu.zero_grad();
   const Arena got = grads.downloaded();
   EXPECT_EQ(got.guards(), guards);
@@ -403,7 +403,7 @@ TEST(OptimizerGpu, MixedDevicesAreRefused) {
   p[2] = host_p[2];
   g[2] = host_g[2];
   try {
-    Optimizer gpu(optim::read_config(nullptr), p.data(), g.data(), params.size());
+    Optimizer gpu(optim::read_config(nullptr), testing::checked(p.data(), g.data(), params.size()));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), DT_ERR_INVALID_ARGUMENT);
@@ -423,7 +423,7 @@ TEST(OptimizerGpu, HostMemoryLabelledCudaIsRefused) {
   std::vector<DLTensor> host_g = grads.tensors(false);
   g[1].data = host_g[1].data;
   try {
-    Optimizer gpu(optim::read_config(nullptr), p.data(), g.data(), params.size());
+    Optimizer gpu(optim::read_config(nullptr), testing::checked(p.data(), g.data(), params.size()));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), DT_ERR_INVALID_ARGUMENT);

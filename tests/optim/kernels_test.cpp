@@ -148,7 +148,7 @@ TEST(Optimizer, ReducerSumsTheNormOverShards) {
   for (int j = 0; j < 3; ++j) grads.set(0, j, 2.0f);  // squared norm 12
   Config config;
   int calls = 0;
-  Optimizer opt(config, params.tensors(), grads.tensors(), 1, [&](double local) {
+  Optimizer opt(config, testing::checked(params.tensors(), grads.tensors(), 1), [&](double local) {
     ++calls;
     return 3 * local;  // as if two more ranks held the same gradients
   });
@@ -164,7 +164,7 @@ TEST(Optimizer, AFailingReducerChangesNothing) {
   testing::fill_grads(grads, 2);
   Config config;
   config.max_grad_norm = 0.1f;
-  Optimizer opt(config, params.tensors(), grads.tensors(), 1,
+  Optimizer opt(config, testing::checked(params.tensors(), grads.tensors(), 1),
                 [](double) -> double { raise(DT_ERR_TIMEOUT, "allreduce timed out"); });
   const auto p = params.bytes();
   const auto g = grads.bytes();
@@ -179,15 +179,15 @@ TEST(Optimizer, StateIsAllocatedPerKind) {
   TensorSet grads(Precision::f16, {{6}, {2}});
   Config config;
   config.kind = Kind::sgd;
-  Optimizer plain(config, params.tensors(), grads.tensors(), 2);
+  Optimizer plain(config, testing::checked(params.tensors(), grads.tensors(), 2));
   EXPECT_NE(plain.slots()[0].master, nullptr);
   EXPECT_EQ(plain.slots()[0].state[0], nullptr);
   config.sgd.momentum = 0.5f;
-  Optimizer momentum(config, params.tensors(), grads.tensors(), 2);
+  Optimizer momentum(config, testing::checked(params.tensors(), grads.tensors(), 2));
   EXPECT_NE(momentum.slots()[1].state[0], nullptr);
   EXPECT_EQ(momentum.slots()[1].state[1], nullptr);
   config.kind = Kind::adamw;
-  Optimizer adamw(config, params.tensors(), grads.tensors(), 2);
+  Optimizer adamw(config, testing::checked(params.tensors(), grads.tensors(), 2));
   EXPECT_NE(adamw.slots()[1].state[1], nullptr);
 }
 

@@ -10,6 +10,8 @@
 #include <dlpack/dlpack.h>
 
 #include "device/cpu/half.hpp"
+#include "device/probe.hpp"
+#include "optim/param_tensors.hpp"
 
 namespace dtrain::testing {
 
@@ -148,6 +150,11 @@ inline void fill_grads(TensorSet& set, std::uint64_t seed, float scale = 1.0f) {
       set.set(i, j, (seq.next(0.0f, 1.0f) < 0.5f ? -magnitude : magnitude) * scale);
     }
   }
+}
+
+// The tensors as the C API checks them before it makes an Optimizer.
+inline std::vector<optim::ParamTensor> checked(const DLTensor* params, const DLTensor* grads, std::size_t n) {
+  return optim::check_param_tensors(params, grads, n, device::cuda_devices());
 }
 
 }  // namespace dtrain::testing

@@ -14,6 +14,7 @@
 
 #include "ddp/mlp.hpp"
 #include "optim/optimizer.hpp"
+#include "optim/tensors.hpp"
 #include "parallel/ddp/broadcast.hpp"
 #include "parallel/ddp/data_parallel.hpp"
 #include "trainer.hpp"
@@ -101,7 +102,7 @@ std::vector<std::vector<float>> train_alone(const optim::Config& config) {
   auto shapes = Mlp::shapes();
   const std::vector<DLTensor> params = describe(model.params, shapes);
   const std::vector<DLTensor> grads = describe(model.grads, shapes);
-  optim::Optimizer optimizer(config, params.data(), grads.data(), params.size());
+  optim::Optimizer optimizer(config, testing::checked(params.data(), grads.data(), params.size()));
   for (int step = 0; step < kSteps; ++step) {
     model.zero_grad();
     model.accumulate(batch_of_step(step), 1.0f / kBatch);
@@ -150,7 +151,7 @@ std::vector<std::vector<float>> train_ddp(comm::Communicator& comm, const optim:
   parallel::ddp::Options options;
   options.bucket_bytes = 64;
   parallel::ddp::DataParallel ddp(comm, grad_pointers, options);
-  optim::Optimizer optimizer(config, params.data(), grads.data(), params.size());
+  optim::Optimizer optimizer(config, testing::checked(params.data(), grads.data(), params.size()));
   const std::size_t mine = kBatch / static_cast<std::size_t>(comm.size());
   for (int step = 0; step < kSteps; ++step) {
     model.zero_grad();

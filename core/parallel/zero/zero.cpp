@@ -25,25 +25,6 @@ namespace {
 
 bool optimizable(DType dtype) { return dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16; }
 
-// DLTensors over the optimizer's views (in `device`); `counts` holds their
-// shapes and must outlive them.
-std::vector<DLTensor> flat_tensors(const std::vector<TensorView>& views, DLDevice device,
-                                   std::vector<std::int64_t>& counts) {
-  counts.clear();
-  for (const TensorView& view : views) counts.push_back(view.count);
-  std::vector<DLTensor> tensors;
-  for (std::size_t k = 0; k < views.size(); ++k) {
-    DLTensor t{};
-    t.data = views[k].data;
-    t.device = device;
-    t.ndim = 1;
-    t.dtype = dtype_to_dlpack(views[k].dtype);
-    t.shape = &counts[k];
-    tensors.push_back(t);
-  }
-  return tensors;
-}
-
 }  // namespace
 
 Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* const> params,
@@ -128,17 +109,12 @@ Zero::Zero(comm::Communicator& comm, const optim::Config& config, const Options&
         std::make_unique<Gatherer>(comm_, layout_, shards, ledger_, *queue_, trainer_stream_, options.prefetch);
   }
 
-  std::vector<TensorView> grads;
-  for (std::size_t u = 0; u < layout_.units().size(); ++u) grads.push_back(gradients_.shard(u));
-  std::vector<std::int64_t> param_counts;
-  std::vector<std::int64_t> grad_counts;
-  const DLDevice device = queue_->dlpack_device();
-  const std::vector<DLTensor> param_tensors = flat_tensors(shards, device, param_counts);
-  const std::vector<DLTensor> grad_tensors = flat_tensors(grads, device, grad_counts);
-  optimizer_ =
-      std::make_unique<optim::Optimizer>(config, param_tensors.data(), grad_tensors.data(), param_tensors.size(),
-                                         ModelNorm(stage_ == 0 ? nullptr : &comm_, options.model_comm,
-                                                   excluded_gradients(options.norm_excluded), *queue_));
+  // The shards are the library's own: one device, apart, of the accepted dtype.
+  std::vector<optim::ParamTensor> tensors;
+  for (std::size_t u = 0; u < layout_.units().size(); ++u) tensors.push_back({shards[u], gradients_.shard(u)});
+  optimizer_ = std::make_unique<optim::Optimizer>(config, std::move(tensors),
+                                                  ModelNorm(stage_ == 0 ? nullptr : &comm_, options.model_comm,
+                                                            excluded_gradients(options.norm_excluded), *queue_));
 
   // The optimizer's own allocation: f32 master weights and state for every
   // element of this rank's shards.
