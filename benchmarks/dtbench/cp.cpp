@@ -16,6 +16,12 @@
 // mean, counted from the layout's positions.
 // Rank 0 also times dt_cp_attention over the whole sequence alone (the same
 // kernel, one rank), which the ring's time is compared with.
+//
+// With --backward, the ring is timed forward and backward
+// (dt_cp_ring_attention_backward after the forward), and so is the whole
+// sequence on rank 0, through the same two calls on a communicator of rank 0
+// alone; the decomposition into compute and transfers is the forward's only,
+// so it is left out.
 #include "cp.hpp"
 
 #include <dtrain.h>
@@ -43,7 +49,8 @@ const Usage kCli{"cp", "usage: dtrun -n N dtbench cp [options]",
                  "and zigzag layouts: the call, each rank's compute alone and the key/value\n"
                  "transfers alone, the share of the transfers hidden behind compute, each rank's\n"
                  "share of the work, and attention over the whole sequence on one rank with the\n"
-                 "same kernel. Rank 0 prints."};
+                 "same kernel (--backward: forward and backward, the call and the whole sequence\n"
+                 "only). Rank 0 prints."};
 
 struct Args {
   int seq = 1024;
@@ -51,20 +58,33 @@ struct Args {
   int kv_heads = 4;
   int head_dim = 64;
   int iters = 3;
+  bool backward = false;
   std::string json;
 };
 
 // One rank's tensors for a sequence of `rows` local tokens.
 struct Shard {
-  HostTensor<float> q, k, v, o, lse, block_o, block_lse;
+  HostTensor<float> q, k, v, o, lse, block_o, block_lse, d_o, dq, dk, dv;
   HostTensor<std::int64_t> q_positions, k_positions;
 
   Shard(const Args& a, std::int64_t rows)
       : q({rows, a.heads, a.head_dim}), k({rows, a.kv_heads, a.head_dim}), v({rows, a.kv_heads, a.head_dim}),
         o({rows, a.heads, a.head_dim}), lse({rows, a.heads}), block_o({rows, a.heads, a.head_dim}),
-        block_lse({rows, a.heads}), q_positions({rows}), k_positions({rows}) {
+        block_lse({rows, a.heads}), d_o({rows, a.heads, a.head_dim}), dq({rows, a.heads, a.head_dim}),
+        dk({rows, a.kv_heads, a.head_dim}), dv({rows, a.kv_heads, a.head_dim}), q_positions({rows}),
+        k_positions({rows}) {
     // Values in [-1, 1): the scores stay moderate, as in a trained model.
-    for (HostTensor<float>* t : {&q, &k, &v}) t->fill_uniform(12345, 1.0F);
+    for (HostTensor<float>* t : {&q, &k, &v, &d_o}) t->fill_uniform(12345, 1.0F);
+  }
+
+  // Ring attention over `comm` (forward, then backward when `backward`).
+  void ring(Comm& checker, dt_comm* comm, dt_cp_layout layout, bool backward) {
+    checker.check("dt_cp_ring_attention_forward",
+                  dt_cp_ring_attention_forward(comm, layout, 1, 0.0, q.get(), k.get(), v.get(), o.get(), lse.get()));
+    if (!backward) return;
+    checker.check("dt_cp_ring_attention_backward",
+                  dt_cp_ring_attention_backward(comm, layout, 1, 0.0, q.get(), k.get(), v.get(), o.get(), lse.get(),
+                                                d_o.get(), dq.get(), dk.get(), dv.get()));
   }
 };
 
@@ -146,11 +166,8 @@ LayoutResult measure(Comm& comm, const Args& a, dt_cp_layout layout) {
   const std::int64_t rows = a.seq / comm.size();
   Shard s(a, rows);
   LayoutResult r{layout == DT_CP_ZIGZAG ? "zigzag" : "contiguous", 0, 0, {}, {}};
-  r.ring_ms = comm.max(mean_ms(comm, a.iters, [&] {
-    comm.check("dt_cp_ring_attention_forward",
-               dt_cp_ring_attention_forward(comm.handle(), layout, 1, 0.0, s.q.get(), s.k.get(), s.v.get(), s.o.get(),
-                                            s.lse.get()));
-  }));
+  r.ring_ms = comm.max(mean_ms(comm, a.iters, [&] { s.ring(comm, comm.handle(), layout, a.backward); }));
+  if (a.backward) return r;
   std::vector<double> compute(static_cast<std::size_t>(comm.size()), 0.0);
   compute[static_cast<std::size_t>(comm.rank())] = mean_ms(comm, a.iters, [&] { compute_alone(comm, layout, s); });
   comm.sum(compute.data(), static_cast<std::int64_t>(compute.size()));
@@ -164,22 +181,28 @@ LayoutResult measure(Comm& comm, const Args& a, dt_cp_layout layout) {
   return r;
 }
 
-// dt_cp_attention over the whole sequence, causal, on rank 0 alone.
+// Attention over the whole sequence, causal, on rank 0 alone: dt_cp_attention,
+// or with --backward the ring's calls on a communicator of rank 0 alone.
 double full_attention_ms(Comm& comm, const Args& a) {
-  if (comm.rank() != 0) {
-    comm.meet(true);
-    return 0;
-  }
-  Shard s(a, a.seq);
-  comm.check("dt_cp_positions", dt_cp_positions(DT_CP_CONTIGUOUS, 1, 0, s.q_positions.get()));
+  dt_comm* alone = nullptr;
+  if (a.backward) comm.check("dt_comm_split", dt_comm_split(&alone, comm.handle(), comm.rank(), 0));
   double total = 0;
-  for (int i = 0; i < a.iters; ++i) {
-    const auto start = Clock::now();
-    comm.check("dt_cp_attention", dt_cp_attention(s.q.get(), s.k.get(), s.v.get(), s.q_positions.get(),
-                                                  s.q_positions.get(), 1, 0.0, s.o.get(), s.lse.get()));
-    total += ms_since(start);
+  if (comm.rank() == 0) {
+    Shard s(a, a.seq);
+    comm.check("dt_cp_positions", dt_cp_positions(DT_CP_CONTIGUOUS, 1, 0, s.q_positions.get()));
+    for (int i = 0; i < a.iters; ++i) {
+      const auto start = Clock::now();
+      if (a.backward) {
+        s.ring(comm, alone, DT_CP_CONTIGUOUS, true);
+      } else {
+        comm.check("dt_cp_attention", dt_cp_attention(s.q.get(), s.k.get(), s.v.get(), s.q_positions.get(),
+                                                      s.q_positions.get(), 1, 0.0, s.o.get(), s.lse.get()));
+      }
+      total += ms_since(start);
+    }
   }
-  comm.meet(false);
+  comm.meet(comm.rank() != 0);
+  if (alone != nullptr) dt_comm_destroy(alone);
   return total / a.iters;
 }
 
@@ -197,6 +220,9 @@ Args parse(int argc, char** argv) {
   app->add_option("--iters", a.iters, "timed calls per figure (default 3)")
       ->type_name("N")
       ->check(CLI::Range(1, 1000000));
+  app->add_flag("--backward", a.backward,
+                "time forward and backward, the ring and the whole sequence alike; leaves out the\n"
+                "forward's split into compute and transfers");
   app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
   dtrain::command_line::parse(*app, argc, argv);
   if (a.heads % a.kv_heads != 0) kCli.error("--kv-heads must divide --heads");
@@ -204,9 +230,16 @@ Args parse(int argc, char** argv) {
 }
 
 void print_table(const Args& a, int ranks, double full_ms, const std::vector<LayoutResult>& results) {
-  std::printf("# causal ring attention forward, %d ranks, sequence %d, heads %d/%d, head dim %d, float32\n", ranks,
-              a.seq, a.heads, a.kv_heads, a.head_dim);
+  std::printf("# causal ring attention %s, %d ranks, sequence %d, heads %d/%d, head dim %d, float32\n",
+              a.backward ? "forward + backward" : "forward", ranks, a.seq, a.heads, a.kv_heads, a.head_dim);
   std::printf("# whole sequence on one rank (same kernel): %.2f ms\n", full_ms);
+  if (a.backward) {
+    std::printf("%-11s %10s %9s %11s\n", "layout", "ring_ms", "speedup", "ring/whole");
+    for (const LayoutResult& r : results) {
+      std::printf("%-11s %10.2f %8.2fx %11.2f\n", r.layout, r.ring_ms, full_ms / r.ring_ms, r.ring_ms / full_ms);
+    }
+    return;
+  }
   std::printf("%-11s %10s %9s %12s %12s %9s %9s %9s  %s\n", "layout", "ring_ms", "speedup", "compute_ms",
               "transfer_ms", "hidden", "balance", "work_bal", "compute_ms per rank");
   for (const LayoutResult& r : results) {
@@ -221,6 +254,10 @@ void print_table(const Args& a, int ranks, double full_ms, const std::vector<Lay
 int write_json(const Args& a, int ranks, double full_ms, const std::vector<LayoutResult>& results) {
   Json rows = Json::array();
   for (const LayoutResult& r : results) {
+    if (a.backward) {
+      rows.push_back({{"layout", r.layout}, {"ring_ms", r.ring_ms}, {"speedup", full_ms / r.ring_ms}});
+      continue;
+    }
     rows.push_back({{"layout", r.layout},
                     {"ring_ms", r.ring_ms},
                     {"speedup", full_ms / r.ring_ms},
@@ -233,8 +270,8 @@ int write_json(const Args& a, int ranks, double full_ms, const std::vector<Layou
   }
   const Json doc = {{"benchmark", "cp"}, {"ranks", ranks},         {"seq", a.seq},
                     {"heads", a.heads},  {"kv_heads", a.kv_heads}, {"head_dim", a.head_dim},
-                    {"iters", a.iters},  {"causal", true},         {"full_attention_ms", full_ms},
-                    {"results", rows}};
+                    {"iters", a.iters},  {"causal", true},         {"backward", a.backward},
+                    {"full_attention_ms", full_ms}, {"results", rows}};
   return write_results(kCli.command, a.json, doc) ? 0 : 1;
 }
 
