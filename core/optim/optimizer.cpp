@@ -26,7 +26,7 @@ std::size_t padded(std::int64_t count) {
 
 }  // namespace
 
-Optimizer::Optimizer(const Config& config, std::vector<ParamTensor> tensors, NormReducer reducer)
+Optimizer::Optimizer(const Config& config, std::span<const ParamTensor> tensors, NormReducer reducer)
     : config_(config), scaler_(config.loss_scale), reducer_(std::move(reducer)) {
   const int buffers = state_buffers(config_);
   queue_ = device::make_queue(tensors[0].param);

@@ -44,7 +44,7 @@ class Optimizer {
   // sharing a byte; the caller's are checked there, at the C API. Writes
   // nothing the caller owns; reads and updates the tensors' memory until
   // destroyed.
-  Optimizer(const Config& config, std::vector<ParamTensor> tensors, NormReducer reducer = {});
+  Optimizer(const Config& config, std::span<const ParamTensor> tensors, NormReducer reducer = {});
 
   // One step. When the reducer throws, nothing has been updated.
   StepResult step();

@@ -112,7 +112,7 @@ Zero::Zero(comm::Communicator& comm, const optim::Config& config, const Options&
   // The shards are the library's own: one device, apart, of the accepted dtype.
   std::vector<optim::ParamTensor> tensors;
   for (std::size_t u = 0; u < layout_.units().size(); ++u) tensors.push_back({shards[u], gradients_.shard(u)});
-  optimizer_ = std::make_unique<optim::Optimizer>(config, std::move(tensors),
+  optimizer_ = std::make_unique<optim::Optimizer>(config, tensors,
                                                   ModelNorm(stage_ == 0 ? nullptr : &comm_, options.model_comm,
                                                             excluded_gradients(options.norm_excluded), *queue_));
 

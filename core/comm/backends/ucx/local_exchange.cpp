@@ -93,6 +93,7 @@ void LocalExchange::start(const Group& group, std::uint64_t sequence, const Coll
   plan(collective);
   kind_ = Mailboxes::kind_code(call_.kind, collective.recv.dtype, collective.op);
   single_copy_ = reads_in_a_single_copy();
+  blocks_read_in_place_ = std::any_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.direct; });
   acknowledging_ = false;
   piece_ = 0;
   over_ = false;
@@ -283,8 +284,7 @@ std::size_t LocalExchange::stream_offset(int stream) const {
 
 void LocalExchange::begin_piece() {
   next_ = 0;
-  const bool read_by_peers = std::any_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.direct; });
-  if (single_copy_ || (piece_ == 0 && read_by_peers)) keep_streams_apart();
+  if (single_copy_ || (piece_ == 0 && blocks_read_in_place_)) keep_streams_apart();
   if (single_copy_) {
     // The streams stay where they are, and their addresses go instead.
     std::byte* area = group_.mailboxes->contribution_area();
@@ -333,7 +333,7 @@ void LocalExchange::begin_piece() {
     auto* counts = reinterpret_cast<std::int64_t*>(area + sizeof(Preamble));
     std::copy(send_counts_.begin(), send_counts_.end(), counts);
     std::copy(recv_counts_.begin(), recv_counts_.end(), counts + group_.size);
-    write_addresses(area);
+    if (piece_ == 0) write_addresses(area);  // read with the counts, at the first piece
   }
   stamp_ = group_.mailboxes->publish(0, kind_);
 }
@@ -435,7 +435,7 @@ void LocalExchange::take_piece() {
   } else if (call_.kind == CallKind::alltoallv && mailboxes().readable()) {
     // Any rank's blocks may have been read in place: every rank says it
     // is done, and those whose blocks were read wait until all have.
-    acknowledge(std::any_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.direct; }));
+    acknowledge(blocks_read_in_place_);
   } else {
     over_ = true;
   }

@@ -152,6 +152,7 @@ class LocalExchange final : public LocalCollective {
 
   std::int64_t piece_ = 0;  // the current piece: stream elements [piece_ * L, (piece_ + 1) * L)
   bool single_copy_ = false;
+  bool blocks_read_in_place_ = false;  // alltoallv: some of this rank's blocks are read from its memory
   bool acknowledging_ = false;  // read: waiting for every rank to have read
 };
 
