@@ -73,8 +73,8 @@ struct Shard {
 class ShardedAttention : public dtrain::testing::WorldFixture {
  protected:
   void expect_full_attention(const Strategy& strategy, dt_cp_layout layout, bool causal, std::int64_t q_heads,
-                             std::int64_t kv_heads) {
-    const std::int64_t seq = 2 * size_ * kRowsPerChunk;
+                             std::int64_t kv_heads, std::int64_t rows_per_chunk = kRowsPerChunk) {
+    const std::int64_t seq = 2 * size_ * rows_per_chunk;
     const AttentionCase whole{seq, seq, q_heads, kv_heads, kHeadDim, causal, 0.3};
     const Floats q = random_values(static_cast<std::size_t>(seq * q_heads * kHeadDim), 1);
     const Floats k = random_values(static_cast<std::size_t>(seq * kv_heads * kHeadDim), 2);
@@ -120,6 +120,15 @@ TEST_F(ShardedAttention, ForwardAndBackwardMatchAttentionOverTheWholeSequence) {
         expect_full_attention(strategy, layout, causal, 2 * size_, size_);
       }
     }
+  }
+}
+
+// Chunks longer than the kernel's causal tiles (128 queries), and not a
+// multiple of them: the diagonal blocks are cut into tiles that each see a
+// different prefix of the keys.
+TEST_F(ShardedAttention, LongCausalChunksMatchAttentionOverTheWholeSequence) {
+  for (dt_cp_layout layout : {DT_CP_CONTIGUOUS, DT_CP_ZIGZAG}) {
+    expect_full_attention(kRing, layout, true, size_, size_, 150);
   }
 }
 

@@ -59,10 +59,6 @@ struct Heads {
   }
 };
 
-bool visible(const AttentionShape& shape, BlockPositions positions, std::int64_t i, std::int64_t j) {
-  return !shape.causal || positions.k[j] <= positions.q[i];
-}
-
 // Rows [begin, end) whose positions increase: a layout's chunk (zigzag gives
 // two per rank). Between runs, the causal mask is all or nothing often
 // enough (half of the zigzag ring's chunk pairs) to skip the products.
@@ -86,17 +82,39 @@ bool sees(const AttentionShape& shape, BlockPositions positions, Run queries, Ru
   return !shape.causal || positions.k[keys.begin] <= positions.q[queries.end - 1];
 }
 
+// The end of the keys of `keys` that query i sees: positions increase
+// along a run, so the visible keys are a prefix of it.
+std::int64_t visible_end(const AttentionShape& shape, BlockPositions positions, std::int64_t i, Run keys) {
+  if (!shape.causal) return keys.end;
+  return std::upper_bound(positions.k + keys.begin, positions.k + keys.end, positions.q[i]) - positions.k;
+}
+
 // The pairs of query and key runs with something visible.
 struct RunPair {
   Run queries, keys;
 };
+
+// Queries of a pair that sees only part of its keys go in tiles of this
+// many, each with the keys its last query sees: the products then skip all
+// but a tile's worth of the hidden entries, where the whole pair would
+// compute as many hidden as visible ones (a causal square).
+constexpr std::int64_t kCausalTile = 128;
 
 std::vector<RunPair> visible_pairs(const AttentionShape& shape, BlockPositions positions) {
   std::vector<RunPair> pairs;
   const std::vector<Run> key_runs = runs_of(positions.k, shape.kv_rows, shape.causal);
   for (Run queries : runs_of(positions.q, shape.q_rows, shape.causal)) {
     for (Run keys : key_runs) {
-      if (sees(shape, positions, queries, keys)) pairs.push_back({queries, keys});
+      if (!sees(shape, positions, queries, keys)) continue;
+      if (!shape.causal || positions.k[keys.end - 1] <= positions.q[queries.begin]) {
+        pairs.push_back({queries, keys});
+        continue;
+      }
+      for (std::int64_t first = queries.begin; first < queries.end; first += kCausalTile) {
+        const Run tile{first, std::min(first + kCausalTile, queries.end)};
+        const std::int64_t end = visible_end(shape, positions, tile.end - 1, keys);
+        if (end > keys.begin) pairs.push_back({tile, {keys.begin, end}});
+      }
     }
   }
   return pairs;
@@ -122,45 +140,52 @@ void scores_of(const AttentionShape& shape, const float* q, const float* k, std:
 // where hidden or where the query sees no key at all (lse = -inf).
 void to_probabilities(const AttentionShape& shape, BlockPositions positions, float* row, std::int64_t i, Run keys,
                       double lse) {
-  for (std::int64_t j = keys.begin; j < keys.end; ++j) {
-    const bool counted = lse != kMinusInfinity && visible(shape, positions, i, j);
-    row[j] = counted ? static_cast<float>(std::exp(row[j] - lse)) : 0.0F;
-  }
+  const std::int64_t end = lse == kMinusInfinity ? keys.begin : visible_end(shape, positions, i, keys);
+  const auto shift = static_cast<float>(lse);
+  for (std::int64_t j = keys.begin; j < end; ++j) row[j] = std::exp(row[j] - shift);
+  std::fill(row + end, row + keys.end, 0.0F);
 }
 
 // Turns the visible pairs' scores into probabilities, row by row over every
 // pair, and writes each row's log-sum-exp (summed in double) to
 // lse[i * lse_stride]: the softmax of the forward pass, which needs whole rows.
+// The exponentials are taken in float: their arguments are at most 0, and a
+// float's rounding of them is far below the results' tolerance.
 void softmax_rows(const AttentionShape& shape, BlockPositions positions, const std::vector<RunPair>& pairs,
                   float* scores, float* lse, std::int64_t lse_stride) {
-  std::vector<double> top(static_cast<std::size_t>(shape.q_rows), kMinusInfinity);
+  constexpr float kFloatMinusInfinity = -std::numeric_limits<float>::infinity();
+  std::vector<float> top(static_cast<std::size_t>(shape.q_rows), kFloatMinusInfinity);
   std::vector<double> sum(static_cast<std::size_t>(shape.q_rows), 0.0);
-  auto each_visible = [&](auto&& visit) {
+  // visit(i, row of scores, first, end) over each row's visible keys of each pair.
+  auto each_row = [&](auto&& visit) {
     for (RunPair pair : pairs) {
       for (std::int64_t i = pair.queries.begin; i < pair.queries.end; ++i) {
-        for (std::int64_t j = pair.keys.begin; j < pair.keys.end; ++j) {
-          if (visible(shape, positions, i, j)) visit(i, scores[i * shape.kv_rows + j]);
-        }
+        visit(i, scores + i * shape.kv_rows, pair.keys, visible_end(shape, positions, i, pair.keys));
       }
     }
   };
-  each_visible([&](std::int64_t i, float score) { top[i] = std::max(top[i], static_cast<double>(score)); });
-  each_visible([&](std::int64_t i, float& score) {
-    const double e = std::exp(score - top[i]);
-    sum[i] += e;
-    score = static_cast<float>(e);
+  each_row([&](std::int64_t i, const float* row, Run keys, std::int64_t end) {
+    float row_top = top[i];
+    for (std::int64_t j = keys.begin; j < end; ++j) row_top = std::max(row_top, row[j]);
+    top[i] = row_top;
   });
-  for (RunPair pair : pairs) {
-    for (std::int64_t i = pair.queries.begin; i < pair.queries.end; ++i) {
-      const double scale = 1.0 / sum[i];
-      for (std::int64_t j = pair.keys.begin; j < pair.keys.end; ++j) {
-        float& p = scores[i * shape.kv_rows + j];
-        p = visible(shape, positions, i, j) ? static_cast<float>(p * scale) : 0.0F;
-      }
+  each_row([&](std::int64_t i, float* row, Run keys, std::int64_t end) {
+    const float row_top = top[i];
+    double row_sum = 0.0;
+    for (std::int64_t j = keys.begin; j < end; ++j) {
+      row[j] = std::exp(row[j] - row_top);
+      row_sum += row[j];
     }
-  }
+    sum[i] += row_sum;
+  });
+  each_row([&](std::int64_t i, float* row, Run keys, std::int64_t end) {
+    const auto scale = static_cast<float>(1.0 / sum[i]);
+    for (std::int64_t j = keys.begin; j < end; ++j) row[j] *= scale;
+    std::fill(row + end, row + keys.end, 0.0F);
+  });
   for (std::int64_t i = 0; i < shape.q_rows; ++i) {
-    lse[i * lse_stride] = static_cast<float>(top[i] == kMinusInfinity ? kMinusInfinity : top[i] + std::log(sum[i]));
+    lse[i * lse_stride] = top[i] == kFloatMinusInfinity ? static_cast<float>(kMinusInfinity)
+                                                        : static_cast<float>(top[i] + std::log(sum[i]));
   }
 }
 
