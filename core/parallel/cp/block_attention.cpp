@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/tensor.hpp"
+#include "device/cpu/exp.hpp"
 #include "device/gemm.hpp"
 
 namespace dtrain::parallel::cp {
@@ -142,15 +143,16 @@ void to_probabilities(const AttentionShape& shape, BlockPositions positions, flo
                       double lse) {
   const std::int64_t end = lse == kMinusInfinity ? keys.begin : visible_end(shape, positions, i, keys);
   const auto shift = static_cast<float>(lse);
-  for (std::int64_t j = keys.begin; j < end; ++j) row[j] = std::exp(row[j] - shift);
+  for (std::int64_t j = keys.begin; j < end; ++j) row[j] = device::cpu::exp_of_nonpositive(row[j] - shift);
   std::fill(row + end, row + keys.end, 0.0F);
 }
 
 // Turns the visible pairs' scores into probabilities, row by row over every
 // pair, and writes each row's log-sum-exp (summed in double) to
 // lse[i * lse_stride]: the softmax of the forward pass, which needs whole rows.
-// The exponentials are taken in float: their arguments are at most 0, and a
-// float's rounding of them is far below the results' tolerance.
+// The exponentials are taken in float (device/cpu/exp.hpp): their arguments
+// are at most 0, and a float's rounding of them is far below the results'
+// tolerance.
 void softmax_rows(const AttentionShape& shape, BlockPositions positions, const std::vector<RunPair>& pairs,
                   float* scores, float* lse, std::int64_t lse_stride) {
   constexpr float kFloatMinusInfinity = -std::numeric_limits<float>::infinity();
@@ -171,11 +173,9 @@ void softmax_rows(const AttentionShape& shape, BlockPositions positions, const s
   });
   each_row([&](std::int64_t i, float* row, Run keys, std::int64_t end) {
     const float row_top = top[i];
+    for (std::int64_t j = keys.begin; j < end; ++j) row[j] = device::cpu::exp_of_nonpositive(row[j] - row_top);
     double row_sum = 0.0;
-    for (std::int64_t j = keys.begin; j < end; ++j) {
-      row[j] = std::exp(row[j] - row_top);
-      row_sum += row[j];
-    }
+    for (std::int64_t j = keys.begin; j < end; ++j) row_sum += row[j];
     sum[i] += row_sum;
   });
   each_row([&](std::int64_t i, float* row, Run keys, std::int64_t end) {
