@@ -36,7 +36,7 @@
 #include "command_line.hpp"
 #include "cpu_peak.hpp"
 #include "device/cpu/blas_threads.hpp"
-#include "device/cpu/half.hpp"
+#include "device/cpu/convert.hpp"
 #include "device/gemm.hpp"
 #include "device/probe.hpp"
 #include "timing.hpp"
@@ -118,10 +118,9 @@ double thread_cpu_seconds() {
 }
 
 std::vector<std::uint16_t> to_sixteen_bits(const std::vector<float>& values, DType dtype) {
-  namespace cpu = dtrain::device::cpu;
   std::vector<std::uint16_t> out(values.size());
-  std::transform(values.begin(), values.end(), out.begin(),
-                 [dtype](float x) { return dtype == DType::bf16 ? cpu::float_to_bf16(x) : cpu::float_to_half(x); });
+  dtrain::device::cpu::scaled_copy(DType::f32, values.data(), dtype, out.data(), static_cast<std::int64_t>(values.size()),
+                                   1.0);
   return out;
 }
 
@@ -176,9 +175,8 @@ struct Share {
   double of_core() const { return wall > 0 ? cpu / wall : 0; }
 };
 
-std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool one_thread, bool wall,
+std::pair<double, double> time_cpu(const Shape& s, Operands& o, long iters, bool one_thread, bool wall,
                                    Share& share) {
-  Operands o(s, dtype);
   const auto g = gemm_shape(s);
   auto layer = [&] { dtrain::device::gemm(g, o.a_view, o.b_view, o.c_view); };
   auto direct = [&] {
@@ -216,15 +214,15 @@ std::pair<double, double> time_cpu(const Shape& s, DType dtype, long iters, bool
 }
 
 #ifdef DTRAIN_HAVE_CUDA
-// The mean time of `iters` back-to-back products on CUDA device 0.
-double time_cuda(const Shape& s, DType dtype, long iters) {
+// The mean time of `iters` back-to-back products of `host`'s operands, copied to CUDA device 0.
+double time_cuda(const Shape& s, const Operands& host, long iters) {
+  const DType dtype = host.a_view.dtype;
   namespace cuda = dtrain::device::cuda;
   cuda::DeviceGuard guard(0);
   const std::size_t in_size = dtrain::dtype_size(dtype);
   cuda::DeviceBuffer a(0, static_cast<std::size_t>(s.m * s.k) * in_size);
   cuda::DeviceBuffer b(0, static_cast<std::size_t>(s.k * s.n) * in_size);
   cuda::DeviceBuffer c(0, static_cast<std::size_t>(s.m * s.n) * sizeof(float));
-  const Operands host(s, dtype);
   cuda::check(cudaMemcpy(a.data(), host.a_view.data, a.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
   cuda::check(cudaMemcpy(b.data(), host.b_view.data, b.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
   auto view = [](void* data, std::int64_t count, DType t) {
@@ -322,11 +320,12 @@ int run_gemm(int argc, char** argv) {
   double worst_ratio = 1e30;
   Share share;
   for (const Shape& s : a.shapes) {
-    const auto [layer_s, direct_s] = time_cpu(s, a.dtype, a.iters, threads == 1, a.wall, share);
+    Operands operands(s, a.dtype);
+    const auto [layer_s, direct_s] = time_cpu(s, operands, a.iters, threads == 1, a.wall, share);
     Row r{s, s.flops() / layer_s / 1e9, s.flops() / direct_s / 1e9, 0, 0};
     r.peak_share = r.layer_gflops / peak.gflops(threads);
 #ifdef DTRAIN_HAVE_CUDA
-    if (on_cuda) r.cuda_gflops = s.flops() / time_cuda(s, a.dtype, std::max(a.iters, 10L)) / 1e9;
+    if (on_cuda) r.cuda_gflops = s.flops() / time_cuda(s, operands, std::max(a.iters, 10L)) / 1e9;
 #endif
     worst_ratio = std::min(worst_ratio, r.layer_gflops / r.direct_gflops);
     const std::string name =

@@ -1,6 +1,7 @@
 // exp_of_nonpositive against the double exponential, and its edges.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>

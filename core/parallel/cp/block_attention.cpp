@@ -184,7 +184,7 @@ void softmax_rows(const AttentionShape& shape, BlockPositions positions, const s
     std::fill(row + end, row + keys.end, 0.0F);
   });
   for (std::int64_t i = 0; i < shape.q_rows; ++i) {
-    lse[i * lse_stride] = top[i] == kFloatMinusInfinity ? static_cast<float>(kMinusInfinity)
+    lse[i * lse_stride] = top[i] == kFloatMinusInfinity ? kFloatMinusInfinity
                                                         : static_cast<float>(top[i] + std::log(sum[i]));
   }
 }
