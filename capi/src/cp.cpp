@@ -10,6 +10,7 @@
 
 #include "base/enum_value.hpp"
 #include "base/error.hpp"
+#include "arguments.hpp"
 #include "entry.hpp"
 #include "handles.hpp"
 #include "parallel/cp/agreement.hpp"
@@ -30,12 +31,26 @@ namespace {
 
 [[noreturn]] void invalid(const std::string& message) { dtrain::raise(DT_ERR_INVALID_ARGUMENT, message); }
 
+// `tensor` as a host array of `dtype` and `ndim` dimensions.
+HostArray array(const DLTensor* tensor, const char* name, DType dtype, std::size_t ndim) {
+  return host_array(dtrain::capi::host_tensor(tensor, name), name, dtype, ndim);
+}
+
+// q, k and v, parsed in order, and checked together.
+AttentionInputs attention_inputs(const DLTensor* q, const DLTensor* k, const DLTensor* v, int causal,
+                                 double scale) {
+  HostArray queries = array(q, "q", DType::f32, 3);
+  HostArray keys = array(k, "k", DType::f32, 3);
+  HostArray values = array(v, "v", DType::f32, 3);
+  return check_attention_inputs(std::move(queries), std::move(keys), std::move(values), causal, scale);
+}
+
 struct BlockOutputs {
   HostArray o, lse;
 };
 
 BlockOutputs check_outputs(const AttentionShape& shape, DLTensor* o, DLTensor* lse) {
-  BlockOutputs out{host_array(o, "o", DType::f32, 3), host_array(lse, "lse", DType::f32, 2)};
+  BlockOutputs out{array(o, "o", DType::f32, 3), array(lse, "lse", DType::f32, 2)};
   expect_shape(out.o, output_shape(shape));
   expect_shape(out.lse, lse_shape(shape));
   return out;
@@ -53,7 +68,7 @@ enum class Strategy { ring, all_to_all };
 
 ShardedInputs check_sharded_inputs(Strategy strategy, int cp_size, int layout, int causal, double scale,
                                    const DLTensor* q, const DLTensor* k, const DLTensor* v) {
-  ShardedInputs sharded{layout_from(layout), check_attention_inputs(q, k, v, causal, scale)};
+  ShardedInputs sharded{layout_from(layout), attention_inputs(q, k, v, causal, scale)};
   const AttentionShape& shape = sharded.in.shape;
   if (shape.kv_rows != shape.q_rows) {
     invalid("k and v have " + std::to_string(shape.kv_rows) + " rows but q has " + std::to_string(shape.q_rows) +
@@ -120,12 +135,12 @@ dt_status sharded_backward(const char* context, Strategy strategy, ShardedBackwa
       Args checked{check_sharded_inputs(strategy, group.size(), layout, causal, scale, q, k, v), {}, {}, {}, {}, {},
                    {}};
       const AttentionInputs& in = checked.sharded.in;
-      checked.o = host_array(o, "o", DType::f32, 3);
-      checked.lse = host_array(lse, "lse", DType::f32, 2);
-      checked.d_o = host_array(d_o, "d_o", DType::f32, 3);
-      checked.dq = host_array(dq, "dq", DType::f32, 3);
-      checked.dk = host_array(dk, "dk", DType::f32, 3);
-      checked.dv = host_array(dv, "dv", DType::f32, 3);
+      checked.o = array(o, "o", DType::f32, 3);
+      checked.lse = array(lse, "lse", DType::f32, 2);
+      checked.d_o = array(d_o, "d_o", DType::f32, 3);
+      checked.dq = array(dq, "dq", DType::f32, 3);
+      checked.dk = array(dk, "dk", DType::f32, 3);
+      checked.dv = array(dv, "dv", DType::f32, 3);
       for (const HostArray* like_q : {&checked.o, &checked.d_o, &checked.dq}) expect_shape(*like_q, in.q.shape);
       expect_shape(checked.lse, lse_shape(in.shape));
       expect_shape(checked.dk, in.k.shape);
@@ -150,7 +165,7 @@ DT_API dt_status dt_cp_positions(dt_cp_layout layout, int cp_size, int cp_rank, 
   return entry([&] {
     const SequenceLayout checked = layout_from(dtrain::enum_value(layout));
     check_group(cp_size, cp_rank);
-    const HostArray out = host_array(positions, "positions", DType::i64, 1);
+    const HostArray out = array(positions, "positions", DType::i64, 1);
     check_local_rows(checked, cp_size, out.shape[0]);
     const auto values = global_positions(checked, cp_size, cp_rank, out.shape[0]);
     std::copy(values.begin(), values.end(), out.data<std::int64_t>());
@@ -159,14 +174,20 @@ DT_API dt_status dt_cp_positions(dt_cp_layout layout, int cp_size, int cp_rank, 
 
 DT_API dt_status dt_cp_shard(dt_cp_layout layout, int cp_size, int cp_rank, const DLTensor* full, DLTensor* local) {
   return entry([&] {
-    copy_shard(layout_from(dtrain::enum_value(layout)), cp_size, cp_rank, full, local, ShardDirection::full_to_local);
+    const SequenceLayout checked = layout_from(dtrain::enum_value(layout));
+    const dtrain::CheckedTensor whole = dtrain::capi::host_tensor(full, "full");
+    const dtrain::CheckedTensor shard = dtrain::capi::host_tensor(local, "local");
+    copy_shard(checked, cp_size, cp_rank, whole, shard, ShardDirection::full_to_local);
   });
 }
 
 DT_API dt_status dt_cp_unshard(dt_cp_layout layout, int cp_size, int cp_rank, const DLTensor* local,
                                DLTensor* full) {
   return entry([&] {
-    copy_shard(layout_from(dtrain::enum_value(layout)), cp_size, cp_rank, full, local, ShardDirection::local_to_full);
+    const SequenceLayout checked = layout_from(dtrain::enum_value(layout));
+    const dtrain::CheckedTensor whole = dtrain::capi::host_tensor(full, "full");
+    const dtrain::CheckedTensor shard = dtrain::capi::host_tensor(local, "local");
+    copy_shard(checked, cp_size, cp_rank, whole, shard, ShardDirection::local_to_full);
   });
 }
 
@@ -174,12 +195,12 @@ DT_API dt_status dt_cp_attention(const DLTensor* q, const DLTensor* k, const DLT
                                  const DLTensor* q_positions, const DLTensor* k_positions, int causal, double scale,
                                  DLTensor* o, DLTensor* lse) {
   return entry([&] {
-    const AttentionInputs in = check_attention_inputs(q, k, v, causal, scale);
+    const AttentionInputs in = attention_inputs(q, k, v, causal, scale);
     const BlockOutputs out = check_outputs(in.shape, o, lse);
     std::optional<HostArray> q_at, k_at;
     if (in.shape.causal) {
-      q_at = host_array(q_positions, "q_positions", DType::i64, 1);
-      k_at = host_array(k_positions, "k_positions", DType::i64, 1);
+      q_at = array(q_positions, "q_positions", DType::i64, 1);
+      k_at = array(k_positions, "k_positions", DType::i64, 1);
       expect_shape(*q_at, {in.shape.q_rows});
       expect_shape(*k_at, {in.shape.kv_rows});
     }
@@ -194,10 +215,10 @@ DT_API dt_status dt_cp_attention(const DLTensor* q, const DLTensor* k, const DLT
 DT_API dt_status dt_cp_attention_merge(DLTensor* o, DLTensor* lse, const DLTensor* o_other,
                                        const DLTensor* lse_other) {
   return entry([&] {
-    const HostArray o_in = host_array(o, "o", DType::f32, 3);
-    const HostArray lse_in = host_array(lse, "lse", DType::f32, 2);
-    const HostArray o_other_in = host_array(o_other, "o_other", DType::f32, 3);
-    const HostArray lse_other_in = host_array(lse_other, "lse_other", DType::f32, 2);
+    const HostArray o_in = array(o, "o", DType::f32, 3);
+    const HostArray lse_in = array(lse, "lse", DType::f32, 2);
+    const HostArray o_other_in = array(o_other, "o_other", DType::f32, 3);
+    const HostArray lse_other_in = array(lse_other, "lse_other", DType::f32, 2);
     expect_shape(lse_in, {o_in.shape[0], o_in.shape[1]});
     expect_shape(o_other_in, o_in.shape);
     expect_shape(lse_other_in, lse_in.shape);

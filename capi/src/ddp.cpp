@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "base/options.hpp"
 #include "dtrain/ddp.h"
 #include "entry.hpp"
+#include "arguments.hpp"
 #include "handles.hpp"
 #include "refusal.hpp"
 #include "parallel/common/agreement.hpp"
@@ -31,7 +31,6 @@
 using dtrain::capi::entry;
 using dtrain::capi::refuse_together;
 using dtrain::capi::require;
-using dtrain::capi::tensor_array;
 namespace common = dtrain::parallel::common;
 namespace ddp = dtrain::parallel::ddp;
 
@@ -50,14 +49,12 @@ constexpr std::size_t kOptionsSizes[] = {0, offsetof(dt_ddp_options, stream), si
 
 constexpr dt_ddp_options kDefaultOptions = DT_DDP_OPTIONS_INIT;
 
-// The subjects and settings DataParallel and broadcast_parameters agree on.
-// refuse_together() must send as many settings as they do, so that its
-// allgather has the size of theirs; the values are not looked at.
+// The subject and settings DataParallel agrees on. refuse_together() must
+// send as many settings as it does, so that its allgather has the size of
+// its own; the values are not looked at.
 const common::AgreementSubject kCreation{"DDP creation", "gradient"};
-const common::AgreementSubject kBroadcast{"parameter broadcast", "parameter"};
 const std::vector<common::Setting> kCreationSettings{
     {"bucket_bytes", 0}, {"compression", 0}, {"find_unused", 0}, {"weighted", 0}};
-const std::vector<common::Setting> kBroadcastSettings{{"root", 0}};
 
 bool read_flag(int value) { return value != DT_UNDEF && value != 0; }
 
@@ -98,16 +95,15 @@ DT_API dt_status dt_ddp_create(dt_ddp** out, dt_comm* comm, const DLTensor* cons
   return entry([&] {
     require(comm, "comm");
     std::shared_ptr<dtrain::comm::Communicator> held = comm->impl;
-    std::span<const DLTensor* const> gradients;
     dt_ddp_options options = kDefaultOptions;
     try {
       require(out, "out");
-      gradients = tensor_array(grads, n, "grads");
       options = dtrain::read_options(opts, kDefaultOptions, kOptionsSizes, "options");
     } catch (const dtrain::Error&) {
       refuse_together(*held, kCreation, kCreationSettings, std::current_exception());
     }
-    auto impl = std::make_unique<ddp::DataParallel>(*held, gradients, core_options(options), options.stream);
+    auto impl = std::make_unique<ddp::DataParallel>(*held, dtrain::capi::tensor_list(grads, n, "grads", "gradients"),
+                                                 core_options(options), options.stream);
     *out = new dt_ddp{std::move(held), std::move(impl)};
   });
 }
@@ -159,13 +155,7 @@ DT_API dt_status dt_ddp_broadcast_parameters(dt_comm* comm, DLTensor* const* par
   return entry([&] {
     require(comm, "comm");
     dtrain::comm::Communicator& communicator = *comm->impl;
-    std::span<const DLTensor* const> parameters;
-    try {
-      parameters = tensor_array(params, n, "params");
-    } catch (const dtrain::Error&) {
-      refuse_together(communicator, kBroadcast, kBroadcastSettings, std::current_exception());
-    }
-    ddp::broadcast_parameters(communicator, parameters, root);
+    ddp::broadcast_parameters(communicator, dtrain::capi::tensor_list(params, n, "params", "parameters"), root);
   });
 }
 

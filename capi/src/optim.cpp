@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "base/error.hpp"
 #include "device/probe.hpp"
 #include "entry.hpp"
 #include "handles.hpp"
@@ -42,9 +43,14 @@ DT_API dt_status dt_optimizer_create(dt_optimizer** out, DLTensor* params, DLTen
     const dtrain::optim::Config config = dtrain::optim::read_config(opts);
     dtrain::optim::Optimizer::NormReducer reducer;
     if (opts != nullptr && opts->comm != nullptr) reducer = sum_over(opts->comm->impl);
+    if (params == nullptr) dtrain::raise(DT_ERR_INVALID_ARGUMENT, "params is NULL");
+    if (grads == nullptr) dtrain::raise(DT_ERR_INVALID_ARGUMENT, "grads is NULL");
+    const dtrain::CudaDevices& cuda = dtrain::device::cuda_devices();
+    // Parameters first, so that their problems are reported first.
+    const auto checked_params = dtrain::check_tensor_array(params, n, "params", cuda);
+    const auto checked_grads = dtrain::check_tensor_array(grads, n, "grads", cuda);
     auto impl = std::make_unique<dtrain::optim::Optimizer>(
-        config, dtrain::optim::check_param_tensors(params, grads, n, dtrain::device::cuda_devices()),
-        std::move(reducer));
+        config, dtrain::optim::check_param_tensors(checked_params, checked_grads), std::move(reducer));
     *out = new dt_optimizer{std::move(impl)};
   });
 }

@@ -1,18 +1,22 @@
 // The pipeline executor: dt_pipeline over parallel::pipeline::Executor. The
 // trainer's C callbacks become the executor's stage functions here, so the
-// core never sees a C function pointer.
+// core never sees a C function pointer or a DLTensor.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
 #include "base/options.hpp"
 #include "dtrain/pipeline.h"
+#include "arguments.hpp"
 #include "entry.hpp"
 #include "handles.hpp"
 #include "parallel/pipeline/executor.hpp"
 
+using dtrain::TensorView;
 using dtrain::capi::entry;
 using dtrain::capi::require;
 namespace pipeline = dtrain::parallel::pipeline;
@@ -43,6 +47,24 @@ pipeline::ActivationSpec activation_of(const dt_pipeline_options& opts) {
   return {opts.activation_elements, *dtype};
 }
 
+// The one-dimensional DLTensor a stage function is handed for a view, or
+// NULL for none.
+class Flat {
+ public:
+  explicit Flat(const TensorView* view) {
+    if (view == nullptr) return;
+    elements_ = view->count;
+    tensor_ = dtrain::capi::describe(*view, &elements_, 1);
+  }
+  Flat(const Flat&) = delete;
+  Flat& operator=(const Flat&) = delete;
+  DLTensor* get() { return tensor_ ? &*tensor_ : nullptr; }
+
+ private:
+  std::int64_t elements_ = 0;
+  std::optional<DLTensor> tensor_;
+};
+
 pipeline::StageFunctions functions_of(const dt_pipeline_options& opts, pipeline::ScheduleKind kind) {
   require(opts.forward, "opts->forward");
   require(opts.backward, "opts->backward");
@@ -54,13 +76,18 @@ pipeline::StageFunctions functions_of(const dt_pipeline_options& opts, pipeline:
     refuse("opts->backward_weight is set but only a ZB_H1 schedule runs BACKWARD_WEIGHT actions");
   }
   pipeline::StageFunctions functions;
-  functions.forward = [f = opts.forward, user = opts.user](int chunk, int microbatch, const DLTensor* input,
-                                                           DLTensor* output) {
-    return f(user, chunk, microbatch, input, output);
+  functions.forward = [f = opts.forward, user = opts.user](int chunk, int microbatch, const TensorView* input,
+                                                           const TensorView* output) {
+    Flat in(input);
+    Flat out(output);
+    return f(user, chunk, microbatch, in.get(), out.get());
   };
   functions.backward = [f = opts.backward, user = opts.user](int chunk, int microbatch,
-                                                             const DLTensor* grad_output, DLTensor* grad_input) {
-    return f(user, chunk, microbatch, grad_output, grad_input);
+                                                             const TensorView* grad_output,
+                                                             const TensorView* grad_input) {
+    Flat out(grad_output);
+    Flat in(grad_input);
+    return f(user, chunk, microbatch, out.get(), in.get());
   };
   if (opts.backward_weight != nullptr) {
     functions.backward_weight = [f = opts.backward_weight, user = opts.user](int chunk, int microbatch) {

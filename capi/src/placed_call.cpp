@@ -3,12 +3,12 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "device/probe.hpp"
+#include "arguments.hpp"
 
 namespace dtrain::capi {
 
 TensorView PlacedCall::view(const DLTensor* tensor, const char* name) {
-  TensorView view = device::check_tensor(tensor, name);
+  TensorView view = view_of(tensor, name);
   check_device_alignment(view, name);
   if (!first_) {
     if (comm_ != nullptr) comm_->check_placement(view, name);

@@ -27,7 +27,7 @@ class PlacedCall {
   PlacedCall(const PlacedCall&) = delete;
   PlacedCall& operator=(const PlacedCall&) = delete;
 
-  // The checked view of `tensor` (device::check_tensor), ordered on the
+  // The checked view of `tensor` (view_of), ordered on the
   // call's Queue.
   TensorView view(const DLTensor* tensor, const char* name);
   // The Queue of the call's place (host memory before any tensor is seen).

@@ -1,17 +1,12 @@
 // Collective entry points and the arguments only the C layer can see (a
-// NULL `out` or array, an options version this library does not know). A
+// NULL `out`, an options version this library does not know). A
 // rank that refuses them must still take part in the agreement the core
 // runs first, or the other ranks would wait for collectives that never
 // come: it joins as a rank that refused, and the others get
 // DT_ERR_MISMATCH naming it.
 #pragma once
 
-#include <dlpack/dlpack.h>
-
-#include <cstddef>
 #include <exception>
-#include <span>
-#include <string>
 #include <vector>
 
 #include "base/error.hpp"
@@ -28,16 +23,6 @@ namespace dtrain::capi {
                                          std::exception_ptr failure) {
   parallel::common::agree_on_layout(comm, subject, {}, settings, failure);
   std::rethrow_exception(failure);  // not reached: agree_on_layout rethrows it
-}
-
-// The pointers of a C array of `n` tensors, refusing a NULL array that is
-// said to hold some.
-inline std::span<const DLTensor* const> tensor_array(const DLTensor* const* tensors, std::size_t n, const char* name) {
-  if (tensors == nullptr && n > 0) {
-    raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + " is NULL but n = " + std::to_string(n));
-  }
-  if (n == 0) return {};
-  return {tensors, n};
 }
 
 }  // namespace dtrain::capi

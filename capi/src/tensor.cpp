@@ -1,10 +1,10 @@
-#include "device/probe.hpp"
+#include "arguments.hpp"
 #include "dtrain/tensor.h"
 #include "entry.hpp"
 
 extern "C" DT_API dt_status dt_tensor_check(const DLTensor* tensor, int64_t* count) {
   return dtrain::capi::entry([&] {
-    dtrain::TensorView view = dtrain::device::check_tensor(tensor, "tensor");
+    dtrain::TensorView view = dtrain::capi::view_of(tensor, "tensor");
     if (count) *count = view.count;
   });
 }

@@ -11,12 +11,12 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
 #include "base/options.hpp"
+#include "arguments.hpp"
 #include "entry.hpp"
 #include "handles.hpp"
 #include "optim/config.hpp"
@@ -73,17 +73,6 @@ zero::Options read_zero_options(const dt_zero_options* user) {
   return result;
 }
 
-// A DLTensor over memory the dt_zero owns, shape included.
-void describe(const dtrain::TensorView& view, const std::vector<std::int64_t>& shape, DLTensor* out) {
-  *out = DLTensor{};
-  out->data = view.data;
-  out->device = view.memory == dtrain::Memory::cuda ? DLDevice{kDLCUDA, view.device_id} : DLDevice{kDLCPU, 0};
-  out->ndim = static_cast<int>(shape.size());
-  out->dtype = dtrain::dtype_to_dlpack(view.dtype);
-  // DLTensor::shape is not const-qualified; callers only read it.
-  out->shape = const_cast<std::int64_t*>(shape.data());
-}
-
 // Save and load are collective: every rank first says whether it has a
 // directory, so that a NULL on one rank fails all of them at once.
 std::string agreed_directory(dtrain::comm::Communicator& comm, const dtrain::parallel::common::AgreementSubject& subject,
@@ -112,12 +101,10 @@ DT_API dt_status dt_zero_create(dt_zero** out, dt_comm* comm, const DLTensor* co
     require(comm, "comm");
     std::shared_ptr<dtrain::comm::Communicator> held = comm->impl;
     std::shared_ptr<dtrain::comm::Communicator> model_comm;
-    std::span<const DLTensor* const> parameters;
     dtrain::optim::Config config;
     zero::Options options;
     try {
       require(out, "out");
-      parameters = dtrain::capi::tensor_array(params, n, "params");
       config = dtrain::optim::read_config(optim);
       options = read_zero_options(opts);
       if (optim != nullptr && optim->comm != nullptr) {
@@ -128,7 +115,8 @@ DT_API dt_status dt_zero_create(dt_zero** out, dt_comm* comm, const DLTensor* co
       dtrain::capi::refuse_together(*held, zero::kCreationSubject, zero::creation_settings({}, {}),
                                     std::current_exception());
     }
-    auto impl = std::make_unique<zero::Zero>(*held, parameters, config, options);
+    auto impl = std::make_unique<zero::Zero>(*held, dtrain::capi::tensor_list(params, n, "params", "params"), config,
+                                             options);
     *out = new dt_zero{std::move(held), std::move(model_comm), std::move(impl)};
   });
 }
@@ -141,7 +129,8 @@ DT_API dt_status dt_zero_parameter(dt_zero* z, size_t index, DLTensor* out) {
   return entry([&] {
     require(z, "z");
     require(out, "out");
-    describe(z->impl->parameter(index), z->impl->shape(index), out);
+    const std::vector<std::int64_t>& shape = z->impl->shape(index);
+    *out = dtrain::capi::describe(z->impl->parameter(index), shape.data(), static_cast<int>(shape.size()));
   });
 }
 
@@ -149,7 +138,8 @@ DT_API dt_status dt_zero_gradient(dt_zero* z, size_t index, DLTensor* out) {
   return entry([&] {
     require(z, "z");
     require(out, "out");
-    describe(z->impl->gradient(index), z->impl->shape(index), out);
+    const std::vector<std::int64_t>& shape = z->impl->shape(index);
+    *out = dtrain::capi::describe(z->impl->gradient(index), shape.data(), static_cast<int>(shape.size()));
   });
 }
 

@@ -10,20 +10,12 @@
 #include "base/env.hpp"
 #include "base/log.hpp"
 #include "comm/flight_recorder.hpp"
-#include "device/probe.hpp"
 
 namespace dtrain::comm {
 
 namespace {
 
 [[noreturn]] void invalid(const std::string& message) { raise(DT_ERR_INVALID_ARGUMENT, message); }
-
-// The view of argument `arg`, checked, with the stream its operation runs on.
-TensorView operand(const DLTensor* tensor, const char* arg, void* stream) {
-  TensorView view = device::check_tensor(tensor, arg);
-  view.stream = stream;
-  return view;
-}
 
 // The bytes an operation records for a buffer (op_log.hpp).
 std::int64_t bytes_of(const TensorView& view) { return static_cast<std::int64_t>(view.bytes()); }
@@ -302,13 +294,6 @@ void Communicator::fail(dt_status status, const std::string& message) {
   raise(status, message);
 }
 
-RequestPtr Communicator::allreduce(const DLTensor* send, const DLTensor* recv, int op, void* stream) {
-  Use use(*this, "allreduce");
-  // Parsed before recv, so that send's problems are reported first.
-  const TensorView s = operand(send, "send", stream);
-  return allreduce(s, operand(recv, "recv", stream), op);
-}
-
 RequestPtr Communicator::allreduce(const TensorView& s, const TensorView& r, int op) {
   Use use(*this, "allreduce");
   require_same_dtype(s, "send", r, "recv");
@@ -319,12 +304,6 @@ RequestPtr Communicator::allreduce(const TensorView& s, const TensorView& r, int
   ensure_usable();
   return checked({CallKind::allreduce, 0, dt(s), s.count, static_cast<std::int64_t>(reduce)}, bytes_of(s),
                  [&] { return backend_->allreduce(s, r, reduce); });
-}
-
-RequestPtr Communicator::reduce_scatter(const DLTensor* send, const DLTensor* recv, int op, void* stream) {
-  Use use(*this, "reduce_scatter");
-  const TensorView s = operand(send, "send", stream);
-  return reduce_scatter(s, operand(recv, "recv", stream), op);
 }
 
 RequestPtr Communicator::reduce_scatter(const TensorView& s, const TensorView& r, int op) {
@@ -338,12 +317,6 @@ RequestPtr Communicator::reduce_scatter(const TensorView& s, const TensorView& r
   ensure_usable();
   return checked({CallKind::reduce_scatter, 0, dt(s), r.count, static_cast<std::int64_t>(reduce)}, bytes_of(s),
                  [&] { return backend_->reduce_scatter(s, r, reduce); });
-}
-
-RequestPtr Communicator::allgather(const DLTensor* send, const DLTensor* recv, void* stream) {
-  Use use(*this, "allgather");
-  const TensorView s = operand(send, "send", stream);
-  return allgather(s, operand(recv, "recv", stream));
 }
 
 RequestPtr Communicator::allgather(const TensorView& s, const TensorView& r) {
@@ -372,23 +345,12 @@ void Communicator::check_peer(int peer, const std::string& name) const {
   }
 }
 
-RequestPtr Communicator::broadcast(const DLTensor* buf, int root, void* stream) {
-  Use use(*this, "broadcast");
-  return broadcast(operand(buf, "buf", stream), root);
-}
-
 RequestPtr Communicator::broadcast(const TensorView& b, int root) {
   Use use(*this, "broadcast");
   check_root(root);
   ensure_usable();
   return checked({CallKind::broadcast, 0, dt(b), b.count, -1, root}, bytes_of(b),
                  [&] { return backend_->broadcast(b, root); });
-}
-
-RequestPtr Communicator::alltoall(const DLTensor* send, const DLTensor* recv, void* stream) {
-  Use use(*this, "alltoall");
-  const TensorView s = operand(send, "send", stream);
-  return alltoall(s, operand(recv, "recv", stream));
 }
 
 RequestPtr Communicator::alltoall(const TensorView& s, const TensorView& r) {
@@ -404,13 +366,6 @@ RequestPtr Communicator::alltoall(const TensorView& s, const TensorView& r) {
                  [&] { return backend_->alltoallv(s, counts, r, counts); });
 }
 
-RequestPtr Communicator::alltoallv(const DLTensor* send, const std::int64_t* send_counts,
-                                   const DLTensor* recv, const std::int64_t* recv_counts, void* stream) {
-  Use use(*this, "alltoallv");
-  const TensorView s = operand(send, "send", stream);
-  return alltoallv(s, send_counts, operand(recv, "recv", stream), recv_counts);
-}
-
 RequestPtr Communicator::alltoallv(const TensorView& s, const std::int64_t* send_counts, const TensorView& r,
                                    const std::int64_t* recv_counts) {
   Use use(*this, "alltoallv");
@@ -422,22 +377,12 @@ RequestPtr Communicator::alltoallv(const TensorView& s, const std::int64_t* send
                  [&] { return backend_->alltoallv(s, sc, r, rc); });
 }
 
-RequestPtr Communicator::send(const DLTensor* buf, int peer, int tag, void* stream) {
-  Use use(*this, "send");
-  return send(operand(buf, "buf", stream), peer, tag);
-}
-
 RequestPtr Communicator::send(const TensorView& b, int peer, int tag) {
   Use use(*this, "send");
   check_peer(peer, "peer");
   if (tag < 0) invalid("tag " + std::to_string(tag) + " is negative");
   ensure_usable();
   return logged({OpKind::send, dt(b), b.count, -1, peer, tag, bytes_of(b)}, [&] { return backend_->send(b, peer, tag); });
-}
-
-RequestPtr Communicator::recv(const DLTensor* buf, int peer, int tag, void* stream) {
-  Use use(*this, "recv");
-  return recv(operand(buf, "buf", stream), peer, tag);
 }
 
 RequestPtr Communicator::recv(const TensorView& b, int peer, int tag) {
@@ -453,13 +398,6 @@ RequestPtr Communicator::barrier() {
   ensure_usable();
   return checked({CallKind::barrier}, 0,
                  [&] { return backend_->barrier(); });
-}
-
-RequestPtr Communicator::reduce(const DLTensor* send, const DLTensor* recv, int op, int root, void* stream) {
-  Use use(*this, "reduce");
-  // recv is parsed on the root only; the view call checks the root itself.
-  const TensorView s = operand(send, "send", stream);
-  return reduce(s, rank_ == root ? operand(recv, "recv", stream) : unused_like(s), op, root);
 }
 
 RequestPtr Communicator::reduce(const TensorView& s, const TensorView& recv, int op, int root) {
@@ -479,12 +417,6 @@ RequestPtr Communicator::reduce(const TensorView& s, const TensorView& recv, int
                  [&] { return backend_->reduce(s, r, reduce, root); });
 }
 
-RequestPtr Communicator::gather(const DLTensor* send, const DLTensor* recv, int root, void* stream) {
-  Use use(*this, "gather");
-  const TensorView s = operand(send, "send", stream);
-  return gather(s, rank_ == root ? operand(recv, "recv", stream) : unused_like(s), root);
-}
-
 RequestPtr Communicator::gather(const TensorView& s, const TensorView& recv, int root) {
   Use use(*this, "gather");
   check_root(root);
@@ -500,12 +432,6 @@ RequestPtr Communicator::gather(const TensorView& s, const TensorView& recv, int
   ensure_usable();
   return checked({CallKind::gather, 0, dt(s), s.count, -1, root}, bytes_of(s),
                  [&] { return backend_->gather(s, r, root); });
-}
-
-RequestPtr Communicator::scatter(const DLTensor* send, const DLTensor* recv, int root, void* stream) {
-  Use use(*this, "scatter");
-  const TensorView r = operand(recv, "recv", stream);
-  return scatter(rank_ == root ? operand(send, "send", stream) : unused_like(r), r, root);
 }
 
 RequestPtr Communicator::scatter(const TensorView& send, const TensorView& r, int root) {
@@ -525,13 +451,6 @@ RequestPtr Communicator::scatter(const TensorView& send, const TensorView& r, in
                  [&] { return backend_->scatter(s, r, root); });
 }
 
-RequestPtr Communicator::allgatherv(const DLTensor* send, const DLTensor* recv, const std::int64_t* recv_counts,
-                                    void* stream) {
-  Use use(*this, "allgatherv");
-  const TensorView s = operand(send, "send", stream);
-  return allgatherv(s, operand(recv, "recv", stream), recv_counts);
-}
-
 RequestPtr Communicator::allgatherv(const TensorView& s, const TensorView& r, const std::int64_t* recv_counts) {
   Use use(*this, "allgatherv");
   require_same_dtype(s, "send", r, "recv");
@@ -543,13 +462,6 @@ RequestPtr Communicator::allgatherv(const TensorView& s, const TensorView& r, co
   ensure_usable();
   return checked({CallKind::allgatherv, 0, dt(r), -1, -1, -1, counts_digest(counts)}, bytes_of(s),
                  [&] { return backend_->allgatherv(s, r, counts); });
-}
-
-RequestPtr Communicator::reduce_scatterv(const DLTensor* send, const std::int64_t* recv_counts,
-                                         const DLTensor* recv, int op, void* stream) {
-  Use use(*this, "reduce_scatterv");
-  const TensorView s = operand(send, "send", stream);
-  return reduce_scatterv(s, recv_counts, operand(recv, "recv", stream), op);
 }
 
 RequestPtr Communicator::reduce_scatterv(const TensorView& s, const std::int64_t* recv_counts, const TensorView& r,
@@ -567,23 +479,13 @@ RequestPtr Communicator::reduce_scatterv(const TensorView& s, const std::int64_t
                  [&] { return backend_->reduce_scatterv(s, counts, r, reduce); });
 }
 
-RequestPtr Communicator::p2p_group(const dt_p2p_op* ops, int count, void* stream) {
+RequestPtr Communicator::p2p_group(const std::vector<P2pOp>& group) {
   Use use(*this, "p2p_group");
-  if (count < 1) invalid("count " + std::to_string(count) + ": a group needs at least one op");
-  if (ops == nullptr) invalid("ops is NULL");
-  std::vector<P2pOp> group;
-  group.reserve(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) {
-    const dt_p2p_op& op = ops[i];
+  if (group.empty()) invalid("a group needs at least one op");
+  for (std::size_t i = 0; i < group.size(); ++i) {
     const std::string name = "ops[" + std::to_string(i) + "]";
-    if (op.kind != DT_P2P_SEND && op.kind != DT_P2P_RECV) {
-      invalid(name + ".kind " + std::to_string(op.kind) + " is neither DT_P2P_SEND nor DT_P2P_RECV");
-    }
-    const std::string tensor_name = name + ".tensor";
-    TensorView buf = operand(op.tensor, tensor_name.c_str(), stream);
-    check_peer(op.peer, name + ".peer");
-    if (op.tag < 0) invalid(name + ".tag " + std::to_string(op.tag) + " is negative");
-    group.push_back({op.kind == DT_P2P_SEND, buf, op.peer, op.tag});
+    check_peer(group[i].peer, name + ".peer");
+    if (group[i].tag < 0) invalid(name + ".tag " + std::to_string(group[i].tag) + " is negative");
   }
   ensure_usable();
   std::int64_t elements = 0;
@@ -592,7 +494,8 @@ RequestPtr Communicator::p2p_group(const dt_p2p_op* ops, int count, void* stream
     elements += op.buf.count;
     bytes += bytes_of(op.buf);
   }
-  return logged({OpKind::p2p_group, -1, elements, -1, -1, count, bytes}, [&] { return backend_->p2p_group(group); });
+  return logged({OpKind::p2p_group, -1, elements, -1, -1, static_cast<std::int64_t>(group.size()), bytes},
+                [&] { return backend_->p2p_group(group); });
 }
 
 void Communicator::wait(const RequestPtr& request, int timeout_ms) {

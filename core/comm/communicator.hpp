@@ -15,8 +15,6 @@
 #include <thread>
 #include <vector>
 
-#include <dlpack/dlpack.h>
-
 #include "comm/backend.hpp"
 #include "comm/call_check.hpp"
 #include "comm/op_log.hpp"
@@ -45,39 +43,12 @@ class Communicator {
   // Each operation checks its arguments (throwing DT_ERR_INVALID_ARGUMENT and
   // starting nothing), then starts and returns the operation. Reduction ops
   // arrive as the raw int of a dt_reduce_op (see base/enum_value.hpp).
-  // `stream` is the caller's cudaStream_t (comm.h), carried to the backend
-  // in the tensors' views; host backends ignore it.
-  //
-  // The C API's DLTensors are checked and made views here; strategies, which
-  // hold views already, call the overloads on views (below), whose stream is
-  // each view's own.
-  RequestPtr allreduce(const DLTensor* send, const DLTensor* recv, int op, void* stream = nullptr);
-  RequestPtr reduce_scatter(const DLTensor* send, const DLTensor* recv, int op, void* stream = nullptr);
-  RequestPtr allgather(const DLTensor* send, const DLTensor* recv, void* stream = nullptr);
-  RequestPtr broadcast(const DLTensor* buf, int root, void* stream = nullptr);
-  RequestPtr alltoall(const DLTensor* send, const DLTensor* recv, void* stream = nullptr);
-  RequestPtr alltoallv(const DLTensor* send, const std::int64_t* send_counts, const DLTensor* recv,
-                       const std::int64_t* recv_counts, void* stream = nullptr);
-  RequestPtr send(const DLTensor* buf, int peer, int tag, void* stream = nullptr);
-  RequestPtr recv(const DLTensor* buf, int peer, int tag, void* stream = nullptr);
-  RequestPtr barrier();
-  // The rooted and uneven collectives of comm.h. Arguments a rank does not
-  // use (recv of reduce and gather off the root, send of scatter off the
-  // root) are not looked at and may be NULL.
-  RequestPtr reduce(const DLTensor* send, const DLTensor* recv, int op, int root, void* stream = nullptr);
-  RequestPtr gather(const DLTensor* send, const DLTensor* recv, int root, void* stream = nullptr);
-  RequestPtr scatter(const DLTensor* send, const DLTensor* recv, int root, void* stream = nullptr);
-  RequestPtr allgatherv(const DLTensor* send, const DLTensor* recv, const std::int64_t* recv_counts,
-                        void* stream = nullptr);
-  RequestPtr reduce_scatterv(const DLTensor* send, const std::int64_t* recv_counts, const DLTensor* recv, int op,
-                             void* stream = nullptr);
-  // Every op checked before any starts; one request for the group.
-  RequestPtr p2p_group(const dt_p2p_op* ops, int count, void* stream = nullptr);
-
-  // The same operations on checked views (a view of a tensor the caller
-  // made: host memory, or a device Queue's), with the same checks of how
-  // they fit together. Off the root, reduce's and gather's recv and
-  // scatter's send are not looked at.
+  // Tensors are checked views (a view the C API parsed, or of a tensor the
+  // caller made: host memory, or a device Queue's); a CUDA view's `stream`
+  // is the cudaStream_t its operation is ordered on (comm.h), and host
+  // backends ignore it. Here the views are checked against each other and
+  // against the communicator: dtypes, counts, roots, peers and tags. Off the
+  // root, reduce's and gather's recv and scatter's send are not looked at.
   RequestPtr allreduce(const TensorView& send, const TensorView& recv, int op);
   RequestPtr reduce_scatter(const TensorView& send, const TensorView& recv, int op);
   RequestPtr allgather(const TensorView& send, const TensorView& recv);
@@ -87,11 +58,16 @@ class Communicator {
                        const std::int64_t* recv_counts);
   RequestPtr send(const TensorView& buf, int peer, int tag);
   RequestPtr recv(const TensorView& buf, int peer, int tag);
+  RequestPtr barrier();
   RequestPtr reduce(const TensorView& send, const TensorView& recv, int op, int root);
   RequestPtr gather(const TensorView& send, const TensorView& recv, int root);
   RequestPtr scatter(const TensorView& send, const TensorView& recv, int root);
   RequestPtr allgatherv(const TensorView& send, const TensorView& recv, const std::int64_t* recv_counts);
   RequestPtr reduce_scatterv(const TensorView& send, const std::int64_t* recv_counts, const TensorView& recv, int op);
+  // Every op checked (a peer of this communicator, a tag that is not
+  // negative; "ops[i]" in messages) before any starts; one request for the
+  // group, which needs at least one op.
+  RequestPtr p2p_group(const std::vector<P2pOp>& ops);
 
   // The thread whose calls through the C API may run this communicator's
   // operations (comm.h, "Threads"): the thread that constructed it until

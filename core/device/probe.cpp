@@ -69,10 +69,6 @@ const CudaDevices& cuda_devices() {
   return devices;
 }
 
-TensorView check_tensor(const DLTensor* tensor, const char* arg) {
-  return dtrain::check_tensor(tensor, arg, cuda_devices());
-}
-
 std::string cuda_summary() {
 #ifdef DTRAIN_HAVE_CUDA
   const int count = cuda_device_count();

@@ -6,8 +6,6 @@
 
 #include <string>
 
-#include <dlpack/dlpack.h>
-
 #include "base/tensor.hpp"
 
 namespace dtrain::device {
@@ -27,10 +25,6 @@ const std::string& cuda_unavailable_reason();
 
 // cuda_device_count() and the reason, in the form base's check_tensor takes.
 const CudaDevices& cuda_devices();
-
-// dtrain::check_tensor() with this process's CUDA devices: what every
-// operation that accepts CUDA tensors validates its arguments with.
-TensorView check_tensor(const DLTensor* tensor, const char* arg);
 
 // "compiled, 2 devices", "compiled, no device", or "not compiled".
 std::string cuda_summary();

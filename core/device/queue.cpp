@@ -108,11 +108,6 @@ TensorView Queue::view(void* data, std::int64_t count, DType dtype) const {
   return view;
 }
 
-DLDevice Queue::dlpack_device() const {
-  if (memory() == Memory::host) return {kDLCPU, 0};
-  return {kDLCUDA, device_id()};
-}
-
 std::unique_ptr<Queue> make_host_queue() { return std::make_unique<HostQueue>(); }
 
 Queue& thread_queue(const TensorView& like) {

@@ -103,8 +103,6 @@ class Queue {
   // A view of `count` elements of `dtype` at `data`, in the Queue's memory,
   // ordered on its stream.
   TensorView view(void* data, std::int64_t count, DType dtype) const;
-  // The memory as DLPack names it, for the DLTensors of collectives.
-  DLDevice dlpack_device() const;
 };
 
 // A Queue over host memory.

@@ -12,18 +12,13 @@ namespace {
 
 std::string indexed(const char* name, std::size_t i) { return std::string(name) + "[" + std::to_string(i) + "]"; }
 
-std::string shape_text(const DLTensor& t) {
+std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string out = "(";
-  for (int d = 0; d < t.ndim; ++d) out += (d ? ", " : "") + std::to_string(t.shape[d]);
-  return out + (t.ndim == 1 ? ",)" : ")");
+  for (std::size_t d = 0; d < shape.size(); ++d) out += (d ? ", " : "") + std::to_string(shape[d]);
+  return out + (shape.size() == 1 ? ",)" : ")");
 }
 
-bool same_shape(const DLTensor& a, const DLTensor& b) {
-  if (a.ndim != b.ndim) return false;
-  return std::equal(a.shape, a.shape + a.ndim, b.shape);
-}
-
-void check_pair(const DLTensor& param, const DLTensor& grad, const ParamTensor& views, std::size_t i) {
+void check_pair(const CheckedTensor& param, const CheckedTensor& grad, const ParamTensor& views, std::size_t i) {
   const DType dtype = views.param.dtype;
   if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16) {
     raise(DT_ERR_INVALID_ARGUMENT, indexed("params", i) + ": dtype " + dtype_name(dtype) +
@@ -33,11 +28,11 @@ void check_pair(const DLTensor& param, const DLTensor& grad, const ParamTensor& 
     raise(DT_ERR_INVALID_ARGUMENT, indexed("grads", i) + ": dtype " + dtype_name(views.grad.dtype) +
                                        " differs from its parameter's, " + dtype_name(dtype));
   }
-  if (!same_shape(param, grad)) {
-    raise(DT_ERR_INVALID_ARGUMENT, indexed("grads", i) + ": shape " + shape_text(grad) +
-                                       " differs from its parameter's, " + shape_text(param));
+  if (param.layout.shape != grad.layout.shape) {
+    raise(DT_ERR_INVALID_ARGUMENT, indexed("grads", i) + ": shape " + shape_text(grad.layout.shape) +
+                                       " differs from its parameter's, " + shape_text(param.layout.shape));
   }
-  if (param.device.device_type != grad.device.device_type || param.device.device_id != grad.device.device_id) {
+  if (!same_place(views.param, views.grad)) {
     raise(DT_ERR_INVALID_ARGUMENT, indexed("grads", i) + ": not on its parameter's device");
   }
 }
@@ -83,15 +78,12 @@ void check_disjoint(const std::vector<ParamTensor>& tensors) {
 
 }  // namespace
 
-std::vector<ParamTensor> check_param_tensors(const DLTensor* params, const DLTensor* grads, std::size_t n,
-                                             const CudaDevices& cuda) {
-  if (params == nullptr) raise(DT_ERR_INVALID_ARGUMENT, "params is NULL");
-  if (grads == nullptr) raise(DT_ERR_INVALID_ARGUMENT, "grads is NULL");
-  if (n == 0) raise(DT_ERR_INVALID_ARGUMENT, "n is 0: an optimizer needs at least one parameter");
-  std::vector<ParamTensor> tensors(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    tensors[i].param = check_tensor(&params[i], indexed("params", i).c_str(), cuda);
-    tensors[i].grad = check_tensor(&grads[i], indexed("grads", i).c_str(), cuda);
+std::vector<ParamTensor> check_param_tensors(const std::vector<CheckedTensor>& params,
+                                             const std::vector<CheckedTensor>& grads) {
+  if (params.empty()) raise(DT_ERR_INVALID_ARGUMENT, "n is 0: an optimizer needs at least one parameter");
+  std::vector<ParamTensor> tensors(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    tensors[i] = {params[i].view, grads[i].view};
     check_pair(params[i], grads[i], tensors[i], i);
   }
   check_placement(tensors);

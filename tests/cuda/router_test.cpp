@@ -151,8 +151,8 @@ TEST(Router, CudaTensorsGoToNcclCreatedOnce) {
 }
 
 // The caller's stream (dt_allreduce's `stream`) reaches the backend that
-// runs the operation: the Communicator puts it in the views, the router
-// passes them on.
+// runs the operation: the C API puts it in the views, the Communicator and
+// the router pass them on.
 TEST(Router, TheCallersStreamReachesTheBackend) {
   Fixture f;
   auto router = f.make(DevicePath::nccl);
@@ -160,8 +160,11 @@ TEST(Router, TheCallersStreamReachesTheBackend) {
   comm::Communicator communicator(0, 1, 5000, std::move(router));
   void* const stream = reinterpret_cast<void*>(std::uintptr_t{0x7000});
   HostTensor<float> a(8, 1.0f), b(8, 0.0f);
-  communicator.wait(communicator.allreduce(&a.tensor, &b.tensor, DT_SUM, stream), -1);
-  communicator.wait(communicator.broadcast(&b.tensor, 0), -1);
+  TensorView send = view_of(a.values.data(), 8, DType::f32, Memory::host);
+  TensorView recv = view_of(b.values.data(), 8, DType::f32, Memory::host);
+  send.stream = recv.stream = stream;
+  communicator.wait(communicator.allreduce(send, recv, DT_SUM), -1);
+  communicator.wait(communicator.broadcast(view_of(b.values.data(), 8, DType::f32, Memory::host), 0), -1);
   EXPECT_EQ(*f.streams, (StreamLog{{"host.allreduce", stream}, {"host.broadcast", nullptr}}));
 
   // CUDA views (which the communicator would refuse here, without a device)

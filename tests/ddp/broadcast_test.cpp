@@ -42,7 +42,7 @@ TEST_P(Broadcast, ReplicasBecomeIdenticalToRoot) {
     list.add(scalar, DType::f64, {});
     list.add(empty, DType::f32, {0, 3});
     list.add(large, DType::f32, {100000});
-    broadcast_parameters(comm, list.get(), root);
+    broadcast_parameters(comm, list.get("parameters"), root);
 
     auto expect_root = [root, fill](const auto& buffer) {
       auto expected = buffer;
@@ -65,7 +65,7 @@ TEST(BroadcastMismatch, ShapesAndRootsAreCompared) {
     std::vector<float> a(6);
     TensorList list;
     list.add(a, DType::f32, comm.rank() == 2 ? std::vector<std::int64_t>{3, 2} : std::vector<std::int64_t>{2, 3});
-    Caught caught = catch_error([&] { broadcast_parameters(comm, list.get(), 0); });
+    Caught caught = catch_error([&] { broadcast_parameters(comm, list.get("parameters"), 0); });
     EXPECT_EQ(caught.status, DT_ERR_MISMATCH);
     EXPECT_NE(caught.message.find("parameter 0 is float32[2, 3] on rank 0 but float32[3, 2] on rank 2"),
               std::string::npos)
@@ -73,11 +73,11 @@ TEST(BroadcastMismatch, ShapesAndRootsAreCompared) {
 
     TensorList same;
     same.add(a, DType::f32, {6});
-    caught = catch_error([&] { broadcast_parameters(comm, same.get(), comm.rank() == 1 ? 1 : 0); });
+    caught = catch_error([&] { broadcast_parameters(comm, same.get("parameters"), comm.rank() == 1 ? 1 : 0); });
     EXPECT_EQ(caught.status, DT_ERR_MISMATCH);
     EXPECT_NE(caught.message.find("root is 0 on rank 0 but 1 on rank 1"), std::string::npos) << caught.message;
 
-    caught = catch_error([&] { broadcast_parameters(comm, same.get(), comm.rank() == 0 ? 5 : 0); });
+    caught = catch_error([&] { broadcast_parameters(comm, same.get("parameters"), comm.rank() == 0 ? 5 : 0); });
     EXPECT_EQ(caught.status, comm.rank() == 0 ? DT_ERR_INVALID_ARGUMENT : DT_ERR_MISMATCH) << caught.message;
   });
 }

@@ -83,7 +83,7 @@ void train_rank(comm::Communicator& comm, const Mode& mode, const std::vector<st
     params.add(model.params[t], DType::f32, shapes[t]);
     grads.add(model.grads[t], DType::f32, shapes[t]);
   }
-  parallel::ddp::broadcast_parameters(comm, params.get(), 0);
+  parallel::ddp::broadcast_parameters(comm, params.get("parameters"), 0);
 
   Options options;
   options.bucket_bytes = mode.bucket_bytes;

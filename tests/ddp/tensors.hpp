@@ -1,4 +1,4 @@
-// Test helpers: DLTensors over vectors, and catching the library's errors.
+// Test helpers: DLTensors over vectors, parsed for the core, and catching the library's errors.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <dlpack/dlpack.h>
 
 #include "base/error.hpp"
+#include "common/parsed_tensors.hpp"
 #include "ucx/harness.hpp"
 
 namespace dtrain::test {
@@ -31,15 +32,16 @@ class TensorList {
     add(buffer.data(), dtype, std::move(shape));
   }
 
-  // Valid until the next add().
-  std::span<const DLTensor* const> get() {
+  // The list as the C API parses it for the core, each tensor named
+  // `<list>[i]`.
+  ParsedTensors get(const char* list = "gradients") {
     pointers_.clear();
     for (std::size_t i = 0; i < tensors_.size(); ++i) {
       tensors_[i].ndim = static_cast<int>(shapes_[i].size());
       tensors_[i].shape = shapes_[i].data();
       pointers_.push_back(&tensors_[i]);
     }
-    return pointers_;
+    return testing::parsed(pointers_, list);
   }
 
  private:

@@ -274,10 +274,10 @@ TEST(Usage, BadGradientsAndOptionsAreInvalidArguments) {
       options.compression = static_cast<Compression>(7);
       EXPECT_EQ(catch_error([&] { DataParallel ddp(comm, list.get(), options); }).status, DT_ERR_INVALID_ARGUMENT);
       const DLTensor* null_tensor[] = {nullptr};
-      EXPECT_EQ(catch_error([&] { DataParallel ddp(comm, null_tensor, Options{}); }).status, DT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(catch_error([&] { DataParallel ddp(comm, testing::parsed(null_tensor, "gradients"), Options{}); }).status, DT_ERR_INVALID_ARGUMENT);
     }
     // No gradients at all is a DDP with nothing to do.
-    DataParallel empty(comm, {}, Options{});
+    DataParallel empty(comm, std::vector<CheckedTensor>{}, Options{});
     EXPECT_EQ(empty.bucket_count(), 0u);
     empty.wait();
   });

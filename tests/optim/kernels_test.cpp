@@ -204,10 +204,10 @@ struct Placement {
     params.tensor(i).device = device;
     grads.tensor(i).device = device;
   }
-  // The status and message check_param_tensors throws ("" when it accepts).
+  // The status and message the checks throw ("" when it accepts).
   std::pair<dt_status, std::string> check() {
     try {
-      check_param_tensors(params.tensors(), grads.tensors(), params.size(), two);
+      testing::checked(params.tensors(), grads.tensors(), params.size(), two);
       return {DT_OK, ""};
     } catch (const Error& e) {
       return {e.status(), e.what()};
@@ -219,7 +219,7 @@ TEST(ParamTensors, OneDeviceIsAccepted) {
   Placement cuda;
   for (std::size_t i = 0; i < 3; ++i) cuda.on(i, {kDLCUDA, 1});
   EXPECT_EQ(cuda.check().first, DT_OK) << cuda.check().second;
-  const std::vector<ParamTensor> views = check_param_tensors(cuda.params.tensors(), cuda.grads.tensors(), 3, cuda.two);
+  const std::vector<ParamTensor> views = testing::checked(cuda.params.tensors(), cuda.grads.tensors(), 3, cuda.two);
   EXPECT_EQ(views[2].param.memory, Memory::cuda);
   EXPECT_EQ(views[2].grad.device_id, 1);
   Placement host;
@@ -263,7 +263,7 @@ TEST(ParamTensors, CudaWithoutADeviceNamesTheTensor) {
   Placement cuda;
   cuda.on(1, {kDLCUDA, 0});
   try {
-    check_param_tensors(cuda.params.tensors(), cuda.grads.tensors(), 3, CudaDevices{0, "no CUDA device (test)"});
+    testing::checked(cuda.params.tensors(), cuda.grads.tensors(), 3, CudaDevices{0, "no CUDA device (test)"});
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), DT_ERR_UNSUPPORTED);

@@ -153,8 +153,11 @@ inline void fill_grads(TensorSet& set, std::uint64_t seed, float scale = 1.0f) {
 }
 
 // The tensors as the C API checks them before it makes an Optimizer.
-inline std::vector<optim::ParamTensor> checked(const DLTensor* params, const DLTensor* grads, std::size_t n) {
-  return optim::check_param_tensors(params, grads, n, device::cuda_devices());
+inline std::vector<optim::ParamTensor> checked(const DLTensor* params, const DLTensor* grads, std::size_t n,
+                                               const CudaDevices& cuda = device::cuda_devices()) {
+  const std::vector<CheckedTensor> checked_params = check_tensor_array(params, n, "params", cuda);
+  const std::vector<CheckedTensor> checked_grads = check_tensor_array(grads, n, "grads", cuda);
+  return optim::check_param_tensors(checked_params, checked_grads);
 }
 
 }  // namespace dtrain::testing

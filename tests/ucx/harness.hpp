@@ -13,12 +13,10 @@
 #include <string>
 #include <vector>
 
-#include <dlpack/dlpack.h>
 #include <gtest/gtest.h>
 
 #include "base/dtype.hpp"
 #include "base/error.hpp"
-#include "common/flat_tensor.hpp"
 #include "bootstrap/rendezvous.hpp"
 #include "comm/backends/ucx/tuning.hpp"
 #include "comm/communicator.hpp"
@@ -65,8 +63,15 @@ struct WorldOptions {
 // reported as test failures naming the rank.
 void run_world(int n, const std::function<void(comm::Communicator&)>& body, const WorldOptions& options = {});
 
-// A DLTensor over caller-owned memory, one-dimensional.
-using Tensor = FlatTensor;
+// A view of caller-owned host memory, as the communicator takes it.
+class Tensor {
+ public:
+  Tensor(void* data, std::int64_t count, DType dtype) : view_(host_view(data, count, dtype)) {}
+  const TensorView& get() const { return view_; }
+
+ private:
+  TensorView view_;
+};
 
 // Waits for a request through the communicator (its own deadline).
 void wait(comm::Communicator& comm, const comm::RequestPtr& request);

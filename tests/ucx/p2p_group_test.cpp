@@ -21,7 +21,9 @@ std::vector<float> pattern(int from, int tag, std::int64_t count) {
   return v;
 }
 
-dt_p2p_op op_of(int kind, Tensor& tensor, int peer, int tag) { return dt_p2p_op{kind, tensor.get(), peer, tag}; }
+comm::P2pOp op_of(int kind, const Tensor& tensor, int peer, int tag) {
+  return comm::P2pOp{kind == DT_P2P_SEND, tensor.get(), peer, tag};
+}
 
 class UcxP2pGroup : public ::testing::TestWithParam<int> {};
 
@@ -37,9 +39,9 @@ TEST_P(UcxP2pGroup, RingNeighboursSendLargeBuffersBeforeReceiving) {
     std::vector<float> from_left(kLarge, -1.0f), from_right(kLarge, -1.0f);
     Tensor a(to_right.data(), kLarge, DType::f32), b(to_left.data(), kLarge, DType::f32);
     Tensor c(from_left.data(), kLarge, DType::f32), d(from_right.data(), kLarge, DType::f32);
-    const std::vector<dt_p2p_op> ops{op_of(DT_P2P_SEND, a, right, 1), op_of(DT_P2P_SEND, b, left, 2),
+    const std::vector<comm::P2pOp> ops{op_of(DT_P2P_SEND, a, right, 1), op_of(DT_P2P_SEND, b, left, 2),
                                      op_of(DT_P2P_RECV, c, left, 1), op_of(DT_P2P_RECV, d, right, 2)};
-    wait(comm, comm.p2p_group(ops.data(), static_cast<int>(ops.size())));
+    wait(comm, comm.p2p_group(ops));
     EXPECT_EQ(from_left, pattern(left, 1, kLarge));
     EXPECT_EQ(from_right, pattern(right, 2, kLarge));
   });
@@ -58,15 +60,14 @@ TEST_P(UcxP2pGroup, GroupsMatchSingleCallsAndMessagesToOneself) {
     // The group receives from the left what the left neighbour sends with a
     // single dt_send; its receive to itself is listed before its send.
     auto sent = comm.send(o.get(), right, 3);
-    const std::vector<dt_p2p_op> ops{op_of(DT_P2P_RECV, si, me, 4), op_of(DT_P2P_RECV, i, left, 3),
+    const std::vector<comm::P2pOp> ops{op_of(DT_P2P_RECV, si, me, 4), op_of(DT_P2P_RECV, i, left, 3),
                                      op_of(DT_P2P_SEND, so, me, 4)};
-    wait(comm, comm.p2p_group(ops.data(), static_cast<int>(ops.size())));
+    wait(comm, comm.p2p_group(ops));
     wait(comm, sent);
     EXPECT_EQ(in, pattern(left, 3, 100));
     EXPECT_EQ(self_in, self_out);
     // A send to oneself is buffered: the group completes before its receive.
-    const dt_p2p_op alone = op_of(DT_P2P_SEND, so, me, 5);
-    wait(comm, comm.p2p_group(&alone, 1));
+    wait(comm, comm.p2p_group({op_of(DT_P2P_SEND, so, me, 5)}));
     std::vector<float> later(5, -1.0f);
     Tensor l(later.data(), 5, DType::f32);
     wait(comm, comm.recv(l.get(), me, 5));
@@ -82,24 +83,21 @@ TEST_P(UcxP2pGroup, ABadOpRefusesTheGroupAndStartsNothing) {
     const int left = (me + n - 1) % n;
     std::vector<float> first(3, 1.0f), second(3, 2.0f), in(3, -1.0f);
     Tensor f(first.data(), 3, DType::f32), s(second.data(), 3, DType::f32), r(in.data(), 3, DType::f32);
-    const dt_p2p_op good = op_of(DT_P2P_SEND, f, right, 9);
-    const std::vector<std::vector<dt_p2p_op>> bad{
-        {good, dt_p2p_op{DT_P2P_SEND, f.get(), n, 9}},
-        {good, dt_p2p_op{DT_P2P_RECV, r.get(), left, -1}},
-        {good, dt_p2p_op{2, f.get(), right, 9}},
-        {good, dt_p2p_op{DT_P2P_RECV, nullptr, left, 9}},
+    // Kinds and tensors are the C API's to parse (tests/unit/capi_rooted_test.cpp).
+    const comm::P2pOp good = op_of(DT_P2P_SEND, f, right, 9);
+    const std::vector<std::vector<comm::P2pOp>> bad{
+        {good, op_of(DT_P2P_SEND, f, n, 9)},
+        {good, op_of(DT_P2P_RECV, r, left, -1)},
     };
     for (const auto& group : bad) {
-      const std::string message =
-          expect_error(DT_ERR_INVALID_ARGUMENT, [&] { comm.p2p_group(group.data(), static_cast<int>(group.size())); });
+      const std::string message = expect_error(DT_ERR_INVALID_ARGUMENT, [&] { comm.p2p_group(group); });
       EXPECT_NE(message.find("ops[1]"), std::string::npos) << message;
     }
-    expect_error(DT_ERR_INVALID_ARGUMENT, [&] { comm.p2p_group(nullptr, 1); });
-    expect_error(DT_ERR_INVALID_ARGUMENT, [&] { comm.p2p_group(&good, 0); });
+    expect_error(DT_ERR_INVALID_ARGUMENT, [&] { comm.p2p_group({}); });
     // Had a refused group sent `first` with tag 9, it would arrive here
     // before `second`.
-    const std::vector<dt_p2p_op> ops{op_of(DT_P2P_SEND, s, right, 9), op_of(DT_P2P_RECV, r, left, 9)};
-    wait(comm, comm.p2p_group(ops.data(), 2));
+    const std::vector<comm::P2pOp> ops{op_of(DT_P2P_SEND, s, right, 9), op_of(DT_P2P_RECV, r, left, 9)};
+    wait(comm, comm.p2p_group(ops));
     EXPECT_EQ(in, second);
   });
 }

@@ -81,7 +81,7 @@ TEST_P(Rooted, ReduceToEveryRootInAndOutOfPlace) {
               for (std::int64_t i = 0; i < count; ++i) send[i] = value<D>(me, i, op);
               Tensor s(send.data(), count, D);
               Tensor r(in_place ? send.data() : recv.data(), count, D);
-              wait(comm, comm.reduce(s.get(), me == root ? r.get() : nullptr, op, root));
+              wait(comm, comm.reduce(s.get(), me == root ? r.get() : TensorView{}, op, root));
               if (me != root) {
                 EXPECT_EQ(recv, std::vector<T>(count, Element<D>::make(99))) << what << ": recv off the root";
                 continue;
@@ -115,7 +115,7 @@ TEST_P(Rooted, GatherAndScatterEveryDtypeAndRoot) {
             if (me == root && in_place) std::copy(mine.begin(), mine.end(), all.begin() + root * count);
             Tensor s(me == root && in_place ? all.data() + root * count : mine.data(), count, D);
             Tensor r(all.data(), count * n, D);
-            wait(comm, comm.gather(s.get(), me == root ? r.get() : nullptr, root));
+            wait(comm, comm.gather(s.get(), me == root ? r.get() : TensorView{}, root));
             if (me == root) {
               expect_values<D>(all.data(), count * n,
                                [&](std::int64_t i) { return Element<D>::get(value<D>(i / count, i % count)); },
@@ -126,7 +126,7 @@ TEST_P(Rooted, GatherAndScatterEveryDtypeAndRoot) {
             for (std::int64_t i = 0; i < count * n; ++i) blocks[i] = value<D>(root, i);
             Tensor bs(blocks.data(), count * n, D);
             Tensor br(me == root && in_place ? blocks.data() + root * count : block.data(), count, D);
-            wait(comm, comm.scatter(me == root ? bs.get() : nullptr, br.get(), root));
+            wait(comm, comm.scatter(me == root ? bs.get() : TensorView{}, br.get(), root));
             const T* got = me == root && in_place ? blocks.data() + root * count : block.data();
             expect_values<D>(got, count,
                              [&](std::int64_t i) { return Element<D>::get(value<D>(root, me * count + i)); },
@@ -230,13 +230,13 @@ TEST_P(Rooted, DisagreementIsAMismatchOnEveryRank) {
     expect_mismatch_everywhere(comm, [&] { return comm.gather(s4.get(), all.get(), root); });
     // Counts.
     expect_mismatch_everywhere(comm, [&] {
-      return comm.reduce(odd_one ? s3.get() : s4.get(), me == 0 ? block.get() : nullptr, DT_SUM, 0);
+      return comm.reduce(odd_one ? s3.get() : s4.get(), me == 0 ? block.get() : TensorView{}, DT_SUM, 0);
     });
     // Dtypes.
     std::vector<double> wide_recv(4);
     Tensor wide_block(wide_recv.data(), 4, DType::f64);
     expect_mismatch_everywhere(comm, [&] {
-      return comm.scatter(me == 0 ? sendall.get() : nullptr, odd_one ? wide_block.get() : block.get(), 0);
+      return comm.scatter(me == 0 ? sendall.get() : TensorView{}, odd_one ? wide_block.get() : block.get(), 0);
     });
     // Ops.
     std::vector<std::int64_t> counts(n, 4);
@@ -250,8 +250,8 @@ TEST_P(Rooted, DisagreementIsAMismatchOnEveryRank) {
     expect_mismatch_everywhere(comm, [&] { return comm.allgatherv(mine.get(), all.get(), other.data()); });
     // Operations: the last rank gathers while the others scatter.
     expect_mismatch_everywhere(comm, [&] {
-      return odd_one ? comm.gather(s4.get(), nullptr, 0)
-                     : comm.scatter(me == 0 ? sendall.get() : nullptr, block.get(), 0);
+      return odd_one ? comm.gather(s4.get(), TensorView{}, 0)
+                     : comm.scatter(me == 0 ? sendall.get() : TensorView{}, block.get(), 0);
     });
   }, options());
 }
@@ -271,9 +271,9 @@ TEST_P(Rooted, RefusedEverywhereStartsNothing) {
     expect_error(DT_ERR_INVALID_ARGUMENT, [&] { comm.allgatherv(s.get(), r.get(), negative.data()); });
     expect_error(DT_ERR_INVALID_ARGUMENT, [&] { comm.allgatherv(s.get(), r.get(), too_many.data()); });
     expect_error(DT_ERR_INVALID_ARGUMENT, [&] { comm.reduce_scatterv(r.get(), too_many.data(), s.get(), DT_SUM); });
-    expect_error(DT_ERR_INVALID_ARGUMENT, [&] { comm.reduce(s.get(), nullptr, 99, 0); });
+    expect_error(DT_ERR_INVALID_ARGUMENT, [&] { comm.reduce(s.get(), TensorView{}, 99, 0); });
     // Had any of them started, this gather would meet its messages.
-    wait(comm, comm.gather(s.get(), comm.rank() == 0 ? r.get() : nullptr, 0));
+    wait(comm, comm.gather(s.get(), comm.rank() == 0 ? r.get() : TensorView{}, 0));
     if (comm.rank() == 0) {
       for (int i = 0; i < n; ++i) EXPECT_EQ(recv[i], i);
     }

@@ -4,8 +4,11 @@
 # plus the public C headers (dtrain/...). Inside parallel/, a strategy's
 # folder may include only its own headers, parallel/common/ (what the
 # strategies share) and parallel/mesh/ (the device mesh that gives them their
-# communicators), so that strategies stay independent of one another.
-# Fails naming every include that reaches up or across.
+# communicators), so that strategies stay independent of one another. And
+# only base/ (which validates them) names DLPack's tensors: the C API parses
+# every DLTensor into a checked view, and the core above base/ works on views.
+# Fails naming every include that reaches up or across, and every file above
+# base/ that names a DLTensor or includes dlpack.h.
 #
 #   cmake -DCORE=<source>/core -P layering.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -31,6 +34,14 @@ foreach(_layer IN LISTS _layers)
   foreach(_file IN LISTS _files)
     math(EXPR _checked "${_checked} + 1")
     file(RELATIVE_PATH _name "${CORE}" "${_file}")
+    if(NOT _layer STREQUAL "base")
+      file(STRINGS "${_file}" _dlpack REGEX "DLTensor|#include <dlpack/")
+      if(_dlpack)
+        list(GET _dlpack 0 _first)
+        string(STRIP "${_first}" _first)
+        string(APPEND _violations "\n  core/${_name}: ${_first} (only base/ and capi/ read DLTensors)")
+      endif()
+    endif()
     file(STRINGS "${_file}" _includes REGEX "^#include \"[a-z_]+/")
     foreach(_line IN LISTS _includes)
       string(REGEX REPLACE "^#include \"([a-z_]+)/.*" "\\1" _target "${_line}")
@@ -64,4 +75,4 @@ if(_violations)
   message(FATAL_ERROR "includes against the layering:${_violations}")
 endif()
 message(STATUS "layering: ${_checked} files of core/ include only their own and lower layers, "
-               "and no strategy another's")
+               "no strategy another's, and none above base/ a DLTensor")

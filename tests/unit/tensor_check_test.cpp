@@ -13,7 +13,7 @@ using testing::HostTensor;
 // Checked as the communicator checks: with this machine's CUDA devices.
 dt_status status_of(const DLTensor* t) {
   try {
-    device::check_tensor(t, "x");
+    check_tensor(t, "x", device::cuda_devices());
     return DT_OK;
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("x: "), std::string::npos) << "message names the argument";
@@ -46,7 +46,7 @@ TEST(TensorCheck, CountsElementsAndAppliesByteOffset) {
   t.tensor.ndim = 3;
   t.tensor.shape = shape;
   t.tensor.byte_offset = 8;
-  TensorView view = device::check_tensor(&t.tensor, "x");
+  TensorView view = check_tensor(&t.tensor, "x", device::cuda_devices());
   EXPECT_EQ(view.count, 24);
   EXPECT_EQ(view.bytes(), 96u);
   EXPECT_EQ(view.data, static_cast<void*>(t.values.data() + 2));
@@ -57,7 +57,7 @@ TEST(TensorCheck, ScalarHasOneElement) {
   HostTensor<float> t(1);
   t.tensor.ndim = 0;
   t.tensor.shape = nullptr;
-  EXPECT_EQ(device::check_tensor(&t.tensor, "x").count, 1);
+  EXPECT_EQ(check_tensor(&t.tensor, "x", device::cuda_devices()).count, 1);
 }
 
 TEST(TensorCheck, RefusesMalformedTensors) {
@@ -172,7 +172,7 @@ TEST(TensorCheck, CudaTensorsFollowTheReportedDevices) {
 
 TEST(TensorView, SliceAddressesElements) {
   HostTensor<std::int64_t> t(10);
-  TensorView view = device::check_tensor(&t.tensor, "x");
+  TensorView view = check_tensor(&t.tensor, "x", device::cuda_devices());
   TensorView part = view.slice(3, 4);
   EXPECT_EQ(part.data, static_cast<void*>(t.values.data() + 3));
   EXPECT_EQ(part.count, 4);

@@ -19,6 +19,7 @@
 #include "parallel/ddp/data_parallel.hpp"
 #include "trainer.hpp"
 #include "ucx/harness.hpp"
+#include "common/parsed_tensors.hpp"
 
 namespace dtrain::test {
 namespace {
@@ -119,7 +120,7 @@ std::vector<std::vector<float>> train_zero(comm::Communicator& comm, const Mode&
   options.stage = mode.stage;
   options.bucket_bytes = mode.bucket_bytes;
   options.unit_sizes = mode.unit_sizes;
-  Zero zero(comm, tensors.pointers(), config_of(mode.kind, mode.max_grad_norm), options);
+  Zero zero(comm, testing::parsed(tensors.pointers(), "params"), config_of(mode.kind, mode.max_grad_norm), options);
 
   const std::size_t mine = kBatch / static_cast<std::size_t>(comm.size());
   const auto micro = static_cast<std::size_t>(mode.micro_steps);
@@ -147,10 +148,10 @@ std::vector<std::vector<float>> train_ddp(comm::Communicator& comm, const optim:
     param_pointers.push_back(&params[t]);
     grad_pointers.push_back(&grads[t]);
   }
-  parallel::ddp::broadcast_parameters(comm, param_pointers, 0);
+  parallel::ddp::broadcast_parameters(comm, testing::parsed(param_pointers, "parameters"), 0);
   parallel::ddp::Options options;
   options.bucket_bytes = 64;
-  parallel::ddp::DataParallel ddp(comm, grad_pointers, options);
+  parallel::ddp::DataParallel ddp(comm, testing::parsed(grad_pointers, "gradients"), options);
   optim::Optimizer optimizer(config, testing::checked(params.data(), grads.data(), params.size()));
   const std::size_t mine = kBatch / static_cast<std::size_t>(comm.size());
   for (int step = 0; step < kSteps; ++step) {

@@ -15,6 +15,7 @@
 #include "model.hpp"
 #include "parallel/zero/zero.hpp"
 #include "ucx/harness.hpp"
+#include "common/parsed_tensors.hpp"
 
 namespace dtrain::test {
 namespace {
@@ -88,7 +89,7 @@ TEST_P(Formulas, DivisibleModelMatchesTheFormulas) {
   const std::int64_t psi = 1200;
   run_world(ranks, [&](comm::Communicator& comm) {
     FlatParameters params(counts, dtype);
-    Zero zero(comm, params.pointers(), adamw(), options_of(stage));
+    Zero zero(comm, testing::parsed(params.pointers(), "params"), adamw(), options_of(stage));
     const MemoryUsage got = zero.memory_usage();
     const std::int64_t n = ranks;
     if (dtype == DType::bf16) {
@@ -110,7 +111,7 @@ TEST_P(Formulas, PaddingIsCountedWhereItIsHeld) {
   const std::vector<std::int64_t> counts{500, 300, 201};
   run_world(ranks, [&](comm::Communicator& comm) {
     FlatParameters params(counts, dtype);
-    Zero zero(comm, params.pointers(), adamw(), options_of(stage));
+    Zero zero(comm, testing::parsed(params.pointers(), "params"), adamw(), options_of(stage));
     expect_usage(zero.memory_usage(), expected(stage, counts, dtype, ranks, comm.rank()), "after creation");
   });
 }
@@ -135,7 +136,7 @@ TEST_P(DuringAStep, Stage3HoldsShardsPlusTheGatheredUnit) {
     FlatParameters params(counts, DType::bf16);
     parallel::zero::Options options = options_of(3);
     options.prefetch = false;
-    Zero zero(comm, params.pointers(), adamw(), options);
+    Zero zero(comm, testing::parsed(params.pointers(), "params"), adamw(), options);
     const MemoryUsage shards = expected(3, counts, DType::bf16, ranks, comm.rank());
     const std::int64_t padded0 = (500 + ranks - 1) / ranks * ranks;
 
@@ -170,7 +171,7 @@ TEST_P(DuringAStep, Stages0To2HoldNoCommunicationOutsideAMicroStep) {
   run_world(ranks, [&](comm::Communicator& comm) {
     for (int stage = 0; stage < 3; ++stage) {
       FlatParameters params(counts, DType::bf16);
-      Zero zero(comm, params.pointers(), adamw(), options_of(stage));
+      Zero zero(comm, testing::parsed(params.pointers(), "params"), adamw(), options_of(stage));
       const MemoryUsage held = expected(stage, counts, DType::bf16, ranks, comm.rank());
       zero.gradient(1);
       if (stage == 2) {

@@ -14,6 +14,7 @@
 #include "parallel/zero/checkpoint.hpp"
 #include "trainer.hpp"
 #include "ucx/harness.hpp"
+#include "common/parsed_tensors.hpp"
 
 namespace dtrain::test {
 namespace {
@@ -28,7 +29,7 @@ std::unique_ptr<Zero> make_zero(comm::Communicator& comm, int stage) {
   parallel::zero::Options options;
   options.stage = stage;
   options.bucket_bytes = 64;
-  return std::make_unique<Zero>(comm, tensors.pointers(), optim::Config{}, options);
+  return std::make_unique<Zero>(comm, testing::parsed(tensors.pointers(), "params"), optim::Config{}, options);
 }
 
 void train(comm::Communicator& comm, Zero& zero, int step) {

@@ -16,6 +16,7 @@
 #include "model.hpp"
 #include "parallel/zero/zero.hpp"
 #include "ucx/harness.hpp"
+#include "common/parsed_tensors.hpp"
 
 namespace dtrain::test {
 namespace {
@@ -33,7 +34,7 @@ parallel::zero::Options stage(int s) {
 }
 
 Caught create_error(comm::Communicator& comm, FlatParameters& params, const parallel::zero::Options& options) {
-  return catch_error([&] { Zero zero(comm, params.pointers(), optim::Config{}, options); });
+  return catch_error([&] { Zero zero(comm, testing::parsed(params.pointers(), "params"), optim::Config{}, options); });
 }
 
 bool mentions(const Caught& caught, const std::string& text) { return caught.message.find(text) != std::string::npos; }
@@ -94,7 +95,7 @@ TEST(ZeroCreation, RefusesBadArguments) {
               device::cuda_device_count() > 0 ? DT_ERR_INVALID_ARGUMENT : DT_ERR_UNSUPPORTED);
     params.tensor(1).device = {kDLCPU, 0};
 
-    EXPECT_EQ(catch_error([&] { Zero zero(comm, {}, optim::Config{}, stage(1)); }).status, DT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(catch_error([&] { Zero zero(comm, std::vector<CheckedTensor>{}, optim::Config{}, stage(1)); }).status, DT_ERR_INVALID_ARGUMENT);
 
     // The communicator is still in step: a good creation works.
     EXPECT_EQ(create_error(comm, params, stage(1)).status, DT_OK);
@@ -125,7 +126,7 @@ TEST(ZeroCreation, RanksThatDisagreeAllFailWithMismatch) {
 
       optim::Config config;
       if (last) config.adamw.lr = 0.5f;
-      c = catch_error([&] { Zero zero(comm, params.pointers(), config, stage(1)); });
+      c = catch_error([&] { Zero zero(comm, testing::parsed(params.pointers(), "params"), config, stage(1)); });
       EXPECT_EQ(c.status, DT_ERR_MISMATCH);
       EXPECT_TRUE(mentions(c, "optimizer")) << c.message;
 
@@ -138,7 +139,7 @@ TEST(ZeroUsage, RefusesMisuseAndChangesNothing) {
   run_world(2, [](comm::Communicator& comm) {
     for (int s = 0; s <= 3; ++s) {
       FlatParameters params(kCounts, DType::f32);
-      Zero zero(comm, params.pointers(), optim::Config{}, stage(s));
+      Zero zero(comm, testing::parsed(params.pointers(), "params"), optim::Config{}, stage(s));
       const std::size_t n = kCounts.size();
       EXPECT_EQ(catch_error([&] { zero.gradient(n); }).status, DT_ERR_INVALID_ARGUMENT);
       EXPECT_EQ(catch_error([&] { zero.mark_ready(n); }).status, DT_ERR_INVALID_ARGUMENT);
@@ -194,7 +195,7 @@ TEST(ZeroUsage, RefusesMisuseAndChangesNothing) {
 TEST(ZeroGather, PrefetchFollowsTheDirectionOfTheGathers) {
   run_world(2, [](comm::Communicator& comm) {
     FlatParameters params(kCounts, DType::bf16);
-    Zero zero(comm, params.pointers(), optim::Config{}, stage(3));
+    Zero zero(comm, testing::parsed(params.pointers(), "params"), optim::Config{}, stage(3));
     ASSERT_EQ(zero.unit_count(), 4u);
     // Forward: each gather starts the next unit's.
     for (std::size_t u = 0; u < 4; ++u) {
@@ -228,7 +229,7 @@ TEST(ZeroGather, WithoutPrefetchOnlyTheAskedUnitIsGathered) {
     FlatParameters params(kCounts, DType::f32);
     parallel::zero::Options options = stage(3);
     options.prefetch = false;
-    Zero zero(comm, params.pointers(), optim::Config{}, options);
+    Zero zero(comm, testing::parsed(params.pointers(), "params"), optim::Config{}, options);
     zero.gather(0);
     EXPECT_EQ(zero.gather_state(1), GatherState::released);
     zero.gather_wait(0, -1);
@@ -239,7 +240,7 @@ TEST(ZeroGather, WithoutPrefetchOnlyTheAskedUnitIsGathered) {
 TEST(ZeroUsage, ABrokenCommunicatorFailsWhatCommunicates) {
   run_world(1, [](comm::Communicator& comm) {
     FlatParameters params(kCounts, DType::f32);
-    Zero zero(comm, params.pointers(), optim::Config{}, stage(2));
+    Zero zero(comm, testing::parsed(params.pointers(), "params"), optim::Config{}, stage(2));
     comm.abort();
     const Caught c = catch_error([&] {
       for (std::size_t i = kCounts.size(); i-- > 0;) zero.mark_ready(i);
@@ -259,7 +260,7 @@ TEST(ZeroStep, AnInfOnOneRankSkipsTheStepEverywhere) {
       optim::Config config;
       config.loss_scale.initial_scale = 1024.0f;
       config.loss_scale.dynamic = true;
-      Zero zero(comm, params.pointers(), config, stage(s));
+      Zero zero(comm, testing::parsed(params.pointers(), "params"), config, stage(s));
       for (std::size_t i = kCounts.size(); i-- > 0;) {
         const TensorView gradient = zero.gradient(i);
         static_cast<float*>(gradient.data)[0] = comm.rank() == 1 && i == 2 ? INFINITY : 1.0f;
@@ -289,7 +290,7 @@ TEST(ZeroThreads, GradientsMarkedFromSeveralThreads) {
       sgd.sgd.lr = 1.0f;
       parallel::zero::Options options = stage(s);
       options.bucket_bytes = 40;  // stages 0-2: a unit per parameter
-      Zero zero(comm, params.pointers(), sgd, options);
+      Zero zero(comm, testing::parsed(params.pointers(), "params"), sgd, options);
       std::vector<std::thread> threads;
       for (std::size_t t = 0; t < 4; ++t) {
         threads.emplace_back([&, t] {
@@ -320,7 +321,7 @@ TEST(ZeroThreads, GradientsMarkedFromSeveralThreads) {
 TEST(ZeroUsage, AWaitForASilentPeerEndsAtItsDeadline) {
   run_world(2, [](comm::Communicator& comm) {
     FlatParameters params(kCounts, DType::f32);
-    Zero zero(comm, params.pointers(), optim::Config{}, stage(2));
+    Zero zero(comm, testing::parsed(params.pointers(), "params"), optim::Config{}, stage(2));
     if (comm.rank() == 1) {  // stays, but never reduces
       std::this_thread::sleep_for(std::chrono::milliseconds(1500));
       return;

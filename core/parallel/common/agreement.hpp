@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "parallel/common/layout.hpp"
+#include "base/tensor_list.hpp"
 
 namespace dtrain::parallel::common {
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "base/error.hpp"
 
@@ -19,17 +20,15 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 
 }  // namespace
 
-HostArray host_array(const DLTensor* tensor, const char* name, DType dtype, std::size_t ndim) {
-  HostArray array{name, check_host_tensor(tensor, name), {}};
-  if (array.view.dtype != dtype) {
-    invalid(std::string(name) + " is " + dtype_name(array.view.dtype) + "; it must be " + dtype_name(dtype));
+HostArray host_array(const CheckedTensor& tensor, const char* name, DType dtype, std::size_t ndim) {
+  if (tensor.view.dtype != dtype) {
+    invalid(std::string(name) + " is " + dtype_name(tensor.view.dtype) + "; it must be " + dtype_name(dtype));
   }
-  if (static_cast<std::size_t>(tensor->ndim) != ndim) {
-    invalid(std::string(name) + " has " + std::to_string(tensor->ndim) + " dimensions; it must have " +
+  if (tensor.layout.shape.size() != ndim) {
+    invalid(std::string(name) + " has " + std::to_string(tensor.layout.shape.size()) + " dimensions; it must have " +
             std::to_string(ndim));
   }
-  array.shape.assign(tensor->shape, tensor->shape + ndim);
-  return array;
+  return HostArray{name, tensor.view, tensor.layout.shape};
 }
 
 void expect_shape(const HostArray& array, const std::vector<std::int64_t>& shape) {
@@ -38,10 +37,8 @@ void expect_shape(const HostArray& array, const std::vector<std::int64_t>& shape
   }
 }
 
-AttentionInputs check_attention_inputs(const DLTensor* q, const DLTensor* k, const DLTensor* v, int causal,
-                                       double scale) {
-  AttentionInputs in{host_array(q, "q", DType::f32, 3), host_array(k, "k", DType::f32, 3),
-                     host_array(v, "v", DType::f32, 3), {}};
+AttentionInputs check_attention_inputs(HostArray q, HostArray k, HostArray v, int causal, double scale) {
+  AttentionInputs in{std::move(q), std::move(k), std::move(v), {}};
   expect_shape(in.v, in.k.shape);
   for (const HostArray* array : {&in.q, &in.k}) {
     for (std::int64_t extent : array->shape) {

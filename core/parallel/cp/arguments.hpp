@@ -1,14 +1,12 @@
-// The checks of the attention calls' tensors (dtrain/cp.h): host memory,
-// the dtype and rank each argument must have, shapes that agree with the
+// The checks of the attention calls' tensors (dtrain/cp.h), which the C API
+// parsed as host memory: the dtype and rank each argument must have, shapes that agree with the
 // queries', outputs that overlap nothing. Each refusal names the argument.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include <dlpack/dlpack.h>
-
-#include "base/tensor.hpp"
+#include "base/tensor_list.hpp"
 #include "parallel/cp/block_attention.hpp"
 
 namespace dtrain::parallel::cp {
@@ -25,9 +23,9 @@ struct HostArray {
   }
 };
 
-// DT_ERR_INVALID_ARGUMENT for a NULL tensor, another dtype or number of
-// dimensions; DT_ERR_UNSUPPORTED for CUDA memory.
-HostArray host_array(const DLTensor* tensor, const char* name, DType dtype, std::size_t ndim);
+// DT_ERR_INVALID_ARGUMENT, naming `name`, for another dtype or number of
+// dimensions.
+HostArray host_array(const CheckedTensor& tensor, const char* name, DType dtype, std::size_t ndim);
 
 // DT_ERR_INVALID_ARGUMENT unless `array` has exactly `shape`.
 void expect_shape(const HostArray& array, const std::vector<std::int64_t>& shape);
@@ -38,10 +36,10 @@ struct AttentionInputs {
   AttentionShape shape;
 };
 
-// q [s_q, h_q, d], k and v [s_kv, h_kv, d] float32, no dimension zero, h_kv
-// dividing h_q; causal 0 or 1; scale 0 (1/sqrt(d)) or positive and finite.
-AttentionInputs check_attention_inputs(const DLTensor* q, const DLTensor* k, const DLTensor* v, int causal,
-                                       double scale);
+// q [s_q, h_q, d], k and v [s_kv, h_kv, d] (float32 arrays of 3
+// dimensions), no dimension zero, h_kv dividing h_q; causal 0 or 1; scale 0
+// (1/sqrt(d)) or positive and finite.
+AttentionInputs check_attention_inputs(HostArray q, HostArray k, HostArray v, int causal, double scale);
 
 // The outputs' shapes: o (and tensors like it) [s_q, h_q, d], lse [s_q, h_q].
 std::vector<std::int64_t> output_shape(const AttentionShape& shape);

@@ -15,14 +15,14 @@ namespace {
 
 [[noreturn]] void invalid(const std::string& message) { raise(DT_ERR_INVALID_ARGUMENT, message); }
 
-std::string shape_text(const DLTensor* tensor) {
+std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string text = "[";
-  for (int d = 0; d < tensor->ndim; ++d) text += (d > 0 ? ", " : "") + std::to_string(tensor->shape[d]);
+  for (std::size_t d = 0; d < shape.size(); ++d) text += (d > 0 ? ", " : "") + std::to_string(shape[d]);
   return text + "]";
 }
 
-std::int64_t rows_per_rank(SequenceLayout layout, int cp_size, const DLTensor* full) {
-  const std::int64_t rows = full->shape[0];
+std::int64_t rows_per_rank(SequenceLayout layout, int cp_size, const std::vector<std::int64_t>& full) {
+  const std::int64_t rows = full[0];
   const std::int64_t parts = layout == SequenceLayout::zigzag ? 2 * static_cast<std::int64_t>(cp_size) : cp_size;
   if (rows % parts != 0) {
     invalid("full has " + std::to_string(rows) + " rows, not divisible by " + std::to_string(parts) +
@@ -33,19 +33,20 @@ std::int64_t rows_per_rank(SequenceLayout layout, int cp_size, const DLTensor* f
 
 }  // namespace
 
-void copy_shard(SequenceLayout layout, int cp_size, int cp_rank, const DLTensor* full, const DLTensor* local,
-                ShardDirection direction) {
-  const TensorView full_view = check_host_tensor(full, "full");
-  const TensorView local_view = check_host_tensor(local, "local");
+void copy_shard(SequenceLayout layout, int cp_size, int cp_rank, const CheckedTensor& full,
+                const CheckedTensor& local, ShardDirection direction) {
+  const TensorView& full_view = full.view;
+  const TensorView& local_view = local.view;
+  const std::vector<std::int64_t>& full_shape = full.layout.shape;
+  const std::vector<std::int64_t>& local_shape = local.layout.shape;
   check_group(cp_size, cp_rank);
-  if (full->ndim < 1) invalid("full has no dimensions; its first dimension must be the sequence");
-  const std::int64_t local_rows = rows_per_rank(layout, cp_size, full);
-  std::vector<std::int64_t> expected(full->shape, full->shape + full->ndim);
+  if (full_shape.empty()) invalid("full has no dimensions; its first dimension must be the sequence");
+  const std::int64_t local_rows = rows_per_rank(layout, cp_size, full_shape);
+  std::vector<std::int64_t> expected = full_shape;
   expected[0] = local_rows;
-  const std::vector<std::int64_t> local_shape(local->shape, local->shape + local->ndim);
   if (local_view.dtype != full_view.dtype || local_shape != expected) {
-    invalid(std::string("local is ") + dtype_name(local_view.dtype) + shape_text(local) + " but full is " +
-            dtype_name(full_view.dtype) + shape_text(full) + ", so local must be " + dtype_name(full_view.dtype) +
+    invalid(std::string("local is ") + dtype_name(local_view.dtype) + shape_text(local_shape) + " but full is " +
+            dtype_name(full_view.dtype) + shape_text(full_shape) + ", so local must be " + dtype_name(full_view.dtype) +
             "[" + std::to_string(local_rows) + ", ...]");
   }
   if (views_overlap(full_view, local_view)) invalid("local overlaps full");

@@ -3,19 +3,18 @@
 // sequence, such as a data loader or a test.
 #pragma once
 
-#include <dlpack/dlpack.h>
-
+#include "base/tensor_list.hpp"
 #include "parallel/cp/layout.hpp"
 
 namespace dtrain::parallel::cp {
 
 enum class ShardDirection { full_to_local, local_to_full };
 
-// Checks both tensors (host memory, one dtype, the same trailing dimensions,
-// `full`'s rows split evenly by the layout into `local`'s; otherwise
-// DT_ERR_INVALID_ARGUMENT, or DT_ERR_UNSUPPORTED for CUDA memory), then
-// copies rank `cp_rank`'s rows in `direction`.
-void copy_shard(SequenceLayout layout, int cp_size, int cp_rank, const DLTensor* full, const DLTensor* local,
-                ShardDirection direction);
+// Checks both tensors (host memory, as the C API parsed them; one dtype,
+// the same trailing dimensions, `full`'s rows split evenly by the layout
+// into `local`'s; otherwise DT_ERR_INVALID_ARGUMENT), then copies rank
+// `cp_rank`'s rows in `direction`.
+void copy_shard(SequenceLayout layout, int cp_size, int cp_rank, const CheckedTensor& full,
+                const CheckedTensor& local, ShardDirection direction);
 
 }  // namespace dtrain::parallel::cp

@@ -6,13 +6,11 @@
 
 #include "base/error.hpp"
 #include "parallel/common/agreement.hpp"
-#include "parallel/common/layout.hpp"
 
 namespace dtrain::parallel::ddp {
 
-void broadcast_parameters(comm::Communicator& comm, std::span<const DLTensor* const> parameters, int root) {
-  std::vector<common::CheckedTensor> checked;
-  std::vector<common::TensorLayout> layouts;
+void broadcast_parameters(comm::Communicator& comm, const ParsedTensors& parameters, int root) {
+  std::vector<TensorLayout> layouts;
   std::exception_ptr failure;
   try {
     if (root < 0 || root >= comm.size()) {
@@ -20,8 +18,7 @@ void broadcast_parameters(comm::Communicator& comm, std::span<const DLTensor* co
                                          " is not a rank of this communicator (size " +
                                          std::to_string(comm.size()) + ")");
     }
-    checked = common::check_tensors(parameters, "parameters", common::Placement::one_device);
-    for (const common::CheckedTensor& parameter : checked) layouts.push_back(parameter.layout);
+    for (const CheckedTensor& parameter : parameters.get()) layouts.push_back(parameter.layout);
   } catch (...) {
     failure = std::current_exception();
   }
@@ -30,8 +27,8 @@ void broadcast_parameters(comm::Communicator& comm, std::span<const DLTensor* co
   // All at once: collectives on one communicator run in the order issued,
   // and the latency of one overlaps the setup of the next.
   std::vector<comm::RequestPtr> requests;
-  for (std::size_t i = 0; i < parameters.size(); ++i) {
-    if (checked[i].view.count > 0) requests.push_back(comm.broadcast(parameters[i], root));
+  for (const CheckedTensor& parameter : parameters.get()) {
+    if (parameter.view.count > 0) requests.push_back(comm.broadcast(parameter.view, root));
   }
   for (const auto& request : requests) comm.wait(request, -1);
 }

@@ -7,20 +7,18 @@
 #include "base/error.hpp"
 #include "comm/deadline.hpp"
 #include "parallel/common/agreement.hpp"
-#include "parallel/common/layout.hpp"
 #include "parallel/ddp/bucket_plan.hpp"
 
 namespace dtrain::parallel::ddp {
 
-DataParallel::DataParallel(comm::Communicator& comm, std::span<const DLTensor* const> gradients,
+DataParallel::DataParallel(comm::Communicator& comm, const ParsedTensors& gradients,
                            const Options& options, void* stream)
     : comm_(comm), options_(options), trainer_stream_(stream) {
-  std::vector<common::TensorLayout> layouts;
+  std::vector<TensorLayout> layouts;
   std::exception_ptr failure;
   try {
     check_options(options_);
-    for (const common::CheckedTensor& gradient :
-         common::check_tensors(gradients, "gradients", common::Placement::one_device)) {
+    for (const CheckedTensor& gradient : gradients.get()) {
       const std::string name = "gradients[" + std::to_string(gradients_.size()) + "]";
       if (!dtype_is_floating(gradient.view.dtype)) {
         raise(DT_ERR_INVALID_ARGUMENT, name + " is " + dtype_name(gradient.view.dtype) +

@@ -42,11 +42,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <span>
 #include <vector>
 
-#include <dlpack/dlpack.h>
-
+#include "base/tensor_list.hpp"
 #include "comm/communicator.hpp"
 #include "device/queue.hpp"
 #include "parallel/common/gradient_sync.hpp"
@@ -62,15 +60,15 @@ class DataParallel {
   // then makes sure every rank
   // registered the same layout and options: DT_ERR_MISMATCH on every rank
   // otherwise, naming the first gradient or option that differs and the
-  // rank. A rank whose own arguments are bad throws DT_ERR_INVALID_ARGUMENT
-  // and the others DT_ERR_MISMATCH; no rank is left waiting. Only the
-  // DLTensor structs are read here; the gradients' memory is used until the
-  // DDP is destroyed and must stay where it is. `stream` is the trainer's
+  // rank. A rank whose own arguments are bad (a refused parse of
+  // `gradients` included) throws DT_ERR_INVALID_ARGUMENT and the others
+  // DT_ERR_MISMATCH; no rank is left waiting. The gradients' memory is used
+  // until the DDP is destroyed and must stay where it is. `stream` is the trainer's
   // cudaStream_t for CUDA gradients (NULL: the legacy default stream), local
   // to each rank; host gradients ignore it. CUDA gradients that compression
   // would have the device narrow in a way it cannot (float64 to 16 bits)
   // throw DT_ERR_UNSUPPORTED naming the first.
-  DataParallel(comm::Communicator& comm, std::span<const DLTensor* const> gradients, const Options& options,
+  DataParallel(comm::Communicator& comm, const ParsedTensors& gradients, const Options& options,
                void* stream = nullptr);
   // Waits for allreduces still in flight (within the communicator's
   // deadline), since they write into buffers owned here.

@@ -42,25 +42,25 @@ void scale_by_weights(const Plan& plan, const Matrix& weights, const float* from
 
 }  // namespace
 
-void dispatch(Plan& plan, const DLTensor* tokens, const DLTensor* received) {
+void dispatch(Plan& plan, const ParsedTensor& tokens, const ParsedTensor& received) {
   Matrix x;
   Matrix out;
   plan.agree(Operation::dispatch, [&] {
-    x = float_matrix(tokens, "tokens", plan.tokens(), plan.hidden());
-    out = float_matrix(received, "received", plan.received(), plan.hidden());
+    x = float_matrix(tokens.get(), "tokens", plan.tokens(), plan.hidden());
+    out = float_matrix(received.get(), "received", plan.received(), plan.hidden());
     check_disjoint(out, "received", x, "tokens");
   });
   plan.to_experts(gather_send_rows(plan, x), out.f32());
 }
 
-void combine(Plan& plan, const DLTensor* expert_out, const DLTensor* weights, const DLTensor* output) {
+void combine(Plan& plan, const ParsedTensor& expert_out, const ParsedTensor& weights, const ParsedTensor& output) {
   Matrix y;
   Matrix w;
   Matrix result;
   plan.agree(Operation::combine, [&] {
-    y = float_matrix(expert_out, "expert_out", plan.received(), plan.hidden());
-    w = float_matrix(weights, "weights", plan.tokens(), plan.k());
-    result = float_matrix(output, "output", plan.tokens(), plan.hidden());
+    y = float_matrix(expert_out.get(), "expert_out", plan.received(), plan.hidden());
+    w = float_matrix(weights.get(), "weights", plan.tokens(), plan.k());
+    result = float_matrix(output.get(), "output", plan.tokens(), plan.hidden());
     check_disjoint(result, "output", y, "expert_out");
     check_disjoint(result, "output", w, "weights");
   });
@@ -73,8 +73,8 @@ void combine(Plan& plan, const DLTensor* expert_out, const DLTensor* weights, co
   sum_into_tokens(plan, weighted, result);
 }
 
-void combine_backward(Plan& plan, const DLTensor* d_out, const DLTensor* weights, const DLTensor* d_expert_out,
-                      const DLTensor* d_weights) {
+void combine_backward(Plan& plan, const ParsedTensor& d_out, const ParsedTensor& weights,
+                      const ParsedTensor& d_expert_out, const ParsedTensor& d_weights) {
   Matrix dy;
   Matrix w;
   Matrix d_rows;
@@ -83,10 +83,10 @@ void combine_backward(Plan& plan, const DLTensor* d_out, const DLTensor* weights
     if (!plan.combined()) {
       raise(DT_ERR_INVALID_USAGE, "dt_moe_combine_backward: dt_moe_combine has not run on this plan");
     }
-    dy = float_matrix(d_out, "d_out", plan.tokens(), plan.hidden());
-    w = float_matrix(weights, "weights", plan.tokens(), plan.k());
-    d_rows = float_matrix(d_expert_out, "d_expert_out", plan.received(), plan.hidden());
-    dw = float_matrix(d_weights, "d_weights", plan.tokens(), plan.k());
+    dy = float_matrix(d_out.get(), "d_out", plan.tokens(), plan.hidden());
+    w = float_matrix(weights.get(), "weights", plan.tokens(), plan.k());
+    d_rows = float_matrix(d_expert_out.get(), "d_expert_out", plan.received(), plan.hidden());
+    dw = float_matrix(d_weights.get(), "d_weights", plan.tokens(), plan.k());
     for (const auto& [input, name] : {std::pair{&dy, "d_out"}, std::pair{&w, "weights"}}) {
       check_disjoint(d_rows, "d_expert_out", *input, name);
       check_disjoint(dw, "d_weights", *input, name);
@@ -106,12 +106,12 @@ void combine_backward(Plan& plan, const DLTensor* d_out, const DLTensor* weights
   plan.to_experts(rows, d_rows.f32());
 }
 
-void dispatch_backward(Plan& plan, const DLTensor* d_received, const DLTensor* d_tokens) {
+void dispatch_backward(Plan& plan, const ParsedTensor& d_received, const ParsedTensor& d_tokens) {
   Matrix d_rows;
   Matrix dx;
   plan.agree(Operation::dispatch_backward, [&] {
-    d_rows = float_matrix(d_received, "d_received", plan.received(), plan.hidden());
-    dx = float_matrix(d_tokens, "d_tokens", plan.tokens(), plan.hidden());
+    d_rows = float_matrix(d_received.get(), "d_received", plan.received(), plan.hidden());
+    dx = float_matrix(d_tokens.get(), "d_tokens", plan.tokens(), plan.hidden());
     check_disjoint(dx, "d_tokens", d_rows, "d_received");
   });
   float* rows = plan.send_scratch();

@@ -44,8 +44,8 @@ TensorView matrix_of(const Matrix& stack, std::int64_t l, std::int64_t rows) { r
 
 }  // namespace
 
-ExpertBlocks read_expert_blocks(const DLTensor* x, const DLTensor* counts, const DLTensor* w1, const DLTensor* w2,
-                                int activation) {
+ExpertBlocks read_expert_blocks(const CheckedTensor& x, const CheckedTensor& counts, const CheckedTensor& w1,
+                                const CheckedTensor& w2, int activation) {
   ExpertBlocks blocks;
   blocks.activation = activation_of(activation);
   blocks.x = float_matrix(x, "x", -1, -1);

@@ -25,8 +25,8 @@ struct ExpertBlocks {
 
 // Checks x, counts, w1 and w2 (dtrain/moe.h says what is refused) and the
 // activation's C value.
-ExpertBlocks read_expert_blocks(const DLTensor* x, const DLTensor* counts, const DLTensor* w1, const DLTensor* w2,
-                                int activation);
+ExpertBlocks read_expert_blocks(const CheckedTensor& x, const CheckedTensor& counts, const CheckedTensor& w1,
+                                const CheckedTensor& w2, int activation);
 
 // hidden [R, F] (pre-activation) and y [R, H].
 void experts_forward(const ExpertBlocks& blocks, const Matrix& hidden, const Matrix& y);

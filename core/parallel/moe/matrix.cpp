@@ -17,16 +17,16 @@ std::string shape_text(const std::vector<std::int64_t>& dims) {
   return text + "]";
 }
 
-// The view of `tensor` after checking its place, dtype (`wrong_dtype` when
-// it is not `dtype`) and shape against `expected` (-1: any extent); the
-// shape found goes to `found`.
-TensorView checked(const DLTensor* tensor, const char* name, DType dtype, dt_status wrong_dtype,
+// The view of `tensor` after checking its dtype (`wrong_dtype` when it is
+// not `dtype`) and shape against `expected` (-1: any extent); the shape
+// found goes to `found`.
+TensorView checked(const CheckedTensor& tensor, const char* name, DType dtype, dt_status wrong_dtype,
                    const std::vector<std::int64_t>& expected, std::vector<std::int64_t>& found) {
-  const TensorView view = check_host_tensor(tensor, name);
+  const TensorView& view = tensor.view;
   if (view.dtype != dtype) {
     raise(wrong_dtype, std::string(name) + " is " + dtype_name(view.dtype) + "; it must be " + dtype_name(dtype));
   }
-  found.assign(tensor->shape, tensor->shape + tensor->ndim);
+  found = tensor.layout.shape;
   bool fits = found.size() == expected.size();
   for (std::size_t d = 0; fits && d < found.size(); ++d) fits = expected[d] < 0 || found[d] == expected[d];
   if (!fits) {
@@ -36,7 +36,7 @@ TensorView checked(const DLTensor* tensor, const char* name, DType dtype, dt_sta
   return view;
 }
 
-Matrix checked_matrix(const DLTensor* tensor, const char* name, DType dtype, dt_status wrong_dtype,
+Matrix checked_matrix(const CheckedTensor& tensor, const char* name, DType dtype, dt_status wrong_dtype,
                       std::int64_t rows, std::int64_t cols) {
   std::vector<std::int64_t> found;
   const TensorView view = checked(tensor, name, dtype, wrong_dtype, {rows, cols}, found);
@@ -45,21 +45,21 @@ Matrix checked_matrix(const DLTensor* tensor, const char* name, DType dtype, dt_
 
 }  // namespace
 
-Matrix float_matrix(const DLTensor* tensor, const char* name, std::int64_t rows, std::int64_t cols) {
+Matrix float_matrix(const CheckedTensor& tensor, const char* name, std::int64_t rows, std::int64_t cols) {
   return checked_matrix(tensor, name, DType::f32, DT_ERR_UNSUPPORTED, rows, cols);
 }
 
-Matrix index_matrix(const DLTensor* tensor, const char* name, std::int64_t rows, std::int64_t cols) {
+Matrix index_matrix(const CheckedTensor& tensor, const char* name, std::int64_t rows, std::int64_t cols) {
   return checked_matrix(tensor, name, DType::i64, DT_ERR_INVALID_ARGUMENT, rows, cols);
 }
 
-Matrix index_vector(const DLTensor* tensor, const char* name, std::int64_t length) {
+Matrix index_vector(const CheckedTensor& tensor, const char* name, std::int64_t length) {
   std::vector<std::int64_t> found;
   const TensorView view = checked(tensor, name, DType::i64, DT_ERR_INVALID_ARGUMENT, {length}, found);
   return Matrix{view, 1, found[0]};
 }
 
-Matrix float_stack(const DLTensor* tensor, const char* name, std::int64_t count, std::int64_t rows,
+Matrix float_stack(const CheckedTensor& tensor, const char* name, std::int64_t count, std::int64_t rows,
                    std::int64_t cols) {
   std::vector<std::int64_t> found;
   const TensorView view = checked(tensor, name, DType::f32, DT_ERR_UNSUPPORTED, {count, rows, cols}, found);

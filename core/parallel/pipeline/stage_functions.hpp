@@ -5,9 +5,8 @@
 #include <cstdint>
 #include <functional>
 
-#include <dlpack/dlpack.h>
-
 #include "base/dtype.hpp"
+#include "base/tensor.hpp"
 #include "dtrain/status.h"
 
 namespace dtrain::parallel::pipeline {
@@ -20,10 +19,13 @@ struct ActivationSpec {
 };
 
 // The trainer's functions (see dtrain/pipeline.h for when each is called
-// and with which tensors). backward_weight and chunk_done may be empty.
+// and with which tensors; nullptr where the C API passes NULL). The tensors
+// are host views of one ActivationSpec each. backward_weight and chunk_done
+// may be empty.
 struct StageFunctions {
-  std::function<dt_status(int chunk, int microbatch, const DLTensor* input, DLTensor* output)> forward;
-  std::function<dt_status(int chunk, int microbatch, const DLTensor* grad_output, DLTensor* grad_input)> backward;
+  std::function<dt_status(int chunk, int microbatch, const TensorView* input, const TensorView* output)> forward;
+  std::function<dt_status(int chunk, int microbatch, const TensorView* grad_output, const TensorView* grad_input)>
+      backward;
   std::function<dt_status(int chunk, int microbatch)> backward_weight;
   std::function<dt_status(int chunk)> chunk_done;
 };

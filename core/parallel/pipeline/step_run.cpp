@@ -31,7 +31,6 @@ StepRun::StepRun(comm::Communicator& comm, const Shape& shape, const std::vector
       functions_(functions),
       pool_(pool),
       abandoned_(abandoned),
-      shape_elements_(activation.elements),
       units_done_(static_cast<std::size_t>(shape.chunks), 0),
       timeline_(comm, step) {
   const std::size_t units = static_cast<std::size_t>(shape.chunks) * shape.microbatches;
@@ -101,11 +100,11 @@ void StepRun::forward(const Action& action) {
   const int stage = global_stage(action.chunk);
   Buffer input = stage > 0 ? take_input(Direction::activation, action.chunk, action.microbatch) : nullptr;
   Buffer output = stage < last_global_stage() ? pool_.acquire() : nullptr;
-  DLTensor input_tensor = tensor(input);
-  DLTensor output_tensor = tensor(output);
+  const TensorView input_view = view(input);
+  const TensorView output_view = view(output);
   run_callback(action, [&] {
-    return functions_.forward(action.chunk, action.microbatch, input ? &input_tensor : nullptr,
-                              output ? &output_tensor : nullptr);
+    return functions_.forward(action.chunk, action.microbatch, input ? &input_view : nullptr,
+                              output ? &output_view : nullptr);
   });
   pool_.release(std::move(input));
   stats_.peak_in_flight = std::max(stats_.peak_in_flight, ++alive_);
@@ -123,11 +122,11 @@ void StepRun::backward(const Action& action, bool weights_too) {
   Buffer grad_output =
       stage < last_global_stage() ? take_input(Direction::gradient, action.chunk, action.microbatch) : nullptr;
   Buffer grad_input = stage > 0 ? pool_.acquire() : nullptr;
-  DLTensor grad_output_tensor = tensor(grad_output);
-  DLTensor grad_input_tensor = tensor(grad_input);
+  const TensorView grad_output_view = view(grad_output);
+  const TensorView grad_input_view = view(grad_input);
   run_callback(action, [&] {
-    return functions_.backward(action.chunk, action.microbatch, grad_output ? &grad_output_tensor : nullptr,
-                               grad_input ? &grad_input_tensor : nullptr);
+    return functions_.backward(action.chunk, action.microbatch, grad_output ? &grad_output_view : nullptr,
+                               grad_input ? &grad_input_view : nullptr);
   });
   pool_.release(std::move(grad_output));
   if (grad_input) {
@@ -169,9 +168,8 @@ void StepRun::run_callback(const Action& action, Call&& call) {
 
 void StepRun::send(const Action& action, Direction direction, std::vector<Buffer>& produced) {
   Buffer buffer = std::move(produced[unit(action.chunk, action.microbatch)]);
-  DLTensor view = tensor(buffer);
   const int tag = message_tag(direction, action.chunk, action.microbatch, shape_);
-  sending_.push_back(InFlight{comm_.send(&view, action.peer, tag), std::move(buffer), action.peer});
+  sending_.push_back(InFlight{comm_.send(view(buffer), action.peer, tag), std::move(buffer), action.peer});
 }
 
 void StepRun::post_receives_through(std::size_t end) {
@@ -190,8 +188,7 @@ void StepRun::post_receive(const Action& action) {
   const int wraps = activation ? (comm_.rank() == 0 ? -1 : 0) : (comm_.rank() == shape_.stages - 1 ? 1 : 0);
   const int tag = message_tag(direction, action.chunk + wraps, action.microbatch, shape_);
   Buffer buffer = pool_.acquire();
-  DLTensor view = tensor(buffer);
-  comm::RequestPtr request = comm_.recv(&view, action.peer, tag);
+  comm::RequestPtr request = comm_.recv(view(buffer), action.peer, tag);
   receiving_[index_of(direction)][unit(action.chunk, action.microbatch)] = InFlight{request, std::move(buffer), action.peer};
 }
 
@@ -248,14 +245,8 @@ void StepRun::abandon_in_flight() {
   for (InFlight& s : sending_) abandoned_.push_back(std::move(s.buffer));
 }
 
-DLTensor StepRun::tensor(Buffer& buffer) const {
-  DLTensor t{};
-  t.data = buffer.get();
-  t.device = DLDevice{kDLCPU, 0};
-  t.ndim = 1;
-  t.dtype = dtype_to_dlpack(activation_.dtype);
-  t.shape = const_cast<std::int64_t*>(&shape_elements_);
-  return t;
+TensorView StepRun::view(const Buffer& buffer) const {
+  return host_view(buffer.get(), activation_.elements, activation_.dtype);
 }
 
 std::string StepRun::describe(const Action& action) const {

@@ -63,7 +63,8 @@ class StepRun {
   std::size_t unit(int chunk, int microbatch) const {
     return static_cast<std::size_t>(chunk) * shape_.microbatches + microbatch;
   }
-  DLTensor tensor(Buffer& buffer) const;
+  // A buffer as the host view of one activation.
+  TensorView view(const Buffer& buffer) const;
   std::string describe(const Action& action) const;
 
   comm::Communicator& comm_;
@@ -74,7 +75,6 @@ class StepRun {
   const StageFunctions& functions_;
   BufferPool& pool_;
   std::vector<Buffer>& abandoned_;
-  std::int64_t shape_elements_;
 
   std::size_t posted_ = 0;
   // Indexed by unit(chunk, microbatch) of the compute action they serve.

@@ -58,7 +58,7 @@ void on_every_rank(comm::Communicator& comm, dt_status status, const char* what,
   }
 }
 
-std::vector<std::int64_t> layout_shape(const common::TensorLayout& layout) { return layout.shape; }
+std::vector<std::int64_t> layout_shape(const TensorLayout& layout) { return layout.shape; }
 
 // Copies `count` floats between a run's memory and host memory.
 void copy_floats(const CheckpointView& view, float* dst, const float* src, std::int64_t count) {
@@ -227,7 +227,7 @@ void save_checkpoint(comm::Communicator& comm, const CheckpointView& view, const
       metadata.state_buffers = view.state_buffers;
       metadata.steps = view.steps;
       metadata.scaler = view.scaler;
-      for (const common::TensorLayout& layout : view.parameters) metadata.shapes.push_back(layout_shape(layout));
+      for (const TensorLayout& layout : view.parameters) metadata.shapes.push_back(layout_shape(layout));
       for (const std::string& text : records) {
         std::istringstream in(text);
         ShardRecord shard_record;

@@ -33,7 +33,7 @@
 #include "optim/config.hpp"
 #include "optim/loss_scaler.hpp"
 #include "device/slot.hpp"
-#include "parallel/common/layout.hpp"
+#include "base/tensor_list.hpp"
 
 namespace dtrain::parallel::zero {
 
@@ -52,7 +52,7 @@ struct CheckpointView {
   DType dtype = DType::f32;                          // the parameters' dtype
   optim::Kind kind = optim::Kind::adamw;
   int state_buffers = 0;                             // optim::state_buffers(config)
-  std::vector<common::TensorLayout> parameters;      // registration order
+  std::vector<TensorLayout> parameters;      // registration order
   std::vector<ShardRun> runs;                        // ascending global_first, disjoint, padding excluded
   std::int64_t steps = 0;
   optim::LossScalerState scaler;

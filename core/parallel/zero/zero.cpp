@@ -7,7 +7,6 @@
 #include "base/error.hpp"
 #include "comm/deadline.hpp"
 #include "parallel/common/agreement.hpp"
-#include "parallel/common/layout.hpp"
 #include "parallel/zero/model_norm.hpp"
 
 namespace dtrain::parallel::zero {
@@ -27,12 +26,15 @@ bool optimizable(DType dtype) { return dtype == DType::f32 || dtype == DType::f1
 
 }  // namespace
 
-Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* const> params,
+Zero::Accepted Zero::accept(comm::Communicator& comm, const ParsedTensors& parsed,
                             const optim::Config& config, const Options& options) {
   Accepted accepted;
-  std::vector<common::TensorLayout> layouts;
+  std::vector<TensorLayout> layouts;
   std::exception_ptr failure;
+  std::size_t count = 0;
   try {
+    const std::vector<CheckedTensor>& params = parsed.get();
+    count = params.size();
     if (params.empty()) raise(DT_ERR_INVALID_ARGUMENT, "n is 0: a model needs at least one parameter");
     check_options(options, params.size());
     if (options.model_comm == &comm) {
@@ -40,7 +42,7 @@ Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* 
             "optim->comm is the dt_zero's own communicator; it must hold the model's other parts, "
             "or be NULL when the parameters are the whole model");
     }
-    for (common::CheckedTensor& param : common::check_tensors(params, "params", common::Placement::one_device)) {
+    for (const CheckedTensor& param : params) {
       const std::size_t i = accepted.views.size();
       if (!optimizable(param.view.dtype)) {
         raise(DT_ERR_INVALID_ARGUMENT, "params[" + std::to_string(i) + "]: dtype " + dtype_name(param.view.dtype) +
@@ -55,7 +57,7 @@ Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* 
       accepted.views.push_back(param.view);
       accepted.shapes.push_back(param.layout.shape);
       accepted.counts.push_back(param.view.count);
-      layouts.push_back(std::move(param.layout));
+      layouts.push_back(param.layout);
     }
     comm.check_placement(accepted.views[0], "params[0]");
   } catch (...) {
@@ -69,14 +71,14 @@ Zero::Accepted Zero::accept(comm::Communicator& comm, std::span<const DLTensor* 
   if (options.unit_sizes) {
     accepted.unit_sizes = *options.unit_sizes;
   } else if (options.stage == 3) {
-    accepted.unit_sizes = std::vector<std::size_t>(params.size(), 1);
+    accepted.unit_sizes = std::vector<std::size_t>(count, 1);
   } else {
     accepted.unit_sizes = bucket_units(accepted.counts, accepted.dtype, options.bucket_bytes);
   }
   return accepted;
 }
 
-Zero::Zero(comm::Communicator& comm, std::span<const DLTensor* const> params, const optim::Config& config,
+Zero::Zero(comm::Communicator& comm, const ParsedTensors& params, const optim::Config& config,
            const Options& options)
     : Zero(comm, config, options, accept(comm, params, config, options)) {}
 

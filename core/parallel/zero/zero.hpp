@@ -31,14 +31,13 @@
 // other collectives in between.
 #pragma once
 
-#include <dlpack/dlpack.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <span>
 #include <vector>
 
+#include "base/tensor_list.hpp"
 #include "comm/communicator.hpp"
 #include "device/queue.hpp"
 #include "optim/config.hpp"
@@ -60,10 +59,10 @@ class Zero {
   // cannot use) and the options,
   // then makes sure every rank registered the same parameters, options and
   // optimizer configuration: DT_ERR_MISMATCH on every rank otherwise. A rank
-  // whose own arguments are bad throws DT_ERR_INVALID_ARGUMENT and the
-  // others DT_ERR_MISMATCH; no rank is left waiting. The parameters are
+  // whose own arguments are bad (a refused parse of `params` included)
+  // throws DT_ERR_INVALID_ARGUMENT and the others DT_ERR_MISMATCH; no rank is left waiting. The parameters are
   // copied from rank 0 (read here only). `comm` must outlive the Zero.
-  Zero(comm::Communicator& comm, std::span<const DLTensor* const> params, const optim::Config& config,
+  Zero(comm::Communicator& comm, const ParsedTensors& params, const optim::Config& config,
        const Options& options);
   ~Zero() = default;
 
@@ -115,7 +114,7 @@ class Zero {
   struct Accepted;
   Zero(comm::Communicator& comm, const optim::Config& config, const Options& options, Accepted accepted);
 
-  static Accepted accept(comm::Communicator& comm, std::span<const DLTensor* const> params, const optim::Config& config,
+  static Accepted accept(comm::Communicator& comm, const ParsedTensors& params, const optim::Config& config,
                          const Options& options);
   // Copies rank 0's parameters (`params`: the caller's, written on the
   // trainer's stream) into this rank's buffers.
@@ -135,7 +134,7 @@ class Zero {
   const DType dtype_;
   const optim::Kind kind_;
   const int state_buffers_;
-  std::vector<std::vector<std::int64_t>> shapes_;  // not const: DLTensor::shape points into them
+  std::vector<std::vector<std::int64_t>> shapes_;  // not const: the C API's tensors point into them
   const Layout layout_;
   void* const trainer_stream_;
   // Declared before every buffer, which it must outlive.

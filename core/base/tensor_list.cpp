@@ -1,12 +1,11 @@
-#include "parallel/common/layout.hpp"
+#include "base/tensor_list.hpp"
 
 #include <algorithm>
 #include <numeric>
 
 #include "base/error.hpp"
-#include "device/probe.hpp"
 
-namespace dtrain::parallel::common {
+namespace dtrain {
 
 std::string to_string(const TensorLayout& layout) {
   std::string text = std::string(dtype_name(layout.dtype)) + "[";
@@ -48,28 +47,41 @@ void refuse_scattering(const std::vector<CheckedTensor>& tensors, const char* li
   }
 }
 
+std::string indexed(const char* name, std::size_t i) { return std::string(name) + "[" + std::to_string(i) + "]"; }
+
 }  // namespace
 
+CheckedTensor with_layout(const DLTensor* tensor, const TensorView& view) {
+  return {view, {view.dtype, std::vector<std::int64_t>(tensor->shape, tensor->shape + tensor->ndim)}};
+}
+
 std::vector<CheckedTensor> check_tensors(std::span<const DLTensor* const> tensors, const char* list,
-                                         Placement placement) {
+                                         Placement placement, const CudaDevices& cuda) {
   std::vector<CheckedTensor> checked;
   checked.reserve(tensors.size());
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const std::string name = std::string(list) + "[" + std::to_string(i) + "]";
-    CheckedTensor tensor;
-    if (placement == Placement::host) {
-      tensor.view = check_host_tensor(tensors[i], name.c_str());
-    } else {
-      tensor.view = device::check_tensor(tensors[i], name.c_str());
-      check_device_alignment(tensor.view, name.c_str());
-    }
-    tensor.layout.dtype = tensor.view.dtype;
-    tensor.layout.shape.assign(tensors[i]->shape, tensors[i]->shape + tensors[i]->ndim);
-    checked.push_back(std::move(tensor));
+    const std::string name = indexed(list, i);
+    const TensorView view = placement == Placement::host ? check_host_tensor(tensors[i], name.c_str())
+                                                         : check_tensor(tensors[i], name.c_str(), cuda);
+    checked.push_back(with_layout(tensors[i], view));
+    if (placement == Placement::one_device) check_device_alignment(checked.back().view, name.c_str());
   }
   refuse_overlaps(checked, list);
   if (placement == Placement::one_device) refuse_scattering(checked, list);
   return checked;
 }
 
-}  // namespace dtrain::parallel::common
+std::vector<CheckedTensor> check_tensor_array(const DLTensor* tensors, std::size_t n, const char* array,
+                                              const CudaDevices& cuda) {
+  if (tensors == nullptr && n > 0) {
+    raise(DT_ERR_INVALID_ARGUMENT, std::string(array) + " is NULL but n = " + std::to_string(n));
+  }
+  std::vector<CheckedTensor> checked;
+  checked.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    checked.push_back(with_layout(&tensors[i], check_tensor(&tensors[i], indexed(array, i).c_str(), cuda)));
+  }
+  return checked;
+}
+
+}  // namespace dtrain
