@@ -25,9 +25,7 @@ ParsedTensors tensor_list(const DLTensor* const* tensors, std::size_t n, const c
     if (tensors == nullptr && n > 0) {
       raise(DT_ERR_INVALID_ARGUMENT, std::string(array) + " is NULL but n = " + std::to_string(n));
     }
-    const std::span<const DLTensor* const> pointers = n == 0 ? std::span<const DLTensor* const>{}
-                                                             : std::span<const DLTensor* const>{tensors, n};
-    return check_tensors(pointers, list, Placement::one_device, device::cuda_devices());
+    return check_tensors(std::span(tensors, n), list, Placement::one_device, device::cuda_devices());
   });
 }
 

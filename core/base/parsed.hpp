@@ -27,10 +27,6 @@ class Parsed {
     if (!value_) std::rethrow_exception(refusal_);
     return *value_;
   }
-  T& get() {
-    if (!value_) std::rethrow_exception(refusal_);
-    return *value_;
-  }
 
  private:
   explicit Parsed(std::exception_ptr why) : refusal_(std::move(why)) {}

@@ -17,9 +17,4 @@ inline ParsedTensors parsed(std::span<const DLTensor* const> tensors, const char
   return parse([&] { return check_tensors(tensors, list, Placement::one_device, device::cuda_devices()); });
 }
 
-// One tensor's view, or the error its parse throws.
-inline TensorView view_of(const DLTensor* tensor, const char* name) {
-  return check_tensor(tensor, name, device::cuda_devices());
-}
-
 }  // namespace dtrain::testing
