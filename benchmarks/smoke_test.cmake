@@ -50,3 +50,11 @@ sweep("one rank" "${DTBENCH}" collectives --ops all --max-bytes 64K --iters 2 --
 # operations.
 sweep("two ranks" "${DTRUN}" -n 2 --timeout 60 "${DTBENCH}" collectives --ops all --min-bytes 8 --max-bytes 1K
       --iters 3 --warmup 1 --json "${JSON}")
+# Each call timed alone after evicting the caches (what calibrate.py fits).
+sweep("two ranks, evicted" "${DTRUN}" -n 2 --timeout 60 "${DTBENCH}" collectives --ops all --min-bytes 8
+      --max-bytes 1K --iters 3 --warmup 1 --evict 1M --json "${JSON}")
+file(READ "${JSON}" results)
+string(JSON evicted GET "${results}" evict_bytes)
+if(NOT evicted EQUAL 1048576)
+  message(FATAL_ERROR "two ranks, evicted: evict_bytes is ${evicted}, not 1048576")
+endif()

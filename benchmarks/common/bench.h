@@ -199,6 +199,7 @@ typedef struct dtb_results {
   int world;
   dtb_dtype dtype;
   double memcpy_gbps;
+  int64_t evict_bytes;  /* written before each timed call (dtbench --evict); 0: calls back to back */
   dtb_row *rows;
   size_t nrows;
   size_t cap;

@@ -56,6 +56,7 @@ static cJSON *document(const dtb_results *r) {
   cJSON_AddNumberToObject(doc, "world_size", r->world);
   cJSON_AddStringToObject(doc, "dtype", dtb_dtype_name(r->dtype));
   cJSON_AddItemToObject(doc, "memcpy_GBps", number(r->memcpy_gbps));
+  cJSON_AddNumberToObject(doc, "evict_bytes", (double)r->evict_bytes);
   cJSON *rows = cJSON_AddArrayToObject(doc, "results");
   for (size_t i = 0; i < r->nrows; ++i) {
     const dtb_row *row = &r->rows[i];

@@ -2,7 +2,9 @@
 // once, warm up, size the iteration count, then time between barriers.
 #include "collectives.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,9 +36,20 @@ const char kDescription[] =
     "scattered buffer for allgather, gather, scatter and reduce_scatter; the whole\n"
     "send buffer for alltoall. Roots are rank 0. The uneven forms take their even\n"
     "operation's size and split it unevenly, rank r's piece about proportional to\n"
-    "r + 1 (alltoallv: the block from s to d is piece (s + d) mod N).";
+    "r + 1 (alltoallv: the block from s to d is piece (s + d) mod N).\n"
+    "\n"
+    "Back to back, a call finds its buffers in the caches and the ranks' progress\n"
+    "engines awake. --evict times each call as a training step issues it: every\n"
+    "rank first writes SIZE bytes of its own (the caches then hold those, as they\n"
+    "hold a layer's activations and weights after its GEMMs), the ranks meet at a\n"
+    "barrier, and the call is timed alone; a row is the median of --iters calls\n"
+    "(default 20) on the slowest rank. tools/dtplan/calibrate.py fits the\n"
+    "planner's link to such a sweep.";
 
 const Usage kCli{"collectives", kUsage, kDescription};
+
+// Calls timed per size with --evict unless --iters says otherwise.
+constexpr int kEvictedCalls = 20;
 
 struct Args {
   dtb_options options;
@@ -45,6 +58,7 @@ struct Args {
   int nproc = 2;
   int rounds = 1;
   std::string results_dir;
+  std::int64_t evict_bytes = 0;  // 0: back to back
 };
 
 void parse(int argc, char** argv, Args& a) {
@@ -86,8 +100,20 @@ void parse(int argc, char** argv, Args& a) {
                   "mpi-nN-rK.json for round K (default: a temporary directory,\n"
                   "removed)")
       ->type_name("DIR");
+  app->add_option_function<std::string>(
+         "--evict",
+         [&a](const std::string& value) {
+           if (dtb_parse_bytes(value.c_str(), &a.evict_bytes) != 0 || a.evict_bytes <= 0) {
+             throw CLI::ValidationError("--evict: '" + value + "' is no size (a number of bytes, K, M or G)");
+           }
+         },
+         "time each call alone after every rank wrote SIZE bytes\n"
+         "(caches cold as in a training step; see above)")
+      ->type_name("SIZE");
   dtrain::command_line::parse(*app, argc, argv);
   if (!a.json.empty()) a.options.json_path = a.json.c_str();
+  if (a.evict_bytes > 0 && a.vs_mpi) kCli.error("--evict is not for --vs-mpi: the MPI peer times back to back");
+  if (a.evict_bytes > 0 && a.options.iters == 0) a.options.iters = kEvictedCalls;
   if (dtb_options_check(&a.options) != 0) kCli.error(a.options.error);
   if (a.rounds > 1 && !a.vs_mpi) kCli.error("--rounds is for --vs-mpi");
   if (!a.results_dir.empty() && !a.vs_mpi) kCli.error("--results-dir is for --vs-mpi");
@@ -109,8 +135,13 @@ struct Buffers {
 
 class Sweep {
  public:
-  Sweep(Comm& comm, const dtb_options& o, dtb_results& results)
-      : comm_(comm), o_(o), results_(results), send_counts_(comm.size()), recv_counts_(comm.size()) {}
+  Sweep(Comm& comm, const dtb_options& o, std::int64_t evict_bytes, dtb_results& results)
+      : comm_(comm),
+        o_(o),
+        results_(results),
+        send_counts_(comm.size()),
+        recv_counts_(comm.size()),
+        evict_(static_cast<std::size_t>(evict_bytes)) {}
 
   void op(dtb_op op) {
     dtb_layout largest;
@@ -137,12 +168,7 @@ class Sweep {
     verify(op, l, b);
     for (int k = 0; k < o_.warmup; ++k) run(op, l, b);
     const int iters = dtb_iterations(o_.iters > 0 ? 0.0 : probe(op, l, b), o_.iters);
-
-    comm_.barrier();
-    const double t0 = dtb_now();
-    for (int k = 0; k < iters; ++k) run(op, l, b);
-    const double mine = (dtb_now() - t0) / iters;
-    const double slowest = comm_.max(mine);
+    const double slowest = comm_.max(evict_.empty() ? back_to_back(op, l, b, iters) : evicted(op, l, b, iters));
 
     dtb_row row{};
     row.op = op;
@@ -152,6 +178,29 @@ class Sweep {
     row.time_s = slowest;
     dtb_results_add(&results_, row);
     if (comm_.rank() == 0) dtb_print_row(stdout, &results_, &results_.rows[results_.nrows - 1]);
+  }
+
+  // Seconds per call of `iters` calls in a row, on this rank.
+  double back_to_back(dtb_op op, const dtb_layout& l, Buffers& b, int iters) {
+    comm_.barrier();
+    const double t0 = dtb_now();
+    for (int k = 0; k < iters; ++k) run(op, l, b);
+    return (dtb_now() - t0) / iters;
+  }
+
+  // The median seconds of `iters` calls each timed alone after this rank
+  // wrote its eviction buffer, on this rank.
+  double evicted(dtb_op op, const dtb_layout& l, Buffers& b, int iters) {
+    std::vector<double> times(static_cast<std::size_t>(iters));
+    for (int k = 0; k < iters; ++k) {
+      std::memset(evict_.data(), k, evict_.size());
+      comm_.barrier();
+      const double t0 = dtb_now();
+      run(op, l, b);
+      times[static_cast<std::size_t>(k)] = dtb_now() - t0;
+    }
+    std::nth_element(times.begin(), times.begin() + iters / 2, times.end());
+    return times[static_cast<std::size_t>(iters / 2)];
   }
 
   // Every rank checks its own result; if any is wrong, all stop.
@@ -196,6 +245,7 @@ class Sweep {
   // The per-rank counts of the size being timed (dtb_counts).
   std::vector<int64_t> send_counts_;
   std::vector<int64_t> recv_counts_;
+  std::vector<unsigned char> evict_;  // written before each call with --evict
 };
 
 }  // namespace
@@ -224,6 +274,7 @@ int run_collectives(int argc, char** argv) {
   results.library = dt_build_info();
   results.world = comm.size();
   results.dtype = o.dtype;
+  results.evict_bytes = args.evict_bytes;
   // Rank 0 measures alone; the others keep off the cores meanwhile.
   if (comm.rank() == 0) results.memcpy_gbps = dtb_memcpy_gbps();
   comm.meet(comm.rank() != 0);
@@ -232,7 +283,7 @@ int run_collectives(int argc, char** argv) {
     std::printf("# %s\n", dt_build_info());
     dtb_print_header(stdout, &results);
   }
-  Sweep sweep(comm, o, results);
+  Sweep sweep(comm, o, args.evict_bytes, results);
   for (int op = 0; op < DTB_OP_COUNT; ++op) {
     if (o.ops & (1u << op)) sweep.op(static_cast<dtb_op>(op));
   }

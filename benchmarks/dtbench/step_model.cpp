@@ -24,6 +24,7 @@ plan::Cluster convert(const dt_plan_cluster& c) {
   p.gemm_efficiency = c.gemm_efficiency;
   p.intra = {c.intra_bandwidth, c.intra_latency};
   p.inter = {c.inter_bandwidth, c.inter_latency};
+  p.overlap = c.overlap;
   return p;
 }
 

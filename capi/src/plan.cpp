@@ -33,7 +33,7 @@ struct dt_plan {
 namespace {
 
 constexpr std::size_t kModelSizes[] = {0, sizeof(dt_plan_model)};
-constexpr std::size_t kClusterSizes[] = {0, sizeof(dt_plan_cluster)};
+constexpr std::size_t kClusterSizes[] = {0, offsetof(dt_plan_cluster, overlap), sizeof(dt_plan_cluster)};
 constexpr std::size_t kOptionsSizes[] = {0, sizeof(dt_plan_options)};
 constexpr std::size_t kConfigSizes[] = {0, sizeof(dt_plan_config)};
 constexpr std::size_t kEstimateSizes[] = {0, sizeof(dt_plan_estimate)};
@@ -41,6 +41,7 @@ constexpr std::size_t kSummarySizes[] = {0, sizeof(dt_plan_summary)};
 constexpr std::size_t kRejectionSizes[] = {0, sizeof(dt_plan_rejection)};
 
 constexpr dt_plan_model kDefaultModel = DT_PLAN_MODEL_INIT;
+constexpr dt_plan_cluster kDefaultCluster = DT_PLAN_CLUSTER_INIT;
 constexpr dt_plan_options kDefaultOptions = DT_PLAN_OPTIONS_INIT;
 constexpr dt_plan_config kDefaultConfig = DT_PLAN_CONFIG_INIT;
 
@@ -67,7 +68,7 @@ plan::Transformer read_model(const dt_plan_model* user) {
 
 plan::Cluster read_cluster(const dt_plan_cluster* user) {
   require(user, "cluster");
-  const dt_plan_cluster c = dtrain::read_options(user, dt_plan_cluster{}, kClusterSizes, "cluster");
+  const dt_plan_cluster c = dtrain::read_options(user, kDefaultCluster, kClusterSizes, "cluster");
   plan::Cluster result;
   result.nodes = c.nodes;
   result.gpus_per_node = c.gpus_per_node;
@@ -77,13 +78,13 @@ plan::Cluster read_cluster(const dt_plan_cluster* user) {
   result.gemm_efficiency = c.gemm_efficiency;
   result.intra = {c.intra_bandwidth, c.intra_latency};
   result.inter = {c.inter_bandwidth, c.inter_latency};
+  result.overlap = c.overlap;
   plan::check(result);
   return result;
 }
 
 void write_cluster(const plan::Cluster& c, dt_plan_cluster* out) {
   dtrain::check_output_version(out->version, kClusterSizes, "out", "DT_PLAN_CLUSTER_INIT");
-  // Version 1 is every field there is so far.
   out->nodes = c.nodes;
   out->gpus_per_node = c.gpus_per_node;
   out->gpu_memory = c.gpu_memory;
@@ -94,6 +95,7 @@ void write_cluster(const plan::Cluster& c, dt_plan_cluster* out) {
   out->intra_latency = c.intra.latency;
   out->inter_bandwidth = c.inter.bandwidth;
   out->inter_latency = c.inter.latency;
+  if (out->version >= 2) out->overlap = c.overlap;
 }
 
 plan::Options read_options(const dt_plan_options* user) {

@@ -31,12 +31,7 @@ class HostQueue final : public Queue {
   int device_id() const override { return 0; }
   void* stream() const override { return nullptr; }
 
-  void* allocate(std::size_t bytes) override {
-    void* data = allocate_pinned(bytes);
-    // All-zero bits are +0.0 in every floating format.
-    std::memset(data, 0, bytes);
-    return data;
-  }
+  void* allocate_unset(std::size_t bytes) override { return allocate_pinned(bytes); }
   void release(void* data, std::size_t) noexcept override { release_pinned(data); }
   // Host memory is as fast to copy as host memory gets.
   void* allocate_pinned(std::size_t bytes) override {

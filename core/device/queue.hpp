@@ -53,8 +53,16 @@ class Queue {
 
   // `bytes` of zeroed memory, aligned for any element type (a pointer that
   // must not be dereferenced when bytes is 0). Throws DT_ERR_OUT_OF_MEMORY.
-  virtual void* allocate(std::size_t bytes) = 0;
-  // Gives back what allocate() returned, after the work queued so far.
+  void* allocate(std::size_t bytes) {
+    void* data = allocate_unset(bytes);
+    zero(data, bytes);
+    return data;
+  }
+  // The same, not zeroed: for a buffer the next work overwrites whole (the
+  // result of an allgather), where zeroing would only cost a pass over it.
+  virtual void* allocate_unset(std::size_t bytes) = 0;
+  // Gives back what allocate() or allocate_unset() returned, after the work
+  // queued so far.
   virtual void release(void* data, std::size_t bytes) noexcept = 0;
   // `bytes` of host memory that copies to and from the device reach at full
   // speed: page-locked on CUDA (cudaHostAlloc, usable from every device),

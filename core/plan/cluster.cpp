@@ -77,7 +77,8 @@ void set(Cluster& c, const std::string& key, const std::string& value, const std
   static const Field fields[] = {{"gpu_memory", &Cluster::gpu_memory},
                                  {"peak_flops", &Cluster::peak_flops},
                                  {"memory_bandwidth", &Cluster::memory_bandwidth},
-                                 {"gemm_efficiency", &Cluster::gemm_efficiency}};
+                                 {"gemm_efficiency", &Cluster::gemm_efficiency},
+                                 {"overlap", &Cluster::overlap}};
   for (const Field& field : fields) {
     if (key == field.name) {
       c.*field.member = number(value, where);
@@ -114,6 +115,7 @@ void check(const Cluster& c) {
   positive(c.intra.bandwidth, "intra_bandwidth");
   positive(c.inter.bandwidth, "inter_bandwidth");
   if (!(c.intra.latency >= 0) || !(c.inter.latency >= 0)) invalid("cluster latencies must be >= 0");
+  if (!(c.overlap >= 0 && c.overlap <= 1)) invalid("cluster.overlap must be in [0, 1]");
 }
 
 Cluster preset(const std::string& name, int nodes) {

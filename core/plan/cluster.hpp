@@ -20,6 +20,11 @@ struct Cluster {
   double gemm_efficiency = 0;   // share of peak_flops large GEMMs reach
   Link intra;                   // between GPUs of a node (NVLink)
   Link inter;                   // between nodes (InfiniBand, RoCE), per GPU
+  // The share of a collective's time that compute running meanwhile can
+  // hide, [0, 1]: 1 where copy engines or spare SMs move the data while the
+  // GPU computes (every preset); 0 for CPU ranks with no spare core, whose
+  // progress thread and shared-memory copies take the core the compute needs.
+  double overlap = 1;
 
   int gpus() const { return nodes * gpus_per_node; }
 };
@@ -35,7 +40,8 @@ Cluster preset(const std::string& name, int nodes);
 // Reads a cluster file: lines "key = value", '#' comments, blank lines; an
 // optional "preset = NAME" first sets every field from the preset, and
 // later keys override it. Keys are the Cluster fields (intra_bandwidth,
-// intra_latency, inter_bandwidth, inter_latency for the links); values are
+// intra_latency, inter_bandwidth, inter_latency for the links; overlap,
+// when absent, is 1); values are
 // numbers (1e9, 80e9). Throws DT_ERR_IO for an unreadable file and
 // DT_ERR_INVALID_ARGUMENT naming the line of a bad one.
 Cluster load_cluster(const std::string& path);

@@ -36,7 +36,8 @@ std::string json(const Plan& plan, std::size_t top) {
     << ", \"gpu_memory\": " << num(c.gpu_memory) << ", \"peak_flops\": " << num(c.peak_flops)
     << ", \"memory_bandwidth\": " << num(c.memory_bandwidth) << ", \"gemm_efficiency\": " << num(c.gemm_efficiency)
     << ", \"intra_bandwidth\": " << num(c.intra.bandwidth) << ", \"intra_latency\": " << num(c.intra.latency)
-    << ", \"inter_bandwidth\": " << num(c.inter.bandwidth) << ", \"inter_latency\": " << num(c.inter.latency) << "},\n";
+    << ", \"inter_bandwidth\": " << num(c.inter.bandwidth) << ", \"inter_latency\": " << num(c.inter.latency)
+    << ", \"overlap\": " << num(c.overlap) << "},\n";
   s << "  \"global_batch\": " << plan.options.global_batch << ",\n  \"evaluated\": " << plan.evaluated
     << ",\n  \"feasible\": " << plan.feasible << ",\n  \"seconds\": " << num(plan.seconds)
     << ",\n  \"configurations\": [";

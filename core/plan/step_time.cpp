@@ -13,6 +13,10 @@ double bubble_ratio(Schedule schedule, int pp, int virtual_stages, std::int64_t 
   return (pp - 1.0) / (static_cast<double>(virtual_stages) * m);
 }
 
+double exposed(double communication, double compute, const Cluster& c) {
+  return communication - std::min(c.overlap * communication, compute);
+}
+
 namespace {
 
 constexpr double kElement = 2.0;  // bytes of a 16-bit activation, gradient or parameter
@@ -64,9 +68,9 @@ MicroBatch micro_batch_costs(const Transformer& t, const Cluster& c, const Optio
     const bool same_node = config.tp * config.cp <= c.gpus_per_node;
     const double kv_block = 2.0 * tokens * static_cast<double>(t.kv_width()) / config.tp * kElement;
     const double block_compute = core / config.cp;
-    const double forward = (config.cp - 1) * std::max(0.0, send(kv_block, same_node, c) - block_compute);
+    const double forward = (config.cp - 1) * exposed(send(kv_block, same_node, c), block_compute, c);
     // Backward passes K, V, dK and dV and computes twice as much per block.
-    const double backward = (config.cp - 1) * std::max(0.0, send(2 * kv_block, same_node, c) - 2 * block_compute);
+    const double backward = (config.cp - 1) * exposed(send(2 * kv_block, same_node, c), 2 * block_compute, c);
     mb.cp = forward + backward + (config.recompute == Recompute::full ? forward : 0.0);
   }
   return mb;
@@ -85,14 +89,14 @@ double data_parallel_time(int zero_stage, const Group& g, double bytes, double f
   const double m = micro_batches;
   switch (zero_stage) {
     case 0:
-      return std::max(0.0, allreduce(g, bytes, c) - backward);
+      return exposed(allreduce(g, bytes, c), backward, c);
     case 1:
-      return std::max(0.0, allreduce(g, bytes, c) - backward) + allgather(g, bytes, c);
+      return exposed(allreduce(g, bytes, c), backward, c) + allgather(g, bytes, c);
     case 2:
-      return m * std::max(0.0, reduce_scatter(g, bytes, c) - backward) + allgather(g, bytes, c);
+      return m * exposed(reduce_scatter(g, bytes, c), backward, c) + allgather(g, bytes, c);
     default:
-      return m * (std::max(0.0, allgather(g, bytes, c) - forward) +
-                  std::max(0.0, allgather(g, bytes, c) + reduce_scatter(g, bytes, c) - backward));
+      return m * (exposed(allgather(g, bytes, c), forward, c) +
+                  exposed(allgather(g, bytes, c) + reduce_scatter(g, bytes, c), backward, c));
   }
 }
 

@@ -25,6 +25,10 @@ double bubble_ratio(Schedule schedule, int pp, int virtual_stages, std::int64_t 
 double pipeline_send_time(int pp, int virtual_stages, double micro_batches, double bytes, bool same_node,
                           const Cluster& c);
 
+// What shows of `communication` seconds issued beside `compute` seconds of
+// work: the cluster's overlap share of it hides, as far as the compute lasts.
+double exposed(double communication, double compute, const Cluster& c);
+
 // The data-parallel communication a step of `micro_batches` does not hide,
 // as dt_zero runs ZeRO stage `zero_stage` over group `g` on `bytes` of
 // parameters (a replica's, not a shard): stage 0 allreduces the gradients

@@ -198,6 +198,7 @@ int main(void) {
   FIELD(dt_plan_cluster, intra_latency);
   FIELD(dt_plan_cluster, inter_bandwidth);
   FIELD(dt_plan_cluster, inter_latency);
+  FIELD(dt_plan_cluster, overlap);
 
   STRUCT(dt_plan_options);
   FIELD(dt_plan_options, version);

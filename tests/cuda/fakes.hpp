@@ -57,7 +57,7 @@ class FakeLane final : public device::Queue {
   int device_id() const override { return 0; }
   void* stream() const override { return nullptr; }
 
-  void* allocate(std::size_t bytes) override { return host_->allocate(bytes); }
+  void* allocate_unset(std::size_t bytes) override { return host_->allocate_unset(bytes); }
   void release(void* data, std::size_t bytes) noexcept override { host_->release(data, bytes); }
   void* allocate_pinned(std::size_t bytes) override {
     stats_->allocated += static_cast<long>(bytes);

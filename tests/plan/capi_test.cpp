@@ -74,6 +74,17 @@ TEST(PlanCapi, PresetsAndClusterFiles) {
   EXPECT_EQ(c.nodes, 3);
   EXPECT_EQ(c.gpu_memory, 141e9);
   EXPECT_EQ(c.inter_bandwidth, 25e9);
+  EXPECT_EQ(c.overlap, 1.0);
+  std::ofstream(path) << "preset = h200\noverlap = 0\n";
+  ASSERT_EQ(dt_plan_cluster_load(&c, path.c_str()), DT_OK) << dt_error_last();
+  EXPECT_EQ(c.overlap, 0.0);
+  // A version 1 struct ends before overlap: nothing is written there, and
+  // read back it means 1 (every transfer can hide).
+  dt_plan_cluster v1 = DT_PLAN_CLUSTER_INIT;
+  v1.version = 1;
+  v1.overlap = -7;
+  ASSERT_EQ(dt_plan_cluster_load(&v1, path.c_str()), DT_OK) << dt_error_last();
+  EXPECT_EQ(v1.overlap, -7);
   std::ofstream(path) << "preset = h200\nlatency = 1\n";
   EXPECT_EQ(dt_plan_cluster_load(&c, path.c_str()), DT_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(says(":2: unknown key \"latency\"")) << dt_error_last();
@@ -175,6 +186,31 @@ TEST(PlanCapi, EvaluateRefusesWithTheReason) {
   EXPECT_TRUE(says("rejected (memory): needs")) << dt_error_last();
   EXPECT_GT(e.mem_total, static_cast<int64_t>(72e9));
   EXPECT_GT(e.time_step, 0);
+}
+
+TEST(PlanCapi, OverlapSetsWhatDataParallelCommunicationShows) {
+  const dt_plan_model m = small_model();
+  const dt_plan_options o = batch(64);
+  dt_plan_config config = DT_PLAN_CONFIG_INIT;
+  config.dp = 8;
+  dt_plan_estimate hidden = DT_PLAN_ESTIMATE_INIT, shown = DT_PLAN_ESTIMATE_INIT, v1 = DT_PLAN_ESTIMATE_INIT;
+
+  dt_plan_cluster c = cluster("a100", 1);
+  ASSERT_EQ(dt_plan_evaluate(&m, &c, &o, &config, &hidden), DT_OK) << dt_error_last();
+  c.overlap = 0;
+  ASSERT_EQ(dt_plan_evaluate(&m, &c, &o, &config, &shown), DT_OK) << dt_error_last();
+  EXPECT_GT(shown.time_dp, hidden.time_dp);
+  EXPECT_DOUBLE_EQ(shown.time_step - shown.time_dp, hidden.time_step - hidden.time_dp);
+  // A version 1 caller has no overlap field: the library reads none, and takes 1.
+  c.version = 1;
+  c.overlap = -3;
+  ASSERT_EQ(dt_plan_evaluate(&m, &c, &o, &config, &v1), DT_OK) << dt_error_last();
+  EXPECT_EQ(v1.time_dp, hidden.time_dp);
+
+  c.version = DT_PLAN_CLUSTER_VERSION;
+  c.overlap = 1.5;
+  EXPECT_EQ(dt_plan_evaluate(&m, &c, &o, &config, &v1), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(says("overlap must be in [0, 1]")) << dt_error_last();
 }
 
 TEST(PlanCapi, BadArguments) {

@@ -58,6 +58,9 @@ TEST(Cluster, FileWithEveryFieldAndNoPreset) {
   EXPECT_EQ(c.gpus(), 8);
   EXPECT_EQ(c.gemm_efficiency, 0.5);
   EXPECT_EQ(c.inter.latency, 2e-5);
+  EXPECT_EQ(c.overlap, 1) << "overlap defaults to 1";
+  EXPECT_EQ(parse_cluster("preset = a100\noverlap = 0\n", "x").overlap, 0);
+  EXPECT_EQ(parse_cluster("preset = a100\noverlap = 0.5\n", "x").overlap, 0.5);
 }
 
 TEST(Cluster, BadFilesNameTheLine) {
@@ -69,6 +72,9 @@ TEST(Cluster, BadFilesNameTheLine) {
   EXPECT_EQ(status_of("preset = a100\nnodes 2\n", &message), DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(status_of("preset = a100\ngemm_efficiency = 1.5\n", &message), DT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(message.find("gemm_efficiency"), std::string::npos) << message;
+  EXPECT_EQ(status_of("preset = a100\noverlap = 1.5\n", &message), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("overlap must be in [0, 1]"), std::string::npos) << message;
+  EXPECT_EQ(status_of("preset = a100\noverlap = -0.1\n", &message), DT_ERR_INVALID_ARGUMENT);
   // A field never given.
   EXPECT_EQ(status_of("nodes = 2\ngpus_per_node = 8\n", &message), DT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(message.find("gpu_memory"), std::string::npos) << message;

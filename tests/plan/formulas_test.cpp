@@ -176,6 +176,26 @@ TEST(Collectives, RingAndTreeByHand) {
   EXPECT_DOUBLE_EQ(send(1e6, false, c), 1e-4 + 1e-2);
 }
 
+TEST(Overlap, DataParallelCommunicationHidesItsShareAsFarAsTheComputeLasts) {
+  Cluster c;
+  c.gpus_per_node = 8;
+  c.intra = {1e9, 0};
+  const Group g{2, 2};
+  // Stage 0 on 8e6 bytes: an allreduce of 8 ms beside 5 ms of backward.
+  const double allreduce_time = 8e-3;
+  ASSERT_DOUBLE_EQ(allreduce(g, 8e6, c), allreduce_time);
+  EXPECT_DOUBLE_EQ(data_parallel_time(0, g, 8e6, 1e-3, 5e-3, 1, c), 3e-3);  // overlap 1: what outlasts backward
+  EXPECT_DOUBLE_EQ(data_parallel_time(0, g, 8e6, 1e-3, 20e-3, 1, c), 0);
+  c.overlap = 0;  // nothing hides
+  EXPECT_DOUBLE_EQ(data_parallel_time(0, g, 8e6, 1e-3, 20e-3, 1, c), allreduce_time);
+  c.overlap = 0.25;  // a quarter of the 8 ms hides behind 20 ms, 2 ms at most behind 1 ms
+  EXPECT_DOUBLE_EQ(exposed(8e-3, 20e-3, c), 6e-3);
+  EXPECT_DOUBLE_EQ(exposed(8e-3, 1e-3, c), 7e-3);
+  // Stage 3: the forward allgather (4 ms) and the backward allgather and
+  // reduce-scatter (8 ms), a quarter of each hidden.
+  EXPECT_DOUBLE_EQ(data_parallel_time(3, g, 8e6, 10e-3, 20e-3, 1, c), 3e-3 + 6e-3);
+}
+
 TEST(Collectives, GroupsFollowTheMeshLayout) {
   // tp = 8 innermost on nodes of 8: one node.
   EXPECT_EQ(group_of(8, 1, 8).local, 8);

@@ -49,7 +49,8 @@ class Calibrate(unittest.TestCase):
             subprocess.run([sys.executable, str(SCRIPT), "--collectives", str(tmp / "c.json"), "--gemm",
                             str(tmp / "g.json"), "-o", str(out), *extra], check=True, capture_output=True)
             text = out.read_text()
-            values = dict(line.split(" = ") for line in text.splitlines() if " = " in line)
+            values = dict(line.split(" = ") for line in text.splitlines() if " = " in line and line[0] != "#")
+            values[None] = text
             if DTPLAN:
                 plan = subprocess.run([DTPLAN, "--cluster-file", str(out), "--layers", "4", "--hidden", "256",
                                        "--heads", "4", "--vocab", "1000", "--seq", "128", "--batch", "8", "--top",
@@ -67,6 +68,19 @@ class Calibrate(unittest.TestCase):
         self.assertEqual(float(values["memory_bandwidth"]), 12.5e9)
         self.assertEqual(float(values["peak_flops"]), 100e9)
         self.assertAlmostEqual(float(values["gemm_efficiency"]), 0.7)  # median of 0.6, 0.7, 0.8
+
+    def test_overlap_is_zero_for_cpu_ranks_unless_given(self):
+        self.assertEqual(float(self.run_script(collectives(), "--gpu-memory", "16e9")["overlap"]), 0)
+        values = self.run_script(collectives(), "--gpu-memory", "16e9", "--overlap", "0.5")
+        self.assertEqual(float(values["overlap"]), 0.5)
+        with self.assertRaises(subprocess.CalledProcessError):
+            self.run_script(collectives(), "--gpu-memory", "16e9", "--overlap", "2")
+
+    def test_the_file_says_which_sweep_the_link_comes_from(self):
+        data = collectives()
+        data["evict_bytes"] = 64 << 20
+        self.assertIn("after each rank wrote 67108864 bytes", self.run_script(data, "--gpu-memory", "16e9")[None])
+        self.assertIn("back to back", self.run_script(collectives(), "--gpu-memory", "16e9")[None])
 
     def test_noisy_results_stay_close(self):
         values = self.run_script(collectives(noise=0.05), "--gpu-memory", "16e9")

@@ -5,7 +5,7 @@
 
 For each of dtbench ddp, zero, tp and pipeline (2 ranks, small sizes): fit
 a cluster file to this machine (tools/dtplan/calibrate.py --measure: the
-link from one collectives sweep, the GEMM rate from one wall-clock GEMM run
+link from one collectives sweep with --evict, the GEMM rate from one wall-clock GEMM run
 per rank at once), run the benchmark right after, and check every step time
 it reports against `dtbench predict` on that file: within 25 %. Each
 benchmark is calibrated just before it runs because other work on a shared
@@ -20,7 +20,7 @@ bound by GEMMs must fall outside the tolerance.
 
 Runs only with DTRAIN_TEST_CALIBRATION=1 in the environment, and exits 77
 (skipped) otherwise: it compares timings on whatever else the machine is
-running, and ZeRO stages 2 and 3 are known to miss the tolerance
+running, and ZeRO stage 3 is known to miss the tolerance in most runs
 (docs/planner.md, "The check"), so it is a measurement to run on purpose,
 not part of the suite's verdict.
 
@@ -139,7 +139,7 @@ def measure(name, first, tmp, dtbench, dtrun, calibrate, env):
 
 def main(dtbench, dtrun, calibrate):
     if os.environ.get("DTRAIN_TEST_CALIBRATION") != "1":
-        print("skipped: a timing comparison on a shared machine, and ZeRO stages 2-3 are known to miss 25 % "
+        print("skipped: a timing comparison on a shared machine, and ZeRO stage 3 is known to miss 25 % "
               "(docs/planner.md, \"The check\"); run it with DTRAIN_TEST_CALIBRATION=1 "
               "ctest --test-dir build/ci -R plan.calibration_dtbench --output-on-failure")
         return 77

@@ -6,7 +6,8 @@
     calibrate.py --measure DTBENCH [--dtrun DTRUN] [--ranks N] [--keep DIR] ... -o cluster.txt
 
 --measure runs the measurements on this machine first: `dtrun -n N dtbench
-collectives` (unless --collectives gives one) and N copies of `dtbench gemm
+collectives --evict 64M` (unless --collectives gives one; each call timed
+after the ranks wrote 64 MiB, as a training step issues it after its GEMMs) and N copies of `dtbench gemm
 --clock wall` at once, one per rank, so that the GEMM rate is what each rank
 of an N-rank job gets while the machine is loaded as it is now.
 
@@ -25,6 +26,11 @@ runs (`dtbench gemm --dtype`, --dtype with --measure): the dtype the
 workload trains in. peak_flops is its cpu_peak_gflops (the device's peak where CUDA rows
 are given and --peak-flops says it), and gemm_efficiency the median share of
 peak of its three largest shapes, averaged over the files.
+
+overlap, the share of data-parallel communication that compute hides, is
+--overlap, else 0 when the GEMM rows are CPU ones (the ranks' progress
+threads and shared-memory copies take the cores the compute needs), else
+left out (1, as on GPUs).
 
 gpu_memory is --gpu-memory, else the preset's, else (CPU ranks) the host's
 memory shared by the ranks.
@@ -97,7 +103,11 @@ def fit_gemm(gemm, peak_flops):
 
 # What --measure runs. Collectives: sizes where both the latency and the
 # bandwidth show. GEMM: shapes of the size the benchmarks' products have.
-COLLECTIVE_OPTIONS = ["--ops", "allreduce,allgather,reduce_scatter", "--min-bytes", "4K", "--max-bytes", "4M"]
+# Each call is timed after the rank wrote 64 MiB (--evict), as a step issues
+# it after a layer's GEMMs: back to back, the buffers stay in the caches and
+# the link looks up to twice as fast as a training step finds it.
+COLLECTIVE_OPTIONS = ["--ops", "allreduce,allgather,reduce_scatter", "--min-bytes", "4K", "--max-bytes", "4M",
+                      "--evict", "64M"]
 GEMM_SHAPES = "256x1024x1024,512x1024x1024,1024x1024x1024"
 
 
@@ -124,6 +134,11 @@ def measure(args, folder):
         if copy.returncode != 0:
             raise SystemExit(f"calibrate: dtbench gemm failed ({copy.returncode}): {err.strip()}")
     return collectives, gemm
+
+
+def cuda_rows(path):
+    with open(path) as f:
+        return any(row.get("cuda_gflops") for row in json.load(f).get("results", []))
 
 
 def gemm_dtype(path):
@@ -154,6 +169,9 @@ def main(argv):
     parser.add_argument("--gpu-memory", type=float,
                         help="bytes each rank may use (default: the preset's, else the host's memory per rank)")
     parser.add_argument("--preset", help="a100, h100 or h200: the figures no measurement gives")
+    parser.add_argument("--overlap", type=float,
+                        help="share of data-parallel communication compute hides, [0, 1] (default: 1 with CUDA "
+                             "GEMM rows or a preset, 0 for CPU ranks)")
     parser.add_argument("-o", "--output", required=True)
     args = parser.parse_args(argv)
     if args.measure:
@@ -177,6 +195,9 @@ def write(args):
         raise SystemExit("calibrate: a collectives run of one rank measures no link")
     alpha, beta = fit_link(collectives["results"], world)
     lines = [f"# fitted by calibrate.py to {' and '.join([args.collectives, *args.gemm])}"]
+    evicted = collectives.get("evict_bytes", 0)
+    lines.append(f"# the link: calls timed after each rank wrote {evicted} bytes (dtbench collectives --evict)"
+                 if evicted else "# the link: calls timed back to back (buffers in the caches)")
     if args.preset:
         lines.append(f"preset = {args.preset}")
     lines += ["nodes = 1", f"gpus_per_node = {world}",
@@ -194,6 +215,14 @@ def write(args):
         dtypes = sorted({gemm_dtype(path) for path in args.gemm})
         lines += [f"# GEMM rate of {', '.join(dtypes)} inputs",
                   f"peak_flops = {peak:.6g}", f"gemm_efficiency = {min(efficiency, 1.0):.4g}"]
+    overlap = args.overlap
+    if overlap is None and args.gemm and not any(cuda_rows(path) for path in args.gemm):
+        overlap = 0.0
+    if overlap is not None:
+        if not 0 <= overlap <= 1:
+            raise SystemExit("calibrate: --overlap must be in [0, 1]")
+        lines += ["# the share of data-parallel communication compute hides (CPU ranks: 0)",
+                  f"overlap = {overlap:.6g}"]
     if args.gpu_memory or not args.preset:
         lines.append(f"gpu_memory = {args.gpu_memory or host_memory_per_rank(world):.6g}")
     with open(args.output, "w") as f:

@@ -180,7 +180,7 @@ module dtrain_capi
   integer(c_int), parameter :: DT_PIPELINE_OPTIONS_VERSION = 1
   integer(c_int), parameter :: DT_PIPELINE_STEP_INFO_VERSION = 1
   integer(c_int), parameter :: DT_PLAN_MODEL_VERSION = 1
-  integer(c_int), parameter :: DT_PLAN_CLUSTER_VERSION = 1
+  integer(c_int), parameter :: DT_PLAN_CLUSTER_VERSION = 2
   integer(c_int), parameter :: DT_PLAN_OPTIONS_VERSION = 1
   integer(c_int), parameter :: DT_PLAN_CONFIG_VERSION = 1
   integer(c_int), parameter :: DT_PLAN_ESTIMATE_VERSION = 1
@@ -351,6 +351,7 @@ module dtrain_capi
     real(c_double) :: intra_latency  ! double
     real(c_double) :: inter_bandwidth  ! double
     real(c_double) :: inter_latency  ! double
+    real(c_double) :: overlap  ! double
   end type dt_plan_cluster
 
   type, bind(C) :: dt_plan_options

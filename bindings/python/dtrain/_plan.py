@@ -26,7 +26,7 @@ _MEMORY = ("parameters", "gradients", "optimizer_state", "master_weights", "acti
            "activations_without_recompute", "communication", "total")
 _TIME = ("compute", "recompute", "bubble", "tp", "cp", "ep", "pp", "dp", "optimizer", "step")
 _CLUSTER = ("nodes", "gpus_per_node", "gpu_memory", "peak_flops", "memory_bandwidth", "gemm_efficiency",
-            "intra_bandwidth", "intra_latency", "inter_bandwidth", "inter_latency")
+            "intra_bandwidth", "intra_latency", "inter_bandwidth", "inter_latency", "overlap")
 _DTYPES = {"float32": (2, 32, 1), "float16": (2, 16, 1), "bfloat16": (4, 16, 1)}
 
 
@@ -54,7 +54,9 @@ class PlanModel:
 
 @dataclasses.dataclass(frozen=True)
 class PlanCluster:
-    """Identical nodes of GPUs (``dt_plan_cluster``): bytes, FLOP/s, bytes/s and seconds."""
+    """Identical nodes of GPUs (``dt_plan_cluster``): bytes, FLOP/s, bytes/s and seconds;
+    ``overlap`` is the share of data- and context-parallel communication that
+    compute hides, in [0, 1] (1 for GPUs, 0 for CPU ranks without a spare core)."""
     nodes: int
     gpus_per_node: int
     gpu_memory: float
@@ -65,6 +67,7 @@ class PlanCluster:
     intra_latency: float
     inter_bandwidth: float
     inter_latency: float
+    overlap: float = 1.0
 
     @classmethod
     def _from(cls, c):

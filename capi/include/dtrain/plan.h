@@ -101,10 +101,17 @@ typedef struct dt_plan_cluster {
   double intra_latency;    /**< seconds per message inside a node */
   double inter_bandwidth;  /**< bytes/s per GPU between nodes */
   double inter_latency;    /**< seconds per message between nodes */
+  /* version 2 */
+  /** Share of a data-parallel or context-parallel transfer's time that the
+   * compute issued beside it can hide, [0, 1]. 1 (every preset, and a
+   * version 1 struct): copy engines or spare SMs move the data while the
+   * GPU computes. 0: nothing hides, as on CPU ranks without a spare core,
+   * whose progress thread and copies take the core the compute needs. */
+  double overlap;
 } dt_plan_cluster;
 
-#define DT_PLAN_CLUSTER_VERSION 1u
-#define DT_PLAN_CLUSTER_INIT { DT_PLAN_CLUSTER_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define DT_PLAN_CLUSTER_VERSION 2u
+#define DT_PLAN_CLUSTER_INIT { DT_PLAN_CLUSTER_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1.0 }
 
 /** What to search. Grows only at its end. */
 typedef struct dt_plan_options {

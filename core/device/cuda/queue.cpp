@@ -87,13 +87,12 @@ class CudaQueue final : public Queue {
   int device_id() const override { return device_; }
   void* stream() const override { return stream_.get(); }
 
-  void* allocate(std::size_t bytes) override {
+  void* allocate_unset(std::size_t bytes) override {
     if (bytes == 0) return nullptr;
     cuda::DeviceGuard guard(device_);
     void* data = nullptr;
     cuda::check(cudaMallocAsync(&data, bytes, stream_.get()),
                 "cudaMallocAsync of " + std::to_string(bytes) + " bytes on device " + std::to_string(device_));
-    cuda::check(cudaMemsetAsync(data, 0, bytes, stream_.get()), "cudaMemsetAsync");
     return data;
   }
 

@@ -34,7 +34,9 @@ void Gatherer::start(std::size_t unit) {
   UnitState& state = units_[unit];
   if (state.state != GatherState::released) return;
   const Unit& layout = layout_.unit(unit);
-  TrackedBuffer full(ledger_, queue_, Purpose::parameters, shards_[unit].dtype, layout.padded, layout.padding());
+  // The allgather writes every element, padding included.
+  TrackedBuffer full(ledger_, queue_, Purpose::parameters, shards_[unit].dtype, layout.padded, layout.padding(),
+                     TrackedBuffer::Initial::unset);
   if (layout.padded > 0) {
     const TensorView send = queue_.view(shards_[unit].data, layout.shard, shards_[unit].dtype);
     state.request = comm_.allgather(send, full.view(0, layout.padded));

@@ -40,13 +40,14 @@ MemoryUsage MemoryLedger::usage() const {
 }
 
 TrackedBuffer::TrackedBuffer(MemoryLedger& ledger, device::Queue& queue, Purpose purpose, DType dtype,
-                             std::int64_t count, std::int64_t padding)
+                             std::int64_t count, std::int64_t padding, Initial initial)
     : queue_(&queue),
       purpose_(purpose),
       dtype_(dtype),
       bytes_(count * static_cast<std::int64_t>(dtype_size(dtype))),
       padding_bytes_(padding * static_cast<std::int64_t>(dtype_size(dtype))),
-      data_(queue.allocate(static_cast<std::size_t>(bytes_))) {
+      data_(initial == Initial::zeroed ? queue.allocate(static_cast<std::size_t>(bytes_))
+                                       : queue.allocate_unset(static_cast<std::size_t>(bytes_))) {
   ledger.add(purpose_, bytes_, padding_bytes_);
   ledger_ = &ledger;
 }

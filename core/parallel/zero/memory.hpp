@@ -41,14 +41,17 @@ class MemoryLedger {
   MemoryUsage usage_;
 };
 
-// A zeroed buffer of `count` elements in `queue`'s memory, counted by
-// `ledger` under `purpose` (`padding` of its elements as padding) for as
-// long as it lives. Aligned for any element type. Both must outlive it.
+// A buffer of `count` elements in `queue`'s memory, counted by `ledger`
+// under `purpose` (`padding` of its elements as padding) for as long as it
+// lives: zeroed, or `unset` for one the next work overwrites whole (a
+// gathered unit). Aligned for any element type. Both must outlive it.
 class TrackedBuffer {
  public:
+  enum class Initial { zeroed, unset };
+
   TrackedBuffer() = default;
   TrackedBuffer(MemoryLedger& ledger, device::Queue& queue, Purpose purpose, DType dtype, std::int64_t count,
-                std::int64_t padding);
+                std::int64_t padding, Initial initial = Initial::zeroed);
   TrackedBuffer(TrackedBuffer&& other) noexcept;
   TrackedBuffer& operator=(TrackedBuffer&& other) noexcept;
   ~TrackedBuffer();

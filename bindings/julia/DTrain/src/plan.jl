@@ -58,7 +58,7 @@ end
 
 # The versions of the structs mirrored here.
 const DT_PLAN_MODEL_VERSION = Cuint(1)
-const DT_PLAN_CLUSTER_VERSION = Cuint(1)
+const DT_PLAN_CLUSTER_VERSION = Cuint(2)
 const DT_PLAN_OPTIONS_VERSION = Cuint(1)
 const DT_PLAN_CONFIG_VERSION = Cuint(1)
 const DT_PLAN_ESTIMATE_VERSION = Cuint(1)
@@ -99,9 +99,11 @@ end
 """
     DTrain.PlanCluster
 
-`dt_plan_cluster`, field for field (version 1): nodes, GPUs per node, GPU memory (bytes), peak
-FLOP/s, memory bandwidth (bytes/s), GEMM efficiency, and the intra- and inter-node bandwidths
-(bytes/s per GPU) and latencies (seconds). Made by [`cluster_preset`](@ref) or
+`dt_plan_cluster`, field for field (version 2): nodes, GPUs per node, GPU memory (bytes), peak
+FLOP/s, memory bandwidth (bytes/s), GEMM efficiency, the intra- and inter-node bandwidths
+(bytes/s per GPU) and latencies (seconds), and the share of data- and context-parallel
+communication that compute hides (`overlap`, [0, 1]: 1 for GPUs, 0 for CPU ranks without a
+spare core). Made by [`cluster_preset`](@ref) or
 [`cluster_load`](@ref).
 """
 struct PlanCluster
@@ -116,9 +118,10 @@ struct PlanCluster
     intra_latency::Cdouble
     inter_bandwidth::Cdouble
     inter_latency::Cdouble
+    overlap::Cdouble
 end
 
-_empty_cluster() = PlanCluster(DT_PLAN_CLUSTER_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+_empty_cluster() = PlanCluster(DT_PLAN_CLUSTER_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)
 
 """
     cluster_preset(name::AbstractString, nodes::Integer=1) -> PlanCluster

@@ -23,7 +23,7 @@ pub const DT_MOE_EXPERT_GRAD_DIMS: &[u8; 6usize] = b"dp,cp\0";
 pub const DT_MOE_DENSE_GRAD_DIMS: &[u8; 9usize] = b"dp,cp,ep\0";
 pub const DT_MOE_OPTIONS_VERSION: u32 = 1;
 pub const DT_PLAN_MODEL_VERSION: u32 = 1;
-pub const DT_PLAN_CLUSTER_VERSION: u32 = 1;
+pub const DT_PLAN_CLUSTER_VERSION: u32 = 2;
 pub const DT_PLAN_OPTIONS_VERSION: u32 = 1;
 pub const DT_PLAN_CONFIG_VERSION: u32 = 1;
 pub const DT_PLAN_ESTIMATE_VERSION: u32 = 1;
@@ -4490,12 +4490,18 @@ pub struct dt_plan_cluster {
     pub inter_bandwidth: f64,
     #[doc = "< seconds per message between nodes"]
     pub inter_latency: f64,
+    #[doc = " Share of a data-parallel or context-parallel transfer's time that the"]
+    #[doc = " compute issued beside it can hide, [0, 1]. 1 (every preset, and a"]
+    #[doc = " version 1 struct): copy engines or spare SMs move the data while the"]
+    #[doc = " GPU computes. 0: nothing hides, as on CPU ranks without a spare core,"]
+    #[doc = " whose progress thread and copies take the core the compute needs."]
+    pub overlap: f64,
 }
 #[test]
 fn bindgen_test_layout_dt_plan_cluster() {
     assert_eq!(
         ::std::mem::size_of::<dt_plan_cluster>(),
-        80usize,
+        88usize,
         concat!("Size of: ", stringify!(dt_plan_cluster))
     );
     assert_eq!(
@@ -4690,6 +4696,23 @@ fn bindgen_test_layout_dt_plan_cluster() {
         );
     }
     test_field_inter_latency();
+    fn test_field_overlap() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_plan_cluster>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).overlap) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_plan_cluster),
+                "::",
+                stringify!(overlap)
+            )
+        );
+    }
+    test_field_overlap();
 }
 #[doc = " What to search. Grows only at its end."]
 #[repr(C)]

@@ -79,7 +79,9 @@ impl PlanModel {
     }
 }
 
-/// Identical nodes of GPUs (`dt_plan_cluster`): bytes, FLOP/s, bytes/s, seconds.
+/// Identical nodes of GPUs (`dt_plan_cluster`): bytes, FLOP/s, bytes/s, seconds;
+/// `overlap` is the share of data- and context-parallel communication that
+/// compute hides, in [0, 1] (1 for GPUs, 0 for CPU ranks without a spare core).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlanCluster {
     pub nodes: i32,
@@ -92,6 +94,7 @@ pub struct PlanCluster {
     pub intra_latency: f64,
     pub inter_bandwidth: f64,
     pub inter_latency: f64,
+    pub overlap: f64,
 }
 
 impl PlanCluster {
@@ -114,6 +117,7 @@ impl PlanCluster {
             intra_latency: r.intra_latency,
             inter_bandwidth: r.inter_bandwidth,
             inter_latency: r.inter_latency,
+            overlap: r.overlap,
         }
     }
 
@@ -130,6 +134,7 @@ impl PlanCluster {
             intra_latency: self.intra_latency,
             inter_bandwidth: self.inter_bandwidth,
             inter_latency: self.inter_latency,
+            overlap: self.overlap,
         }
     }
 }
