@@ -20,7 +20,6 @@
 
 #include <dtrain.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -31,6 +30,7 @@
 #include "comm.hpp"
 #include "command_line.hpp"
 #include "cpu_peak.hpp"
+#include "gelu.hpp"
 #include "host_tensor.hpp"
 #include "timing.hpp"
 #include "usage.hpp"
@@ -54,17 +54,6 @@ struct Args {
   int iters = 3;
   std::string json;
 };
-
-// GELU, tanh approximation, and its derivative: the caller's own activation,
-// as in a trainer that calls the tp layers from its autograd.
-constexpr float kGeluC = 0.7978845608F;  // sqrt(2 / pi)
-
-float gelu(float x) { return 0.5F * x * (1.0F + std::tanh(kGeluC * (x + 0.044715F * x * x * x))); }
-
-float gelu_grad(float x) {
-  const float t = std::tanh(kGeluC * (x + 0.044715F * x * x * x));
-  return 0.5F * (1.0F + t) + 0.5F * x * (1.0F - t * t) * kGeluC * (1.0F + 3 * 0.044715F * x * x);
-}
 
 // One rank's block: its shards of the weights over `tp` ranks, its
 // activations, and their gradients. `rows` is T, or T / tp with sequence
@@ -93,11 +82,11 @@ struct Block {
   void step(Comm& comm, dt_comm* tp) {
     comm.check("dt_tp_column_linear_forward",
                dt_tp_column_linear_forward(tp, x.get(), w1.get(), b1.get(), h.get(), flags));
-    std::transform(h.data().begin(), h.data().end(), a.data().begin(), gelu);
+    gelu_forward(h.data().data(), a.data().data(), h.data().size());
     comm.check("dt_tp_row_linear_forward", dt_tp_row_linear_forward(tp, a.get(), w2.get(), b2.get(), y.get(), flags));
     comm.check("dt_tp_row_linear_backward",
                dt_tp_row_linear_backward(tp, a.get(), w2.get(), dy.get(), da.get(), dw2.get(), db2.get(), flags));
-    for (std::size_t i = 0; i < dh.data().size(); ++i) dh.data()[i] = da.data()[i] * gelu_grad(h.data()[i]);
+    gelu_backward(h.data().data(), da.data().data(), dh.data().data(), dh.data().size());
     comm.check("dt_tp_column_linear_backward", dt_tp_column_linear_backward(tp, x.get(), w1.get(), dh.get(), dx.get(),
                                                                             dw1.get(), db1.get(), flags));
   }

@@ -6,6 +6,8 @@
 // of the dtype.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "device/kernels.hpp"
@@ -53,6 +55,35 @@ TEST(Activation, ForwardAndBackwardMatchDouble) {
       expect_near(y.read(), want_y, rel, abs, what + " forward");
       expect_near(dx.read(), want_dx, rel, abs, what + " backward");
     }
+  }
+}
+
+// Large magnitudes saturate (GELU to x or 0, SiLU to x or 0, the slopes to
+// 1 or 0) with nothing infinite or NaN, as the float functions give them;
+// NaN stays NaN.
+TEST(Activation, ExtremeInputsSaturateAndNanStaysNan) {
+  DT_REQUIRE_PLACE();
+  const Values x = {1e4, -1e4, 100.0, -100.0, 30.0, -30.0, 9.5, -9.5, 1e-6, -1e-6, 0.0};
+  const Values ones(x.size(), 1.0);
+  for (Activation kind : {Activation::gelu_tanh, Activation::gelu_erf, Activation::silu}) {
+    PlacedTensor tx(DType::f32, x), tdy(DType::f32, ones);
+    auto y = PlacedTensor::poisoned(DType::f32, x.size());
+    auto dx = PlacedTensor::poisoned(DType::f32, x.size());
+    device::activation_forward(kind, tx.view(), y.view());
+    device::activation_backward(kind, tx.view(), tdy.view(), dx.view());
+    Values want_y(x.size()), want_dx(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      want_y[i] = activation_reference(kind, x[i]);
+      const double h = 1e-3 * std::max(1.0, std::fabs(x[i]));
+      want_dx[i] = (activation_reference(kind, x[i] + h) - activation_reference(kind, x[i] - h)) / (2 * h);
+    }
+    expect_near(y.read(), want_y, 1e-5, 1e-6, std::string(name(kind)) + " forward");
+    expect_near(dx.read(), want_dx, 1e-4, 1e-5, std::string(name(kind)) + " backward");
+
+    PlacedTensor nan(DType::f32, Values{std::nan("")});
+    auto out = PlacedTensor::poisoned(DType::f32, 1);
+    device::activation_forward(kind, nan.view(), out.view());
+    EXPECT_TRUE(std::isnan(out.read()[0])) << name(kind);
   }
 }
 

@@ -1,8 +1,9 @@
-// e^x for x <= 0 in float, written so that a loop over an array of them
-// vectorizes (no call; its two comparisons become selects where the file is
-// compiled with -fno-trapping-math, which GCC needs to turn a floating-point
-// comparison into a mask): the softmax of attention rows, whose arguments are
-// a score minus the row's largest.
+// e^x for x <= 0 in float, and tanh and the logistic function built on it,
+// written so that a loop over an array of them vectorizes (no call; their
+// comparisons become selects where the file is compiled with
+// -fno-trapping-math, which GCC needs to turn a floating-point comparison
+// into a mask): the softmax of attention rows, whose arguments are a score
+// minus the row's largest, and the activations (GELU, SiLU).
 //
 // Range reduction x = n ln 2 + r with |r| <= ln 2 / 2 (ln 2 in two parts,
 // so that n ln 2 is exact), Cephes' minimax polynomial for e^r, and 2^n
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 namespace dtrain::device::cpu {
@@ -40,6 +42,24 @@ inline float exp_of_nonpositive(float x) {
   const std::int32_t power = std::bit_cast<std::int32_t>(shifted) - std::bit_cast<std::int32_t>(kRound);
   const float value = p * std::bit_cast<float>((power + 127) << 23);
   return x < kLowest ? 0.0F : value;
+}
+
+// tanh u = sign(u) (1 - e^{-2|u|}) / (1 + e^{-2|u|}): the exponent is never
+// positive. Near 0 the difference loses relative precision (tanh 1e-4 comes
+// within 1e-7 absolute, not relative), which GELU's 1 + tanh does not see.
+// +-1 from |u| = 9 on, as tanhf gives; NaN gives NaN.
+inline float tanh_branch_free(float u) {
+  const float e = exp_of_nonpositive(-2.0F * std::fabs(u));
+  const float magnitude = (1.0F - e) / (1.0F + e);
+  return std::copysign(magnitude, u);
+}
+
+// 1 / (1 + e^{-x}), from e^{-|x|} so that the exponent is never positive:
+// for x < 0 it is e^x / (1 + e^x). 0 and 1 at the ends; NaN gives NaN.
+inline float logistic_branch_free(float x) {
+  const float e = exp_of_nonpositive(-std::fabs(x));
+  const float positive = 1.0F / (1.0F + e);
+  return x < 0.0F ? e * positive : positive;
 }
 
 }  // namespace dtrain::device::cpu
