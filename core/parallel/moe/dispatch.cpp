@@ -23,20 +23,28 @@ float* gather_send_rows(Plan& plan, const Matrix& table) {
   return rows;
 }
 
-// out[t] = sum of the send-order rows whose token is t (0 for none).
-void sum_into_tokens(const Plan& plan, float* rows, const Matrix& out) {
-  std::fill(out.f32(), out.f32() + out.view.count, 0.0f);
-  auto* indices = const_cast<std::int64_t*>(plan.send_tokens().data());
-  device::scatter_add_rows(plan.hidden(), host_f32(rows, sent(plan), plan.hidden()).view,
-                           host_i64(indices, 1, sent(plan)).view, out.view);
-}
-
-// to[i] = from[i] times the weight of row i's pair, for every send-order row.
-void scale_by_weights(const Plan& plan, const Matrix& weights, const float* from, float* to) {
+// out[t] = the sum over token t's kept pairs p of weights[p] (1 without
+// weights) times p's send-order row; 0 for a token that kept none. Each row
+// of `out` is written once, in order.
+void sum_into_tokens(const Plan& plan, const float* weights, const float* rows, const Matrix& out) {
   const auto h = static_cast<std::size_t>(plan.hidden());
-  for (std::size_t i = 0; i < plan.send_pairs().size(); ++i) {
-    const float w = weights.f32()[plan.send_pairs()[i]];
-    for (std::size_t c = 0; c < h; ++c) to[i * h + c] = from[i * h + c] * w;
+  const auto k = static_cast<std::size_t>(plan.k());
+  for (std::size_t t = 0; t < static_cast<std::size_t>(plan.tokens()); ++t) {
+    float* to = out.f32() + t * h;
+    bool written = false;
+    for (std::size_t p = t * k; p < (t + 1) * k; ++p) {
+      const std::int64_t row = plan.pair_rows()[p];
+      if (row < 0) continue;
+      const float w = weights ? weights[p] : 1.0f;
+      const float* from = rows + static_cast<std::size_t>(row) * h;
+      if (written) {
+        for (std::size_t c = 0; c < h; ++c) to[c] += w * from[c];
+      } else {
+        for (std::size_t c = 0; c < h; ++c) to[c] = w * from[c];
+      }
+      written = true;
+    }
+    if (!written) std::fill(to, to + h, 0.0f);
   }
 }
 
@@ -68,9 +76,7 @@ void combine(Plan& plan, const ParsedTensor& expert_out, const ParsedTensor& wei
   returned.resize(plan.send_tokens().size() * static_cast<std::size_t>(plan.hidden()));
   plan.to_tokens(y.f32(), returned.data());
   plan.set_combined();
-  float* weighted = plan.send_scratch();
-  scale_by_weights(plan, w, returned.data(), weighted);
-  sum_into_tokens(plan, weighted, result);
+  sum_into_tokens(plan, w.f32(), returned.data(), result);
 }
 
 void combine_backward(Plan& plan, const ParsedTensor& d_out, const ParsedTensor& weights,
@@ -93,16 +99,23 @@ void combine_backward(Plan& plan, const ParsedTensor& d_out, const ParsedTensor&
     }
     check_disjoint(dw, "d_weights", d_rows, "d_expert_out");
   });
-  float* rows = gather_send_rows(plan, dy);
+  // One pass over the send-order rows: row i of pair p and token t gets
+  // weights[p] * d_out[t], and d_weights[p] = d_out[t] . returned row i.
+  float* rows = plan.send_scratch();
   const std::vector<float>& returned = plan.returned_rows();
   const auto h = static_cast<std::size_t>(plan.hidden());
   std::fill(dw.f32(), dw.f32() + dw.view.count, 0.0f);
   for (std::size_t i = 0; i < plan.send_pairs().size(); ++i) {
+    const auto pair = static_cast<std::size_t>(plan.send_pairs()[i]);
+    const float* d_token = dy.f32() + static_cast<std::size_t>(plan.send_tokens()[i]) * h;
+    const float weight = w.f32()[pair];
     double dot = 0.0;
-    for (std::size_t c = 0; c < h; ++c) dot += static_cast<double>(rows[i * h + c]) * returned[i * h + c];
-    dw.f32()[plan.send_pairs()[i]] = static_cast<float>(dot);
+    for (std::size_t c = 0; c < h; ++c) {
+      dot += static_cast<double>(d_token[c]) * returned[i * h + c];
+      rows[i * h + c] = weight * d_token[c];
+    }
+    dw.f32()[pair] = static_cast<float>(dot);
   }
-  scale_by_weights(plan, w, rows, rows);
   plan.to_experts(rows, d_rows.f32());
 }
 
@@ -116,7 +129,7 @@ void dispatch_backward(Plan& plan, const ParsedTensor& d_received, const ParsedT
   });
   float* rows = plan.send_scratch();
   plan.to_tokens(d_rows.f32(), rows);
-  sum_into_tokens(plan, rows, dx);
+  sum_into_tokens(plan, nullptr, rows, dx);
 }
 
 }  // namespace dtrain::parallel::moe

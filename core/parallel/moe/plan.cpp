@@ -1,9 +1,9 @@
 #include "parallel/moe/plan.hpp"
 
+#include <numeric>
 #include <string>
 
 #include "base/error.hpp"
-#include "device/kernels.hpp"
 #include "parallel/common/agreement.hpp"
 
 namespace dtrain::parallel::moe {
@@ -73,22 +73,35 @@ Plan::Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing)
       tokens_(routing.choices.rows),
       k_(static_cast<int>(routing.choices.cols)),
       hidden_(routing.hidden) {
-  // Send order: a counting sort of the kept pairs by expert, stable in token order.
+  // Send order: a counting sort of the kept pairs by (local expert,
+  // destination rank), stable in token order. Expert e is local expert
+  // e % L of rank e / L.
+  const int ranks = ep_->size();
   const std::int64_t* choices = routing.choices.i64();
+  auto key = [&](std::int64_t expert) {
+    return static_cast<std::size_t>((expert % local_experts_) * ranks + expert / local_experts_);
+  };
   std::vector<std::int64_t> per_expert(static_cast<std::size_t>(routing.experts), 0);
   for (std::int64_t p = 0; p < tokens_ * k_; ++p) {
     if (choices[p] >= 0) ++per_expert[static_cast<std::size_t>(choices[p])];
   }
   std::vector<std::int64_t> next(per_expert.size(), 0);
-  for (std::size_t e = 1; e < next.size(); ++e) next[e] = next[e - 1] + per_expert[e - 1];
-  const std::int64_t kept = next.back() + per_expert.back();
+  std::int64_t kept = 0;
+  for (std::int64_t l = 0; l < local_experts_; ++l) {
+    for (std::int64_t r = 0; r < ranks; ++r) {
+      next[key(r * local_experts_ + l)] = kept;
+      kept += per_expert[static_cast<std::size_t>(r * local_experts_ + l)];
+    }
+  }
   send_tokens_.resize(static_cast<std::size_t>(kept));
   send_pairs_.resize(static_cast<std::size_t>(kept));
+  pair_rows_.assign(static_cast<std::size_t>(tokens_ * k_), -1);
   for (std::int64_t p = 0; p < tokens_ * k_; ++p) {
     if (choices[p] < 0) continue;
-    const auto slot = static_cast<std::size_t>(next[static_cast<std::size_t>(choices[p])]++);
-    send_tokens_[slot] = p / k_;
-    send_pairs_[slot] = p;
+    const std::int64_t slot = next[key(choices[p])]++;
+    send_tokens_[static_cast<std::size_t>(slot)] = p / k_;
+    send_pairs_[static_cast<std::size_t>(slot)] = p;
+    pair_rows_[static_cast<std::size_t>(p)] = slot;
   }
   exchange_counts(per_expert);
 }
@@ -101,41 +114,29 @@ void Plan::exchange_counts(const std::vector<std::int64_t>& per_expert) {
   const TensorView recv_view = host_view(recv.data(), static_cast<std::int64_t>(recv.size()), DType::i64);
   comm::start_and_wait(*ep_, [&] { return ep_->alltoall(send_view, recv_view); });
 
-  auto count = [&](const std::vector<std::int64_t>& matrix, int rank, int local) {
-    return matrix[static_cast<std::size_t>(rank * local_experts_ + local)];
-  };
-  rows_to_rank_.assign(static_cast<std::size_t>(ranks), 0);
-  rows_from_rank_.assign(static_cast<std::size_t>(ranks), 0);
-  expert_counts_.assign(static_cast<std::size_t>(local_experts_), 0);
-  for (int r = 0; r < ranks; ++r) {
+  // Both orders are blocks by local expert, each packed by rank.
+  auto blocks_of = [&](const std::vector<std::int64_t>& rows) {
+    Blocks blocks;
+    blocks.start.assign(static_cast<std::size_t>(local_experts_), 0);
+    blocks.counts.assign(static_cast<std::size_t>(local_experts_), std::vector<std::int64_t>(ranks, 0));
+    std::int64_t start = 0;
     for (int l = 0; l < local_experts_; ++l) {
-      rows_to_rank_[static_cast<std::size_t>(r)] += count(send, r, l);
-      rows_from_rank_[static_cast<std::size_t>(r)] += count(recv, r, l);
-      expert_counts_[static_cast<std::size_t>(l)] += count(recv, r, l);
-    }
-  }
-  received_ = 0;
-  for (std::int64_t c : expert_counts_) received_ += c;
-
-  // Where each (source, local expert) block starts in arrival order, then
-  // the expert-major position of every arriving row.
-  std::vector<std::int64_t> arrival_start(recv.size());
-  std::int64_t offset = 0;
-  for (std::size_t i = 0; i < recv.size(); ++i) {
-    arrival_start[i] = offset;
-    offset += recv[i];
-  }
-  expert_major_source_.resize(static_cast<std::size_t>(received_));
-  arrival_position_.resize(static_cast<std::size_t>(received_));
-  std::int64_t position = 0;
-  for (int l = 0; l < local_experts_; ++l) {
-    for (int r = 0; r < ranks; ++r) {
-      const std::size_t block = static_cast<std::size_t>(r * local_experts_ + l);
-      for (std::int64_t i = 0; i < recv[block]; ++i, ++position) {
-        expert_major_source_[static_cast<std::size_t>(position)] = arrival_start[block] + i;
-        arrival_position_[static_cast<std::size_t>(arrival_start[block] + i)] = position;
+      blocks.start[static_cast<std::size_t>(l)] = start;
+      for (int r = 0; r < ranks; ++r) {
+        const std::int64_t n = rows[static_cast<std::size_t>(r * local_experts_ + l)];
+        blocks.counts[static_cast<std::size_t>(l)][static_cast<std::size_t>(r)] = n * hidden_;
+        start += n;
       }
     }
+    return blocks;
+  };
+  send_blocks_ = blocks_of(send);
+  expert_blocks_ = blocks_of(recv);
+  expert_counts_.assign(static_cast<std::size_t>(local_experts_), 0);
+  received_ = 0;
+  for (int l = 0; l < local_experts_; ++l) {
+    for (int r = 0; r < ranks; ++r) expert_counts_[static_cast<std::size_t>(l)] += recv[static_cast<std::size_t>(r * local_experts_ + l)];
+    received_ += expert_counts_[static_cast<std::size_t>(l)];
   }
 }
 
@@ -152,24 +153,22 @@ void Plan::agree(Operation operation, const std::function<void()>& check) {
                           failure);
 }
 
-void Plan::exchange_rows(const float* send, const std::vector<std::int64_t>& send_rows, float* recv,
-                         const std::vector<std::int64_t>& recv_rows) {
-  std::vector<std::int64_t> send_counts(send_rows.size());
-  std::vector<std::int64_t> recv_counts(recv_rows.size());
-  std::int64_t send_total = 0;
-  std::int64_t recv_total = 0;
-  for (std::size_t r = 0; r < send_rows.size(); ++r) {
-    send_counts[r] = send_rows[r] * hidden_;
-    recv_counts[r] = recv_rows[r] * hidden_;
-    send_total += send_counts[r];
-    recv_total += recv_counts[r];
+void Plan::exchange(const float* from, const Blocks& from_blocks, float* to, const Blocks& to_blocks) {
+  for (int l = 0; l < local_experts_; ++l) {
+    const auto& send_counts = from_blocks.counts[static_cast<std::size_t>(l)];
+    const auto& recv_counts = to_blocks.counts[static_cast<std::size_t>(l)];
+    const std::int64_t send_total = std::accumulate(send_counts.begin(), send_counts.end(), std::int64_t{0});
+    const std::int64_t recv_total = std::accumulate(recv_counts.begin(), recv_counts.end(), std::int64_t{0});
+    // Views are of mutable memory; the communicator only reads `from`.
+    const TensorView send_view =
+        host_view(const_cast<float*>(from) + from_blocks.start[static_cast<std::size_t>(l)] * hidden_, send_total,
+                  DType::f32);
+    const TensorView recv_view =
+        host_view(to + to_blocks.start[static_cast<std::size_t>(l)] * hidden_, recv_total, DType::f32);
+    comm::start_and_wait(*ep_, [&] {
+      return ep_->alltoallv(send_view, send_counts.data(), recv_view, recv_counts.data());
+    });
   }
-  // Views are of mutable memory; the communicator only reads `send`.
-  const TensorView send_view = host_view(const_cast<float*>(send), send_total, DType::f32);
-  const TensorView recv_view = host_view(recv, recv_total, DType::f32);
-  comm::start_and_wait(*ep_, [&] {
-    return ep_->alltoallv(send_view, send_counts.data(), recv_view, recv_counts.data());
-  });
 }
 
 float* Plan::send_scratch() {
@@ -179,28 +178,12 @@ float* Plan::send_scratch() {
   return send_scratch_.get();
 }
 
-float* Plan::expert_scratch() {
-  if (!expert_scratch_) {
-    expert_scratch_ = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(received_ * hidden_));
-  }
-  return expert_scratch_.get();
-}
-
 void Plan::to_experts(const float* send_rows, float* expert_rows) {
-  float* arrived = expert_scratch();
-  exchange_rows(send_rows, rows_to_rank_, arrived, rows_from_rank_);
-  device::gather_rows(hidden_, host_f32(arrived, received_, hidden_).view,
-                      host_i64(expert_major_source_.data(), 1, received_).view,
-                      host_f32(expert_rows, received_, hidden_).view);
+  exchange(send_rows, send_blocks_, expert_rows, expert_blocks_);
 }
 
 void Plan::to_tokens(const float* expert_rows, float* send_rows) {
-  float* leaving = expert_scratch();
-  // The kernel reads its table as a mutable view; it writes only `leaving`.
-  device::gather_rows(hidden_, host_f32(const_cast<float*>(expert_rows), received_, hidden_).view,
-                      host_i64(arrival_position_.data(), 1, received_).view,
-                      host_f32(leaving, received_, hidden_).view);
-  exchange_rows(leaving, rows_from_rank_, send_rows, rows_to_rank_);
+  exchange(expert_rows, expert_blocks_, send_rows, send_blocks_);
 }
 
 }  // namespace dtrain::parallel::moe

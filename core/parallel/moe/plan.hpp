@@ -4,10 +4,12 @@
 // the token exchange that dispatch and combine (and their backward passes)
 // are built from.
 //
-// Rows leave in "send order": by destination expert (so by destination
-// rank, then local expert), then by token. They arrive grouped by source
-// rank, and are put into "expert-major" order: by local expert, then source
-// rank, then the source's token order.
+// Rows leave in "send order": by the destination expert's local index,
+// then destination rank, then token. They arrive in "expert-major" order:
+// by local expert, then source rank, then the source's token order. Both
+// orders hold, for each local expert, one block packed by rank, so the
+// exchange is one alltoallv per local expert that lands every row where it
+// belongs: no pass reorders rows on either side.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +53,8 @@ class Plan {
   // The token of each row in send order, and its pair (t * k + j).
   const std::vector<std::int64_t>& send_tokens() const { return send_tokens_; }
   const std::vector<std::int64_t>& send_pairs() const { return send_pairs_; }
+  // The send-order row of each pair [T * k], -1 where the pair goes nowhere.
+  const std::vector<std::int64_t>& pair_rows() const { return pair_rows_; }
 
   // Runs `check` (this rank's arguments for `operation`) and agrees with the
   // other ranks that they all run `operation` with valid arguments; throws
@@ -62,13 +66,10 @@ class Plan {
   void to_experts(const float* send_rows, float* expert_rows);
   void to_tokens(const float* expert_rows, float* send_rows);
 
-  // Scratch rows in send order [S, H] and in expert-major order [R, H],
-  // allocated on first use and reused by every call on the plan: fresh
-  // memory on every call would cost page faults and, over UCX, a new memory
-  // registration each time. to_experts() and to_tokens() use the
-  // expert-major one themselves.
+  // Scratch rows in send order [S, H], allocated on first use and reused by
+  // every call on the plan: fresh memory on every call would cost page
+  // faults and, over UCX, a new memory registration each time.
   float* send_scratch();
-  float* expert_scratch();
 
   // What combine brought back, in send order [S, H], for combine's backward.
   std::vector<float>& returned_rows() { return returned_rows_; }
@@ -78,9 +79,15 @@ class Plan {
  private:
   Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing);
   void exchange_counts(const std::vector<std::int64_t>& per_expert);
-  // alltoallv of rows between `send` and `recv` with row counts per rank.
-  void exchange_rows(const float* send, const std::vector<std::int64_t>& send_rows, float* recv,
-                     const std::vector<std::int64_t>& recv_rows);
+  // Where each local expert's block of rows starts, and its elements per
+  // rank, in send order and in expert-major order.
+  struct Blocks {
+    std::vector<std::int64_t> start;                // per local expert, in rows
+    std::vector<std::vector<std::int64_t>> counts;  // [local expert][rank], in elements
+  };
+  // One alltoallv per local expert, from `from_blocks` of `from` to
+  // `to_blocks` of `to`.
+  void exchange(const float* from, const Blocks& from_blocks, float* to, const Blocks& to_blocks);
 
   std::shared_ptr<comm::Communicator> ep_;
   int local_experts_ = 0;
@@ -89,16 +96,12 @@ class Plan {
   std::int64_t hidden_ = 0;
   std::vector<std::int64_t> send_tokens_;
   std::vector<std::int64_t> send_pairs_;
-  std::vector<std::int64_t> rows_to_rank_;    // per ep rank
-  std::vector<std::int64_t> rows_from_rank_;  // per ep rank
-  std::vector<std::int64_t> expert_counts_;   // per local expert
+  std::vector<std::int64_t> pair_rows_;
+  std::vector<std::int64_t> expert_counts_;  // per local expert
   std::int64_t received_ = 0;
-  // expert_major_source[i]: the row, in arrival (source-major) order, that
-  // goes to expert-major position i; arrival_position[j] the inverse.
-  std::vector<std::int64_t> expert_major_source_;
-  std::vector<std::int64_t> arrival_position_;
+  Blocks send_blocks_;
+  Blocks expert_blocks_;
   std::unique_ptr<float[]> send_scratch_;
-  std::unique_ptr<float[]> expert_scratch_;
   std::vector<float> returned_rows_;
   bool combined_ = false;
 };
