@@ -7,8 +7,12 @@
 # communicators), so that strategies stay independent of one another. And
 # only base/ (which validates them) names DLPack's tensors: the C API parses
 # every DLTensor into a checked view, and the core above base/ works on views.
-# Fails naming every include that reaches up or across, and every file above
-# base/ that names a DLTensor or includes dlpack.h.
+# And comm/schedules/ (the collectives' algorithms, written against the
+# schedule::Messages interface) includes no backend's header and no
+# transport's (UCX, NCCL, CUDA), so any transport can run them.
+# Fails naming every include that reaches up or across, every file above
+# base/ that names a DLTensor or includes dlpack.h, and every schedule that
+# names a transport.
 #
 #   cmake -DCORE=<source>/core -P layering.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -41,6 +45,12 @@ foreach(_layer IN LISTS _layers)
         string(STRIP "${_first}" _first)
         string(APPEND _violations "\n  core/${_name}: ${_first} (only base/ and capi/ read DLTensors)")
       endif()
+    endif()
+    if(_name MATCHES "^comm/schedules/")
+      file(STRINGS "${_file}" _transport REGEX "^#include [<\"](comm/backends/|ucp/|ucs/|uct/|nccl|cuda)")
+      foreach(_line IN LISTS _transport)
+        string(APPEND _violations "\n  core/${_name}: ${_line} (schedules name no backend or transport)")
+      endforeach()
     endif()
     file(STRINGS "${_file}" _includes REGEX "^#include \"[a-z_]+/")
     foreach(_line IN LISTS _includes)
@@ -75,4 +85,4 @@ if(_violations)
   message(FATAL_ERROR "includes against the layering:${_violations}")
 endif()
 message(STATUS "layering: ${_checked} files of core/ include only their own and lower layers, "
-               "no strategy another's, and none above base/ a DLTensor")
+               "no strategy another's, no schedule a transport, and none above base/ a DLTensor")

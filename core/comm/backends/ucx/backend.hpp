@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "comm/backend.hpp"
-#include "comm/backends/ucx/algorithms.hpp"
 #include "comm/backends/ucx/engine.hpp"
+#include "comm/backends/ucx/group.hpp"
 
 namespace dtrain::comm::ucx {
 
@@ -66,7 +66,7 @@ class UcxBackend final : public Backend {
     // Owned by the operation too: it may outlive a wait that timed out.
     auto in = std::make_shared<T>(mine);
     auto out = std::make_shared<std::vector<T>>(static_cast<std::size_t>(engine_.size()));
-    auto op = bruck_allgather(bytes_view(in.get(), sizeof(T)), bytes_view(out->data(), out->size() * sizeof(T)));
+    auto op = schedule::bruck_allgather(bytes_view(in.get(), sizeof(T)), bytes_view(out->data(), out->size() * sizeof(T)));
     op->keep_alive(in);
     op->keep_alive(out);
     run(std::move(op), deadline);

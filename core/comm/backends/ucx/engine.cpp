@@ -76,11 +76,13 @@ Engine::Engine(std::unique_ptr<Transport> transport, int rank, std::uint32_t con
       completed_(std::make_shared<Request>("collective", 0)) {
   completed_->complete(DT_OK);
   group_.transport = transport_.get();
+  group_.messages = transport_.get();
   group_.rank = rank;
   group_.size = transport_->size();
   group_.context = context;
   group_.world_ranks = &world_ranks_;
   group_.tuning = &tuning_;
+  group_.pipelining = {tuning_.chunk_bytes, tuning_.pipeline_depth};
   next_watch_.store((Clock::now() + kWatchPeriod).time_since_epoch().count(), std::memory_order_relaxed);
   thread_ = std::thread([this] { run(); });
 }

@@ -40,11 +40,11 @@
 #include <thread>
 #include <vector>
 
+#include "comm/backends/ucx/group.hpp"
 #include "comm/backends/ucx/liveness.hpp"
 #include "comm/backends/ucx/local_allreduce.hpp"
 #include "comm/backends/ucx/local_exchange.hpp"
 #include "comm/backends/ucx/mailboxes.hpp"
-#include "comm/backends/ucx/operation.hpp"
 #include "comm/backends/ucx/small_allreduce.hpp"
 #include "comm/backends/ucx/transport.hpp"
 #include "comm/backends/ucx/tuning.hpp"
@@ -63,6 +63,8 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
+  // The communicator as its operations see it; lives as long as the engine.
+  const Group& group() const { return group_; }
   int rank() const { return group_.rank; }
   int size() const { return group_.size; }
   const Tuning& tuning() const { return tuning_; }

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "base/tensor.hpp"
+#include "comm/backends/ucx/group.hpp"
 #include "comm/collective.hpp"
-#include "comm/backends/ucx/operation.hpp"
 #include "comm/reduce_op.hpp"
 #include "dtrain/status.h"
 

@@ -6,10 +6,9 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "comm/backends/ucx/algorithms.hpp"
-#include "comm/backends/ucx/chunks.hpp"
 #include "comm/backends/ucx/handoff.hpp"
 #include "comm/backends/ucx/scheduled_local.hpp"
+#include "comm/schedules/chunks.hpp"
 #include "device/cpu/stream_copy.hpp"
 
 namespace dtrain::comm::ucx {
@@ -171,8 +170,8 @@ void LocalAllreduce::gather() {
   end_piece();
 }
 
-std::unique_ptr<Operation> local_allreduce(Collective allreduce) {
-  return std::make_unique<ScheduledLocal<LocalAllreduce>>(std::move(allreduce));
+std::unique_ptr<Operation> local_allreduce(Collective allreduce, const Group& group) {
+  return std::make_unique<ScheduledLocal<LocalAllreduce>>(std::move(allreduce), group);
 }
 
 }  // namespace dtrain::comm::ucx

@@ -15,7 +15,7 @@
 // take log2(n) rounds or more, each a copy in and out of UCX's queues.
 //
 // The engine runs it for callers that wait at once (immediate_collective.hpp);
-// local_allreduce() in algorithms.hpp schedules it as an Operation for the
+// local_allreduce() schedules it as an Operation for the
 // others. Ranks on either path match: both take the next mailbox stamp in the
 // order of collectives. Ranks that disagree about the size, the dtype or the
 // reduction get DT_ERR_MISMATCH.
@@ -23,13 +23,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "base/tensor.hpp"
-#include "comm/backends/ucx/combine.hpp"
 #include "comm/backends/ucx/local_collective.hpp"
 #include "comm/backends/ucx/mailboxes.hpp"
 #include "comm/reduce_op.hpp"
+#include "comm/schedules/combine.hpp"
 
 namespace dtrain::comm::ucx {
 
@@ -72,5 +73,8 @@ class LocalAllreduce final : public LocalCollective {
   bool split_ = false;      // each rank reduces one segment
   bool gathering_ = false;  // the segments are reduced: waiting for them
 };
+
+// The allreduce as an Operation the engine schedules, on the engine's `group`.
+std::unique_ptr<Operation> local_allreduce(Collective allreduce, const Group& group);
 
 }  // namespace dtrain::comm::ucx

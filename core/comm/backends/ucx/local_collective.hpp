@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "comm/backends/ucx/group.hpp"
 #include "comm/backends/ucx/immediate_collective.hpp"
 #include "comm/backends/ucx/mailboxes.hpp"
-#include "comm/backends/ucx/operation.hpp"
 
 namespace dtrain::comm::ucx {
 

@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "base/error.hpp"
-#include "comm/backends/ucx/algorithms.hpp"
 #include "comm/backends/ucx/scheduled_local.hpp"
 #include "comm/backends/ucx/tuning.hpp"
 
@@ -505,8 +504,8 @@ void LocalExchange::acknowledge(bool read_by_peers) {
   next_ = 0;
 }
 
-std::unique_ptr<Operation> local_exchange(Collective collective) {
-  return std::make_unique<ScheduledLocal<LocalExchange>>(std::move(collective));
+std::unique_ptr<Operation> local_exchange(Collective collective, const Group& group) {
+  return std::make_unique<ScheduledLocal<LocalExchange>>(std::move(collective), group);
 }
 
 }  // namespace dtrain::comm::ucx

@@ -50,14 +50,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "base/tensor.hpp"
-#include "comm/backends/ucx/combine.hpp"
 #include "comm/backends/ucx/local_collective.hpp"
 #include "comm/backends/ucx/mailboxes.hpp"
 #include "comm/call_check.hpp"
 #include "comm/collective.hpp"
+#include "comm/schedules/combine.hpp"
 
 namespace dtrain::comm::ucx {
 
@@ -155,5 +156,9 @@ class LocalExchange final : public LocalCollective {
   bool blocks_read_in_place_ = false;  // alltoallv: some of this rank's blocks are read from its memory
   bool acknowledging_ = false;  // read: waiting for every rank to have read
 };
+
+// Any other collective as an Operation the engine schedules, on the engine's
+// `group`.
+std::unique_ptr<Operation> local_exchange(Collective collective, const Group& group);
 
 }  // namespace dtrain::comm::ucx

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "comm/backends/ucx/group.hpp"
 #include "comm/backends/ucx/immediate_collective.hpp"
-#include "comm/backends/ucx/operation.hpp"
 #include "comm/collective.hpp"
 
 namespace dtrain::comm::ucx {
@@ -21,15 +21,16 @@ namespace dtrain::comm::ucx {
 template <typename Local>
 class ScheduledLocal final : public Operation {
  public:
-  explicit ScheduledLocal(Collective collective)
-      : Operation(call_kind_name(collective.kind), Kind::collective), collective_(std::move(collective)) {}
+  // `group` is the engine's, which outlives the operation.
+  ScheduledLocal(Collective collective, const Group& group)
+      : Operation(call_kind_name(collective.kind), Kind::collective), collective_(std::move(collective)), group_(group) {}
 
   std::vector<int> waiting_on() const override { return over() ? std::vector<int>{} : local_.missing(); }
   bool involves(int peer) const override { return !over() && local_.involves(peer); }
   bool polled() const override { return true; }
 
  protected:
-  void prepare() override { local_.start(group(), sequence(), collective_); }
+  void prepare() override { local_.start(group_, sequence(), collective_); }
   Task lane(int, int) override {
     do {
       co_await Ready{&local_};
@@ -52,6 +53,7 @@ class ScheduledLocal final : public Operation {
   };
 
   const Collective collective_;
+  const Group& group_;
   Local local_;
 };
 

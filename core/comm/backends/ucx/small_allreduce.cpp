@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "comm/backends/ucx/tags.hpp"
+#include "comm/schedules/tags.hpp"
 
 namespace dtrain::comm::ucx {
 

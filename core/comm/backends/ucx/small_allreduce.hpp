@@ -9,10 +9,10 @@
 #include <cstdint>
 
 #include "base/tensor.hpp"
-#include "comm/backends/ucx/combine.hpp"
+#include "comm/backends/ucx/group.hpp"
 #include "comm/backends/ucx/immediate_collective.hpp"
-#include "comm/backends/ucx/operation.hpp"
 #include "comm/reduce_op.hpp"
+#include "comm/schedules/combine.hpp"
 
 namespace dtrain::comm::ucx {
 

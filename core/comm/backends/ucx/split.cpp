@@ -7,9 +7,9 @@
 #include <cstring>
 
 #include "base/error.hpp"
-#include "comm/backends/ucx/algorithms.hpp"
 #include "comm/backends/ucx/backend.hpp"
-#include "comm/backends/ucx/tags.hpp"
+#include "comm/backends/ucx/group.hpp"
+#include "comm/schedules/tags.hpp"
 #include "dtrain/common.h"
 
 namespace dtrain::comm::ucx {
@@ -56,7 +56,7 @@ std::unique_ptr<Backend> UcxBackend::split(int color, int key, int* new_rank, in
   auto all = std::make_shared<std::vector<char>>(static_cast<std::size_t>(n) * longest);
   if (longest > 0) {
     if (transport) std::memcpy(padded->data(), transport->address().data(), transport->address().size());
-    auto op = ring_allgather(bytes_view(padded->data(), longest), bytes_view(all->data(), all->size()));
+    auto op = schedule::ring_allgather(bytes_view(padded->data(), longest), bytes_view(all->data(), all->size()));
     op->keep_alive(padded);
     op->keep_alive(all);
     run(std::move(op), deadline);
@@ -90,7 +90,7 @@ std::unique_ptr<Backend> UcxBackend::split(int color, int key, int* new_rank, in
   // color), so that even a misdelivered message could not match.
   const std::uint32_t context =
       (context_ * 131u + static_cast<std::uint32_t>(split_number) * 31u + static_cast<std::uint32_t>(color) + 1u) &
-      kContextMask;
+      schedule::kContextMask;
   transport->connect(addresses, *new_rank, context);
   auto child = std::make_unique<UcxBackend>(std::move(transport), *new_rank, context, std::move(world),
                                             std::move(identities), engine_.tuning(), timeout_ms_);

@@ -9,9 +9,13 @@
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "comm/backends/ucx/peer_filter.hpp"
-#include "comm/backends/ucx/tags.hpp"
+#include "comm/schedules/tags.hpp"
 
 namespace dtrain::comm::ucx {
+
+using schedule::goodbye_tag;
+using schedule::kAnySourceMask;
+using schedule::kFullMask;
 
 namespace {
 
@@ -208,17 +212,24 @@ std::vector<int> Transport::take_departures() {
   return result;
 }
 
-std::string Transport::loss(int peer, ucs_status_t status) const {
+std::string Transport::loss(int peer, std::int32_t cause) const {
   const Peer& p = *peers_[peer];
   if (p.departed) return "has left (its communicator was destroyed)";
   if (!p.failure_note.empty()) return "failed (" + p.failure_note + ")";
-  const ucs_status_t why = p.failure != UCS_OK ? p.failure : status;
+  const ucs_status_t why = p.failure != UCS_OK ? p.failure : static_cast<ucs_status_t>(cause);
   return std::string("failed (") + ucs_status_string(why) + ")";
 }
 
 void Transport::finish(Transfer& transfer, ucs_status_t status) {
+  using schedule::MessageStatus;
   transfer.in_flight = false;
-  transfer.status = status;
+  transfer.cause = status;
+  switch (status) {
+    case UCS_OK: transfer.status = MessageStatus::ok; break;
+    case UCS_ERR_MESSAGE_TRUNCATED: transfer.status = MessageStatus::truncated; break;
+    case UCS_ERR_NO_MEMORY: transfer.status = MessageStatus::out_of_memory; break;
+    default: transfer.status = MessageStatus::lost; break;
+  }
   if (status != UCS_OK && transfer.owner != nullptr) transfer.owner->transfer_failed(transfer);
 }
 
@@ -261,7 +272,7 @@ void Transport::settle(Transfer& transfer, ucs_status_ptr_t result) {
   }
 }
 
-void Transport::send(Transfer& transfer, int peer, ucp_tag_t tag, const void* data, std::size_t bytes) {
+void Transport::send(Transfer& transfer, int peer, schedule::Tag tag, const void* data, std::size_t bytes) {
   transfer.peer = peer;
   transfer.receive = false;
   transfer.bytes = bytes;
@@ -281,7 +292,7 @@ void Transport::send(Transfer& transfer, int peer, ucp_tag_t tag, const void* da
   settle(transfer, ucp_tag_send_nbx(target.ep, data, bytes, tag, &param));
 }
 
-void Transport::recv(Transfer& transfer, int peer, ucp_tag_t tag, void* data, std::size_t bytes) {
+void Transport::recv(Transfer& transfer, int peer, schedule::Tag tag, void* data, std::size_t bytes) {
   transfer.peer = peer;
   transfer.receive = true;
   transfer.bytes = bytes;
@@ -311,7 +322,7 @@ void Transport::cancel(Transfer& transfer) {
 unsigned Transport::progress() {
   const unsigned events = ucp_worker_progress(worker_);
   while (!peers_.empty() && !goodbye_.pending()) {
-    if (goodbye_.status != UCS_OK) break;  // cancelled at teardown
+    if (!goodbye_.ok()) break;  // cancelled at teardown
     const auto source = static_cast<int>(goodbye_from_);
     if (source < size() && !peers_[source]->departed) {
       peers_[source]->departed = true;

@@ -23,35 +23,13 @@
 
 #include "comm/backends/ucx/net_scope.hpp"
 #include "comm/request.hpp"
+#include "comm/schedules/messages.hpp"
 
 namespace dtrain::comm::ucx {
 
-// One message in flight. UCP calls back into it on completion, so it must not
-// move or die while pending(); operations keep theirs in stable storage.
-struct Transfer {
-  // Told when the transfer fails, so the operation does not wait for others.
-  struct Owner {
-    virtual void transfer_failed(const Transfer& transfer) = 0;
+using schedule::Transfer;
 
-   protected:
-    ~Owner() = default;
-  };
-
-  Owner* owner = nullptr;
-  int peer = -1;
-  bool receive = false;
-  std::size_t bytes = 0;     // sent, or expected
-  std::size_t received = 0;  // what arrived (receives)
-  ucs_status_t status = UCS_OK;
-  bool in_flight = false;
-  bool posting = false;  // inside the posting call, where UCP may already call back
-  void* handle = nullptr;
-
-  bool pending() const { return in_flight; }
-  bool ok() const { return !in_flight && status == UCS_OK; }
-};
-
-class Transport {
+class Transport final : public schedule::Messages {
  public:
   // Creates the context and worker; `expected_peers` sizes UCP's tables,
   // `scope` limits the network devices UCX may use (unless UCX_NET_DEVICES
@@ -72,16 +50,12 @@ class Transport {
   void connect(const std::vector<std::string>& addresses, int self, std::uint32_t context);
   int size() const { return static_cast<int>(peers_.size()); }
 
-  // Posts a tagged send or receive. Either may complete before returning;
-  // failures complete the transfer with an error status rather than
-  // throwing. A send to a peer that is gone fails at once; a receive from
-  // one is still matched against what it sent before it went, and
-  // cancelled if nothing is there.
-  void send(Transfer& transfer, int peer, ucp_tag_t tag, const void* data, std::size_t bytes);
-  void recv(Transfer& transfer, int peer, ucp_tag_t tag, void* data, std::size_t bytes);
-  // Asks UCP to cancel a pending receive; its callback then reports
-  // UCS_ERR_CANCELED (or success, if the data had already arrived).
-  void cancel(Transfer& transfer);
+  // schedule::Messages. A receive from a peer that is gone is still
+  // matched against what it sent before it went, and cancelled if nothing
+  // is there. A transfer's cause is the ucs_status_t UCP reported.
+  void send(Transfer& transfer, int peer, schedule::Tag tag, const void* data, std::size_t bytes) override;
+  void recv(Transfer& transfer, int peer, schedule::Tag tag, void* data, std::size_t bytes) override;
+  void cancel(Transfer& transfer) override;
 
   // Progresses the worker; goodbyes that arrived are recorded.
   unsigned progress();
@@ -103,9 +77,9 @@ class Transport {
   std::vector<int> take_departures();
   bool has_departures() const { return !departures_.empty(); }
   bool departed(int peer) const { return peers_[peer]->departed; }
-  // Why `peer` is of no more use, for messages: "has left (...)" or
-  // "failed (...)"; `status` is what the transfer reported.
-  std::string loss(int peer, ucs_status_t status) const;
+  // `cause`: a ucs_status_t (UCS_OK: none); the peer's own failure, when
+  // UCP reported one, comes first.
+  std::string loss(int peer, std::int32_t cause) const override;
 
   // Tells every healthy peer that this rank is leaving in good order, and
   // waits (until `deadline`) for the messages to go out.
@@ -117,8 +91,7 @@ class Transport {
   // Records that `peer` failed in a way UCP did not notice (`why`, for
   // messages) and closes its endpoint.
   void declare_failed(int peer, const std::string& why);
-  // Failed, closed or departed: nothing more will come from it.
-  bool gone(int peer) const { return peers_[peer]->failed || peers_[peer]->departed; }
+  bool gone(int peer) const override { return peers_[peer]->failed || peers_[peer]->departed; }
   // Closes every endpoint: healthy ones flushed until `deadline` (so that
   // what was sent still arrives), the others, or all when `force`, at once.
   void close_all(Clock::time_point deadline, bool force);

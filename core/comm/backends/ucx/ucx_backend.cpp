@@ -5,9 +5,9 @@
 
 #include "base/error.hpp"
 #include "base/log.hpp"
-#include "comm/backends/ucx/algorithms.hpp"
 #include "comm/backends/ucx/backend.hpp"
-#include "comm/backends/ucx/tags.hpp"
+#include "comm/backends/ucx/group.hpp"
+#include "comm/schedules/tags.hpp"
 
 namespace dtrain::comm {
 
@@ -29,8 +29,8 @@ std::unique_ptr<Backend> make_ucx_backend(bootstrap::Rendezvous& rendezvous, int
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const int rank = rendezvous.rank();
   const int size = rendezvous.size();
-  if (size > ucx::kMaxRanks) {
-    raise(DT_ERR_UNSUPPORTED, "the UCX backend supports at most " + std::to_string(ucx::kMaxRanks) +
+  if (size > schedule::kMaxRanks) {
+    raise(DT_ERR_UNSUPPORTED, "the UCX backend supports at most " + std::to_string(schedule::kMaxRanks) +
                                   " ranks, not " + std::to_string(size));
   }
   // Where the ranks are decides which interfaces UCX may listen on, so it
@@ -109,10 +109,10 @@ RequestPtr UcxBackend::start(const Collective& op) {
     case CallKind::scatter: return start_scatter(op);
     case CallKind::allgatherv: return start_allgatherv(op);
     case CallKind::reduce_scatterv: return start_reduce_scatterv(op);
-    case CallKind::barrier: return named(engine_.submit(dissemination_barrier()), "dissemination");
-    case CallKind::send: return named(engine_.submit(tagged_send(op.send, op.peer, op.tag)), kTagged);
-    case CallKind::recv: return named(engine_.submit(tagged_recv(op.recv, op.peer, op.tag)), kTagged);
-    case CallKind::p2p_group: return named(engine_.submit(ucx::p2p_group(op.group)), kTagged);
+    case CallKind::barrier: return named(engine_.submit(schedule::dissemination_barrier()), "dissemination");
+    case CallKind::send: return named(engine_.submit(schedule::tagged_send(op.send, op.peer, op.tag)), kTagged);
+    case CallKind::recv: return named(engine_.submit(schedule::tagged_recv(op.recv, op.peer, op.tag)), kTagged);
+    case CallKind::p2p_group: return named(engine_.submit(schedule::p2p_group(op.group)), kTagged);
     default: unsupported(op);
   }
 }
@@ -120,7 +120,7 @@ RequestPtr UcxBackend::start(const Collective& op) {
 RequestPtr UcxBackend::in_memory(const Collective& collective) {
   if (RequestPtr done = engine_.run_now(collective, timeout_ms_, true)) return named(std::move(done), kSharedMemory);
   const bool allreduce = collective.kind == CallKind::allreduce;
-  return named(engine_.submit(allreduce ? local_allreduce(collective) : local_exchange(collective)), kSharedMemory);
+  return named(engine_.submit(allreduce ? local_allreduce(collective, engine_.group()) : local_exchange(collective, engine_.group())), kSharedMemory);
 }
 
 RequestPtr UcxBackend::start_allreduce(const Collective& c) {
@@ -132,68 +132,68 @@ RequestPtr UcxBackend::start_allreduce(const Collective& c) {
     if (RequestPtr done = engine_.run_now(c, timeout_ms_, false)) return named(std::move(done), algorithm);
   }
   switch (algorithm) {
-    case Algorithm::ring: return named(engine_.submit(ring_allreduce(c.send, c.recv, c.op)), algorithm);
+    case Algorithm::ring: return named(engine_.submit(schedule::ring_allreduce(c.send, c.recv, c.op)), algorithm);
     case Algorithm::halving_doubling:
-      return named(engine_.submit(halving_doubling_allreduce(c.send, c.recv, c.op)), algorithm);
-    default: return named(engine_.submit(recursive_allreduce(c.send, c.recv, c.op)), Algorithm::recursive_doubling);
+      return named(engine_.submit(schedule::halving_doubling_allreduce(c.send, c.recv, c.op)), algorithm);
+    default: return named(engine_.submit(schedule::recursive_allreduce(c.send, c.recv, c.op)), Algorithm::recursive_doubling);
   }
 }
 
 RequestPtr UcxBackend::start_reduce_scatter(const Collective& c) {
   if (engine_.tuning().reduce_scatter == Algorithm::automatic && engine_.exchanges_in_memory()) return in_memory(c);
   const Algorithm algorithm = engine_.tuning().pick_reduce_scatter(c.send.bytes(), engine_.size());
-  return named(engine_.submit(algorithm == Algorithm::ring ? ring_reduce_scatter(c.send, c.recv, c.op)
-                                                           : recursive_reduce_scatter(c.send, c.recv, c.op)),
+  return named(engine_.submit(algorithm == Algorithm::ring ? schedule::ring_reduce_scatter(c.send, c.recv, c.op)
+                                                           : schedule::recursive_reduce_scatter(c.send, c.recv, c.op)),
                algorithm);
 }
 
 RequestPtr UcxBackend::start_allgather(const Collective& c) {
   if (engine_.tuning().allgather == Algorithm::automatic && engine_.exchanges_in_memory()) return in_memory(c);
   const Algorithm algorithm = engine_.tuning().pick_allgather(c.recv.bytes(), engine_.size());
-  return named(engine_.submit(algorithm == Algorithm::ring ? ring_allgather(c.send, c.recv)
-                                                           : bruck_allgather(c.send, c.recv)),
+  return named(engine_.submit(algorithm == Algorithm::ring ? schedule::ring_allgather(c.send, c.recv)
+                                                           : schedule::bruck_allgather(c.send, c.recv)),
                algorithm);
 }
 
 RequestPtr UcxBackend::start_broadcast(const Collective& c) {
   if (engine_.tuning().broadcast == Algorithm::automatic && engine_.exchanges_in_memory()) return in_memory(c);
   const Algorithm algorithm = engine_.tuning().pick_broadcast(c.recv.bytes(), engine_.size());
-  return named(engine_.submit(algorithm == Algorithm::pipeline ? pipeline_broadcast(c.recv, c.root)
-                                                               : tree_broadcast(c.recv, c.root)),
+  return named(engine_.submit(algorithm == Algorithm::pipeline ? schedule::pipeline_broadcast(c.recv, c.root)
+                                                               : schedule::tree_broadcast(c.recv, c.root)),
                algorithm);
 }
 
 RequestPtr UcxBackend::start_alltoallv(const Collective& c) {
   if (engine_.exchanges_in_memory()) return in_memory(c);
-  return named(engine_.submit(pairwise_alltoallv(c.send, c.send_counts, c.recv, c.recv_counts)), "pairwise");
+  return named(engine_.submit(schedule::pairwise_alltoallv(c.send, c.send_counts, c.recv, c.recv_counts)), "pairwise");
 }
 
 RequestPtr UcxBackend::start_reduce(const Collective& c) {
   if (engine_.exchanges_in_memory()) return in_memory(c);
-  return named(engine_.submit(direct_reduce(c.send, c.recv, c.op, c.root, engine_.size())), kDirect);
+  return named(engine_.submit(schedule::direct_reduce(c.send, c.recv, c.op, c.root, engine_.size())), kDirect);
 }
 
 RequestPtr UcxBackend::start_gather(const Collective& c) {
   if (engine_.exchanges_in_memory()) return in_memory(c);
   ExchangePlan plan = gather_plan(engine_.rank(), engine_.size(), c.send, c.recv, c.root);
-  return named(engine_.submit(direct_gather(plan, c.send.dtype, c.send.count, c.root)), kDirect);
+  return named(engine_.submit(schedule::direct_gather(plan, c.send.dtype, c.send.count, c.root)), kDirect);
 }
 
 RequestPtr UcxBackend::start_scatter(const Collective& c) {
   if (engine_.exchanges_in_memory()) return in_memory(c);
   ExchangePlan plan = scatter_plan(engine_.rank(), engine_.size(), c.send, c.recv, c.root);
-  return named(engine_.submit(direct_scatter(plan, c.recv.dtype, c.recv.count, c.root)), kDirect);
+  return named(engine_.submit(schedule::direct_scatter(plan, c.recv.dtype, c.recv.count, c.root)), kDirect);
 }
 
 RequestPtr UcxBackend::start_allgatherv(const Collective& c) {
   if (engine_.exchanges_in_memory()) return in_memory(c);
   ExchangePlan plan = allgatherv_plan(engine_.rank(), engine_.size(), c.send, c.recv, c.recv_counts);
-  return named(engine_.submit(direct_allgatherv(plan, c.recv.dtype, c.recv_counts)), kDirect);
+  return named(engine_.submit(schedule::direct_allgatherv(plan, c.recv.dtype, c.recv_counts)), kDirect);
 }
 
 RequestPtr UcxBackend::start_reduce_scatterv(const Collective& c) {
   if (engine_.exchanges_in_memory()) return in_memory(c);
-  return named(engine_.submit(direct_reduce_scatterv(c.send, c.recv_counts, c.recv, c.op)), kDirect);
+  return named(engine_.submit(schedule::direct_reduce_scatterv(c.send, c.recv_counts, c.recv, c.op)), kDirect);
 }
 
 void UcxBackend::abort() { engine_.abort(); }
@@ -225,7 +225,7 @@ void UcxBackend::run(std::unique_ptr<Operation> op, Clock::time_point deadline) 
 }
 
 void UcxBackend::handshake(Clock::time_point deadline) {
-  run(ucx::handshake(), deadline);
+  run(schedule::handshake(), deadline);
   share_memory(deadline);
 }
 

@@ -2,10 +2,10 @@
 #include <deque>
 #include <vector>
 
-#include "comm/backends/ucx/algorithms.hpp"
-#include "comm/backends/ucx/tags.hpp"
+#include "comm/schedules/algorithms.hpp"
+#include "comm/schedules/tags.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 namespace {
 
@@ -58,4 +58,4 @@ class P2pGroup final : public Operation {
 
 std::unique_ptr<Operation> p2p_group(const std::vector<P2pOp>& ops) { return std::make_unique<P2pGroup>(ops); }
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

@@ -1,9 +1,9 @@
 #include <vector>
 
-#include "comm/backends/ucx/algorithms.hpp"
-#include "comm/backends/ucx/chunks.hpp"
+#include "comm/schedules/algorithms.hpp"
+#include "comm/schedules/chunks.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 namespace {
 
@@ -58,9 +58,9 @@ class PipelineBroadcast final : public Operation {
   void prepare() override {
     if (size() == 1 || buf_.count == 0) return;
     element_ = dtype_size(buf_.dtype);
-    chunk_ = chunk_elements(*group().tuning, buf_.dtype, buf_.count);
+    chunk_ = chunk_elements(group().pipelining, buf_.dtype, buf_.count);
     lanes_ = lanes_for(buf_.count, chunk_);
-    window_ = std::min(group().tuning->pipeline_depth, lanes_);
+    window_ = std::min(group().pipelining.depth, lanes_);
     for (int s = 0; s < window_; ++s) {
       ins_.push_back(&transfer());
       outs_.push_back(&transfer());
@@ -106,4 +106,4 @@ std::unique_ptr<Operation> pipeline_broadcast(const TensorView& buf, int root) {
   return std::make_unique<PipelineBroadcast>(buf, root);
 }
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

@@ -1,10 +1,10 @@
 #include <cstring>
 #include <vector>
 
-#include "comm/backends/ucx/algorithms.hpp"
-#include "comm/backends/ucx/tags.hpp"
+#include "comm/schedules/algorithms.hpp"
+#include "comm/schedules/tags.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 namespace {
 
@@ -64,4 +64,4 @@ std::unique_ptr<Operation> tagged_recv(const TensorView& buf, int peer, int tag)
   return std::make_unique<TaggedRecv>(buf, peer, tag);
 }
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

@@ -3,10 +3,10 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "comm/backends/ucx/algorithms.hpp"
-#include "comm/backends/ucx/chunks.hpp"
+#include "comm/schedules/algorithms.hpp"
+#include "comm/schedules/chunks.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 namespace {
 
@@ -47,7 +47,7 @@ class PairwiseAlltoallv final : public Operation {
                    source_ + send_first_[r] * static_cast<std::int64_t>(element_),
                    static_cast<std::size_t>(own) * element_);
     }
-    window_ = std::max(1, std::min(n - 1, 2 * group().tuning->pipeline_depth));
+    window_ = std::max(1, std::min(n - 1, 2 * group().pipelining.depth));
     for (int s = 0; s < window_; ++s) {
       outs_.push_back(&transfer());
       ins_.push_back(&transfer());
@@ -97,4 +97,4 @@ std::unique_ptr<Operation> pairwise_alltoallv(const TensorView& send, const std:
   return std::make_unique<PairwiseAlltoallv>(send, send_counts, recv, recv_counts);
 }
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

@@ -13,13 +13,13 @@
 #include <cstring>
 #include <vector>
 
-#include "comm/backends/ucx/agreed_operation.hpp"
-#include "comm/backends/ucx/algorithms.hpp"
-#include "comm/backends/ucx/chunks.hpp"
-#include "comm/backends/ucx/combine.hpp"
 #include "comm/call_check.hpp"
+#include "comm/schedules/agreed_operation.hpp"
+#include "comm/schedules/algorithms.hpp"
+#include "comm/schedules/chunks.hpp"
+#include "comm/schedules/combine.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 namespace {
 
@@ -162,4 +162,4 @@ std::unique_ptr<Operation> direct_reduce(const TensorView& send, const TensorVie
   return std::make_unique<DirectReduceScatter>("reduce", promise, send, std::move(counts), recv, op);
 }
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

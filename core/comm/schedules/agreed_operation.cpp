@@ -1,4 +1,4 @@
-#include "comm/backends/ucx/agreed_operation.hpp"
+#include "comm/schedules/agreed_operation.hpp"
 
 #include <string>
 
@@ -6,7 +6,7 @@
 #include "base/error.hpp"
 #include "comm/reduce_op.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 namespace {
 
@@ -58,4 +58,4 @@ void AgreedOperation::check_promises() const {
   }
 }
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

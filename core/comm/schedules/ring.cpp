@@ -7,11 +7,11 @@
 #include <cstring>
 #include <vector>
 
-#include "comm/backends/ucx/algorithms.hpp"
-#include "comm/backends/ucx/chunks.hpp"
-#include "comm/backends/ucx/combine.hpp"
+#include "comm/schedules/algorithms.hpp"
+#include "comm/schedules/chunks.hpp"
+#include "comm/schedules/combine.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 namespace {
 
@@ -41,9 +41,9 @@ class RingAllreduce final : public Operation {
       return;
     }
     const std::int64_t longest = segment(recv_.count, size(), 0).count;
-    chunk_ = chunk_elements(*group().tuning, recv_.dtype, longest);
+    chunk_ = chunk_elements(group().pipelining, recv_.dtype, longest);
     lanes_ = lanes_for(longest, chunk_);
-    window_ = std::min(group().tuning->pipeline_depth, lanes_);
+    window_ = std::min(group().pipelining.depth, lanes_);
     element_ = dtype_size(recv_.dtype);
     scratch_ = scratch(static_cast<std::size_t>(window_ * chunk_) * element_);
     for (int s = 0; s < window_; ++s) slot_transfers_.push_back({&transfer(), &transfer()});
@@ -117,9 +117,9 @@ class RingReduceScatter final : public Operation {
       if (send_.data != recv_.data) std::memmove(recv_.data, send_.data, recv_.bytes());
       return;
     }
-    chunk_ = chunk_elements(*group().tuning, recv_.dtype, recv_.count);
+    chunk_ = chunk_elements(group().pipelining, recv_.dtype, recv_.count);
     lanes_ = lanes_for(recv_.count, chunk_);
-    window_ = std::min(group().tuning->pipeline_depth, lanes_);
+    window_ = std::min(group().pipelining.depth, lanes_);
     scratch_ = scratch(static_cast<std::size_t>(2 * window_ * chunk_) * element_);
     for (int s = 0; s < window_; ++s) slot_transfers_.push_back({&transfer(), &transfer()});
   }
@@ -187,9 +187,9 @@ class RingAllgather final : public Operation {
     std::byte* mine = bytes_of(recv_) + rank() * block_ * static_cast<std::int64_t>(element_);
     if (mine != send_.data) std::memmove(mine, send_.data, send_.bytes());
     if (size() == 1) return;
-    chunk_ = chunk_elements(*group().tuning, recv_.dtype, block_);
+    chunk_ = chunk_elements(group().pipelining, recv_.dtype, block_);
     lanes_ = lanes_for(block_, chunk_);
-    window_ = std::min(group().tuning->pipeline_depth, lanes_);
+    window_ = std::min(group().pipelining.depth, lanes_);
     for (int s = 0; s < window_; ++s) slot_transfers_.push_back({&transfer(), &transfer()});
   }
   int lane_count() const override { return lanes_; }
@@ -237,4 +237,4 @@ std::unique_ptr<Operation> ring_allgather(const TensorView& send, const TensorVi
   return std::make_unique<RingAllgather>(send, recv);
 }
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

@@ -5,12 +5,12 @@
 #include <cstring>
 #include <vector>
 
-#include "comm/backends/ucx/algorithms.hpp"
-#include "comm/backends/ucx/chunks.hpp"
-#include "comm/backends/ucx/combine.hpp"
-#include "comm/backends/ucx/fold.hpp"
+#include "comm/schedules/algorithms.hpp"
+#include "comm/schedules/chunks.hpp"
+#include "comm/schedules/combine.hpp"
+#include "comm/schedules/fold.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 namespace {
 
@@ -233,4 +233,4 @@ std::unique_ptr<Operation> bruck_allgather(const TensorView& send, const TensorV
   return std::make_unique<BruckAllgather>(send, recv);
 }
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

@@ -1,11 +1,11 @@
-#include "comm/backends/ucx/operation.hpp"
+#include "comm/schedules/operation.hpp"
 
 #include <algorithm>
 
 #include "base/error.hpp"
-#include "comm/backends/ucx/tags.hpp"
+#include "comm/schedules/tags.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 namespace {
 
@@ -109,12 +109,12 @@ namespace {
 std::byte g_empty[1];
 }  // namespace
 
-void Operation::send_tagged(Transfer& t, int peer, ucp_tag_t tag, const void* data, std::size_t bytes) {
-  group_.transport->send(t, peer, tag, data != nullptr ? data : g_empty, bytes);
+void Operation::send_tagged(Transfer& t, int peer, Tag tag, const void* data, std::size_t bytes) {
+  group_.messages->send(t, peer, tag, data != nullptr ? data : g_empty, bytes);
 }
 
-void Operation::recv_tagged(Transfer& t, int peer, ucp_tag_t tag, void* data, std::size_t bytes) {
-  group_.transport->recv(t, peer, tag, data != nullptr ? data : g_empty, bytes);
+void Operation::recv_tagged(Transfer& t, int peer, Tag tag, void* data, std::size_t bytes) {
+  group_.messages->recv(t, peer, tag, data != nullptr ? data : g_empty, bytes);
 }
 
 void Operation::transfer_failed(const Transfer& t) {
@@ -185,13 +185,13 @@ bool Operation::advance() {
 std::pair<dt_status, std::string> transfer_error(const Group& group, const Transfer& t) {
   const std::string who = describe_rank(group, t.peer);
   switch (t.status) {
-    case UCS_ERR_MESSAGE_TRUNCATED:
+    case MessageStatus::truncated:
       return {DT_ERR_MISMATCH, "the message from " + who + " does not have the " + std::to_string(t.bytes) +
                                    " bytes expected (do all ranks pass the same sizes, counts and roots?)"};
-    case UCS_ERR_NO_MEMORY:
-      return {DT_ERR_OUT_OF_MEMORY, "UCX is out of memory"};
+    case MessageStatus::out_of_memory:
+      return {DT_ERR_OUT_OF_MEMORY, "the transport is out of memory"};
     default:
-      return {DT_ERR_REMOTE, who + " " + group.transport->loss(t.peer, t.status)};
+      return {DT_ERR_REMOTE, who + " " + group.messages->loss(t.peer, t.cause)};
   }
 }
 
@@ -204,7 +204,7 @@ bool Operation::fail(dt_status status, const std::string& message) {
   if (failed_) return false;
   failed_ = true;
   slots_.clear();
-  each_transfer(*this, [this](Transfer& t) { group_.transport->cancel(t); });
+  each_transfer(*this, [this](Transfer& t) { group_.messages->cancel(t); });
   return request_->complete(status, message);
 }
 
@@ -246,4 +246,4 @@ std::vector<int> Operation::sending_to() const {
   return peers;
 }
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

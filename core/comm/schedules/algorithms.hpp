@@ -1,5 +1,8 @@
-// The schedules of every operation, each an Operation the engine runs. The
-// communicator has checked the arguments; a schedule trusts them.
+// The schedules of every operation over messages (messages.hpp), each an
+// Operation that a backend's engine runs over its transport. The
+// communicator has checked the arguments; a schedule trusts them. A
+// transport with a faster path for some operation (the UCX backend's shared
+// memory, say) keeps it beside its transport, not here.
 //
 //   ring (ring.cpp)             allreduce, reduce-scatter and allgather for
 //                               large messages: chunked lanes so sends,
@@ -9,10 +12,6 @@
 //                               halving-doubling allreduce for mid sizes,
 //                               with the usual fix-up for non-powers of two
 //                               (fold.hpp); Bruck allgather
-//   local_allreduce.cpp         allreduce through shared memory, for
-//                               ranks that all run on one host
-//   local_exchange.cpp          every other collective through shared
-//                               memory, for the same ranks
 //   broadcast.cpp               binomial tree (small), pipelined chain (large)
 //   alltoallv.cpp               pairwise exchange, a window of peers at a time
 //   barrier.cpp                 dissemination barrier; the start-up handshake
@@ -31,11 +30,11 @@
 #include "base/tensor.hpp"
 #include "comm/backend.hpp"
 #include "comm/collective.hpp"
-#include "comm/backends/ucx/operation.hpp"
 #include "comm/exchange_plan.hpp"
 #include "comm/reduce_op.hpp"
+#include "comm/schedules/operation.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 // `bytes` bytes at `data`, for internal exchanges.
 inline TensorView bytes_view(void* data, std::size_t bytes) {
@@ -54,10 +53,6 @@ std::unique_ptr<Operation> recursive_allreduce(const TensorView& send, const Ten
 std::unique_ptr<Operation> halving_doubling_allreduce(const TensorView& send, const TensorView& recv, ReduceOp op);
 std::unique_ptr<Operation> recursive_reduce_scatter(const TensorView& send, const TensorView& recv, ReduceOp op);
 std::unique_ptr<Operation> bruck_allgather(const TensorView& send, const TensorView& recv);
-
-std::unique_ptr<Operation> local_allreduce(Collective allreduce);
-// Any other collective through shared memory (local_exchange.hpp).
-std::unique_ptr<Operation> local_exchange(Collective collective);
 
 std::unique_ptr<Operation> tree_broadcast(const TensorView& buf, int root);
 std::unique_ptr<Operation> pipeline_broadcast(const TensorView& buf, int root);
@@ -86,4 +81,4 @@ std::unique_ptr<Operation> direct_reduce_scatterv(const TensorView& send, const 
 std::unique_ptr<Operation> direct_reduce(const TensorView& send, const TensorView& recv, ReduceOp op, int root,
                                          int size);
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

@@ -8,7 +8,7 @@
 #include "comm/reduce_op.hpp"
 #include "device/cpu/reduce.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 struct Combine {
   device::cpu::Reduction op = device::cpu::Reduction::sum;
@@ -39,4 +39,4 @@ struct Combine {
   }
 };
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

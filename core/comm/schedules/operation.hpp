@@ -20,25 +20,26 @@
 #include <utility>
 #include <vector>
 
-#include "comm/backends/ucx/transport.hpp"
 #include "comm/request.hpp"
+#include "comm/schedules/messages.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
-struct Tuning;
-class Mailboxes;
+// How pipelined schedules cut a message: chunks of `chunk_bytes`, at most
+// `depth` of them in flight per operation.
+struct Pipelining {
+  std::size_t chunk_bytes = 128 * 1024;
+  int depth = 4;
+};
 
 // What an operation needs to know about its communicator.
 struct Group {
-  Transport* transport = nullptr;
+  Messages* messages = nullptr;
   int rank = 0;
   int size = 1;
   std::uint32_t context = 0;
   const std::vector<int>* world_ranks = nullptr;  // world rank of each rank, for messages
-  const Tuning* tuning = nullptr;
-  // Shared memory with the peers, where every rank runs on this host and
-  // could map it; otherwise nullptr.
-  Mailboxes* mailboxes = nullptr;
+  Pipelining pipelining;
 };
 
 // "rank 3" or, in a sub-communicator, "rank 3 (world rank 7)".
@@ -227,8 +228,8 @@ class Operation : public Transfer::Owner {
   void send(Transfer& transfer, int peer, std::uint32_t step, const void* data, std::size_t bytes);
   void recv(Transfer& transfer, int peer, std::uint32_t step, void* data, std::size_t bytes);
   // Messages with a tag of the caller's choosing.
-  void send_tagged(Transfer& transfer, int peer, ucp_tag_t tag, const void* data, std::size_t bytes);
-  void recv_tagged(Transfer& transfer, int peer, ucp_tag_t tag, void* data, std::size_t bytes);
+  void send_tagged(Transfer& transfer, int peer, Tag tag, const void* data, std::size_t bytes);
+  void recv_tagged(Transfer& transfer, int peer, Tag tag, void* data, std::size_t bytes);
 
   // Completes the request early; the operation keeps running until its
   // transfers are done (a send to oneself that owns its copy of the data).
@@ -267,4 +268,4 @@ class Operation : public Transfer::Owner {
   std::vector<std::shared_ptr<const void>> kept_;
 };
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

@@ -1,9 +1,9 @@
 #include <vector>
 
-#include "comm/backends/ucx/algorithms.hpp"
-#include "comm/backends/ucx/chunks.hpp"
+#include "comm/schedules/algorithms.hpp"
+#include "comm/schedules/chunks.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 namespace {
 
@@ -59,4 +59,4 @@ std::unique_ptr<Operation> dissemination_barrier() { return std::make_unique<Dis
 
 std::unique_ptr<Operation> handshake() { return std::make_unique<Handshake>(); }
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "comm/backends/ucx/operation.hpp"
+#include "comm/schedules/operation.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 // What one rank promises to do; compared byte for byte across ranks.
 struct Promise {
@@ -51,4 +51,4 @@ class AgreedOperation : public Operation {
   std::vector<Promise> theirs_;
 };
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

@@ -9,10 +9,10 @@
 #include <memory>
 
 #include "base/dtype.hpp"
-#include "comm/backends/ucx/tags.hpp"
-#include "comm/backends/ucx/tuning.hpp"
+#include "comm/schedules/operation.hpp"
+#include "comm/schedules/tags.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 struct Range {
   std::int64_t first = 0;
@@ -32,11 +32,12 @@ inline Range chunk(Range whole, std::int64_t chunk_elements, int lane) {
   return {whole.first + start, n};
 }
 
-// Elements per chunk for pieces of at most `longest` elements: the tuned
-// chunk size, grown when needed so that lane numbers fit the tag's step field.
-inline std::int64_t chunk_elements(const Tuning& tuning, DType dtype, std::int64_t longest) {
+// Elements per chunk for pieces of at most `longest` elements: the
+// communicator's chunk size, grown when needed so that lane numbers fit the
+// tag's step field.
+inline std::int64_t chunk_elements(const Pipelining& pipelining, DType dtype, std::int64_t longest) {
   const std::int64_t tuned =
-      std::max<std::int64_t>(1, static_cast<std::int64_t>(tuning.chunk_bytes / dtype_size(dtype)));
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(pipelining.chunk_bytes / dtype_size(dtype)));
   const std::int64_t least = (longest + kStepLimit - 1) / kStepLimit;
   return std::max(tuned, least);
 }
@@ -53,4 +54,4 @@ inline Scratch scratch(std::size_t bytes) { return std::make_unique_for_overwrit
 
 inline int mod(int value, int n) { return ((value % n) + n) % n; }
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule

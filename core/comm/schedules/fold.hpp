@@ -8,9 +8,9 @@
 #include <bit>
 #include <cstdint>
 
-#include "comm/backends/ucx/tags.hpp"
+#include "comm/schedules/tags.hpp"
 
-namespace dtrain::comm::ucx {
+namespace dtrain::comm::schedule {
 
 // The steps of the hand-over and of the hand-back; the rounds number theirs
 // from 1.
@@ -32,4 +32,4 @@ struct Fold {
   int rank(int vrank) const { return vrank < rem ? vrank * 2 + 1 : vrank + rem; }
 };
 
-}  // namespace dtrain::comm::ucx
+}  // namespace dtrain::comm::schedule
