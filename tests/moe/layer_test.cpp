@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -274,6 +275,21 @@ TEST_F(MoeLayer, EqualsSingleProcessReference) {
         }
       }
     }
+  }
+}
+
+// Rows travel by local expert (threshold 0) or in one exchange (threshold
+// too large to reach); either way the layer equals the reference, dropped
+// pairs and ranks without tokens included.
+TEST_F(MoeLayer, BothWaysOfMovingRowsEqualTheReference) {
+  for (const char* bytes : {"0", "2147483647"}) {
+    SCOPED_TRACE(std::string("DTRAIN_MOE_EXCHANGE_BYTES=") + bytes);
+    ASSERT_EQ(setenv("DTRAIN_MOE_EXCHANGE_BYTES", bytes, 1), 0);
+    std::int64_t dropped = 0;
+    run_layer(comm_, RouterSpec{8, 2, DT_MOE_SOFTMAX, true, 0.0, DT_MOE_DROP_BY_POSITION}, 11, dropped);
+    run_layer(comm_, RouterSpec{4, 1, DT_MOE_SOFTMAX, false, 0.75, DT_MOE_DROP_BY_SCORE}, 12, dropped);
+    unsetenv("DTRAIN_MOE_EXCHANGE_BYTES");
+    if (HasFatalFailure()) return;
   }
 }
 

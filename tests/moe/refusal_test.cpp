@@ -4,6 +4,7 @@
 // DT_ERR_MISMATCH. After a refused exchange the plan still works.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,26 @@ TEST_F(MoeRefusal, OneRanksBadArgumentsReachEveryRank) {
     expect_refused(dt_moe_plan_create(&plan, comm_, &e, kHidden, rank_ == 0 ? nullptr : &opts), 0,
                    DT_ERR_INVALID_ARGUMENT, DT_ERR_MISMATCH, "opts NULL");
   }
+  EXPECT_EQ(plan, nullptr);
+}
+
+// How rows travel is chosen from the ranks' DTRAIN_MOE_EXCHANGE_BYTES; one
+// rank's bad value is its own DT_ERR_INVALID_ARGUMENT and the others'
+// DT_ERR_MISMATCH, before anything is exchanged.
+TEST_F(MoeRefusal, ABadExchangeThresholdOnOneRankReachesEveryRank) {
+  const int experts = 2 * size_;
+  const dt_moe_options opts = RouterSpec{experts, 2}.options();
+  Array<std::int64_t> e({3, 2}, routing(3, 2, experts, rank_));
+  dt_moe_plan* plan = nullptr;
+  if (rank_ == last()) {
+    ASSERT_EQ(setenv("DTRAIN_MOE_EXCHANGE_BYTES", "lots", 1), 0);
+  }
+  expect_refused(dt_moe_plan_create(&plan, comm_, &e, kHidden, &opts), last(), DT_ERR_INVALID_ARGUMENT,
+                 DT_ERR_MISMATCH, "DTRAIN_MOE_EXCHANGE_BYTES=lots");
+  if (rank_ == last()) {
+    EXPECT_NE(std::string(dt_error_last()).find("DTRAIN_MOE_EXCHANGE_BYTES"), std::string::npos) << dt_error_last();
+  }
+  unsetenv("DTRAIN_MOE_EXCHANGE_BYTES");
   EXPECT_EQ(plan, nullptr);
 }
 

@@ -217,8 +217,19 @@ typedef struct dt_moe_plan dt_moe_plan;
  * >= 1 elements, over `ep`. Collective over `ep`: the ranks agree on E, k and
  * H (DT_ERR_MISMATCH on every rank otherwise), then exchange how many rows
  * each sends to each local expert of each other rank (one all-to-all of
- * E int64 per rank). Of `opts` only num_experts and top_k matter here (the
- * other fields must still be valid); k must equal experts' second dimension.
+ * E int64 per rank) and the number of rows all ranks send (one allreduce).
+ * Of `opts` only num_experts and top_k matter here (the other fields must
+ * still be valid); k must equal experts' second dimension.
+ *
+ * How rows travel. Where a rank's rows for one local expert come to at
+ * least DTRAIN_MOE_EXCHANGE_BYTES bytes on average (an integer, default
+ * 65536; 0: always), dispatch and combine move them with one all-to-all per
+ * local expert that lands each row in its place; below, with one
+ * all-to-all and a pass that reorders the rows on the experts' side, which
+ * costs less than many small exchanges. The results are the same either
+ * way. Ranks that set different values use their mean; a value that is not
+ * an integer in 0..2^31-1 is refused with DT_ERR_INVALID_ARGUMENT, and
+ * every other rank gets DT_ERR_MISMATCH.
  *
  * Order of the rows a rank receives ("expert-major"): one contiguous block
  * per local expert, in local expert order; within a block, by source rank

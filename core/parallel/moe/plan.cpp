@@ -1,9 +1,12 @@
 #include "parallel/moe/plan.hpp"
 
+#include <limits>
 #include <numeric>
 #include <string>
 
+#include "base/env.hpp"
 #include "base/error.hpp"
+#include "device/kernels.hpp"
 #include "parallel/common/agreement.hpp"
 
 namespace dtrain::parallel::moe {
@@ -52,10 +55,13 @@ const char* operation_name(Operation operation) {
 std::unique_ptr<Plan> Plan::create(std::shared_ptr<comm::Communicator> ep,
                                    const std::function<Routing()>& read_routing) {
   Routing routing;
+  std::int64_t exchange_bytes = kPerExpertExchangeBytes;
   std::exception_ptr failure;
   try {
     routing = read_routing();
     check_routing(routing, ep->size());
+    exchange_bytes = env::get_int("DTRAIN_MOE_EXCHANGE_BYTES", 0, std::numeric_limits<int>::max())
+                         .value_or(kPerExpertExchangeBytes);
   } catch (const Error&) {
     failure = std::current_exception();
   }
@@ -64,41 +70,49 @@ std::unique_ptr<Plan> Plan::create(std::shared_ptr<comm::Communicator> ep,
                            {"top_k", routing.choices.cols},
                            {"hidden", routing.hidden}},
                           failure);
-  return std::unique_ptr<Plan>(new Plan(std::move(ep), routing));
+  return std::unique_ptr<Plan>(new Plan(std::move(ep), routing, exchange_bytes));
 }
 
-Plan::Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing)
+Plan::Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, std::int64_t exchange_bytes)
     : ep_(std::move(ep)),
       local_experts_(routing.experts / ep_->size()),
       tokens_(routing.choices.rows),
       k_(static_cast<int>(routing.choices.cols)),
       hidden_(routing.hidden) {
-  // Send order: a counting sort of the kept pairs by (local expert,
-  // destination rank), stable in token order. Expert e is local expert
-  // e % L of rank e / L.
   const int ranks = ep_->size();
   const std::int64_t* choices = routing.choices.i64();
-  auto key = [&](std::int64_t expert) {
-    return static_cast<std::size_t>((expert % local_experts_) * ranks + expert / local_experts_);
-  };
   std::vector<std::int64_t> per_expert(static_cast<std::size_t>(routing.experts), 0);
-  for (std::int64_t p = 0; p < tokens_ * k_; ++p) {
-    if (choices[p] >= 0) ++per_expert[static_cast<std::size_t>(choices[p])];
-  }
-  std::vector<std::int64_t> next(per_expert.size(), 0);
   std::int64_t kept = 0;
-  for (std::int64_t l = 0; l < local_experts_; ++l) {
-    for (std::int64_t r = 0; r < ranks; ++r) {
-      next[key(r * local_experts_ + l)] = kept;
-      kept += per_expert[static_cast<std::size_t>(r * local_experts_ + l)];
-    }
+  for (std::int64_t p = 0; p < tokens_ * k_; ++p) {
+    if (choices[p] < 0) continue;
+    ++per_expert[static_cast<std::size_t>(choices[p])];
+    ++kept;
   }
+  // Every rank takes the same path, from the sums of the rows and of the
+  // thresholds over the ranks: one exchange per local expert when its calls
+  // move enough to outweigh their fixed cost, else one exchange and a
+  // reordering pass on the experts' side.
+  double sums[2] = {static_cast<double>(kept), static_cast<double>(exchange_bytes)};
+  const TensorView sums_view = host_view(sums, 2, DType::f64);
+  comm::start_and_wait(*ep_, [&] { return ep_->allreduce(sums_view, sums_view, DT_SUM); });
+  by_local_expert_ = sums[0] * static_cast<double>(hidden_) * sizeof(float) / local_experts_ >= sums[1];
+
+  // Send order: a counting sort of the kept pairs by block, stable in token
+  // order. Expert e is local expert e % L of rank e / L; its block is
+  // (e % L, e / L) by local expert, e itself otherwise.
+  auto block_of = [&](std::int64_t e) {
+    return static_cast<std::size_t>(by_local_expert_ ? (e % local_experts_) * ranks + e / local_experts_ : e);
+  };
+  // next[b]: the next free row of block b, starting after every block before it.
+  std::vector<std::int64_t> next(per_expert.size(), 0);
+  for (std::int64_t e = 0; e < routing.experts; ++e) next[block_of(e)] = per_expert[static_cast<std::size_t>(e)];
+  std::exclusive_scan(next.begin(), next.end(), next.begin(), std::int64_t{0});
   send_tokens_.resize(static_cast<std::size_t>(kept));
   send_pairs_.resize(static_cast<std::size_t>(kept));
   pair_rows_.assign(static_cast<std::size_t>(tokens_ * k_), -1);
   for (std::int64_t p = 0; p < tokens_ * k_; ++p) {
     if (choices[p] < 0) continue;
-    const std::int64_t slot = next[key(choices[p])]++;
+    const std::int64_t slot = next[block_of(choices[p])]++;
     send_tokens_[static_cast<std::size_t>(slot)] = p / k_;
     send_pairs_[static_cast<std::size_t>(slot)] = p;
     pair_rows_[static_cast<std::size_t>(p)] = slot;
@@ -114,29 +128,53 @@ void Plan::exchange_counts(const std::vector<std::int64_t>& per_expert) {
   const TensorView recv_view = host_view(recv.data(), static_cast<std::int64_t>(recv.size()), DType::i64);
   comm::start_and_wait(*ep_, [&] { return ep_->alltoall(send_view, recv_view); });
 
-  // Both orders are blocks by local expert, each packed by rank.
-  auto blocks_of = [&](const std::vector<std::int64_t>& rows) {
+  auto count = [&](const std::vector<std::int64_t>& matrix, int rank, int local) {
+    return matrix[static_cast<std::size_t>(rank * local_experts_ + local)];
+  };
+  expert_counts_.assign(static_cast<std::size_t>(local_experts_), 0);
+  for (int l = 0; l < local_experts_; ++l) {
+    for (int r = 0; r < ranks; ++r) expert_counts_[static_cast<std::size_t>(l)] += count(recv, r, l);
+  }
+  received_ = std::accumulate(expert_counts_.begin(), expert_counts_.end(), std::int64_t{0});
+
+  // The exchanges: one per local expert, each packed by rank; or one of
+  // every local expert's rows, packed by rank then local expert.
+  const int exchanges = by_local_expert_ ? local_experts_ : 1;
+  auto blocks_of = [&](const std::vector<std::int64_t>& matrix) {
     Blocks blocks;
-    blocks.start.assign(static_cast<std::size_t>(local_experts_), 0);
-    blocks.counts.assign(static_cast<std::size_t>(local_experts_), std::vector<std::int64_t>(ranks, 0));
+    blocks.start.assign(static_cast<std::size_t>(exchanges), 0);
+    blocks.counts.assign(static_cast<std::size_t>(exchanges), std::vector<std::int64_t>(ranks, 0));
     std::int64_t start = 0;
-    for (int l = 0; l < local_experts_; ++l) {
-      blocks.start[static_cast<std::size_t>(l)] = start;
+    for (int x = 0; x < exchanges; ++x) {
+      blocks.start[static_cast<std::size_t>(x)] = start;
       for (int r = 0; r < ranks; ++r) {
-        const std::int64_t n = rows[static_cast<std::size_t>(r * local_experts_ + l)];
-        blocks.counts[static_cast<std::size_t>(l)][static_cast<std::size_t>(r)] = n * hidden_;
-        start += n;
+        for (int l = by_local_expert_ ? x : 0; l < (by_local_expert_ ? x + 1 : local_experts_); ++l) {
+          blocks.counts[static_cast<std::size_t>(x)][static_cast<std::size_t>(r)] += count(matrix, r, l) * hidden_;
+          start += count(matrix, r, l);
+        }
       }
     }
     return blocks;
   };
   send_blocks_ = blocks_of(send);
   expert_blocks_ = blocks_of(recv);
-  expert_counts_.assign(static_cast<std::size_t>(local_experts_), 0);
-  received_ = 0;
+  if (by_local_expert_) return;
+
+  // One exchange: rows arrive by source rank, then local expert; the
+  // expert-major position of each.
+  std::vector<std::int64_t> arrival_start(recv.size());
+  std::partial_sum(recv.begin(), recv.end() - 1, arrival_start.begin() + 1);
+  expert_major_source_.resize(static_cast<std::size_t>(received_));
+  arrival_position_.resize(static_cast<std::size_t>(received_));
+  std::int64_t position = 0;
   for (int l = 0; l < local_experts_; ++l) {
-    for (int r = 0; r < ranks; ++r) expert_counts_[static_cast<std::size_t>(l)] += recv[static_cast<std::size_t>(r * local_experts_ + l)];
-    received_ += expert_counts_[static_cast<std::size_t>(l)];
+    for (int r = 0; r < ranks; ++r) {
+      const auto block = static_cast<std::size_t>(r * local_experts_ + l);
+      for (std::int64_t i = 0; i < recv[block]; ++i, ++position) {
+        expert_major_source_[static_cast<std::size_t>(position)] = arrival_start[block] + i;
+        arrival_position_[static_cast<std::size_t>(arrival_start[block] + i)] = position;
+      }
+    }
   }
 }
 
@@ -154,17 +192,15 @@ void Plan::agree(Operation operation, const std::function<void()>& check) {
 }
 
 void Plan::exchange(const float* from, const Blocks& from_blocks, float* to, const Blocks& to_blocks) {
-  for (int l = 0; l < local_experts_; ++l) {
-    const auto& send_counts = from_blocks.counts[static_cast<std::size_t>(l)];
-    const auto& recv_counts = to_blocks.counts[static_cast<std::size_t>(l)];
+  for (std::size_t x = 0; x < from_blocks.start.size(); ++x) {
+    const auto& send_counts = from_blocks.counts[x];
+    const auto& recv_counts = to_blocks.counts[x];
     const std::int64_t send_total = std::accumulate(send_counts.begin(), send_counts.end(), std::int64_t{0});
     const std::int64_t recv_total = std::accumulate(recv_counts.begin(), recv_counts.end(), std::int64_t{0});
     // Views are of mutable memory; the communicator only reads `from`.
     const TensorView send_view =
-        host_view(const_cast<float*>(from) + from_blocks.start[static_cast<std::size_t>(l)] * hidden_, send_total,
-                  DType::f32);
-    const TensorView recv_view =
-        host_view(to + to_blocks.start[static_cast<std::size_t>(l)] * hidden_, recv_total, DType::f32);
+        host_view(const_cast<float*>(from) + from_blocks.start[x] * hidden_, send_total, DType::f32);
+    const TensorView recv_view = host_view(to + to_blocks.start[x] * hidden_, recv_total, DType::f32);
     comm::start_and_wait(*ep_, [&] {
       return ep_->alltoallv(send_view, send_counts.data(), recv_view, recv_counts.data());
     });
@@ -178,12 +214,30 @@ float* Plan::send_scratch() {
   return send_scratch_.get();
 }
 
+float* Plan::arrival_scratch() {
+  if (!arrival_scratch_) {
+    arrival_scratch_ = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(received_ * hidden_));
+  }
+  return arrival_scratch_.get();
+}
+
 void Plan::to_experts(const float* send_rows, float* expert_rows) {
-  exchange(send_rows, send_blocks_, expert_rows, expert_blocks_);
+  if (by_local_expert_) return exchange(send_rows, send_blocks_, expert_rows, expert_blocks_);
+  float* arrived = arrival_scratch();
+  exchange(send_rows, send_blocks_, arrived, expert_blocks_);
+  device::gather_rows(hidden_, host_f32(arrived, received_, hidden_).view,
+                      host_i64(expert_major_source_.data(), 1, received_).view,
+                      host_f32(expert_rows, received_, hidden_).view);
 }
 
 void Plan::to_tokens(const float* expert_rows, float* send_rows) {
-  exchange(expert_rows, expert_blocks_, send_rows, send_blocks_);
+  if (by_local_expert_) return exchange(expert_rows, expert_blocks_, send_rows, send_blocks_);
+  float* leaving = arrival_scratch();
+  // The kernel reads its table as a mutable view; it writes only `leaving`.
+  device::gather_rows(hidden_, host_f32(const_cast<float*>(expert_rows), received_, hidden_).view,
+                      host_i64(arrival_position_.data(), 1, received_).view,
+                      host_f32(leaving, received_, hidden_).view);
+  exchange(leaving, expert_blocks_, send_rows, send_blocks_);
 }
 
 }  // namespace dtrain::parallel::moe

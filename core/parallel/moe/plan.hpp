@@ -4,12 +4,18 @@
 // the token exchange that dispatch and combine (and their backward passes)
 // are built from.
 //
-// Rows leave in "send order": by the destination expert's local index,
-// then destination rank, then token. They arrive in "expert-major" order:
-// by local expert, then source rank, then the source's token order. Both
-// orders hold, for each local expert, one block packed by rank, so the
-// exchange is one alltoallv per local expert that lands every row where it
-// belongs: no pass reorders rows on either side.
+// The experts' ranks hold rows in "expert-major" order: by local expert,
+// then source rank, then the source's token order. How rows leave ("send
+// order") depends on the layer's size, the same on every rank:
+//  - by local expert: by the destination expert's local index, then
+//    destination rank, then token. Both orders then hold, for each local
+//    expert, one block packed by rank, so one alltoallv per local expert
+//    lands every row where it belongs, with no pass that reorders rows;
+//  - in one exchange, when each of those alltoallvs would move less than
+//    DTRAIN_MOE_EXCHANGE_BYTES (kPerExpertExchangeBytes) a rank on average (their fixed cost would
+//    outweigh the pass they spare): by destination expert, then token. One
+//    alltoallv delivers them by source rank, and a pass on the experts' side
+//    puts them in expert-major order (and back).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +41,10 @@ enum class Operation : int { dispatch = 1, combine = 2, combine_backward = 3, di
 
 class Plan {
  public:
+  // Below this many bytes per rank and local expert, a plan exchanges rows
+  // in one alltoallv (see above); DTRAIN_MOE_EXCHANGE_BYTES overrides it.
+  static constexpr std::int64_t kPerExpertExchangeBytes = 64 * 1024;
+
   // Collective over `ep`. `read_routing` checks this rank's arguments and
   // returns them, or throws: this rank then still takes part in the
   // agreement, so the others are refused (DT_ERR_MISMATCH) instead of
@@ -77,17 +87,19 @@ class Plan {
   void set_combined() { combined_ = true; }
 
  private:
-  Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing);
+  Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, std::int64_t exchange_bytes);
   void exchange_counts(const std::vector<std::int64_t>& per_expert);
-  // Where each local expert's block of rows starts, and its elements per
-  // rank, in send order and in expert-major order.
+  // The rows of each exchange: where its block starts, and its elements per
+  // rank, in send order and on the experts' side.
   struct Blocks {
-    std::vector<std::int64_t> start;                // per local expert, in rows
-    std::vector<std::vector<std::int64_t>> counts;  // [local expert][rank], in elements
+    std::vector<std::int64_t> start;                // per exchange, in rows
+    std::vector<std::vector<std::int64_t>> counts;  // [exchange][rank], in elements
   };
-  // One alltoallv per local expert, from `from_blocks` of `from` to
-  // `to_blocks` of `to`.
+  // One alltoallv per exchange, from `from_blocks` of `from` to `to_blocks`
+  // of `to`.
   void exchange(const float* from, const Blocks& from_blocks, float* to, const Blocks& to_blocks);
+  // Where one exchange's rows arrive [R, H], before they are reordered.
+  float* arrival_scratch();
 
   std::shared_ptr<comm::Communicator> ep_;
   int local_experts_ = 0;
@@ -99,9 +111,16 @@ class Plan {
   std::vector<std::int64_t> pair_rows_;
   std::vector<std::int64_t> expert_counts_;  // per local expert
   std::int64_t received_ = 0;
+  bool by_local_expert_ = true;
   Blocks send_blocks_;
-  Blocks expert_blocks_;
+  Blocks expert_blocks_;  // by local expert; in one exchange, the arrival order
+  // One exchange: expert_major_source[i] is the row, in arrival (source
+  // rank, then local expert) order, that goes to expert-major position i;
+  // arrival_position[j] the inverse. Empty by local expert.
+  std::vector<std::int64_t> expert_major_source_;
+  std::vector<std::int64_t> arrival_position_;
   std::unique_ptr<float[]> send_scratch_;
+  std::unique_ptr<float[]> arrival_scratch_;
   std::vector<float> returned_rows_;
   bool combined_ = false;
 };
