@@ -106,7 +106,8 @@ class Loopback final : public Messages {
     if (status != MessageStatus::ok && t.owner != nullptr) t.owner->transfer_failed(t);
   }
   static void deliver(Transfer& t, void* into, const void* from, std::size_t bytes) {
-    std::memcpy(into, from, std::min(bytes, t.bytes));
+    const std::size_t copied = std::min(bytes, t.bytes);
+    if (copied > 0) std::memcpy(into, from, copied);  // an empty message may have no data
     t.received = bytes;
     end(t, bytes == t.bytes ? MessageStatus::ok : MessageStatus::truncated);
   }
