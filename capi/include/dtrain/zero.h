@@ -299,7 +299,14 @@ DT_API dt_status dt_zero_set_lr(dt_zero *z, float lr);
 /** The current loss scale: what to multiply the next loss by (1 without loss scaling). */
 DT_API dt_status dt_zero_loss_scale(const dt_zero *z, float *out);
 
-/** Fills `out` (its version set) with this rank's memory now and its peak. */
+/**
+ * Fills `out` (its version set) with this rank's memory now and its peak.
+ * In host memory a dt_zero keeps the buffers it releases (gathered units,
+ * unit gradient buffers) for the next buffer of the same size, so that a
+ * step does not map and fault in fresh pages for them; the fields above
+ * count only buffers in use, and what is in use plus what is kept never
+ * exceeds `peak`. CUDA memory goes back to the device's stream-ordered pool.
+ */
 DT_API dt_status dt_zero_memory_usage(const dt_zero *z, dt_zero_memory *out);
 
 /**

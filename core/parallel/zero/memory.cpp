@@ -21,22 +21,82 @@ std::int64_t& MemoryLedger::field(Purpose purpose) {
   return usage_.communication;
 }
 
+MemoryLedger::~MemoryLedger() {
+  for (const Kept& k : kept_) k.queue->release(k.data, static_cast<std::size_t>(k.bytes));
+}
+
 void MemoryLedger::add(Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   field(purpose) += bytes;
   usage_.padding += padding_bytes;
   usage_.peak = std::max(usage_.peak, usage_.total());
+  shrink_kept(0, usage_.peak);
 }
 
-void MemoryLedger::remove(Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes) {
-  std::lock_guard<std::mutex> lock(mutex_);
+void* MemoryLedger::allocate(device::Queue& queue, Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  void* data = nullptr;
+  const auto same = std::find_if(kept_.begin(), kept_.end(),
+                                 [&](const Kept& k) { return k.queue == &queue && k.bytes == bytes; });
+  if (same != kept_.end()) {
+    data = same->data;
+    kept_bytes_ -= bytes;
+    kept_.erase(same);
+  } else {
+    // The new buffer and the kept ones must fit under the peak this
+    // allocation sets.
+    shrink_kept(bytes, std::max(usage_.peak, usage_.total() + bytes));
+    lock.unlock();
+    data = queue.allocate_unset(static_cast<std::size_t>(bytes));
+    lock.lock();
+  }
+  field(purpose) += bytes;
+  usage_.padding += padding_bytes;
+  usage_.peak = std::max(usage_.peak, usage_.total());
+  return data;
+}
+
+void MemoryLedger::release(device::Queue& queue, void* data, Purpose purpose, std::int64_t bytes,
+                           std::int64_t padding_bytes) noexcept {
+  std::unique_lock<std::mutex> lock(mutex_);
   field(purpose) -= bytes;
   usage_.padding -= padding_bytes;
+  // Device memory has its own pool (cudaMallocAsync's), and an empty buffer
+  // no pages. Keeping moves bytes from alive to kept: the sum stays under
+  // the peak.
+  if (queue.memory() == Memory::host && bytes > 0) {
+    try {
+      kept_.push_back({&queue, data, bytes});
+      kept_bytes_ += bytes;
+      return;
+    } catch (...) {
+      // No room to note it: give it back instead.
+    }
+  }
+  lock.unlock();
+  queue.release(data, static_cast<std::size_t>(bytes));
 }
 
 MemoryUsage MemoryLedger::usage() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return usage_;
+}
+
+std::int64_t MemoryLedger::kept() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kept_bytes_;
+}
+
+void MemoryLedger::shrink_kept(std::int64_t room, std::int64_t ceiling) noexcept {
+  // Oldest first: the sizes a step has stopped asking for go before the
+  // ones it has just given back.
+  std::size_t given = 0;
+  while (given < kept_.size() && usage_.total() + kept_bytes_ + room > ceiling) {
+    kept_[given].queue->release(kept_[given].data, static_cast<std::size_t>(kept_[given].bytes));
+    kept_bytes_ -= kept_[given].bytes;
+    ++given;
+  }
+  kept_.erase(kept_.begin(), kept_.begin() + static_cast<std::ptrdiff_t>(given));
 }
 
 TrackedBuffer::TrackedBuffer(MemoryLedger& ledger, device::Queue& queue, Purpose purpose, DType dtype,
@@ -46,10 +106,9 @@ TrackedBuffer::TrackedBuffer(MemoryLedger& ledger, device::Queue& queue, Purpose
       dtype_(dtype),
       bytes_(count * static_cast<std::int64_t>(dtype_size(dtype))),
       padding_bytes_(padding * static_cast<std::int64_t>(dtype_size(dtype))),
-      data_(initial == Initial::zeroed ? queue.allocate(static_cast<std::size_t>(bytes_))
-                                       : queue.allocate_unset(static_cast<std::size_t>(bytes_))) {
-  ledger.add(purpose_, bytes_, padding_bytes_);
+      data_(ledger.allocate(queue, purpose, bytes_, padding_bytes_)) {
   ledger_ = &ledger;
+  if (initial == Initial::zeroed) fill_zero();
 }
 
 TrackedBuffer::TrackedBuffer(TrackedBuffer&& other) noexcept
@@ -87,8 +146,7 @@ void TrackedBuffer::fill_zero() {
 
 void TrackedBuffer::reset() {
   if (ledger_ == nullptr) return;
-  queue_->release(std::exchange(data_, nullptr), static_cast<std::size_t>(bytes_));
-  ledger_->remove(purpose_, bytes_, padding_bytes_);
+  ledger_->release(*queue_, std::exchange(data_, nullptr), purpose_, bytes_, padding_bytes_);
   ledger_ = nullptr;
 }
 

@@ -1,11 +1,20 @@
 // Exact accounting of the memory a Zero holds: every buffer it allocates is
 // counted, by purpose, while it lives, and the bytes of padding in it are
 // counted again on their own. What the C API reports as dt_zero_memory.
+//
+// The ledger also keeps released host buffers for the next buffer of the
+// same size. Stage 3 gathers every unit and allocates every unit's gradient
+// buffer afresh each step; given back to the C allocator, buffers of
+// megabytes return to the kernel and every page of the next one faults in
+// again (on a loaded host, several microseconds a page). What the ledger
+// keeps is bounded so that the buffers alive and the buffers kept together
+// never exceed the peak: a Zero holds no more than dt_zero_memory's `peak`.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "base/dtype.hpp"
 #include "base/tensor.hpp"
@@ -28,17 +37,48 @@ struct MemoryUsage {
 };
 
 // Thread-safe: gradient buffers are allocated from backward's threads.
+// Must outlive every TrackedBuffer it counts, and be outlived by the queues
+// whose memory it keeps.
 class MemoryLedger {
  public:
+  MemoryLedger() = default;
+  MemoryLedger(const MemoryLedger&) = delete;
+  MemoryLedger& operator=(const MemoryLedger&) = delete;
+  ~MemoryLedger();
+
+  // Counts `bytes` that another part of the library allocated (the
+  // optimizer's state) under `purpose`, for as long as the ledger lives.
   void add(Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes);
-  void remove(Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes);
+  // `bytes` of `queue`'s memory, counted under `purpose`: a kept buffer of
+  // exactly that size when there is one (its contents are whatever was
+  // there), else a new one from the queue. Throws DT_ERR_OUT_OF_MEMORY.
+  void* allocate(device::Queue& queue, Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes);
+  // Stops counting `data` and keeps it for a later allocate() when it is
+  // host memory, else gives it back to the queue. An allocate() that finds
+  // no kept buffer of its size first gives kept ones back, oldest first,
+  // until the new buffer fits under the peak beside them.
+  void release(device::Queue& queue, void* data, Purpose purpose, std::int64_t bytes,
+               std::int64_t padding_bytes) noexcept;
   MemoryUsage usage() const;
+  // Bytes of released buffers held for reuse: usage().total() + kept() never
+  // exceeds usage().peak.
+  std::int64_t kept() const;
 
  private:
+  struct Kept {
+    device::Queue* queue;
+    void* data;
+    std::int64_t bytes;
+  };
+
   std::int64_t& field(Purpose purpose);
+  // Gives kept buffers back until `room` more bytes fit under `ceiling`.
+  void shrink_kept(std::int64_t room, std::int64_t ceiling) noexcept;
 
   mutable std::mutex mutex_;
   MemoryUsage usage_;
+  std::vector<Kept> kept_;
+  std::int64_t kept_bytes_ = 0;
 };
 
 // A buffer of `count` elements in `queue`'s memory, counted by `ledger`

@@ -2515,6 +2515,11 @@ extern "C" {
 }
 extern "C" {
     #[doc = " Fills `out` (its version set) with this rank's memory now and its peak."]
+    #[doc = " In host memory a dt_zero keeps the buffers it releases (gathered units,"]
+    #[doc = " unit gradient buffers) for the next buffer of the same size, so that a"]
+    #[doc = " step does not map and fault in fresh pages for them; the fields above"]
+    #[doc = " count only buffers in use, and what is in use plus what is kept never"]
+    #[doc = " exceeds `peak`. CUDA memory goes back to the device's stream-ordered pool."]
     pub fn dt_zero_memory_usage(z: *const dt_zero, out: *mut dt_zero_memory) -> dt_status;
 }
 extern "C" {
