@@ -10,6 +10,9 @@
  *                               do nothing); prints "rank R order A,B,..."
  *                               with this rank's compute actions as the
  *                               schedule lists them (KIND:chunk:microbatch)
+ *   observe_probe cp CALLS      CALLS causal ring attentions, forward then
+ *                               backward, over every rank in the zigzag
+ *                               layout (8 tokens a rank, 2 heads of 4)
  *   observe_probe stop K        barriers; the last rank stops itself
  *                               (SIGSTOP) before collective K
  *   observe_probe mismatch K    blocking allreduces; at collective K rank 1
@@ -115,6 +118,31 @@ static int pipeline(dt_comm *comm, int rank, int size, int steps) {
   return s == DT_OK ? 0 : failed("dt_pipeline_step", s);
 }
 
+static int ring_attention(dt_comm *comm, int rank, int calls) {
+  enum { ROWS = 8, HEADS = 2, DIM = 4, COUNT = ROWS * HEADS * DIM };
+  static float q[COUNT], k[COUNT], v[COUNT], o[COUNT], d_o[COUNT], dq[COUNT], dk[COUNT], dv[COUNT], lse[ROWS * HEADS];
+  int64_t shape[3] = {ROWS, HEADS, DIM}, lse_shape[2] = {ROWS, HEADS};
+  for (int i = 0; i < COUNT; ++i) {
+    q[i] = (float)((i * 7 + rank) % 11) / 11.0f;
+    k[i] = (float)((i * 5 + rank) % 13) / 13.0f;
+    v[i] = (float)((i * 3 + rank) % 17) / 17.0f;
+    d_o[i] = 1.0f;
+  }
+  DLTensor tq = f32(q, shape), tk = f32(k, shape), tv = f32(v, shape), to = f32(o, shape);
+  DLTensor tdo = f32(d_o, shape), tdq = f32(dq, shape), tdk = f32(dk, shape), tdv = f32(dv, shape);
+  DLTensor *rows[] = {&tq, &tk, &tv, &to, &tdo, &tdq, &tdk, &tdv};
+  for (int i = 0; i < 8; ++i) rows[i]->ndim = 3;
+  DLTensor tlse = f32(lse, lse_shape);
+  tlse.ndim = 2;
+  for (int call = 0; call < calls; ++call) {
+    dt_status s = dt_cp_ring_attention_forward(comm, DT_CP_ZIGZAG, 1, 0.0, &tq, &tk, &tv, &to, &tlse);
+    if (s != DT_OK) return failed("dt_cp_ring_attention_forward", s);
+    s = dt_cp_ring_attention_backward(comm, DT_CP_ZIGZAG, 1, 0.0, &tq, &tk, &tv, &to, &tlse, &tdo, &tdq, &tdk, &tdv);
+    if (s != DT_OK) return failed("dt_cp_ring_attention_backward", s);
+  }
+  return 0;
+}
+
 /* Blocking collectives; at the `at`-th (from 1) one rank deviates as `mode` says. */
 static int collectives(dt_comm *comm, int rank, int size, int at, const char *mode) {
   float value[2] = {1.0f, 2.0f}, gathered[64];
@@ -141,7 +169,7 @@ static int collectives(dt_comm *comm, int rank, int size, int at, const char *mo
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: observe_probe ddp STEPS | pipeline STEPS | stop K | mismatch K\n");
+    fprintf(stderr, "usage: observe_probe ddp STEPS | pipeline STEPS | cp CALLS | stop K | mismatch K\n");
     return 2;
   }
   dt_comm *comm = NULL;
@@ -153,6 +181,7 @@ int main(int argc, char **argv) {
   const int n = atoi(argv[2]);
   int result = strcmp(argv[1], "ddp") == 0        ? ddp(comm, rank, n)
                : strcmp(argv[1], "pipeline") == 0 ? pipeline(comm, rank, size, n)
+               : strcmp(argv[1], "cp") == 0       ? ring_attention(comm, rank, n)
                                                   : collectives(comm, rank, size, n, argv[1]);
   dt_comm_destroy(comm);
   return result;

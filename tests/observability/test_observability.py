@@ -7,6 +7,9 @@
   of every rank and step is a span on the rank's pipeline thread, in the
   order of the rank's schedule, one after another, with its waits for
   messages between them.
+- A 3-rank ring attention with DTRAIN_TRACE_FILE: each call's attention
+  on every block is a span on the rank's ring thread, in ring order, and
+  each wait for the next block or accumulator lies between them.
 - A rank stopped with SIGSTOP: the others time out, dtrun gathers the
   flight records, and the analysis names the stopped rank.
 - A rank that calls allgather where the others call allreduce: the
@@ -107,6 +110,41 @@ def test_pipeline_trace_shows_every_action_of_every_rank(tmp_path):
         expected = {"WAIT_ACTIVATION": 4 * steps if rank > 0 else 0, "WAIT_GRAD": 4 * steps if rank < 2 else 0}
         assert {name: sum(e["name"] == name for e in waits) for name in expected} == expected, waits
         assert all(e["args"]["peer"] == (rank - 1 if e["name"] == "WAIT_ACTIVATION" else rank + 1) for e in waits)
+
+
+def test_ring_attention_trace_shows_every_block_and_wait(tmp_path):
+    trace = tmp_path / "trace.json"
+    calls, ranks = 2, 3
+    result = run(["-n", str(ranks), "--timeout", "60", PROBE, "cp", str(calls)], {"DTRAIN_TRACE_FILE": str(trace)}, 120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    events = json.loads(trace.read_text())["traceEvents"]
+    for rank in range(ranks):
+        threads = [e["tid"] for e in events if e["pid"] == rank and e["ph"] == "M" and e["name"] == "thread_name"
+                   and e["args"]["name"] == f"cp ring c0 (rank {rank} of {ranks})"]
+        assert len(threads) == 1, events
+        spans = sorted((e for e in events if e["pid"] == rank and e.get("tid") == threads[0] and e["ph"] == "X"),
+                       key=lambda e: e["ts"])
+        for earlier, later in zip(spans, spans[1:]):
+            assert earlier["ts"] + earlier["dur"] <= later["ts"] + 1, (earlier, later)
+        assert all(e["args"]["layout"] == "zigzag" for e in spans), spans
+        for pass_name in ("forward", "backward"):
+            mine = [e for e in spans if e["args"]["pass"] == pass_name]
+            blocks = [e for e in mine if e["cat"] == "cp"]
+            # Each call attends to every rank's block, its own first, then
+            # those of the ranks before it around the ring.
+            ring_order = [(rank - step) % ranks for step in range(ranks)]
+            assert [e["args"]["owner"] for e in blocks] == ring_order * calls, blocks
+            assert all(e["name"] == "ATTENTION" for e in blocks), blocks
+            waits = [e for e in mine if e["cat"] == "cp_wait"]
+            kv = [e["args"]["step"] for e in waits if e["name"] == "WAIT_KV"]
+            assert kv == list(range(ranks - 1)) * calls, waits
+            accumulators = [e["args"]["step"] for e in waits if e["name"] == "WAIT_ACCUMULATOR"]
+            if pass_name == "forward":
+                assert accumulators == [], waits
+            else:
+                # Steps 1.. receive one and send one; the last brings the rank's own home.
+                per_call = [s for step in range(1, ranks) for s in (step, step)] + [ranks]
+                assert accumulators == per_call * calls, waits
 
 
 def test_flight_recorder_names_the_stopped_rank(tmp_path):

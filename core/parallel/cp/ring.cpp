@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "parallel/cp/timeline.hpp"
 #include "parallel/cp/transfer.hpp"
 
 namespace dtrain::parallel::cp {
@@ -69,10 +70,12 @@ void ring_attention_forward(comm::Communicator& comm, SequenceLayout layout, con
   const std::int64_t lse_count = shape.q_rows * shape.q_heads;
   std::vector<float> block_o(static_cast<std::size_t>(o_count));
   std::vector<float> block_lse(static_cast<std::size_t>(lse_count));
+  const RingTimeline timeline(comm, layout, RingTimeline::Pass::forward);
   KeyValueRing ring(comm, shape, k, v);
   for (int step = 0; step < size; ++step) {
     const bool last = step == size - 1;
     if (!last) ring.start_shift(step);
+    const std::int64_t started = RingTimeline::now();
     const std::vector<std::int64_t> k_positions = global_positions(layout, size, owner_at(comm, step), shape.kv_rows);
     const BlockPositions positions{q_positions.data(), k_positions.data()};
     if (step == 0) {
@@ -81,7 +84,12 @@ void ring_attention_forward(comm::Communicator& comm, SequenceLayout layout, con
       attention_forward(shape, q, ring.k(), ring.v(), positions, block_o.data(), block_lse.data());
       merge_attention(shape.q_rows, shape.q_heads, shape.head_dim, o, lse, block_o.data(), block_lse.data());
     }
-    if (!last) ring.finish_shift();
+    timeline.block(step, owner_at(comm, step), started);
+    if (!last) {
+      const std::int64_t waiting = RingTimeline::now();
+      ring.finish_shift();
+      timeline.wait(RingTimeline::Wait::keys_values, step, waiting);
+    }
   }
 }
 
@@ -105,6 +113,7 @@ void ring_attention_backward(comm::Communicator& comm, SequenceLayout layout, co
   const int next = (rank + 1) % size;
   const int previous = (rank + size - 1) % size;
 
+  const RingTimeline timeline(comm, layout, RingTimeline::Pass::backward);
   KeyValueRing ring(comm, shape, in.k, in.v);
   for (int step = 0; step < size; ++step) {
     const bool last = step == size - 1;
@@ -115,29 +124,41 @@ void ring_attention_backward(comm::Communicator& comm, SequenceLayout layout, co
                              accumulator_tag(comm, step - 1));
     }
     std::vector<float>& mine = own[step % 2];
+    const std::int64_t started = RingTimeline::now();
     std::fill(mine.begin(), mine.end(), 0.0F);
     const std::vector<std::int64_t> k_positions = global_positions(layout, size, owner_at(comm, step), shape.kv_rows);
     attention_backward(shape, {in.q, ring.k(), ring.v(), in.d_o, in.lse, delta.data()},
                        {q_positions.data(), k_positions.data()}, dq, mine.data(), mine.data() + kv_count);
+    timeline.block(step, owner_at(comm, step), started);
     if (accumulator_in) {
+      const std::int64_t waiting = RingTimeline::now();
       accumulator_in->wait();
+      timeline.wait(RingTimeline::Wait::accumulator, step, waiting);
       std::transform(mine.begin(), mine.end(), incoming.begin(), mine.begin(), std::plus<>());
     }
     if (size > 1) {
+      const std::int64_t waiting = RingTimeline::now();
       if (accumulator_sent) accumulator_sent->wait();
       accumulator_sent.emplace(comm, Transfer::Direction::send, mine.data(), 2 * kv_count, next,
                                accumulator_tag(comm, step));
+      if (step > 0) timeline.wait(RingTimeline::Wait::accumulator, step, waiting);
     }
-    if (!last) ring.finish_shift();
+    if (!last) {
+      const std::int64_t waiting = RingTimeline::now();
+      ring.finish_shift();
+      timeline.wait(RingTimeline::Wait::keys_values, step, waiting);
+    }
   }
 
   // After `size` shifts the accumulator of this rank's own block is home.
   const std::vector<float>* home = &own[(size - 1) % 2];
   if (size > 1) {
+    const std::int64_t waiting = RingTimeline::now();
     Transfer arriving(comm, Transfer::Direction::receive, incoming.data(), 2 * kv_count, previous,
                       accumulator_tag(comm, size - 1));
     arriving.wait();
     accumulator_sent->wait();
+    timeline.wait(RingTimeline::Wait::accumulator, size, waiting);
     home = &incoming;
   }
   std::copy(home->begin(), home->begin() + kv_count, dk);
