@@ -30,30 +30,35 @@ void MemoryLedger::add(Purpose purpose, std::int64_t bytes, std::int64_t padding
   field(purpose) += bytes;
   usage_.padding += padding_bytes;
   usage_.peak = std::max(usage_.peak, usage_.total());
-  shrink_kept(0, usage_.peak);
+  shrink_kept(usage_.peak);
 }
 
 void* MemoryLedger::allocate(device::Queue& queue, Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes) {
   std::unique_lock<std::mutex> lock(mutex_);
-  void* data = nullptr;
   const auto same = std::find_if(kept_.begin(), kept_.end(),
                                  [&](const Kept& k) { return k.queue == &queue && k.bytes == bytes; });
+  void* data = nullptr;
   if (same != kept_.end()) {
     data = same->data;
     kept_bytes_ -= bytes;
     kept_.erase(same);
-  } else {
-    // The new buffer and the kept ones must fit under the peak this
-    // allocation sets.
-    shrink_kept(bytes, std::max(usage_.peak, usage_.total() + bytes));
-    lock.unlock();
-    data = queue.allocate_unset(static_cast<std::size_t>(bytes));
-    lock.lock();
   }
+  // Counted before the queue allocates, so that a thread allocating
+  // meanwhile makes room beside this buffer too.
   field(purpose) += bytes;
   usage_.padding += padding_bytes;
   usage_.peak = std::max(usage_.peak, usage_.total());
-  return data;
+  if (data != nullptr) return data;
+  shrink_kept(usage_.peak);
+  lock.unlock();
+  try {
+    return queue.allocate_unset(static_cast<std::size_t>(bytes));
+  } catch (...) {
+    lock.lock();
+    field(purpose) -= bytes;
+    usage_.padding -= padding_bytes;
+    throw;
+  }
 }
 
 void MemoryLedger::release(device::Queue& queue, void* data, Purpose purpose, std::int64_t bytes,
@@ -87,11 +92,11 @@ std::int64_t MemoryLedger::kept() const {
   return kept_bytes_;
 }
 
-void MemoryLedger::shrink_kept(std::int64_t room, std::int64_t ceiling) noexcept {
+void MemoryLedger::shrink_kept(std::int64_t ceiling) noexcept {
   // Oldest first: the sizes a step has stopped asking for go before the
   // ones it has just given back.
   std::size_t given = 0;
-  while (given < kept_.size() && usage_.total() + kept_bytes_ + room > ceiling) {
+  while (given < kept_.size() && usage_.total() + kept_bytes_ > ceiling) {
     kept_[given].queue->release(kept_[given].data, static_cast<std::size_t>(kept_[given].bytes));
     kept_bytes_ -= kept_[given].bytes;
     ++given;

@@ -72,8 +72,9 @@ class MemoryLedger {
   };
 
   std::int64_t& field(Purpose purpose);
-  // Gives kept buffers back until `room` more bytes fit under `ceiling`.
-  void shrink_kept(std::int64_t room, std::int64_t ceiling) noexcept;
+  // Gives kept buffers back, oldest first, until they fit under `ceiling`
+  // beside the buffers alive.
+  void shrink_kept(std::int64_t ceiling) noexcept;
 
   mutable std::mutex mutex_;
   MemoryUsage usage_;
