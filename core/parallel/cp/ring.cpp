@@ -85,11 +85,7 @@ void ring_attention_forward(comm::Communicator& comm, SequenceLayout layout, con
       merge_attention(shape.q_rows, shape.q_heads, shape.head_dim, o, lse, block_o.data(), block_lse.data());
     }
     timeline.block(step, owner_at(comm, step), started);
-    if (!last) {
-      const std::int64_t waiting = RingTimeline::now();
-      ring.finish_shift();
-      timeline.wait(RingTimeline::Wait::keys_values, step, waiting);
-    }
+    if (!last) timeline.wait(RingTimeline::Wait::keys_values, step, [&] { ring.finish_shift(); });
   }
 }
 
@@ -131,34 +127,26 @@ void ring_attention_backward(comm::Communicator& comm, SequenceLayout layout, co
                        {q_positions.data(), k_positions.data()}, dq, mine.data(), mine.data() + kv_count);
     timeline.block(step, owner_at(comm, step), started);
     if (accumulator_in) {
-      const std::int64_t waiting = RingTimeline::now();
-      accumulator_in->wait();
-      timeline.wait(RingTimeline::Wait::accumulator, step, waiting);
+      timeline.wait(RingTimeline::Wait::accumulator, step, [&] { accumulator_in->wait(); });
       std::transform(mine.begin(), mine.end(), incoming.begin(), mine.begin(), std::plus<>());
     }
     if (size > 1) {
-      const std::int64_t waiting = RingTimeline::now();
-      if (accumulator_sent) accumulator_sent->wait();
+      if (accumulator_sent) timeline.wait(RingTimeline::Wait::accumulator, step, [&] { accumulator_sent->wait(); });
       accumulator_sent.emplace(comm, Transfer::Direction::send, mine.data(), 2 * kv_count, next,
                                accumulator_tag(comm, step));
-      if (step > 0) timeline.wait(RingTimeline::Wait::accumulator, step, waiting);
     }
-    if (!last) {
-      const std::int64_t waiting = RingTimeline::now();
-      ring.finish_shift();
-      timeline.wait(RingTimeline::Wait::keys_values, step, waiting);
-    }
+    if (!last) timeline.wait(RingTimeline::Wait::keys_values, step, [&] { ring.finish_shift(); });
   }
 
   // After `size` shifts the accumulator of this rank's own block is home.
   const std::vector<float>* home = &own[(size - 1) % 2];
   if (size > 1) {
-    const std::int64_t waiting = RingTimeline::now();
     Transfer arriving(comm, Transfer::Direction::receive, incoming.data(), 2 * kv_count, previous,
                       accumulator_tag(comm, size - 1));
-    arriving.wait();
-    accumulator_sent->wait();
-    timeline.wait(RingTimeline::Wait::accumulator, size, waiting);
+    timeline.wait(RingTimeline::Wait::accumulator, size, [&] {
+      arriving.wait();
+      accumulator_sent->wait();
+    });
     home = &incoming;
   }
   std::copy(home->begin(), home->begin() + kv_count, dk);

@@ -25,7 +25,7 @@ void RingTimeline::block(int step, int owner, std::int64_t start) const {
                           {thread_, "ATTENTION", "cp", start, now(), args(step) + ",\"owner\":" + std::to_string(owner)});
 }
 
-void RingTimeline::wait(Wait what, int step, std::int64_t start) const {
+void RingTimeline::waited(Wait what, int step, std::int64_t start) const {
   if (!on_) return;
   comm::trace::write_span(world_rank_, {thread_, what == Wait::keys_values ? "WAIT_KV" : "WAIT_ACCUMULATOR", "cp_wait",
                                         start, now(), args(step)});

@@ -27,11 +27,17 @@ class RingTimeline {
   static std::int64_t now();
   // The attention on the block of rank `owner` (ring step `step`) ran from `start` until now.
   void block(int step, int owner, std::int64_t start) const;
-  // This rank waited from `start` until now for `what` of ring step `step`.
-  void wait(Wait what, int step, std::int64_t start) const;
+  // Runs `wait_for` (a wait for `what` of ring step `step`) as a span.
+  template <typename WaitFor>
+  void wait(Wait what, int step, WaitFor&& wait_for) const {
+    const std::int64_t start = now();
+    wait_for();
+    waited(what, step, start);
+  }
 
  private:
   std::string args(int step) const;
+  void waited(Wait what, int step, std::int64_t start) const;
 
   const bool on_;
   const int world_rank_;

@@ -25,11 +25,15 @@ MemoryLedger::~MemoryLedger() {
   for (const Kept& k : kept_) k.queue->release(k.data, static_cast<std::size_t>(k.bytes));
 }
 
-void MemoryLedger::add(Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes) {
-  std::lock_guard<std::mutex> lock(mutex_);
+void MemoryLedger::count(Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes) {
   field(purpose) += bytes;
   usage_.padding += padding_bytes;
   usage_.peak = std::max(usage_.peak, usage_.total());
+}
+
+void MemoryLedger::add(Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  count(purpose, bytes, padding_bytes);
   shrink_kept(usage_.peak);
 }
 
@@ -45,9 +49,7 @@ void* MemoryLedger::allocate(device::Queue& queue, Purpose purpose, std::int64_t
   }
   // Counted before the queue allocates, so that a thread allocating
   // meanwhile makes room beside this buffer too.
-  field(purpose) += bytes;
-  usage_.padding += padding_bytes;
-  usage_.peak = std::max(usage_.peak, usage_.total());
+  count(purpose, bytes, padding_bytes);
   if (data != nullptr) return data;
   shrink_kept(usage_.peak);
   lock.unlock();
@@ -55,8 +57,7 @@ void* MemoryLedger::allocate(device::Queue& queue, Purpose purpose, std::int64_t
     return queue.allocate_unset(static_cast<std::size_t>(bytes));
   } catch (...) {
     lock.lock();
-    field(purpose) -= bytes;
-    usage_.padding -= padding_bytes;
+    count(purpose, -bytes, -padding_bytes);
     throw;
   }
 }
@@ -64,8 +65,7 @@ void* MemoryLedger::allocate(device::Queue& queue, Purpose purpose, std::int64_t
 void MemoryLedger::release(device::Queue& queue, void* data, Purpose purpose, std::int64_t bytes,
                            std::int64_t padding_bytes) noexcept {
   std::unique_lock<std::mutex> lock(mutex_);
-  field(purpose) -= bytes;
-  usage_.padding -= padding_bytes;
+  count(purpose, -bytes, -padding_bytes);
   // Device memory has its own pool (cudaMallocAsync's), and an empty buffer
   // no pages. Keeping moves bytes from alive to kept: the sum stays under
   // the peak.

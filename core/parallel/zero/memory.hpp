@@ -72,6 +72,8 @@ class MemoryLedger {
   };
 
   std::int64_t& field(Purpose purpose);
+  // Adds `bytes` (negative: takes them away) under `purpose`; the caller holds the mutex.
+  void count(Purpose purpose, std::int64_t bytes, std::int64_t padding_bytes);
   // Gives kept buffers back, oldest first, until they fit under `ceiling`
   // beside the buffers alive.
   void shrink_kept(std::int64_t ceiling) noexcept;
