@@ -8,21 +8,30 @@ Runs `dtbench cp` twice under dtrun with DTRAIN_TRACE_FILE set, forward
 alone and then with --backward. With the trace on, each rank's ring
 attention writes a span for each block's attention and each wait for the
 next key/value block (WAIT_KV) or gradient accumulator (WAIT_ACCUMULATOR)
-on its thread "cp ring ..." (docs/observability.md). The waits are the
-communication compute did not hide, so per call and rank:
+on its thread "cp ring ..." (docs/observability.md), and its communicator
+a span for each send and receive, from the moment it was posted.
 
-    exposed = the sum of the call's waits
-    hidden  = 1 - exposed / transfers alone
+A wait is for the sends and receives that complete during it. Each of
+those could move only once both its ends were posted: before that, the
+rank waits for its peer to get there (the peer's compute took longer,
+which is load imbalance, not communication); after it, for the transfer.
+So per call and rank:
+
+    imbalance = the part of the waits before the awaited messages' peers
+                had posted them
+    exposed   = the rest: transfers that compute did not hide
+    hidden    = 1 - exposed / transfers alone
 
 where `transfers alone` is dtbench cp's transfer_ms: the cp - 1 key/value
 shifts of the forward by themselves, between the same ranks. Backward moves
-the same cp - 1 blocks and, besides, an accumulator of the same size at each
-of its cp steps, so its transfers alone are transfer_ms * (2 cp - 1) /
-(cp - 1). The slowest rank's exposed time is the one reported. dtbench cp's
-own `hidden` column compares whole-call times instead, which on a machine
-whose transfers are a few milliseconds of seconds of compute is below the
-runs' spread; the waits are not.
+the same cp - 1 blocks and, besides, an accumulator of the same size for
+each of them, so its transfers alone are transfer_ms * 2. The slowest
+rank's figures are the ones reported. dtbench cp's own `hidden` column
+compares whole-call times instead, which on a machine whose transfers are a
+few milliseconds of seconds of compute is below the runs' spread; the waits
+are not.
 """
+
 
 import argparse
 import json
@@ -48,13 +57,47 @@ def run_traced(dtrun, dtbench, ranks, options, directory, name):
         return events, json.load(f)
 
 
-def ring_spans(events, ranks):
-    """Per (pass, layout, rank): the number of ring calls and the summed waits (ms)."""
-    threads = {}
+def thread_names(events):
+    return {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+            if e.get("ph") == "M" and e.get("name") == "thread_name"}
+
+
+def messages_ready(events, threads, ranks):
+    """Per rank: (end, ready) of each send and receive on the ring's
+    communicator, ready being when both its ends had been posted (us)."""
+    suffix = f" of {ranks})"
+    posted = defaultdict(list)  # (source, destination, tag) -> [(rank, ts, end)] per side
+    ops = []
     for e in events:
-        if e.get("ph") == "M" and e.get("name") == "thread_name":
-            threads[(e["pid"], e["tid"])] = e["args"]["name"]
-    calls, waits = defaultdict(int), defaultdict(float)
+        if e.get("ph") != "X" or e.get("cat") != "p2p":
+            continue
+        thread = threads.get((e["pid"], e["tid"]), "")
+        if not thread.startswith("comm c0 ") or not thread.endswith(suffix):
+            continue
+        rank, peer = e["pid"], e["args"]["peer"]
+        source, destination = (rank, peer) if e["name"] == "send" else (peer, rank)
+        ops.append((e["ts"], e["name"], source, destination, e["args"]["tag"], e["ts"] + e["dur"], rank))
+    # Messages between a pair with one tag match in the order they were posted.
+    for ts, name, source, destination, tag, end, rank in sorted(ops):
+        posted[(name, source, destination, tag)].append((rank, ts, end))
+    ready = defaultdict(list)
+    for (name, source, destination, tag), sides in posted.items():
+        if name != "send":
+            continue
+        receives = posted.get(("recv", source, destination, tag), [])
+        for (send_rank, send_ts, send_end), (recv_rank, recv_ts, recv_end) in zip(sides, receives):
+            both = max(send_ts, recv_ts)
+            ready[send_rank].append((send_end, both))
+            ready[recv_rank].append((recv_end, both))
+    return ready
+
+
+def ring_waits(events, ranks):
+    """Per (pass, layout, rank): the number of ring calls and the summed
+    imbalance and exposed communication of its waits (ms)."""
+    threads = thread_names(events)
+    ready = messages_ready(events, threads, ranks)
+    calls, imbalance, exposed = defaultdict(int), defaultdict(float), defaultdict(float)
     suffix = f" of {ranks})"
     for e in events:
         if e.get("ph") != "X" or e.get("cat") not in ("cp", "cp_wait"):
@@ -66,18 +109,22 @@ def ring_spans(events, ranks):
         if e["cat"] == "cp" and e["args"]["step"] == 0:
             calls[key] += 1
         if e["cat"] == "cp_wait":
-            waits[key] += e["dur"] / 1000.0
-    return calls, waits
+            start, end = e["ts"], e["ts"] + e["dur"]
+            awaited = [both for done, both in ready[e["pid"]] if start <= done <= end]
+            communication = end - max([start] + awaited)
+            exposed[key] += max(0.0, communication) / 1000.0
+            imbalance[key] += (e["dur"] - max(0.0, communication)) / 1000.0
+    return calls, imbalance, exposed
 
 
-def exposed_per_call(calls, waits, pass_name, layout, ranks):
-    """The slowest rank's waits per call, ms."""
+def slowest_per_call(calls, figures, pass_name, layout, ranks):
+    """The largest figure per call over the ranks, ms."""
     per_rank = []
     for rank in range(ranks):
         key = (pass_name, layout, rank)
         if calls[key] == 0:
             sys.exit(f"no {pass_name} ring calls of the {layout} layout on rank {rank} in the trace")
-        per_rank.append(waits[key] / calls[key])
+        per_rank.append(figures[key] / calls[key])
     return max(per_rank)
 
 
@@ -98,21 +145,21 @@ def main():
         forward_events, forward = run_traced(dtrun, dtbench, cp, args.options, directory, "forward")
         backward_events, _ = run_traced(dtrun, dtbench, cp, args.options + ["--backward"], directory, "backward")
     transfer = {r["layout"]: r["transfer_ms"] for r in forward["results"]}
-    for pass_name, events, scale in (("forward", forward_events, 1.0),
-                                     ("backward", backward_events, (2 * cp - 1) / (cp - 1))):
-        calls, waits = ring_spans(events, cp)
+    for pass_name, events, scale in (("forward", forward_events, 1.0), ("backward", backward_events, 2.0)):
+        calls, imbalance, exposed = ring_waits(events, cp)
         for layout in ("contiguous", "zigzag"):
             alone = transfer[layout] * scale
-            exposed = exposed_per_call(calls, waits, pass_name, layout, cp)
-            hidden = max(0.0, 1.0 - exposed / alone) if alone > 0 else 0.0
-            rows.append({"pass": pass_name, "layout": layout, "transfers_alone_ms": alone, "exposed_ms": exposed,
+            shown = slowest_per_call(calls, exposed, pass_name, layout, cp)
+            hidden = max(0.0, 1.0 - shown / alone) if alone > 0 else 0.0
+            rows.append({"pass": pass_name, "layout": layout, "transfers_alone_ms": alone, "exposed_ms": shown,
+                         "imbalance_ms": slowest_per_call(calls, imbalance, pass_name, layout, cp),
                          "hidden_share": hidden})
-    print(f"# cp_hidden: dtbench cp {' '.join(args.options)} on {cp} ranks; exposed = the slowest rank's waits "
-          "per call; hidden = 1 - exposed / transfers alone")
-    print(f"{'pass':<9} {'layout':<11} {'alone_ms':>9} {'exposed_ms':>11} {'hidden':>7}")
+    print(f"# cp_hidden: dtbench cp {' '.join(args.options)} on {cp} ranks; per call, the slowest rank's waits "
+          "for its peers (imbalance) and for transfers (exposed); hidden = 1 - exposed / transfers alone")
+    print(f"{'pass':<9} {'layout':<11} {'alone_ms':>9} {'imbalance_ms':>13} {'exposed_ms':>11} {'hidden':>7}")
     for r in rows:
-        print(f"{r['pass']:<9} {r['layout']:<11} {r['transfers_alone_ms']:9.3f} {r['exposed_ms']:11.3f} "
-              f"{100 * r['hidden_share']:6.1f}%")
+        print(f"{r['pass']:<9} {r['layout']:<11} {r['transfers_alone_ms']:9.3f} {r['imbalance_ms']:13.3f} "
+              f"{r['exposed_ms']:11.3f} {100 * r['hidden_share']:6.1f}%")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"benchmark": "cp_hidden", "ranks": cp, "options": args.options, "rows": rows}, f, indent=1)

@@ -131,9 +131,13 @@ def test_ring_attention_trace_shows_every_block_and_wait(tmp_path):
             mine = [e for e in spans if e["args"]["pass"] == pass_name]
             blocks = [e for e in mine if e["cat"] == "cp"]
             # Each call attends to every rank's block, its own first, then
-            # those of the ranks before it around the ring.
+            # those of the ranks before it around the ring; backward attends
+            # to its own block in two halves, first and last.
             ring_order = [(rank - step) % ranks for step in range(ranks)]
+            if pass_name == "backward":
+                ring_order.append(rank)
             assert [e["args"]["owner"] for e in blocks] == ring_order * calls, blocks
+            assert [e["args"]["step"] for e in blocks] == list(range(len(ring_order))) * calls, blocks
             assert all(e["name"] == "ATTENTION" for e in blocks), blocks
             waits = [e for e in mine if e["cat"] == "cp_wait"]
             kv = [e["args"]["step"] for e in waits if e["name"] == "WAIT_KV"]
@@ -142,8 +146,9 @@ def test_ring_attention_trace_shows_every_block_and_wait(tmp_path):
             if pass_name == "forward":
                 assert accumulators == [], waits
             else:
-                # Steps 1.. receive one and send one; the last brings the rank's own home.
-                per_call = [s for step in range(1, ranks) for s in (step, step)] + [ranks]
+                # Step 1 starts an accumulator; steps 2.. receive one and wait
+                # for the one sent before; the last brings the rank's own home.
+                per_call = [s for step in range(2, ranks) for s in (step, step)] + [ranks]
                 assert accumulators == per_call * calls, waits
 
 

@@ -98,24 +98,48 @@ void ring_attention_backward(comm::Communicator& comm, SequenceLayout layout, co
   std::vector<float> delta(static_cast<std::size_t>(shape.q_rows * shape.q_heads));
   output_gradient_dot(shape.q_rows, shape.q_heads, shape.head_dim, in.d_o, in.o, delta.data());
   std::fill(dq, dq + shape.q_rows * shape.q_heads * shape.head_dim, 0.0F);
+  std::fill(dk, dk + kv_count, 0.0F);
+  std::fill(dv, dv + kv_count, 0.0F);
 
-  // Accumulators [dk; dv] of the block held: what this rank adds is computed
-  // into one of two buffers (the other may still be on its way to the next
-  // rank) while what earlier ranks added arrives into `incoming`.
+  // This rank's own block needs nothing from the ring, and its gradient
+  // stays here: half of its queries run first, while the first block
+  // arrives, and half last, while the accumulator of the own block comes
+  // home, so that no transfer waits on an idle rank.
+  const RingTimeline timeline(comm, layout, RingTimeline::Pass::backward);
+  const std::int64_t first_half = shape.q_rows / 2;
+  const auto own_block = [&](int step, std::int64_t first, std::int64_t rows) {
+    if (rows == 0) return;
+    const std::int64_t started = RingTimeline::now();
+    AttentionShape part = shape;
+    part.q_rows = rows;
+    const std::int64_t q_offset = first * shape.q_heads * shape.head_dim;
+    const std::int64_t lse_offset = first * shape.q_heads;
+    attention_backward(part,
+                       {in.q + q_offset, in.k, in.v, in.d_o + q_offset, in.lse + lse_offset, delta.data() + lse_offset},
+                       {q_positions.data() + first, q_positions.data()}, dq + q_offset, dk, dv);
+    timeline.block(step, rank, started);
+  };
+
+  KeyValueRing ring(comm, shape, in.k, in.v);
+  if (size > 1) ring.start_shift(0);
+  own_block(0, 0, first_half);
+
+  // Accumulators [dk; dv] of the other ranks' blocks: the block held at step
+  // s gets its first contribution here at s = 1, or arrives with what the
+  // ranks before added; this rank's is computed into one of two buffers (the
+  // other may still be on its way to the next rank) while theirs arrives
+  // into `incoming`. After step size - 1 the next rank is the block's owner.
   std::vector<float> own[2] = {std::vector<float>(static_cast<std::size_t>(2 * kv_count)),
                                std::vector<float>(static_cast<std::size_t>(2 * kv_count))};
   std::vector<float> incoming(static_cast<std::size_t>(2 * kv_count));
   std::optional<Transfer> accumulator_sent;
   const int next = (rank + 1) % size;
   const int previous = (rank + size - 1) % size;
-
-  const RingTimeline timeline(comm, layout, RingTimeline::Pass::backward);
-  KeyValueRing ring(comm, shape, in.k, in.v);
-  for (int step = 0; step < size; ++step) {
-    const bool last = step == size - 1;
-    if (!last) ring.start_shift(step);
+  for (int step = 1; step < size; ++step) {
+    timeline.wait(RingTimeline::Wait::keys_values, step - 1, [&] { ring.finish_shift(); });
+    if (step < size - 1) ring.start_shift(step);
     std::optional<Transfer> accumulator_in;
-    if (step > 0) {
+    if (step > 1) {
       accumulator_in.emplace(comm, Transfer::Direction::receive, incoming.data(), 2 * kv_count, previous,
                              accumulator_tag(comm, step - 1));
     }
@@ -130,27 +154,25 @@ void ring_attention_backward(comm::Communicator& comm, SequenceLayout layout, co
       timeline.wait(RingTimeline::Wait::accumulator, step, [&] { accumulator_in->wait(); });
       std::transform(mine.begin(), mine.end(), incoming.begin(), mine.begin(), std::plus<>());
     }
-    if (size > 1) {
-      if (accumulator_sent) timeline.wait(RingTimeline::Wait::accumulator, step, [&] { accumulator_sent->wait(); });
-      accumulator_sent.emplace(comm, Transfer::Direction::send, mine.data(), 2 * kv_count, next,
-                               accumulator_tag(comm, step));
-    }
-    if (!last) timeline.wait(RingTimeline::Wait::keys_values, step, [&] { ring.finish_shift(); });
+    if (accumulator_sent) timeline.wait(RingTimeline::Wait::accumulator, step, [&] { accumulator_sent->wait(); });
+    accumulator_sent.emplace(comm, Transfer::Direction::send, mine.data(), 2 * kv_count, next,
+                             accumulator_tag(comm, step));
   }
 
-  // After `size` shifts the accumulator of this rank's own block is home.
-  const std::vector<float>* home = &own[(size - 1) % 2];
+  std::optional<Transfer> home;
   if (size > 1) {
-    Transfer arriving(comm, Transfer::Direction::receive, incoming.data(), 2 * kv_count, previous,
-                      accumulator_tag(comm, size - 1));
+    home.emplace(comm, Transfer::Direction::receive, incoming.data(), 2 * kv_count, previous,
+                 accumulator_tag(comm, size - 1));
+  }
+  own_block(size, first_half, shape.q_rows - first_half);
+  if (home) {
     timeline.wait(RingTimeline::Wait::accumulator, size, [&] {
-      arriving.wait();
+      home->wait();
       accumulator_sent->wait();
     });
-    home = &incoming;
+    std::transform(dk, dk + kv_count, incoming.begin(), dk, std::plus<>());
+    std::transform(dv, dv + kv_count, incoming.begin() + kv_count, dv, std::plus<>());
   }
-  std::copy(home->begin(), home->begin() + kv_count, dk);
-  std::copy(home->begin() + kv_count, home->end(), dv);
 }
 
 }  // namespace dtrain::parallel::cp

@@ -15,9 +15,12 @@ namespace dtrain::parallel::cp {
 void ring_attention_forward(comm::Communicator& comm, SequenceLayout layout, const AttentionShape& shape,
                             const float* q, const float* k, const float* v, float* o, float* lse);
 
-// A ShardedBackward. dq sums locally; each key/value block's gradient
-// accumulator travels with it around the ring, each rank adding its
-// queries' contribution, and reaches its owner last.
+// A ShardedBackward. dq sums locally; each other rank's key/value block
+// travels with a gradient accumulator that every rank it visits adds its
+// queries' contribution to, and that reaches the block's owner last. The
+// owner's own contribution never travels: half of its queries' share is
+// computed before the first block arrives and half while the accumulator
+// comes home, so that neither transfer waits on an idle rank.
 void ring_attention_backward(comm::Communicator& comm, SequenceLayout layout, const AttentionShape& shape,
                              const GradientInputs& in, float* dq, float* dk, float* dv);
 
