@@ -9,12 +9,14 @@ alone and then with --backward. With the trace on, each rank's ring
 attention writes a span for each block's attention and each wait for the
 next key/value block (WAIT_KV) or gradient accumulator (WAIT_ACCUMULATOR)
 on its thread "cp ring ..." (docs/observability.md), and its communicator
-a span for each send and receive, from the moment it was posted.
+a span for each shift of the ring (a send to the next rank and a receive
+from the previous, started as one point-to-point group), from the moment it
+was posted.
 
-A wait is for the sends and receives that complete during it. Each of
-those could move only once both its ends were posted: before that, the
-rank waits for its peer to get there (the peer's compute took longer,
-which is load imbalance, not communication); after it, for the transfer.
+A wait is for the shifts that complete during it. Each of those could move
+only once its neighbours had posted theirs: before that, the rank waits
+for a peer to get there (the peer's compute took longer, which is load
+imbalance, not communication); after it, for the transfer.
 So per call and rank:
 
     imbalance = the part of the waits before the awaited messages' peers
@@ -63,32 +65,28 @@ def thread_names(events):
 
 
 def messages_ready(events, threads, ranks):
-    """Per rank: (end, ready) of each send and receive on the ring's
-    communicator, ready being when both its ends had been posted (us)."""
+    """Per rank: (end, ready) of each shift of the ring on its communicator,
+    ready being when the shift had been posted on this rank and on both its
+    neighbours (us)."""
     suffix = f" of {ranks})"
-    posted = defaultdict(list)  # (source, destination, tag) -> [(rank, ts, end)] per side
-    ops = []
+    shifts = defaultdict(list)  # rank -> [(posted, end)] in order
     for e in events:
-        if e.get("ph") != "X" or e.get("cat") != "p2p":
+        if e.get("ph") != "X" or e.get("name") != "p2p_group":
             continue
         thread = threads.get((e["pid"], e["tid"]), "")
-        if not thread.startswith("comm c0 ") or not thread.endswith(suffix):
-            continue
-        rank, peer = e["pid"], e["args"]["peer"]
-        source, destination = (rank, peer) if e["name"] == "send" else (peer, rank)
-        ops.append((e["ts"], e["name"], source, destination, e["args"]["tag"], e["ts"] + e["dur"], rank))
-    # Messages between a pair with one tag match in the order they were posted.
-    for ts, name, source, destination, tag, end, rank in sorted(ops):
-        posted[(name, source, destination, tag)].append((rank, ts, end))
+        if thread.startswith("comm c0 ") and thread.endswith(suffix):
+            shifts[e["pid"]].append((e["ts"], e["ts"] + e["dur"]))
+    for rank in shifts:
+        shifts[rank].sort()
+    # Every rank starts the same shifts in the same order (one send to the
+    # next rank and one receive from the previous, as a group): the k-th of
+    # a rank moves with the k-th of its neighbours.
     ready = defaultdict(list)
-    for (name, source, destination, tag), sides in posted.items():
-        if name != "send":
-            continue
-        receives = posted.get(("recv", source, destination, tag), [])
-        for (send_rank, send_ts, send_end), (recv_rank, recv_ts, recv_end) in zip(sides, receives):
-            both = max(send_ts, recv_ts)
-            ready[send_rank].append((send_end, both))
-            ready[recv_rank].append((recv_end, both))
+    for rank, own in shifts.items():
+        neighbours = [shifts[(rank + 1) % ranks], shifts[(rank - 1) % ranks]]
+        for k, (posted, end) in enumerate(own):
+            both = max([posted] + [n[k][0] for n in neighbours if k < len(n)])
+            ready[rank].append((end, both))
     return ready
 
 

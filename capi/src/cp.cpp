@@ -1,5 +1,7 @@
-// Context parallelism (dtrain/cp.h). The ring and all-to-all calls check
-// their arguments inside the agreement the core runs first, so that a rank
+// Context parallelism (dtrain/cp.h). The attention calls run where their
+// tensors are (PlacedCall: host memory or one CUDA device); the layout
+// helpers take host memory. The ring and all-to-all calls check their
+// arguments inside the agreement the core runs first, so that a rank
 // refusing its own arguments still tells the others instead of leaving them
 // waiting.
 #include <algorithm>
@@ -13,9 +15,10 @@
 #include "arguments.hpp"
 #include "entry.hpp"
 #include "handles.hpp"
+#include "placed_call.hpp"
 #include "parallel/cp/agreement.hpp"
 #include "parallel/cp/arguments.hpp"
-#include "parallel/cp/block_attention.hpp"
+#include "device/attention.hpp"
 #include "parallel/cp/layout.hpp"
 #include "parallel/cp/ring.hpp"
 #include "parallel/cp/shard.hpp"
@@ -24,6 +27,7 @@
 
 using dtrain::DType;
 using dtrain::capi::entry;
+using dtrain::capi::PlacedCall;
 using dtrain::capi::require;
 using namespace dtrain::parallel::cp;
 
@@ -32,25 +36,31 @@ namespace {
 [[noreturn]] void invalid(const std::string& message) { dtrain::raise(DT_ERR_INVALID_ARGUMENT, message); }
 
 // `tensor` as a host array of `dtype` and `ndim` dimensions.
-HostArray array(const DLTensor* tensor, const char* name, DType dtype, std::size_t ndim) {
-  return host_array(dtrain::capi::host_tensor(tensor, name), name, dtype, ndim);
+PlacedArray host_array(const DLTensor* tensor, const char* name, DType dtype, std::size_t ndim) {
+  return placed_array(dtrain::capi::host_tensor(tensor, name), name, dtype, ndim);
+}
+
+// `tensor`, where the call's tensors are, as an array of `dtype` and `ndim`
+// dimensions.
+PlacedArray array(PlacedCall& call, const DLTensor* tensor, const char* name, DType dtype, std::size_t ndim) {
+  return placed_array(dtrain::with_layout(tensor, call.view(tensor, name)), name, dtype, ndim);
 }
 
 // q, k and v, parsed in order, and checked together.
-AttentionInputs attention_inputs(const DLTensor* q, const DLTensor* k, const DLTensor* v, int causal,
-                                 double scale) {
-  HostArray queries = array(q, "q", DType::f32, 3);
-  HostArray keys = array(k, "k", DType::f32, 3);
-  HostArray values = array(v, "v", DType::f32, 3);
+AttentionInputs attention_inputs(PlacedCall& call, const DLTensor* q, const DLTensor* k, const DLTensor* v,
+                                 int causal, double scale) {
+  PlacedArray queries = array(call, q, "q", DType::f32, 3);
+  PlacedArray keys = array(call, k, "k", DType::f32, 3);
+  PlacedArray values = array(call, v, "v", DType::f32, 3);
   return check_attention_inputs(std::move(queries), std::move(keys), std::move(values), causal, scale);
 }
 
 struct BlockOutputs {
-  HostArray o, lse;
+  PlacedArray o, lse;
 };
 
-BlockOutputs check_outputs(const AttentionShape& shape, DLTensor* o, DLTensor* lse) {
-  BlockOutputs out{array(o, "o", DType::f32, 3), array(lse, "lse", DType::f32, 2)};
+BlockOutputs check_outputs(PlacedCall& call, const AttentionShape& shape, DLTensor* o, DLTensor* lse) {
+  BlockOutputs out{array(call, o, "o", DType::f32, 3), array(call, lse, "lse", DType::f32, 2)};
   expect_shape(out.o, output_shape(shape));
   expect_shape(out.lse, lse_shape(shape));
   return out;
@@ -66,9 +76,9 @@ struct ShardedInputs {
 
 enum class Strategy { ring, all_to_all };
 
-ShardedInputs check_sharded_inputs(Strategy strategy, int cp_size, int layout, int causal, double scale,
-                                   const DLTensor* q, const DLTensor* k, const DLTensor* v) {
-  ShardedInputs sharded{layout_from(layout), attention_inputs(q, k, v, causal, scale)};
+ShardedInputs check_sharded_inputs(PlacedCall& call, Strategy strategy, int cp_size, int layout, int causal,
+                                   double scale, const DLTensor* q, const DLTensor* k, const DLTensor* v) {
+  ShardedInputs sharded{layout_from(layout), attention_inputs(call, q, k, v, causal, scale)};
   const AttentionShape& shape = sharded.in.shape;
   if (shape.kv_rows != shape.q_rows) {
     invalid("k and v have " + std::to_string(shape.kv_rows) + " rows but q has " + std::to_string(shape.q_rows) +
@@ -83,10 +93,11 @@ ShardedInputs check_sharded_inputs(Strategy strategy, int cp_size, int layout, i
 }
 
 // Runs `check` (returning the checked arguments, a struct with a `sharded`
-// member, or throwing) and then the agreement every rank takes part in,
-// whether or not its own check passed; returns the arguments agreed on.
+// member, or throwing; it places its tensors through `call`) and then the
+// agreement every rank takes part in, whether or not its own check passed;
+// returns the arguments agreed on.
 template <typename Check>
-auto checked_together(dtrain::comm::Communicator& comm, const char* context, Check&& check) {
+auto checked_together(dtrain::comm::Communicator& comm, PlacedCall& call, const char* context, Check&& check) {
   std::optional<decltype(check())> args;
   std::exception_ptr failure;
   try {
@@ -95,7 +106,8 @@ auto checked_together(dtrain::comm::Communicator& comm, const char* context, Che
     failure = std::current_exception();
   }
   const ShardedInputs agreed = args ? args->sharded : ShardedInputs{};
-  agree_on_attention(comm, context, agreed.layout, agreed.in.shape, failure);
+  agree_on_attention(comm, context, agreed.layout, agreed.in.shape, call.queue().memory() == dtrain::Memory::cuda,
+                     failure);
   return std::move(*args);
 }
 
@@ -104,20 +116,22 @@ dt_status sharded_forward(const char* context, Strategy strategy, ShardedForward
                           DLTensor* o, DLTensor* lse) {
   return entry([&] {
     auto& group = *require(comm, "comm")->impl;
+    PlacedCall call(&group);
     struct Args {
       ShardedInputs sharded;
       BlockOutputs out;
     };
-    const Args args = checked_together(group, context, [&] {
-      Args checked{check_sharded_inputs(strategy, group.size(), layout, causal, scale, q, k, v), {}};
-      checked.out = check_outputs(checked.sharded.in.shape, o, lse);
+    const Args args = checked_together(group, call, context, [&] {
+      Args checked{check_sharded_inputs(call, strategy, group.size(), layout, causal, scale, q, k, v), {}};
+      checked.out = check_outputs(call, checked.sharded.in.shape, o, lse);
       const AttentionInputs& in = checked.sharded.in;
       refuse_overlap({&checked.out.o, &checked.out.lse}, {&in.q, &in.k, &in.v});
       return checked;
     });
     const AttentionInputs& in = args.sharded.in;
-    run(group, args.sharded.layout, in.shape, in.q.data<const float>(), in.k.data<const float>(),
+    run(group, call.queue(), args.sharded.layout, in.shape, in.q.data<const float>(), in.k.data<const float>(),
         in.v.data<const float>(), args.out.o.data<float>(), args.out.lse.data<float>());
+    call.finish();
   });
 }
 
@@ -127,21 +141,22 @@ dt_status sharded_backward(const char* context, Strategy strategy, ShardedBackwa
                            DLTensor* dv) {
   return entry([&] {
     auto& group = *require(comm, "comm")->impl;
+    PlacedCall call(&group);
     struct Args {
       ShardedInputs sharded;
-      HostArray o, lse, d_o, dq, dk, dv;
+      PlacedArray o, lse, d_o, dq, dk, dv;
     };
-    const Args args = checked_together(group, context, [&] {
-      Args checked{check_sharded_inputs(strategy, group.size(), layout, causal, scale, q, k, v), {}, {}, {}, {}, {},
-                   {}};
+    const Args args = checked_together(group, call, context, [&] {
+      Args checked{check_sharded_inputs(call, strategy, group.size(), layout, causal, scale, q, k, v),
+                   {}, {}, {}, {}, {}, {}};
       const AttentionInputs& in = checked.sharded.in;
-      checked.o = array(o, "o", DType::f32, 3);
-      checked.lse = array(lse, "lse", DType::f32, 2);
-      checked.d_o = array(d_o, "d_o", DType::f32, 3);
-      checked.dq = array(dq, "dq", DType::f32, 3);
-      checked.dk = array(dk, "dk", DType::f32, 3);
-      checked.dv = array(dv, "dv", DType::f32, 3);
-      for (const HostArray* like_q : {&checked.o, &checked.d_o, &checked.dq}) expect_shape(*like_q, in.q.shape);
+      checked.o = array(call, o, "o", DType::f32, 3);
+      checked.lse = array(call, lse, "lse", DType::f32, 2);
+      checked.d_o = array(call, d_o, "d_o", DType::f32, 3);
+      checked.dq = array(call, dq, "dq", DType::f32, 3);
+      checked.dk = array(call, dk, "dk", DType::f32, 3);
+      checked.dv = array(call, dv, "dv", DType::f32, 3);
+      for (const PlacedArray* like_q : {&checked.o, &checked.d_o, &checked.dq}) expect_shape(*like_q, in.q.shape);
       expect_shape(checked.lse, lse_shape(in.shape));
       expect_shape(checked.dk, in.k.shape);
       expect_shape(checked.dv, in.k.shape);
@@ -150,10 +165,11 @@ dt_status sharded_backward(const char* context, Strategy strategy, ShardedBackwa
       return checked;
     });
     const AttentionInputs& in = args.sharded.in;
-    run(group, args.sharded.layout, in.shape,
+    run(group, call.queue(), args.sharded.layout, in.shape,
         {in.q.data<const float>(), in.k.data<const float>(), in.v.data<const float>(), args.o.data<const float>(),
          args.lse.data<const float>(), args.d_o.data<const float>()},
         args.dq.data<float>(), args.dk.data<float>(), args.dv.data<float>());
+    call.finish();
   });
 }
 
@@ -165,7 +181,7 @@ DT_API dt_status dt_cp_positions(dt_cp_layout layout, int cp_size, int cp_rank, 
   return entry([&] {
     const SequenceLayout checked = layout_from(dtrain::enum_value(layout));
     check_group(cp_size, cp_rank);
-    const HostArray out = array(positions, "positions", DType::i64, 1);
+    const PlacedArray out = host_array(positions, "positions", DType::i64, 1);
     check_local_rows(checked, cp_size, out.shape[0]);
     const auto values = global_positions(checked, cp_size, cp_rank, out.shape[0]);
     std::copy(values.begin(), values.end(), out.data<std::int64_t>());
@@ -195,36 +211,41 @@ DT_API dt_status dt_cp_attention(const DLTensor* q, const DLTensor* k, const DLT
                                  const DLTensor* q_positions, const DLTensor* k_positions, int causal, double scale,
                                  DLTensor* o, DLTensor* lse) {
   return entry([&] {
-    const AttentionInputs in = attention_inputs(q, k, v, causal, scale);
-    const BlockOutputs out = check_outputs(in.shape, o, lse);
-    std::optional<HostArray> q_at, k_at;
+    PlacedCall call;
+    const AttentionInputs in = attention_inputs(call, q, k, v, causal, scale);
+    const BlockOutputs out = check_outputs(call, in.shape, o, lse);
+    std::optional<PlacedArray> q_at, k_at;
     if (in.shape.causal) {
-      q_at = array(q_positions, "q_positions", DType::i64, 1);
-      k_at = array(k_positions, "k_positions", DType::i64, 1);
+      q_at = array(call, q_positions, "q_positions", DType::i64, 1);
+      k_at = array(call, k_positions, "k_positions", DType::i64, 1);
       expect_shape(*q_at, {in.shape.q_rows});
       expect_shape(*k_at, {in.shape.kv_rows});
     }
     refuse_overlap({&out.o, &out.lse}, {&in.q, &in.k, &in.v, q_at ? &*q_at : nullptr, k_at ? &*k_at : nullptr});
-    const BlockPositions positions{q_at ? q_at->data<const std::int64_t>() : nullptr,
-                                   k_at ? k_at->data<const std::int64_t>() : nullptr};
-    attention_forward(in.shape, in.q.data<const float>(), in.k.data<const float>(), in.v.data<const float>(),
-                      positions, out.o.data<float>(), out.lse.data<float>());
+    const dtrain::device::AttentionPositions positions{q_at ? q_at->data<const std::int64_t>() : nullptr,
+                                                       k_at ? k_at->data<const std::int64_t>() : nullptr};
+    dtrain::device::attention_forward(call.queue(), in.shape, in.q.data<const float>(), in.k.data<const float>(),
+                                      in.v.data<const float>(), positions, out.o.data<float>(), out.lse.data<float>());
+    call.finish();
   });
 }
 
 DT_API dt_status dt_cp_attention_merge(DLTensor* o, DLTensor* lse, const DLTensor* o_other,
                                        const DLTensor* lse_other) {
   return entry([&] {
-    const HostArray o_in = array(o, "o", DType::f32, 3);
-    const HostArray lse_in = array(lse, "lse", DType::f32, 2);
-    const HostArray o_other_in = array(o_other, "o_other", DType::f32, 3);
-    const HostArray lse_other_in = array(lse_other, "lse_other", DType::f32, 2);
+    PlacedCall call;
+    const PlacedArray o_in = array(call, o, "o", DType::f32, 3);
+    const PlacedArray lse_in = array(call, lse, "lse", DType::f32, 2);
+    const PlacedArray o_other_in = array(call, o_other, "o_other", DType::f32, 3);
+    const PlacedArray lse_other_in = array(call, lse_other, "lse_other", DType::f32, 2);
     expect_shape(lse_in, {o_in.shape[0], o_in.shape[1]});
     expect_shape(o_other_in, o_in.shape);
     expect_shape(lse_other_in, lse_in.shape);
     refuse_overlap({&o_in, &lse_in}, {&o_other_in, &lse_other_in});
-    merge_attention(o_in.shape[0], o_in.shape[1], o_in.shape[2], o_in.data<float>(), lse_in.data<float>(),
-                    o_other_in.data<const float>(), lse_other_in.data<const float>());
+    dtrain::device::attention_merge(call.queue(), o_in.shape[0], o_in.shape[1], o_in.shape[2], o_in.data<float>(),
+                                    lse_in.data<float>(), o_other_in.data<const float>(),
+                                    lse_other_in.data<const float>());
+    call.finish();
   });
 }
 

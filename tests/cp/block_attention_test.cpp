@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/cuda_device.hpp"
 #include "cp/reference_attention.hpp"
 #include "dtrain.h"
 
@@ -138,6 +139,11 @@ TEST(BlockAttention, MergingTwoEmptyResultsStaysEmpty) {
   EXPECT_EQ(lse[0], minus_infinity);
 }
 
+#ifndef DTRAIN_TEST_ON_GPU
+// Host memory only: the layout helpers take host memory, and the refusals
+// build tensors that share one vector's memory (on a GPU each TensorOf is a
+// copy of its own).
+
 TEST(Layout, PositionsFollowTheDescription) {
   for (dt_cp_layout layout : {DT_CP_CONTIGUOUS, DT_CP_ZIGZAG}) {
     for (int cp : {1, 2, 3, 4}) {
@@ -226,9 +232,6 @@ TEST(Refusals, AttentionRefusesBadTensorsAndChangesNothing) {
   q_f64.data = wide.data();
   q_f64.dtype = {kDLFloat, 64, 1};
   EXPECT_EQ(call(&q_f64, tqp.get(), 0, 0.0, tom.get(), tlm.get()), DT_ERR_INVALID_ARGUMENT);
-  DLTensor q_cuda = *tqm.get();
-  q_cuda.device = {kDLCUDA, 0};
-  EXPECT_EQ(call(&q_cuda, tqp.get(), 0, 0.0, tom.get(), tlm.get()), DT_ERR_UNSUPPORTED);
   EXPECT_EQ(o, Floats(o.size(), 5.0F));
   EXPECT_EQ(lse, Floats(lse.size(), 5.0F));
 
@@ -236,5 +239,23 @@ TEST(Refusals, AttentionRefusesBadTensorsAndChangesNothing) {
   EXPECT_EQ(dt_cp_attention_merge(tom.get(), wrong_lse.get(), tom.get(), tlm.get()), DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(dt_cp_attention_merge(tom.get(), tlm.get(), nullptr, tlm.get()), DT_ERR_INVALID_ARGUMENT);
 }
+
+// With a device, host memory labelled kDLCUDA would be handed to it.
+TEST(Refusals, CudaTensorsWithoutADeviceAreUnsupported) {
+  if (dtrain::testing::cuda_device_present()) {
+    GTEST_SKIP() << "this machine has a CUDA device (" << dt_build_info() << ")";
+  }
+  Block block({2, 2, 1, 1, 4, false, 0.5}, 3);
+  Floats o(block.q.size(), 5.0F), lse(2, 5.0F);
+  TensorOf<float> tq(block.q, {2, 1, 4}), tk(block.k, {2, 1, 4}), tv(block.v, {2, 1, 4}), to(o, {2, 1, 4}),
+      tl(lse, {2, 1});
+  DLTensor q_cuda = *tq.get();
+  q_cuda.device = {kDLCUDA, 0};
+  EXPECT_EQ(dt_cp_attention(&q_cuda, tk.get(), tv.get(), nullptr, nullptr, 0, 0.0, to.get(), tl.get()),
+            DT_ERR_UNSUPPORTED);
+  EXPECT_EQ(o, Floats(o.size(), 5.0F));
+}
+
+#endif  // DTRAIN_TEST_ON_GPU
 
 }  // namespace

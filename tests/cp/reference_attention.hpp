@@ -1,7 +1,8 @@
 // Test helper: attention over a whole sequence in double, forward and
 // backward, written from the formulas in dtrain/cp.h and sharing no code with
 // the library, so that blockwise and ring attention are checked against an
-// independent reference. Also the tensors the tests feed both with.
+// independent reference. Also the tensors the tests feed both with: host
+// memory, or (built with DTRAIN_TEST_ON_GPU) a CUDA device.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,6 +18,11 @@
 #include <vector>
 
 #include "dtrain.h"
+#ifdef DTRAIN_TEST_ON_GPU
+#include <cstdlib>
+
+#include <cuda_runtime_api.h>
+#endif
 
 namespace dtrain::testing {
 
@@ -125,21 +131,68 @@ inline std::vector<float> random_values(std::size_t n, unsigned seed) {
   return values;
 }
 
-// A DLTensor over a vector the caller keeps alive (with its shape).
+#ifdef DTRAIN_TEST_ON_GPU
+// The CUDA device of this rank's tensors: its local rank's, modulo the
+// devices there are.
+inline int test_device() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return 0;
+  const char* local = std::getenv("DTRAIN_LOCAL_RANK");
+  return (local != nullptr ? std::atoi(local) : 0) % devices;
+}
+
+inline void cuda_ok(cudaError_t error, const char* what) {
+  if (error != cudaSuccess) ADD_FAILURE() << what << ": " << cudaGetErrorString(error);
+}
+
+// Skips every test of a GPU build, saying why, where there is no device.
+class RequireDevice : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+      GTEST_SKIP() << "needs a CUDA device; this machine has none";
+    }
+  }
+};
+inline ::testing::Environment* const kRequireDevice = ::testing::AddGlobalTestEnvironment(new RequireDevice);
+#endif
+
+// A DLTensor over a vector the caller keeps alive (with its shape). Built
+// with DTRAIN_TEST_ON_GPU, the tensor is a copy of the vector on
+// test_device(), copied back into the vector when the TensorOf goes.
 template <typename T>
 struct TensorOf {
   std::vector<std::int64_t> shape;
   DLTensor tensor{};
 
-  TensorOf(std::vector<T>& data, std::vector<std::int64_t> dims) : shape(std::move(dims)) {
+  TensorOf(std::vector<T>& data, std::vector<std::int64_t> dims) : shape(std::move(dims)), host_(data) {
     tensor.data = data.data();
     tensor.device = {kDLCPU, 0};
     tensor.ndim = static_cast<int>(shape.size());
     tensor.dtype = std::is_same_v<T, float> ? DLDataType{kDLFloat, 32, 1} : DLDataType{kDLInt, 64, 1};
     tensor.shape = shape.data();
+#ifdef DTRAIN_TEST_ON_GPU
+    const int device = test_device();
+    cuda_ok(cudaSetDevice(device), "cudaSetDevice");
+    cuda_ok(cudaMalloc(&tensor.data, bytes()), "cudaMalloc");
+    cuda_ok(cudaMemcpy(tensor.data, data.data(), bytes(), cudaMemcpyHostToDevice), "cudaMemcpy to the device");
+    tensor.device = {kDLCUDA, device};
+#endif
   }
+#ifdef DTRAIN_TEST_ON_GPU
+  ~TensorOf() {
+    cuda_ok(cudaMemcpy(host_.data(), tensor.data, bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
+    cuda_ok(cudaFree(tensor.data), "cudaFree");
+  }
+#endif
   TensorOf(const TensorOf&) = delete;
   DLTensor* get() { return &tensor; }
+
+ private:
+  std::size_t bytes() const { return host_.size() * sizeof(T); }
+
+  std::vector<T>& host_;
 };
 
 // The largest difference from the reference stays within `relative` times

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda_device.hpp"
 #include "common/world_fixture.hpp"
 #include "cp/reference_attention.hpp"
 #include "dtrain.h"
@@ -154,9 +155,19 @@ TEST_F(ShardedAttention, ZigzagRefusesAnOddShardOnEveryRank) {
   EXPECT_EQ(shard.forward(comm_, DT_CP_CONTIGUOUS, 1, 0.0), DT_OK) << dt_error_last();
 }
 
-TEST_F(ShardedAttention, NullCommAndCudaTensorsAreRefused) {
+TEST_F(ShardedAttention, NullCommIsRefused) {
   Shard shard(2, 2, 2);
   EXPECT_EQ(shard.forward(nullptr, DT_CP_CONTIGUOUS, 0, 0.0), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(shard.backward(nullptr, DT_CP_CONTIGUOUS, 0, 0.0), DT_ERR_INVALID_ARGUMENT);
+}
+
+#ifndef DTRAIN_TEST_ON_GPU
+// With a device, host memory labelled kDLCUDA would be handed to it.
+TEST_F(ShardedAttention, CudaTensorsWithoutADeviceAreUnsupported) {
+  if (dtrain::testing::cuda_device_present()) {
+    GTEST_SKIP() << "this machine has a CUDA device (" << dt_build_info() << ")";
+  }
+  Shard shard(2, 2, 2);
   TensorOf<float> tq(shard.q, {2, 2, kHeadDim}), to(shard.o, {2, 2, kHeadDim}), tl(shard.lse, {2, 2});
   DLTensor q_cuda = *tq.get();
   q_cuda.device = {kDLCUDA, 0};
@@ -165,6 +176,7 @@ TEST_F(ShardedAttention, NullCommAndCudaTensorsAreRefused) {
                                          tl.get()),
             DT_ERR_UNSUPPORTED);
 }
+#endif
 
 TEST_F(ShardedAttention, RanksThatDisagreeAreAllRefusedAndTheRingStillWorks) {
   if (size_ < 2) GTEST_SKIP() << "disagreement needs two ranks";

@@ -146,9 +146,9 @@ def test_ring_attention_trace_shows_every_block_and_wait(tmp_path):
             if pass_name == "forward":
                 assert accumulators == [], waits
             else:
-                # Step 1 starts an accumulator; steps 2.. receive one and wait
-                # for the one sent before; the last brings the rank's own home.
-                per_call = [s for step in range(2, ranks) for s in (step, step)] + [ranks]
+                # Step 1 starts an accumulator; at each later step one arrives
+                # while the one before leaves; the last brings the rank's own home.
+                per_call = list(range(2, ranks)) + [ranks]
                 assert accumulators == per_call * calls, waits
 
 

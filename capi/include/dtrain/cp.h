@@ -4,9 +4,23 @@
  * attention), and the pieces it is made of (blockwise attention, merging
  * partial results, sequence layouts).
  *
- * Tensors. Every tensor is a DLTensor in host memory (kDLCPU or kDLCUDAHost),
- * contiguous row-major; CUDA memory (kDLCUDA) is refused with
- * DT_ERR_UNSUPPORTED. The attention calls take float32 only:
+ * Tensors. Every tensor is a contiguous row-major DLTensor. The attention
+ * calls (dt_cp_attention, dt_cp_attention_merge and the ring and all-to-all
+ * calls) take host memory (kDLCPU, kDLCUDAHost) or one CUDA device
+ * (kDLCUDA), every tensor of a call where its first one is (else
+ * DT_ERR_INVALID_ARGUMENT naming both places). CUDA tensors need a build
+ * with CUDA and the device present (else DT_ERR_UNSUPPORTED); the ring and
+ * all-to-all calls need a communicator that reaches them (NCCL, or the
+ * staged path for ranks that share a device; see comm.h) and every rank's
+ * tensors in the same kind of memory (else DT_ERR_MISMATCH on every rank).
+ * On a device a call's work runs on a stream of the library's own that
+ * first waits for the work queued before the call on the legacy default
+ * stream (work on other streams that writes the inputs must be complete
+ * before the call), and the call returns once its results are in place; the
+ * ring's messages travel on a second stream of its own, so that they move
+ * while the attention runs. The layout helpers (dt_cp_positions,
+ * dt_cp_shard, dt_cp_unshard) take host memory only (kDLCUDA:
+ * DT_ERR_UNSUPPORTED). The attention calls take float32 only:
  *
  *   q, o, dq       [s_q,  h_q,  d]   queries, outputs and their gradients
  *   k, v, dk, dv   [s_kv, h_kv, d]   keys, values and their gradients
@@ -29,6 +43,10 @@
  *
  * A query that sees no key gets o = 0 and lse = -infinity. `scale` 0 means
  * 1 / sqrt(d); otherwise it must be positive and finite. `causal` is 0 or 1.
+ * Products are float32 (BLAS on the host, cuBLAS on a device); softmax
+ * statistics and merges are summed in double. On the host a causal block's
+ * hidden parts are skipped; on a device the block is computed whole and
+ * masked.
  *
  * Sequence layouts. A sequence of S tokens is split between cp ranks, each
  * holding S / cp rows, in one of two ways:
@@ -110,7 +128,9 @@ DT_API dt_status dt_cp_unshard(dt_cp_layout layout, int cp_size, int cp_rank, co
  * DT_ERR_INVALID_ARGUMENT: a NULL tensor; a dtype other than float32 (int64
  * for positions); shapes other than those above (h_q not a multiple of h_kv,
  * head dimensions or lengths that differ, a zero dimension); causal not 0 or
- * 1; a bad scale; overlapping outputs. DT_ERR_UNSUPPORTED: CUDA memory.
+ * 1; a bad scale; overlapping outputs; tensors in two places (the
+ * positions are where q is). DT_ERR_UNSUPPORTED: CUDA memory without a
+ * usable device.
  */
 DT_API dt_status dt_cp_attention(const DLTensor *q, const DLTensor *k, const DLTensor *v,
                                  const DLTensor *q_positions, const DLTensor *k_positions, int causal,
@@ -153,10 +173,13 @@ DT_API dt_status dt_cp_ring_attention_forward(dt_comm *comm, dt_cp_layout layout
  * ([s_local, h_q, d]) and what the forward call took and returned (q, k, v,
  * o, lse, unchanged), the gradients of this rank's queries, keys and values
  * (`dq` like q, `dk` and `dv` like k), overwritten. Attention probabilities
- * are recomputed block by block from lse; dq accumulates on this rank, while
- * each block's dk/dv accumulators travel around the ring with their keys and
- * values, gathering every rank's contribution, and come home at the end.
- * Collective and blocking; the errors of dt_cp_ring_attention_forward().
+ * are recomputed block by block from lse; dq accumulates on this rank. The
+ * dk/dv accumulator of each other rank's block travels around the ring with
+ * its keys and values, gathering the contribution of each rank it visits,
+ * and reaches its owner last; a rank's own contribution to its own block
+ * stays home, half of it computed before the first block arrives and half
+ * while the accumulator comes home. Collective and blocking; the errors of
+ * dt_cp_ring_attention_forward().
  */
 DT_API dt_status dt_cp_ring_attention_backward(dt_comm *comm, dt_cp_layout layout, int causal, double scale,
                                                const DLTensor *q, const DLTensor *k, const DLTensor *v,

@@ -20,7 +20,7 @@ std::int64_t bits_of(double value) {
 }  // namespace
 
 void agree_on_attention(comm::Communicator& comm, const std::string& context, SequenceLayout layout,
-                        const AttentionShape& shape, const std::exception_ptr& local_failure) {
+                        const AttentionShape& shape, bool on_device, const std::exception_ptr& local_failure) {
   const std::vector<common::Setting> settings = {
       {"layout", static_cast<std::int64_t>(layout)},
       {"causal", shape.causal ? 1 : 0},
@@ -30,6 +30,7 @@ void agree_on_attention(comm::Communicator& comm, const std::string& context, Se
       {"the local sequence length of k and v", shape.kv_rows},
       {"the number of key/value heads", shape.kv_heads},
       {"the head dimension", shape.head_dim},
+      {"CUDA memory (1) or host memory (0)", on_device ? 1 : 0},
   };
   common::agree_on_layout(comm, {context, "tensor"}, {}, settings, local_failure);
 }

@@ -20,7 +20,7 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 
 }  // namespace
 
-HostArray host_array(const CheckedTensor& tensor, const char* name, DType dtype, std::size_t ndim) {
+PlacedArray placed_array(const CheckedTensor& tensor, const char* name, DType dtype, std::size_t ndim) {
   if (tensor.view.dtype != dtype) {
     invalid(std::string(name) + " is " + dtype_name(tensor.view.dtype) + "; it must be " + dtype_name(dtype));
   }
@@ -28,19 +28,19 @@ HostArray host_array(const CheckedTensor& tensor, const char* name, DType dtype,
     invalid(std::string(name) + " has " + std::to_string(tensor.layout.shape.size()) + " dimensions; it must have " +
             std::to_string(ndim));
   }
-  return HostArray{name, tensor.view, tensor.layout.shape};
+  return PlacedArray{name, tensor.view, tensor.layout.shape};
 }
 
-void expect_shape(const HostArray& array, const std::vector<std::int64_t>& shape) {
+void expect_shape(const PlacedArray& array, const std::vector<std::int64_t>& shape) {
   if (array.shape != shape) {
     invalid(std::string(array.name) + " has shape " + shape_text(array.shape) + "; it must be " + shape_text(shape));
   }
 }
 
-AttentionInputs check_attention_inputs(HostArray q, HostArray k, HostArray v, int causal, double scale) {
+AttentionInputs check_attention_inputs(PlacedArray q, PlacedArray k, PlacedArray v, int causal, double scale) {
   AttentionInputs in{std::move(q), std::move(k), std::move(v), {}};
   expect_shape(in.v, in.k.shape);
-  for (const HostArray* array : {&in.q, &in.k}) {
+  for (const PlacedArray* array : {&in.q, &in.k}) {
     for (std::int64_t extent : array->shape) {
       if (extent == 0) {
         invalid(std::string(array->name) + " has shape " + shape_text(array->shape) + " with a zero dimension");
@@ -85,10 +85,10 @@ std::vector<std::int64_t> output_shape(const AttentionShape& shape) {
 
 std::vector<std::int64_t> lse_shape(const AttentionShape& shape) { return {shape.q_rows, shape.q_heads}; }
 
-void refuse_overlap(const std::vector<const HostArray*>& outputs, const std::vector<const HostArray*>& inputs) {
-  for (const HostArray* output : outputs) {
-    for (const std::vector<const HostArray*>* others : {&outputs, &inputs}) {
-      for (const HostArray* other : *others) {
+void refuse_overlap(const std::vector<const PlacedArray*>& outputs, const std::vector<const PlacedArray*>& inputs) {
+  for (const PlacedArray* output : outputs) {
+    for (const std::vector<const PlacedArray*>* others : {&outputs, &inputs}) {
+      for (const PlacedArray* other : *others) {
         if (other != nullptr && other != output && views_overlap(output->view, other->view)) {
           invalid(std::string(output->name) + " overlaps " + other->name);
         }

@@ -54,4 +54,16 @@ std::vector<std::int64_t> global_positions(SequenceLayout layout, int cp_size, i
   return positions;
 }
 
+SequencePositions::SequencePositions(device::Queue& queue, SequenceLayout layout, int cp_size,
+                                     std::int64_t local_rows)
+    : buffer_(queue, static_cast<std::size_t>(cp_size * local_rows) * sizeof(std::int64_t)), local_rows_(local_rows) {
+  std::vector<std::int64_t> every_rank;
+  for (int rank = 0; rank < cp_size; ++rank) {
+    const std::vector<std::int64_t> of_rank = global_positions(layout, cp_size, rank, local_rows);
+    every_rank.insert(every_rank.end(), of_rank.begin(), of_rank.end());
+  }
+  // A copy from pageable memory has read it when it returns.
+  queue.copy(buffer_.data(), every_rank.data(), buffer_.bytes());
+}
+
 }  // namespace dtrain::parallel::cp

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "device/buffer.hpp"
+
 namespace dtrain::parallel::cp {
 
 // Values are those of dt_cp_layout.
@@ -30,5 +32,20 @@ std::int64_t global_position(SequenceLayout layout, int cp_size, int cp_rank, st
 // global_position() of every local row, in order.
 std::vector<std::int64_t> global_positions(SequenceLayout layout, int cp_size, int cp_rank,
                                            std::int64_t local_rows);
+
+// The positions of every rank's `local_rows` rows, rank 0's first, in
+// `queue`'s memory (int64, cp_size * local_rows): what the attention of a
+// rank's block, or of the sequence gathered in rank order, is masked by.
+class SequencePositions {
+ public:
+  SequencePositions(device::Queue& queue, SequenceLayout layout, int cp_size, std::int64_t local_rows);
+
+  const std::int64_t* all() const { return static_cast<const std::int64_t*>(buffer_.data()); }
+  const std::int64_t* of_rank(int rank) const { return all() + rank * local_rows_; }
+
+ private:
+  device::Buffer buffer_;
+  std::int64_t local_rows_;
+};
 
 }  // namespace dtrain::parallel::cp

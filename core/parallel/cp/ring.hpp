@@ -5,15 +5,15 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "parallel/cp/block_attention.hpp"
 #include "parallel/cp/layout.hpp"
 #include "parallel/cp/sharded_attention.hpp"
 
 namespace dtrain::parallel::cp {
 
 // A ShardedForward.
-void ring_attention_forward(comm::Communicator& comm, SequenceLayout layout, const AttentionShape& shape,
-                            const float* q, const float* k, const float* v, float* o, float* lse);
+void ring_attention_forward(comm::Communicator& comm, device::Queue& queue, SequenceLayout layout,
+                            const AttentionShape& shape, const float* q, const float* k, const float* v, float* o,
+                            float* lse);
 
 // A ShardedBackward. dq sums locally; each other rank's key/value block
 // travels with a gradient accumulator that every rank it visits adds its
@@ -21,7 +21,8 @@ void ring_attention_forward(comm::Communicator& comm, SequenceLayout layout, con
 // owner's own contribution never travels: half of its queries' share is
 // computed before the first block arrives and half while the accumulator
 // comes home, so that neither transfer waits on an idle rank.
-void ring_attention_backward(comm::Communicator& comm, SequenceLayout layout, const AttentionShape& shape,
-                             const GradientInputs& in, float* dq, float* dk, float* dv);
+void ring_attention_backward(comm::Communicator& comm, device::Queue& queue, SequenceLayout layout,
+                             const AttentionShape& shape, const GradientInputs& in, float* dq, float* dk,
+                             float* dv);
 
 }  // namespace dtrain::parallel::cp

@@ -1,24 +1,32 @@
 #include "parallel/cp/transfer.hpp"
 
 #include <utility>
-
+#include <vector>
 
 namespace dtrain::parallel::cp {
 
-Transfer::Transfer(comm::Communicator& comm, Direction direction, float* data, std::int64_t count, int peer, int tag)
-    : comm_(comm) {
-  const TensorView buffer = host_view(data, count, DType::f32);
-  request_ = direction == Direction::send ? comm.send(buffer, peer, tag) : comm.recv(buffer, peer, tag);
+Shift::Shift(comm::Communicator& comm, device::Queue& compute, device::Queue& transfers, const float* send,
+             float* receive, std::int64_t count, int tag)
+    : comm_(comm), compute_(compute), transfers_(transfers) {
+  compute.signal(transfers.stream());
+  const int size = comm.size();
+  const int rank = comm.rank();
+  const std::vector<comm::P2pOp> ops = {
+      {true, transfers.view(const_cast<float*>(send), count, DType::f32), (rank + 1) % size, tag},
+      {false, transfers.view(receive, count, DType::f32), (rank + size - 1) % size, tag},
+  };
+  request_ = comm.p2p_group(ops);
 }
 
-Transfer::~Transfer() {
+Shift::~Shift() {
   if (request_) comm_.abort();
 }
 
-void Transfer::wait() {
+void Shift::wait() {
   const comm::RequestPtr request = std::move(request_);
   request_ = nullptr;
   comm_.wait(request, -1);
+  compute_.wait_for(transfers_.stream());
 }
 
 }  // namespace dtrain::parallel::cp

@@ -1,34 +1,46 @@
-// One float buffer on its way to or from a neighbour in the ring, started at
-// once and waited for later, so that the attention of the current block runs
-// while the next one moves.
+// One shift around the ring: a float buffer sent to the next rank while
+// another fills from the previous one, started at once and waited for
+// later, so that the attention of the current block runs meanwhile.
+//
+// Both messages go as one point-to-point group, and every rank starts the
+// same shifts in the same order: so the ring needs no tags to tell them
+// apart, and holds over NCCL, where a lone send holds its stream until the
+// receive is posted and messages match in order. On a CUDA device the
+// messages travel on a stream of their own (`transfers`), after the work
+// queued on the compute queue before the shift, and compute queued after
+// wait() sees what arrived; on the host both queues are the same.
 #pragma once
 
 #include <cstdint>
 
 #include "comm/communicator.hpp"
+#include "device/queue.hpp"
 
 namespace dtrain::parallel::cp {
 
-class Transfer {
+class Shift {
  public:
-  enum class Direction { send, receive };
+  // Starts sending `count` floats at `send` to the next rank and receiving
+  // as many into `receive` from the previous one (tag `tag`). Both buffers,
+  // in the queues' memory, must outlive the shift.
+  Shift(comm::Communicator& comm, device::Queue& compute, device::Queue& transfers, const float* send,
+        float* receive, std::int64_t count, int tag);
+  // A shift left before it was waited for (an exception unwinding the
+  // ring) aborts the communicator, so that the transport stops touching
+  // buffers about to be freed.
+  ~Shift();
 
-  // Starts sending `count` floats at `data` to `peer`, or receiving them
-  // from it, with `tag`. The buffer must outlive the transfer.
-  Transfer(comm::Communicator& comm, Direction direction, float* data, std::int64_t count, int peer, int tag);
-  // A transfer left before it was waited for (an exception unwinding the
-  // ring) aborts the communicator, so that the transport stops touching a
-  // buffer about to be freed.
-  ~Transfer();
+  Shift(const Shift&) = delete;
+  Shift& operator=(const Shift&) = delete;
 
-  Transfer(const Transfer&) = delete;
-  Transfer& operator=(const Transfer&) = delete;
-
-  // Waits within the communicator's deadline; throws its error.
+  // Waits within the communicator's deadline (throws its error); work
+  // queued on `compute` from now on runs after the messages.
   void wait();
 
  private:
   comm::Communicator& comm_;
+  device::Queue& compute_;
+  device::Queue& transfers_;
   comm::RequestPtr request_;
 };
 

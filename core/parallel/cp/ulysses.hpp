@@ -7,19 +7,20 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "parallel/cp/block_attention.hpp"
 #include "parallel/cp/layout.hpp"
 #include "parallel/cp/sharded_attention.hpp"
 
 namespace dtrain::parallel::cp {
 
 // A ShardedForward.
-void ulysses_attention_forward(comm::Communicator& comm, SequenceLayout layout, const AttentionShape& shape,
-                               const float* q, const float* k, const float* v, float* o, float* lse);
+void ulysses_attention_forward(comm::Communicator& comm, device::Queue& queue, SequenceLayout layout,
+                               const AttentionShape& shape, const float* q, const float* k, const float* v, float* o,
+                               float* lse);
 
 // A ShardedBackward: the gradients of each rank's heads over the whole
 // sequence, returned to the rows' owners by the reverse all-to-all.
-void ulysses_attention_backward(comm::Communicator& comm, SequenceLayout layout, const AttentionShape& shape,
-                                const GradientInputs& in, float* dq, float* dk, float* dv);
+void ulysses_attention_backward(comm::Communicator& comm, device::Queue& queue, SequenceLayout layout,
+                                const AttentionShape& shape, const GradientInputs& in, float* dq, float* dk,
+                                float* dv);
 
 }  // namespace dtrain::parallel::cp

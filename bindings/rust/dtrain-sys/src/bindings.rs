@@ -4117,7 +4117,9 @@ extern "C" {
     #[doc = " DT_ERR_INVALID_ARGUMENT: a NULL tensor; a dtype other than float32 (int64"]
     #[doc = " for positions); shapes other than those above (h_q not a multiple of h_kv,"]
     #[doc = " head dimensions or lengths that differ, a zero dimension); causal not 0 or"]
-    #[doc = " 1; a bad scale; overlapping outputs. DT_ERR_UNSUPPORTED: CUDA memory."]
+    #[doc = " 1; a bad scale; overlapping outputs; tensors in two places (the"]
+    #[doc = " positions are where q is). DT_ERR_UNSUPPORTED: CUDA memory without a"]
+    #[doc = " usable device."]
     pub fn dt_cp_attention(
         q: *const DLTensor,
         k: *const DLTensor,
@@ -4177,10 +4179,13 @@ extern "C" {
     #[doc = " ([s_local, h_q, d]) and what the forward call took and returned (q, k, v,"]
     #[doc = " o, lse, unchanged), the gradients of this rank's queries, keys and values"]
     #[doc = " (`dq` like q, `dk` and `dv` like k), overwritten. Attention probabilities"]
-    #[doc = " are recomputed block by block from lse; dq accumulates on this rank, while"]
-    #[doc = " each block's dk/dv accumulators travel around the ring with their keys and"]
-    #[doc = " values, gathering every rank's contribution, and come home at the end."]
-    #[doc = " Collective and blocking; the errors of dt_cp_ring_attention_forward()."]
+    #[doc = " are recomputed block by block from lse; dq accumulates on this rank. The"]
+    #[doc = " dk/dv accumulator of each other rank's block travels around the ring with"]
+    #[doc = " its keys and values, gathering the contribution of each rank it visits,"]
+    #[doc = " and reaches its owner last; a rank's own contribution to its own block"]
+    #[doc = " stays home, half of it computed before the first block arrives and half"]
+    #[doc = " while the accumulator comes home. Collective and blocking; the errors of"]
+    #[doc = " dt_cp_ring_attention_forward()."]
     pub fn dt_cp_ring_attention_backward(
         comm: *mut dt_comm,
         layout: dt_cp_layout,

@@ -1,4 +1,4 @@
-#include "parallel/cp/block_attention.hpp"
+#include "device/cpu/attention.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,58 +7,19 @@
 
 #include "base/tensor.hpp"
 #include "device/cpu/exp.hpp"
-#include "device/gemm.hpp"
+#include "device/attention_heads.hpp"
 
-namespace dtrain::parallel::cp {
+namespace dtrain::device::cpu {
 
 namespace {
 
 constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
 
-// A row-major float matrix in host memory: its first element and row stride.
-struct Matrix {
-  const float* first;
-  std::int64_t ld;
-};
-
-// C = alpha * op(A) op(B) + beta * C on the device layer (OpenBLAS), with
-// op(A) m x k, op(B) k x n, C m x n (device/gemm.hpp).
+// Products on host memory.
 void product(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
              Matrix a, Matrix b, double beta, Matrix c) {
-  auto view = [](Matrix x, std::int64_t rows, std::int64_t cols) {
-    TensorView v;
-    v.data = const_cast<float*>(x.first);
-    v.count = rows == 0 || cols == 0 ? 0 : (rows - 1) * x.ld + cols;
-    v.dtype = DType::f32;
-    return v;
-  };
-  device::GemmShape shape;
-  shape.transpose_a = transpose_a;
-  shape.transpose_b = transpose_b;
-  shape.m = m;
-  shape.n = n;
-  shape.k = k;
-  shape.lda = a.ld;
-  shape.ldb = b.ld;
-  shape.ldc = c.ld;
-  shape.alpha = alpha;
-  shape.beta = beta;
-  device::gemm(shape, view(a, transpose_a ? k : m, transpose_a ? m : k),
-               view(b, transpose_b ? n : k, transpose_b ? k : n), view(c, m, n));
+  device::product(TensorView{}, transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
 }
-
-// Where head h's rows are in the [rows, heads, head_dim] arrays.
-struct Heads {
-  const AttentionShape& shape;
-
-  std::int64_t q_ld() const { return shape.q_heads * shape.head_dim; }
-  std::int64_t kv_ld() const { return shape.kv_heads * shape.head_dim; }
-  Matrix q(const float* base, std::int64_t h) const { return {base + h * shape.head_dim, q_ld()}; }
-  // The key/value head that query head h attends with.
-  Matrix kv(const float* base, std::int64_t h) const {
-    return {base + h / (shape.q_heads / shape.kv_heads) * shape.head_dim, kv_ld()};
-  }
-};
 
 // Rows [begin, end) whose positions increase: a layout's chunk (zigzag gives
 // two per rank). Between runs, the causal mask is all or nothing often
@@ -79,13 +40,13 @@ std::vector<Run> runs_of(const std::int64_t* positions, std::int64_t rows, bool 
 }
 
 // Whether some key of `keys` is visible to some query of `queries`.
-bool sees(const AttentionShape& shape, BlockPositions positions, Run queries, Run keys) {
+bool sees(const AttentionShape& shape, AttentionPositions positions, Run queries, Run keys) {
   return !shape.causal || positions.k[keys.begin] <= positions.q[queries.end - 1];
 }
 
 // The end of the keys of `keys` that query i sees: positions increase
 // along a run, so the visible keys are a prefix of it.
-std::int64_t visible_end(const AttentionShape& shape, BlockPositions positions, std::int64_t i, Run keys) {
+std::int64_t visible_end(const AttentionShape& shape, AttentionPositions positions, std::int64_t i, Run keys) {
   if (!shape.causal) return keys.end;
   return std::upper_bound(positions.k + keys.begin, positions.k + keys.end, positions.q[i]) - positions.k;
 }
@@ -101,7 +62,7 @@ struct RunPair {
 // compute as many hidden as visible ones (a causal square).
 constexpr std::int64_t kCausalTile = 128;
 
-std::vector<RunPair> visible_pairs(const AttentionShape& shape, BlockPositions positions) {
+std::vector<RunPair> visible_pairs(const AttentionShape& shape, AttentionPositions positions) {
   std::vector<RunPair> pairs;
   const std::vector<Run> key_runs = runs_of(positions.k, shape.kv_rows, shape.causal);
   for (Run queries : runs_of(positions.q, shape.q_rows, shape.causal)) {
@@ -121,8 +82,6 @@ std::vector<RunPair> visible_pairs(const AttentionShape& shape, BlockPositions p
   return pairs;
 }
 
-Matrix from_row(Matrix m, std::int64_t row) { return {m.first + row * m.ld, m.ld}; }
-
 // The [queries, keys] part of a q_rows x kv_rows block matrix.
 Matrix part(const AttentionShape& shape, float* block, RunPair pair) {
   return {block + pair.queries.begin * shape.kv_rows + pair.keys.begin, shape.kv_rows};
@@ -139,11 +98,11 @@ void scores_of(const AttentionShape& shape, const float* q, const float* k, std:
 
 // Scores of row i, columns `keys`, become probabilities exp(score - lse), 0
 // where hidden or where the query sees no key at all (lse = -inf).
-void to_probabilities(const AttentionShape& shape, BlockPositions positions, float* row, std::int64_t i, Run keys,
+void to_probabilities(const AttentionShape& shape, AttentionPositions positions, float* row, std::int64_t i, Run keys,
                       double lse) {
   const std::int64_t end = lse == kMinusInfinity ? keys.begin : visible_end(shape, positions, i, keys);
   const auto shift = static_cast<float>(lse);
-  for (std::int64_t j = keys.begin; j < end; ++j) row[j] = device::cpu::exp_of_nonpositive(row[j] - shift);
+  for (std::int64_t j = keys.begin; j < end; ++j) row[j] = exp_of_nonpositive(row[j] - shift);
   std::fill(row + end, row + keys.end, 0.0F);
 }
 
@@ -153,7 +112,7 @@ void to_probabilities(const AttentionShape& shape, BlockPositions positions, flo
 // The exponentials are taken in float (device/cpu/exp.hpp): their arguments
 // are at most 0, and a float's rounding of them is far below the results'
 // tolerance.
-void softmax_rows(const AttentionShape& shape, BlockPositions positions, const std::vector<RunPair>& pairs,
+void softmax_rows(const AttentionShape& shape, AttentionPositions positions, const std::vector<RunPair>& pairs,
                   float* scores, float* lse, std::int64_t lse_stride) {
   constexpr float kFloatMinusInfinity = -std::numeric_limits<float>::infinity();
   std::vector<float> top(static_cast<std::size_t>(shape.q_rows), kFloatMinusInfinity);
@@ -173,7 +132,7 @@ void softmax_rows(const AttentionShape& shape, BlockPositions positions, const s
   });
   each_row([&](std::int64_t i, float* row, Run keys, std::int64_t end) {
     const float row_top = top[i];
-    for (std::int64_t j = keys.begin; j < end; ++j) row[j] = device::cpu::exp_of_nonpositive(row[j] - row_top);
+    for (std::int64_t j = keys.begin; j < end; ++j) row[j] = exp_of_nonpositive(row[j] - row_top);
     double row_sum = 0.0;
     for (std::int64_t j = keys.begin; j < end; ++j) row_sum += row[j];
     sum[i] += row_sum;
@@ -192,7 +151,7 @@ void softmax_rows(const AttentionShape& shape, BlockPositions positions, const s
 }  // namespace
 
 void attention_forward(const AttentionShape& shape, const float* q, const float* k, const float* v,
-                       BlockPositions positions, float* o, float* lse) {
+                       AttentionPositions positions, float* o, float* lse) {
   const Heads heads{shape};
   const std::vector<RunPair> pairs = visible_pairs(shape, positions);
   // Entries of hidden pairs are never written nor read.
@@ -211,7 +170,7 @@ void attention_forward(const AttentionShape& shape, const float* q, const float*
   }
 }
 
-void merge_attention(std::int64_t rows, std::int64_t heads, std::int64_t head_dim, float* o, float* lse,
+void attention_merge(std::int64_t rows, std::int64_t heads, std::int64_t head_dim, float* o, float* lse,
                      const float* o_other, const float* lse_other) {
   for (std::int64_t r = 0; r < rows * heads; ++r) {
     const double a = lse[r];
@@ -233,7 +192,7 @@ void merge_attention(std::int64_t rows, std::int64_t heads, std::int64_t head_di
   }
 }
 
-void output_gradient_dot(std::int64_t rows, std::int64_t heads, std::int64_t head_dim, const float* d_o,
+void attention_output_dot(std::int64_t rows, std::int64_t heads, std::int64_t head_dim, const float* d_o,
                          const float* o, float* delta) {
   for (std::int64_t r = 0; r < rows * heads; ++r) {
     double sum = 0.0;
@@ -242,7 +201,7 @@ void output_gradient_dot(std::int64_t rows, std::int64_t heads, std::int64_t hea
   }
 }
 
-void attention_backward(const AttentionShape& shape, const BackwardInputs& in, BlockPositions positions, float* dq,
+void attention_backward(const AttentionShape& shape, const AttentionGradientInputs& in, AttentionPositions positions, float* dq,
                         float* dk, float* dv) {
   const Heads heads{shape};
   const auto block = static_cast<std::size_t>(shape.q_rows * shape.kv_rows);
@@ -279,4 +238,4 @@ void attention_backward(const AttentionShape& shape, const BackwardInputs& in, B
   }
 }
 
-}  // namespace dtrain::parallel::cp
+}  // namespace dtrain::device::cpu
