@@ -18,6 +18,7 @@
 #include "placed_call.hpp"
 #include "parallel/cp/agreement.hpp"
 #include "parallel/cp/arguments.hpp"
+#include "parallel/cp/float32_copy.hpp"
 #include "device/attention.hpp"
 #include "parallel/cp/layout.hpp"
 #include "parallel/cp/ring.hpp"
@@ -28,6 +29,7 @@
 using dtrain::DType;
 using dtrain::capi::entry;
 using dtrain::capi::PlacedCall;
+using Role = dtrain::parallel::cp::Float32Copy::Role;
 using dtrain::capi::require;
 using namespace dtrain::parallel::cp;
 
@@ -46,12 +48,26 @@ PlacedArray array(PlacedCall& call, const DLTensor* tensor, const char* name, DT
   return placed_array(dtrain::with_layout(tensor, call.view(tensor, name)), name, dtype, ndim);
 }
 
+// The dtype the attention's data tensors share: that of `first` (q, or o
+// for the merge), which must be float32, float16 or bfloat16. A NULL
+// `first` is refused when it is parsed.
+DType data_dtype(const DLTensor* first, const char* name) {
+  if (first == nullptr) return DType::f32;
+  const std::optional<DType> dtype = dtrain::dtype_from_dlpack(first->dtype);
+  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16) {
+    invalid(std::string(name) + " is " + (dtype ? dtrain::dtype_name(*dtype) : "of no dtype libdtrain knows") +
+            "; attention takes float32, float16 or bfloat16");
+  }
+  return *dtype;
+}
+
 // q, k and v, parsed in order, and checked together.
 AttentionInputs attention_inputs(PlacedCall& call, const DLTensor* q, const DLTensor* k, const DLTensor* v,
                                  int causal, double scale) {
-  PlacedArray queries = array(call, q, "q", DType::f32, 3);
-  PlacedArray keys = array(call, k, "k", DType::f32, 3);
-  PlacedArray values = array(call, v, "v", DType::f32, 3);
+  const DType dtype = data_dtype(q, "q");
+  PlacedArray queries = array(call, q, "q", dtype, 3);
+  PlacedArray keys = array(call, k, "k", dtype, 3);
+  PlacedArray values = array(call, v, "v", dtype, 3);
   return check_attention_inputs(std::move(queries), std::move(keys), std::move(values), causal, scale);
 }
 
@@ -59,8 +75,8 @@ struct BlockOutputs {
   PlacedArray o, lse;
 };
 
-BlockOutputs check_outputs(PlacedCall& call, const AttentionShape& shape, DLTensor* o, DLTensor* lse) {
-  BlockOutputs out{array(call, o, "o", DType::f32, 3), array(call, lse, "lse", DType::f32, 2)};
+BlockOutputs check_outputs(PlacedCall& call, const AttentionShape& shape, DType dtype, DLTensor* o, DLTensor* lse) {
+  BlockOutputs out{array(call, o, "o", dtype, 3), array(call, lse, "lse", DType::f32, 2)};
   expect_shape(out.o, output_shape(shape));
   expect_shape(out.lse, lse_shape(shape));
   return out;
@@ -123,14 +139,19 @@ dt_status sharded_forward(const char* context, Strategy strategy, ShardedForward
     };
     const Args args = checked_together(group, call, context, [&] {
       Args checked{check_sharded_inputs(call, strategy, group.size(), layout, causal, scale, q, k, v), {}};
-      checked.out = check_outputs(call, checked.sharded.in.shape, o, lse);
+      checked.out = check_outputs(call, checked.sharded.in.shape, checked.sharded.in.q.view.dtype, o, lse);
       const AttentionInputs& in = checked.sharded.in;
       refuse_overlap({&checked.out.o, &checked.out.lse}, {&in.q, &in.k, &in.v});
       return checked;
     });
     const AttentionInputs& in = args.sharded.in;
-    run(group, call.queue(), args.sharded.layout, in.shape, in.q.data<const float>(), in.k.data<const float>(),
-        in.v.data<const float>(), args.out.o.data<float>(), args.out.lse.data<float>());
+    auto& queue = call.queue();
+    const Float32Copy q32(queue, in.q.view, Role::input), k32(queue, in.k.view, Role::input),
+        v32(queue, in.v.view, Role::input);
+    Float32Copy o32(queue, args.out.o.view, Role::output);
+    run(group, queue, args.sharded.layout, in.shape, q32.data(), k32.data(), v32.data(), o32.data(),
+        args.out.lse.data<float>());
+    o32.round_back();
     call.finish();
   });
 }
@@ -150,12 +171,13 @@ dt_status sharded_backward(const char* context, Strategy strategy, ShardedBackwa
       Args checked{check_sharded_inputs(call, strategy, group.size(), layout, causal, scale, q, k, v),
                    {}, {}, {}, {}, {}, {}};
       const AttentionInputs& in = checked.sharded.in;
-      checked.o = array(call, o, "o", DType::f32, 3);
+      const DType dtype = in.q.view.dtype;
+      checked.o = array(call, o, "o", dtype, 3);
       checked.lse = array(call, lse, "lse", DType::f32, 2);
-      checked.d_o = array(call, d_o, "d_o", DType::f32, 3);
-      checked.dq = array(call, dq, "dq", DType::f32, 3);
-      checked.dk = array(call, dk, "dk", DType::f32, 3);
-      checked.dv = array(call, dv, "dv", DType::f32, 3);
+      checked.d_o = array(call, d_o, "d_o", dtype, 3);
+      checked.dq = array(call, dq, "dq", dtype, 3);
+      checked.dk = array(call, dk, "dk", dtype, 3);
+      checked.dv = array(call, dv, "dv", dtype, 3);
       for (const PlacedArray* like_q : {&checked.o, &checked.d_o, &checked.dq}) expect_shape(*like_q, in.q.shape);
       expect_shape(checked.lse, lse_shape(in.shape));
       expect_shape(checked.dk, in.k.shape);
@@ -165,10 +187,16 @@ dt_status sharded_backward(const char* context, Strategy strategy, ShardedBackwa
       return checked;
     });
     const AttentionInputs& in = args.sharded.in;
-    run(group, call.queue(), args.sharded.layout, in.shape,
-        {in.q.data<const float>(), in.k.data<const float>(), in.v.data<const float>(), args.o.data<const float>(),
-         args.lse.data<const float>(), args.d_o.data<const float>()},
-        args.dq.data<float>(), args.dk.data<float>(), args.dv.data<float>());
+    auto& queue = call.queue();
+    const Float32Copy q32(queue, in.q.view, Role::input), k32(queue, in.k.view, Role::input),
+        v32(queue, in.v.view, Role::input), o32(queue, args.o.view, Role::input),
+        d_o32(queue, args.d_o.view, Role::input);
+    Float32Copy dq32(queue, args.dq.view, Role::output), dk32(queue, args.dk.view, Role::output),
+        dv32(queue, args.dv.view, Role::output);
+    run(group, queue, args.sharded.layout, in.shape,
+        {q32.data(), k32.data(), v32.data(), o32.data(), args.lse.data<const float>(), d_o32.data()}, dq32.data(),
+        dk32.data(), dv32.data());
+    for (Float32Copy* gradient : {&dq32, &dk32, &dv32}) gradient->round_back();
     call.finish();
   });
 }
@@ -213,7 +241,7 @@ DT_API dt_status dt_cp_attention(const DLTensor* q, const DLTensor* k, const DLT
   return entry([&] {
     PlacedCall call;
     const AttentionInputs in = attention_inputs(call, q, k, v, causal, scale);
-    const BlockOutputs out = check_outputs(call, in.shape, o, lse);
+    const BlockOutputs out = check_outputs(call, in.shape, in.q.view.dtype, o, lse);
     std::optional<PlacedArray> q_at, k_at;
     if (in.shape.causal) {
       q_at = array(call, q_positions, "q_positions", DType::i64, 1);
@@ -224,8 +252,13 @@ DT_API dt_status dt_cp_attention(const DLTensor* q, const DLTensor* k, const DLT
     refuse_overlap({&out.o, &out.lse}, {&in.q, &in.k, &in.v, q_at ? &*q_at : nullptr, k_at ? &*k_at : nullptr});
     const dtrain::device::AttentionPositions positions{q_at ? q_at->data<const std::int64_t>() : nullptr,
                                                        k_at ? k_at->data<const std::int64_t>() : nullptr};
-    dtrain::device::attention_forward(call.queue(), in.shape, in.q.data<const float>(), in.k.data<const float>(),
-                                      in.v.data<const float>(), positions, out.o.data<float>(), out.lse.data<float>());
+    auto& queue = call.queue();
+    const Float32Copy q32(queue, in.q.view, Role::input), k32(queue, in.k.view, Role::input),
+        v32(queue, in.v.view, Role::input);
+    Float32Copy o32(queue, out.o.view, Role::output);
+    dtrain::device::attention_forward(queue, in.shape, q32.data(), k32.data(), v32.data(), positions, o32.data(),
+                                      out.lse.data<float>());
+    o32.round_back();
     call.finish();
   });
 }
@@ -234,17 +267,21 @@ DT_API dt_status dt_cp_attention_merge(DLTensor* o, DLTensor* lse, const DLTenso
                                        const DLTensor* lse_other) {
   return entry([&] {
     PlacedCall call;
-    const PlacedArray o_in = array(call, o, "o", DType::f32, 3);
+    const DType dtype = data_dtype(o, "o");
+    const PlacedArray o_in = array(call, o, "o", dtype, 3);
     const PlacedArray lse_in = array(call, lse, "lse", DType::f32, 2);
-    const PlacedArray o_other_in = array(call, o_other, "o_other", DType::f32, 3);
+    const PlacedArray o_other_in = array(call, o_other, "o_other", dtype, 3);
     const PlacedArray lse_other_in = array(call, lse_other, "lse_other", DType::f32, 2);
     expect_shape(lse_in, {o_in.shape[0], o_in.shape[1]});
     expect_shape(o_other_in, o_in.shape);
     expect_shape(lse_other_in, lse_in.shape);
     refuse_overlap({&o_in, &lse_in}, {&o_other_in, &lse_other_in});
-    dtrain::device::attention_merge(call.queue(), o_in.shape[0], o_in.shape[1], o_in.shape[2], o_in.data<float>(),
-                                    lse_in.data<float>(), o_other_in.data<const float>(),
-                                    lse_other_in.data<const float>());
+    auto& queue = call.queue();
+    Float32Copy o32(queue, o_in.view, Role::both);
+    const Float32Copy other32(queue, o_other_in.view, Role::input);
+    dtrain::device::attention_merge(queue, o_in.shape[0], o_in.shape[1], o_in.shape[2], o32.data(),
+                                    lse_in.data<float>(), other32.data(), lse_other_in.data<const float>());
+    o32.round_back();
     call.finish();
   });
 }

@@ -130,6 +130,60 @@ TEST(BlockAttention, MergingTwoKeyBlocksGivesAttentionOverBoth) {
   }
 }
 
+// float16 and bfloat16 tensors: computed in float32 from the widened
+// inputs and rounded once, so within half a unit in the last place of the
+// result (and float32's own error) of the reference over the same values.
+TEST(BlockAttention, HalfPrecisionIsFloat32RoundedOnce) {
+  using dtrain::testing::from_16_bits;
+  using dtrain::testing::half_ulp;
+  using dtrain::testing::on_16_bit_grid;
+  using dtrain::testing::to_16_bits;
+  using Halves = std::vector<std::uint16_t>;
+  for (DLDataType dtype : {dtrain::testing::kFloat16, dtrain::testing::kBfloat16}) {
+    const std::string what = dtype.code == kDLBfloat ? "bfloat16" : "float16";
+    AttentionCase c{6, 9, 4, 2, 8, true, 0.25};
+    Block block(c, 17);
+    block.q = on_16_bit_grid(block.q);
+    block.k = on_16_bit_grid(block.k);
+    block.v = on_16_bit_grid(block.v);
+    Halves q = to_16_bits(dtype, block.q), k = to_16_bits(dtype, block.k), v = to_16_bits(dtype, block.v);
+    Halves o(q.size(), 0xffff), o_other(q.size());
+    Floats lse(static_cast<std::size_t>(c.seq * c.q_heads)), lse_other(lse.size());
+    {
+      TensorOf<std::uint16_t> tq(q, {c.seq, c.q_heads, c.head_dim}, dtype), tk(k, {c.kv_seq, c.kv_heads, c.head_dim}, dtype),
+          tv(v, {c.kv_seq, c.kv_heads, c.head_dim}, dtype), to(o, {c.seq, c.q_heads, c.head_dim}, dtype);
+      TensorOf<std::int64_t> tqp(block.q_pos, {c.seq}), tkp(block.k_pos, {c.kv_seq});
+      TensorOf<float> tl(lse, {c.seq, c.q_heads});
+      ASSERT_EQ(dt_cp_attention(tq.get(), tk.get(), tv.get(), tqp.get(), tkp.get(), 1, 0.25, to.get(), tl.get()),
+                DT_OK)
+          << dt_error_last();
+    }
+    const auto want = reference_attention(c, block.q, block.k, block.v, block.q_pos, block.k_pos, {});
+    expect_close(from_16_bits(dtype, o), want.o, kTolerance + half_ulp(dtype), "o, " + what);
+    expect_close(lse, want.lse, kTolerance, "lse, " + what);
+
+    // Merging a result with one of no keys at all leaves it as it was.
+    Floats empty(lse.size(), -std::numeric_limits<float>::infinity());
+    const Halves before = o;
+    {
+      TensorOf<std::uint16_t> to(o, {c.seq, c.q_heads, c.head_dim}, dtype),
+          tother(o_other, {c.seq, c.q_heads, c.head_dim}, dtype);
+      TensorOf<float> tl(lse, {c.seq, c.q_heads}), tempty(empty, {c.seq, c.q_heads});
+      ASSERT_EQ(dt_cp_attention_merge(to.get(), tl.get(), tother.get(), tempty.get()), DT_OK) << dt_error_last();
+    }
+    EXPECT_EQ(o, before) << what;
+
+    // A dtype the others do not share is refused.
+    Floats o32(q.size());
+    TensorOf<std::uint16_t> tq(q, {c.seq, c.q_heads, c.head_dim}, dtype), tk(k, {c.kv_seq, c.kv_heads, c.head_dim}, dtype),
+        tv(v, {c.kv_seq, c.kv_heads, c.head_dim}, dtype);
+    TensorOf<std::int64_t> tqp(block.q_pos, {c.seq}), tkp(block.k_pos, {c.kv_seq});
+    TensorOf<float> to32(o32, {c.seq, c.q_heads, c.head_dim}), tl(lse, {c.seq, c.q_heads});
+    EXPECT_EQ(dt_cp_attention(tq.get(), tk.get(), tv.get(), tqp.get(), tkp.get(), 1, 0.25, to32.get(), tl.get()),
+              DT_ERR_INVALID_ARGUMENT);
+  }
+}
+
 TEST(BlockAttention, MergingTwoEmptyResultsStaysEmpty) {
   const float minus_infinity = -std::numeric_limits<float>::infinity();
   Floats o(2, 5.0F), lse(1, minus_infinity), o2(2, 7.0F), lse2(1, minus_infinity);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -166,11 +167,14 @@ struct TensorOf {
   std::vector<std::int64_t> shape;
   DLTensor tensor{};
 
-  TensorOf(std::vector<T>& data, std::vector<std::int64_t> dims) : shape(std::move(dims)), host_(data) {
+  // float holds float32 and std::int64_t int64; std::uint16_t holds the
+  // bits of float16 or bfloat16, which `dtype` then says.
+  TensorOf(std::vector<T>& data, std::vector<std::int64_t> dims, DLDataType dtype = natural_dtype())
+      : shape(std::move(dims)), host_(data) {
     tensor.data = data.data();
     tensor.device = {kDLCPU, 0};
     tensor.ndim = static_cast<int>(shape.size());
-    tensor.dtype = std::is_same_v<T, float> ? DLDataType{kDLFloat, 32, 1} : DLDataType{kDLInt, 64, 1};
+    tensor.dtype = dtype;
     tensor.shape = shape.data();
 #ifdef DTRAIN_TEST_ON_GPU
     const int device = test_device();
@@ -190,10 +194,75 @@ struct TensorOf {
   DLTensor* get() { return &tensor; }
 
  private:
+  static DLDataType natural_dtype() {
+    return std::is_same_v<T, float> ? DLDataType{kDLFloat, 32, 1} : DLDataType{kDLInt, 64, 1};
+  }
   std::size_t bytes() const { return host_.size() * sizeof(T); }
 
   std::vector<T>& host_;
 };
+
+// 16-bit floats for the half-precision tests, written from the formats
+// (IEEE binary16; bfloat16, the top half of a float32), sharing no code
+// with the library.
+constexpr DLDataType kFloat16{kDLFloat, 16, 1};
+constexpr DLDataType kBfloat16{kDLBfloat, 16, 1};
+
+inline std::uint32_t bits_of(float x) {
+  std::uint32_t b = 0;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+inline float from_bits(std::uint32_t b) {
+  float x = 0;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+}
+
+// `x` in the 16-bit format `dtype`; exact for the values the tests use
+// (multiples of 1/128 in [-1, 1], which both formats hold).
+inline std::uint16_t to_16_bits(DLDataType dtype, float x) {
+  const std::uint32_t b = bits_of(x);
+  if (dtype.code == kDLBfloat) return static_cast<std::uint16_t>(b >> 16);
+  const std::uint32_t sign = (b >> 16) & 0x8000U;
+  if ((b & 0x7fffffffU) == 0) return static_cast<std::uint16_t>(sign);
+  const std::int32_t exponent = static_cast<std::int32_t>((b >> 23) & 0xffU) - 127 + 15;
+  return static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(exponent) << 10) | ((b >> 13) & 0x3ffU));
+}
+
+inline float from_16_bits(DLDataType dtype, std::uint16_t h) {
+  if (dtype.code == kDLBfloat) return from_bits(static_cast<std::uint32_t>(h) << 16);
+  const float sign = (h & 0x8000U) != 0 ? -1.0F : 1.0F;
+  const int exponent = (h >> 10) & 0x1f;
+  const int mantissa = h & 0x3ff;
+  if (exponent == 0x1f) return sign * (mantissa == 0 ? std::numeric_limits<float>::infinity()
+                                                     : std::numeric_limits<float>::quiet_NaN());
+  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);
+  return sign * std::ldexp(static_cast<float>(mantissa + 1024), exponent - 25);
+}
+
+inline std::vector<std::uint16_t> to_16_bits(DLDataType dtype, const std::vector<float>& values) {
+  std::vector<std::uint16_t> out;
+  for (float x : values) out.push_back(to_16_bits(dtype, x));
+  return out;
+}
+
+inline std::vector<float> from_16_bits(DLDataType dtype, const std::vector<std::uint16_t>& values) {
+  std::vector<float> out;
+  for (std::uint16_t h : values) out.push_back(from_16_bits(dtype, h));
+  return out;
+}
+
+// Multiples of 1/128 in [-1, 1]: values both 16-bit formats hold exactly.
+inline std::vector<float> on_16_bit_grid(std::vector<float> values) {
+  for (float& x : values) x = std::round(x * 128.0F) / 128.0F;
+  return values;
+}
+
+// Half a unit in the last place of the 16-bit format, relative: the bound of
+// rounding a float32 result to it once.
+inline double half_ulp(DLDataType dtype) { return dtype.code == kDLBfloat ? 1.0 / 256 : 1.0 / 2048; }
 
 // The largest difference from the reference stays within `relative` times
 // the reference's largest magnitude.

@@ -105,6 +105,54 @@ class ShardedAttention : public dtrain::testing::WorldFixture {
     expect_close(shard.dv, rows_at(want.dv, mine, kv_row), kTolerance, "dv, " + what);
   }
 
+  // Forward and backward with every data tensor in a 16-bit `dtype`, on
+  // values it holds exactly: the outputs within half a unit in its last
+  // place of attention in double; the gradients, which also start from the
+  // forward's rounded o, within `gradient_ulps` half units (cp.h says one
+  // unit).
+  void expect_half_precision(const Strategy& strategy, dt_cp_layout layout, DLDataType dtype, double gradient_ulps) {
+    using dtrain::testing::from_16_bits;
+    using dtrain::testing::half_ulp;
+    using dtrain::testing::on_16_bit_grid;
+    using dtrain::testing::to_16_bits;
+    using Halves = std::vector<std::uint16_t>;
+    const std::int64_t seq = 2 * size_ * kRowsPerChunk, heads = 2 * size_, kv_heads = size_;
+    const AttentionCase whole{seq, seq, heads, kv_heads, kHeadDim, true, 0.3};
+    const Floats q = on_16_bit_grid(random_values(static_cast<std::size_t>(seq * heads * kHeadDim), 5));
+    const Floats k = on_16_bit_grid(random_values(static_cast<std::size_t>(seq * kv_heads * kHeadDim), 6));
+    const Floats v = on_16_bit_grid(random_values(k.size(), 7));
+    const Floats d_o = on_16_bit_grid(random_values(q.size(), 8));
+    std::vector<std::int64_t> everywhere(static_cast<std::size_t>(seq));
+    for (std::int64_t t = 0; t < seq; ++t) everywhere[static_cast<std::size_t>(t)] = t;
+    const auto want = reference_attention(whole, q, k, v, everywhere, everywhere, d_o);
+    const auto mine = layout_positions(layout, size_, rank_, seq);
+    const std::int64_t rows = seq / size_, q_row = heads * kHeadDim, kv_row = kv_heads * kHeadDim;
+    Halves hq = to_16_bits(dtype, rows_at(q, mine, q_row)), hk = to_16_bits(dtype, rows_at(k, mine, kv_row)),
+           hv = to_16_bits(dtype, rows_at(v, mine, kv_row)), hd_o = to_16_bits(dtype, rows_at(d_o, mine, q_row));
+    Halves ho(hq.size()), hdq(hq.size()), hdk(hk.size()), hdv(hk.size());
+    Floats lse(static_cast<std::size_t>(rows * heads));
+    const std::vector<std::int64_t> q_dims{rows, heads, kHeadDim}, kv_dims{rows, kv_heads, kHeadDim};
+    {
+      TensorOf<std::uint16_t> tq(hq, q_dims, dtype), tk(hk, kv_dims, dtype), tv(hv, kv_dims, dtype),
+          to(ho, q_dims, dtype), tdo(hd_o, q_dims, dtype), tdq(hdq, q_dims, dtype), tdk(hdk, kv_dims, dtype),
+          tdv(hdv, kv_dims, dtype);
+      TensorOf<float> tl(lse, {rows, heads});
+      ASSERT_EQ(strategy.forward(comm_, layout, 1, 0.3, tq.get(), tk.get(), tv.get(), to.get(), tl.get()), DT_OK)
+          << dt_error_last();
+      ASSERT_EQ(strategy.backward(comm_, layout, 1, 0.3, tq.get(), tk.get(), tv.get(), to.get(), tl.get(), tdo.get(),
+                                  tdq.get(), tdk.get(), tdv.get()),
+                DT_OK)
+          << dt_error_last();
+    }
+    const std::string what = std::string(strategy.name) + (dtype.code == kDLBfloat ? ", bfloat16" : ", float16");
+    const double output = kTolerance + half_ulp(dtype), gradient = kTolerance + gradient_ulps * half_ulp(dtype);
+    expect_close(from_16_bits(dtype, ho), rows_at(want.o, mine, q_row), output, "o, " + what);
+    expect_close(lse, rows_at(want.lse, mine, heads), kTolerance, "lse, " + what);
+    expect_close(from_16_bits(dtype, hdq), rows_at(want.dq, mine, q_row), gradient, "dq, " + what);
+    expect_close(from_16_bits(dtype, hdk), rows_at(want.dk, mine, kv_row), gradient, "dk, " + what);
+    expect_close(from_16_bits(dtype, hdv), rows_at(want.dv, mine, kv_row), gradient, "dv, " + what);
+  }
+
   // Every rank but `odd_one` gets `others`; `odd_one` gets `its_own`.
   void expect_statuses(dt_status got, int odd_one, dt_status its_own, dt_status others) {
     EXPECT_EQ(got, rank_ == odd_one ? its_own : others) << dt_error_last();
@@ -130,6 +178,14 @@ TEST_F(ShardedAttention, ForwardAndBackwardMatchAttentionOverTheWholeSequence) {
 TEST_F(ShardedAttention, LongCausalChunksMatchAttentionOverTheWholeSequence) {
   for (dt_cp_layout layout : {DT_CP_CONTIGUOUS, DT_CP_ZIGZAG}) {
     expect_full_attention(kRing, layout, true, size_, size_, 150);
+  }
+}
+
+TEST_F(ShardedAttention, HalfPrecisionMatchesAttentionOverTheWholeSequence) {
+  for (const Strategy& strategy : {kRing, kUlysses}) {
+    for (DLDataType dtype : {dtrain::testing::kFloat16, dtrain::testing::kBfloat16}) {
+      expect_half_precision(strategy, DT_CP_ZIGZAG, dtype, 2.0);
+    }
   }
 }
 

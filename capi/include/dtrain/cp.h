@@ -20,7 +20,17 @@
  * ring's messages travel on a second stream of its own, so that they move
  * while the attention runs. The layout helpers (dt_cp_positions,
  * dt_cp_shard, dt_cp_unshard) take host memory only (kDLCUDA:
- * DT_ERR_UNSUPPORTED). The attention calls take float32 only:
+ * DT_ERR_UNSUPPORTED).
+ *
+ * Dtypes. The data tensors of an attention call (q, k, v, o, d_o, dq, dk,
+ * dv; o and o_other for the merge) share one dtype, float32, float16 or
+ * bfloat16 (else DT_ERR_INVALID_ARGUMENT); lse is float32 and positions int64
+ * whatever it is. A call computes in float32: 16-bit tensors are widened
+ * into float32 copies (in the same memory) and its outputs rounded once, to
+ * nearest even. So a 16-bit output is within half a unit in the last place
+ * (of the tensor's largest magnitude) of the float32 result from the same
+ * values; the backward pass, which also starts from the rounded o of the
+ * forward, gives gradients within one unit. The shapes:
  *
  *   q, o, dq       [s_q,  h_q,  d]   queries, outputs and their gradients
  *   k, v, dk, dv   [s_kv, h_kv, d]   keys, values and their gradients
@@ -125,8 +135,9 @@ DT_API dt_status dt_cp_unshard(dt_cp_layout layout, int cp_size, int cp_rank, co
  * keys and values `k`, `v`, into `o` and `lse`. `q_positions` ([s_q]) and
  * `k_positions` ([s_kv]) are the tokens' global positions (int64); they are
  * required when `causal` is 1 and ignored (may be NULL) when it is 0. Local.
- * DT_ERR_INVALID_ARGUMENT: a NULL tensor; a dtype other than float32 (int64
- * for positions); shapes other than those above (h_q not a multiple of h_kv,
+ * DT_ERR_INVALID_ARGUMENT: a NULL tensor; dtypes other than those above
+ * (one of float32, float16 and bfloat16 for q, k, v and o; float32 for
+ * lse; int64 for positions); shapes other than those above (h_q not a multiple of h_kv,
  * head dimensions or lengths that differ, a zero dimension); causal not 0 or
  * 1; a bad scale; overlapping outputs; tensors in two places (the
  * positions are where q is). DT_ERR_UNSUPPORTED: CUDA memory without a
@@ -145,7 +156,8 @@ DT_API dt_status dt_cp_attention(const DLTensor *q, const DLTensor *k, const DLT
  *
  * so that merging the results of disjoint key blocks gives attention over
  * their union. Where both lse are -infinity, o becomes 0 and lse stays
- * -infinity. o, o_other: float32 [s, h, d]; lse, lse_other: float32 [s, h].
+ * -infinity. o, o_other: [s, h, d], one dtype of float32, float16 and
+ * bfloat16; lse, lse_other: float32 [s, h].
  * Local. DT_ERR_INVALID_ARGUMENT for NULL tensors, other dtypes or shapes.
  */
 DT_API dt_status dt_cp_attention_merge(DLTensor *o, DLTensor *lse, const DLTensor *o_other,

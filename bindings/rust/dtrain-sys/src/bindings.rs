@@ -4114,8 +4114,9 @@ extern "C" {
     #[doc = " keys and values `k`, `v`, into `o` and `lse`. `q_positions` ([s_q]) and"]
     #[doc = " `k_positions` ([s_kv]) are the tokens' global positions (int64); they are"]
     #[doc = " required when `causal` is 1 and ignored (may be NULL) when it is 0. Local."]
-    #[doc = " DT_ERR_INVALID_ARGUMENT: a NULL tensor; a dtype other than float32 (int64"]
-    #[doc = " for positions); shapes other than those above (h_q not a multiple of h_kv,"]
+    #[doc = " DT_ERR_INVALID_ARGUMENT: a NULL tensor; dtypes other than those above"]
+    #[doc = " (one of float32, float16 and bfloat16 for q, k, v and o; float32 for"]
+    #[doc = " lse; int64 for positions); shapes other than those above (h_q not a multiple of h_kv,"]
     #[doc = " head dimensions or lengths that differ, a zero dimension); causal not 0 or"]
     #[doc = " 1; a bad scale; overlapping outputs; tensors in two places (the"]
     #[doc = " positions are where q is). DT_ERR_UNSUPPORTED: CUDA memory without a"]
@@ -4141,7 +4142,8 @@ extern "C" {
     #[doc = ""]
     #[doc = " so that merging the results of disjoint key blocks gives attention over"]
     #[doc = " their union. Where both lse are -infinity, o becomes 0 and lse stays"]
-    #[doc = " -infinity. o, o_other: float32 [s, h, d]; lse, lse_other: float32 [s, h]."]
+    #[doc = " -infinity. o, o_other: [s, h, d], one dtype of float32, float16 and"]
+    #[doc = " bfloat16; lse, lse_other: float32 [s, h]."]
     #[doc = " Local. DT_ERR_INVALID_ARGUMENT for NULL tensors, other dtypes or shapes."]
     pub fn dt_cp_attention_merge(
         o: *mut DLTensor,
