@@ -22,6 +22,11 @@
 // sequence on rank 0, through the same two calls on a communicator of rank 0
 // alone; the decomposition into compute and transfers is the forward's only,
 // so it is left out.
+//
+// With --device cuda, every tensor is on the rank's CUDA device (local rank
+// modulo the devices there are): the ring and the whole sequence (through the
+// ring's calls on a communicator of rank 0 alone) are timed as with
+// --backward, forward alone unless --backward is given.
 #include "cp.hpp"
 
 #include <dtrain.h>
@@ -30,6 +35,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +45,9 @@
 #include "host_tensor.hpp"
 #include "timing.hpp"
 #include "usage.hpp"
+#ifdef DTBENCH_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 namespace dtbench {
 
@@ -59,8 +68,28 @@ struct Args {
   int head_dim = 64;
   int iters = 3;
   bool backward = false;
+  bool cuda = false;  // --device cuda
   std::string json;
+
+  // Whether the forward's split into compute and transfers is measured.
+  bool split() const { return !backward && !cuda; }
 };
+
+#ifdef DTBENCH_WITH_CUDA
+void cuda_check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    std::fprintf(stderr, "dtbench cp: %s: %s\n", what, cudaGetErrorString(status));
+    std::exit(1);
+  }
+}
+
+int cuda_devices() {
+  int devices = 0;
+  return cudaGetDeviceCount(&devices) == cudaSuccess ? devices : 0;
+}
+#else
+int cuda_devices() { return 0; }
+#endif
 
 // One rank's tensors for a sequence of `rows` local tokens.
 struct Shard {
@@ -75,6 +104,7 @@ struct Shard {
         k_positions({rows}) {
     // Values in [-1, 1): the scores stay moderate, as in a trained model.
     for (HostTensor<float>* t : {&q, &k, &v, &d_o}) t->fill_uniform(12345, 1.0F);
+    if (a.cuda) place_on_cuda();
   }
 
   // Ring attention over `comm` (forward, then backward when `backward`).
@@ -86,6 +116,31 @@ struct Shard {
                   dt_cp_ring_attention_backward(comm, layout, 1, 0.0, q.get(), k.get(), v.get(), o.get(), lse.get(),
                                                 d_o.get(), dq.get(), dk.get(), dv.get()));
   }
+
+ private:
+  // The float tensors become copies on this rank's CUDA device, which their
+  // DLTensors describe from then on (the positions stay on the host: only
+  // the split, which --device cuda leaves out, uses them).
+  void place_on_cuda() {
+#ifdef DTBENCH_WITH_CUDA
+    const char* local = std::getenv("DTRAIN_LOCAL_RANK");
+    const int device = (local != nullptr ? std::atoi(local) : 0) % cuda_devices();
+    cuda_check(cudaSetDevice(device), "cudaSetDevice");
+    for (HostTensor<float>* t : {&q, &k, &v, &o, &lse, &block_o, &block_lse, &d_o, &dq, &dk, &dv}) {
+      const std::size_t bytes = t->data().size() * sizeof(float);
+      void* copy = nullptr;
+      cuda_check(cudaMalloc(&copy, bytes), "cudaMalloc");
+      on_device_.emplace_back(copy, cudaFree);
+      cuda_check(cudaMemcpy(copy, t->data().data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+      t->get()->data = copy;
+      t->get()->device = {kDLCUDA, device};
+    }
+#endif
+  }
+
+#ifdef DTBENCH_WITH_CUDA
+  std::vector<std::unique_ptr<void, cudaError_t (*)(void*)>> on_device_;
+#endif
 };
 
 // This rank's blocks, one after another, as the ring would compute them.
@@ -167,7 +222,7 @@ LayoutResult measure(Comm& comm, const Args& a, dt_cp_layout layout) {
   Shard s(a, rows);
   LayoutResult r{layout == DT_CP_ZIGZAG ? "zigzag" : "contiguous", 0, 0, {}, {}};
   r.ring_ms = comm.max(mean_ms(comm, a.iters, [&] { s.ring(comm, comm.handle(), layout, a.backward); }));
-  if (a.backward) return r;
+  if (!a.split()) return r;
   std::vector<double> compute(static_cast<std::size_t>(comm.size()), 0.0);
   compute[static_cast<std::size_t>(comm.rank())] = mean_ms(comm, a.iters, [&] { compute_alone(comm, layout, s); });
   comm.sum(compute.data(), static_cast<std::int64_t>(compute.size()));
@@ -182,18 +237,20 @@ LayoutResult measure(Comm& comm, const Args& a, dt_cp_layout layout) {
 }
 
 // Attention over the whole sequence, causal, on rank 0 alone: dt_cp_attention,
-// or with --backward the ring's calls on a communicator of rank 0 alone.
+// or with --backward or --device cuda the ring's calls on a communicator of
+// rank 0 alone.
 double full_attention_ms(Comm& comm, const Args& a) {
   dt_comm* alone = nullptr;
-  if (a.backward) comm.check("dt_comm_split", dt_comm_split(&alone, comm.handle(), comm.rank(), 0));
+  const bool through_ring = !a.split();
+  if (through_ring) comm.check("dt_comm_split", dt_comm_split(&alone, comm.handle(), comm.rank(), 0));
   double total = 0;
   if (comm.rank() == 0) {
     Shard s(a, a.seq);
     comm.check("dt_cp_positions", dt_cp_positions(DT_CP_CONTIGUOUS, 1, 0, s.q_positions.get()));
     for (int i = 0; i < a.iters; ++i) {
       const auto start = Clock::now();
-      if (a.backward) {
-        s.ring(comm, alone, DT_CP_CONTIGUOUS, true);
+      if (through_ring) {
+        s.ring(comm, alone, DT_CP_CONTIGUOUS, a.backward);
       } else {
         comm.check("dt_cp_attention", dt_cp_attention(s.q.get(), s.k.get(), s.v.get(), s.q_positions.get(),
                                                       s.q_positions.get(), 1, 0.0, s.o.get(), s.lse.get()));
@@ -223,17 +280,28 @@ Args parse(int argc, char** argv) {
   app->add_flag("--backward", a.backward,
                 "time forward and backward, the ring and the whole sequence alike; leaves out the\n"
                 "forward's split into compute and transfers");
+  std::string device = "cpu";
+  app->add_option("--device", device,
+                  "cpu (host memory, the default) or cuda (each rank's CUDA device; the ring and the\n"
+                  "whole sequence only, as --backward)")
+      ->type_name("WHERE")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
   dtrain::command_line::parse(*app, argc, argv);
   if (a.heads % a.kv_heads != 0) kCli.error("--kv-heads must divide --heads");
+  a.cuda = device == "cuda";
+  if (a.cuda && cuda_devices() == 0) {
+    kCli.error("--device cuda: no CUDA device here, or a dtbench built without CUDA");
+  }
   return a;
 }
 
 void print_table(const Args& a, int ranks, double full_ms, const std::vector<LayoutResult>& results) {
-  std::printf("# causal ring attention %s, %d ranks, sequence %d, heads %d/%d, head dim %d, float32\n",
-              a.backward ? "forward + backward" : "forward", ranks, a.seq, a.heads, a.kv_heads, a.head_dim);
+  std::printf("# causal ring attention %s, %d ranks, sequence %d, heads %d/%d, head dim %d, float32, %s\n",
+              a.backward ? "forward + backward" : "forward", ranks, a.seq, a.heads, a.kv_heads, a.head_dim,
+              a.cuda ? "CUDA" : "host memory");
   std::printf("# whole sequence on one rank (same kernel): %.2f ms\n", full_ms);
-  if (a.backward) {
+  if (!a.split()) {
     std::printf("%-11s %10s %9s %11s\n", "layout", "ring_ms", "speedup", "ring/whole");
     for (const LayoutResult& r : results) {
       std::printf("%-11s %10.2f %8.2fx %11.2f\n", r.layout, r.ring_ms, full_ms / r.ring_ms, r.ring_ms / full_ms);
@@ -254,7 +322,7 @@ void print_table(const Args& a, int ranks, double full_ms, const std::vector<Lay
 int write_json(const Args& a, int ranks, double full_ms, const std::vector<LayoutResult>& results) {
   Json rows = Json::array();
   for (const LayoutResult& r : results) {
-    if (a.backward) {
+    if (!a.split()) {
       rows.push_back({{"layout", r.layout}, {"ring_ms", r.ring_ms}, {"speedup", full_ms / r.ring_ms}});
       continue;
     }
@@ -271,6 +339,7 @@ int write_json(const Args& a, int ranks, double full_ms, const std::vector<Layou
   const Json doc = {{"benchmark", "cp"}, {"ranks", ranks},         {"seq", a.seq},
                     {"heads", a.heads},  {"kv_heads", a.kv_heads}, {"head_dim", a.head_dim},
                     {"iters", a.iters},  {"causal", true},         {"backward", a.backward},
+                    {"device", a.cuda ? "cuda" : "cpu"},
                     {"full_attention_ms", full_ms}, {"results", rows}};
   return write_results(kCli.command, a.json, doc) ? 0 : 1;
 }
