@@ -19,14 +19,30 @@ Shift::Shift(comm::Communicator& comm, device::Queue& compute, device::Queue& tr
 }
 
 Shift::~Shift() {
-  if (request_) comm_.abort();
+  if (!request_) return;
+  comm_.abort();
+  settle();
 }
 
 void Shift::wait() {
   const comm::RequestPtr request = std::move(request_);
   request_ = nullptr;
-  comm_.wait(request, -1);
+  try {
+    comm_.wait(request, -1);
+  } catch (...) {
+    settle();
+    throw;
+  }
   compute_.wait_for(transfers_.stream());
+}
+
+void Shift::settle() noexcept {
+  try {
+    transfers_.synchronize();
+    compute_.wait_for(transfers_.stream());
+  } catch (...) {
+    // The device failed too; the call is already failing with its own error.
+  }
 }
 
 }  // namespace dtrain::parallel::cp

@@ -27,17 +27,23 @@ class Shift {
         float* receive, std::int64_t count, int tag);
   // A shift left before it was waited for (an exception unwinding the
   // ring) aborts the communicator, so that the transport stops touching
-  // buffers about to be freed.
+  // buffers about to be freed, and settles.
   ~Shift();
 
   Shift(const Shift&) = delete;
   Shift& operator=(const Shift&) = delete;
 
-  // Waits within the communicator's deadline (throws its error); work
-  // queued on `compute` from now on runs after the messages.
+  // Waits within the communicator's deadline (throws its error, after
+  // settling); work queued on `compute` from now on runs after the messages.
   void wait();
 
  private:
+  // After a failure: the compute queue, on which the ring's buffers are
+  // released, waits for what the transfer stream still holds, so that no
+  // buffer is freed under a message (best effort: a device error is
+  // swallowed, the call already failing).
+  void settle() noexcept;
+
   comm::Communicator& comm_;
   device::Queue& compute_;
   device::Queue& transfers_;
