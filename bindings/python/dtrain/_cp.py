@@ -2,12 +2,15 @@
 sequence layouts, and ring and all-to-all (Ulysses) attention over a
 communicator (dtrain/cp.h).
 
-Tensors are float32 in host memory, one row per token: queries and outputs
-``[seq, q_heads, head_dim]``, keys and values ``[seq, kv_heads, head_dim]``
-(``q_heads`` a multiple of ``kv_heads``), log-sum-exps ``[seq, q_heads]``.
+Tensors have one row per token: queries and outputs ``[seq, q_heads,
+head_dim]``, keys and values ``[seq, kv_heads, head_dim]`` (``q_heads`` a
+multiple of ``kv_heads``), log-sum-exps ``[seq, q_heads]``. The attention
+calls take float32, float16 or bfloat16 data (log-sum-exps are float32) in
+host memory or on a CUDA device; the layout helpers take host memory.
 Inputs may be numpy arrays or any object with ``__dlpack__`` or the buffer
-protocol; outputs not given are new numpy arrays. ``scale`` 0 means
-``1 / sqrt(head_dim)``.
+protocol. Outputs not given are new tensors like ``q``: for a torch tensor,
+in its place and dtype (``new_empty``); otherwise numpy arrays of its dtype.
+``scale`` 0 means ``1 / sqrt(head_dim)``.
 """
 
 import enum
@@ -44,6 +47,15 @@ def _new(shape, dtype=np.float32):
     return np.empty(tuple(_integer(n, "shape") for n in shape), dtype=dtype)
 
 
+def _like(x, shape, lse=False):
+    """A new tensor of ``shape`` where and of what ``x`` is (float32 for a log-sum-exp)."""
+    shape = tuple(_integer(n, "shape") for n in shape)
+    if hasattr(x, "new_empty"):  # torch: its device and dtype
+        import torch
+        return x.new_empty(shape, dtype=torch.float32) if lse else x.new_empty(shape)
+    return np.empty(shape, dtype=np.float32 if lse else np.asarray(x).dtype)
+
+
 def cp_positions(local_len, cp_size, cp_rank, layout="zigzag"):
     """The global positions (int64) of the ``local_len`` tokens rank ``cp_rank`` holds."""
     positions = _new([local_len], np.int64)
@@ -73,8 +85,8 @@ def attention(q, k, v, q_positions=None, k_positions=None, causal=False, scale=0
     (int64 global positions, required then). A query that sees no key gets
     ``o = 0`` and ``lse = -inf``.
     """
-    o = _new(q.shape) if o is None else o
-    lse = _new(q.shape[:2]) if lse is None else lse
+    o = _like(q, q.shape) if o is None else o
+    lse = _like(q, q.shape[:2], lse=True) if lse is None else lse
     _capi.dt_cp_attention(q, k, v, q_positions, k_positions, int(bool(causal)), _real(scale, "scale"), o, lse)
     return o, lse
 
@@ -86,16 +98,16 @@ def attention_merge(o, lse, o_other, lse_other):
 
 
 def _sharded_forward(call, comm, q, k, v, causal, scale, layout, o, lse):
-    o = _new(q.shape) if o is None else o
-    lse = _new(q.shape[:2]) if lse is None else lse
+    o = _like(q, q.shape) if o is None else o
+    lse = _like(q, q.shape[:2], lse=True) if lse is None else lse
     call(comm._live(), _layout(layout), int(bool(causal)), _real(scale, "scale"), q, k, v, o, lse)
     return o, lse
 
 
 def _sharded_backward(call, comm, q, k, v, o, lse, d_o, causal, scale, layout, dq, dk, dv):
-    dq = _new(q.shape) if dq is None else dq
-    dk = _new(k.shape) if dk is None else dk
-    dv = _new(v.shape) if dv is None else dv
+    dq = _like(q, q.shape) if dq is None else dq
+    dk = _like(k, k.shape) if dk is None else dk
+    dv = _like(v, v.shape) if dv is None else dv
     call(comm._live(), _layout(layout), int(bool(causal)), _real(scale, "scale"), q, k, v, o, lse, d_o, dq, dk, dv)
     return dq, dk, dv
 

@@ -88,6 +88,23 @@ def test_sharded_attention_on_one_rank_is_attention_and_its_gradients(comm, caus
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_half_precision_outputs_are_float32_rounded_once(comm):
+    # Multiples of 1/128 in [-1, 1]: exact in float16.
+    q, k, v = (np.round(x * 128) / 128 for x in tensors(seed=5))
+    d_o = np.round(np.random.default_rng(6).uniform(-1, 1, q.shape) * 128) / 128
+    half = [x.astype(np.float16) for x in (q, k, v, d_o)]
+    o, lse = dtrain.ring_attention_forward(comm, *half[:3], causal=True, layout="contiguous")
+    assert o.dtype == np.float16 and lse.dtype == np.float32
+    want_o, want_lse = reference(q, k, v, True, 1 / np.sqrt(8))
+    # Half a unit in the last place of float16 (2^-11), relative.
+    np.testing.assert_allclose(o, want_o, rtol=2.0 ** -11, atol=1e-6)
+    np.testing.assert_allclose(lse, want_lse, rtol=1e-5, atol=1e-6)
+    grads = dtrain.ring_attention_backward(comm, *half[:3], o, lse, half[3], causal=True, layout="contiguous")
+    for got, want in zip(grads, reference(q, k, v, True, 1 / np.sqrt(8), d_o)):
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got, want, rtol=2.0 ** -10, atol=2.0 ** -10 * np.abs(want).max())
+
+
 def test_refusals(comm):
     q, k, v = tensors(seq=3)
     with pytest.raises(dtrain.InvalidArgumentError, match="2 \\* cp"):
