@@ -153,16 +153,8 @@ class CudaQueue final : public Queue {
   }
   bool can_cast(DType from, DType to) const override { return cuda::can_cast(from, to); }
 
-  void wait_for(void* stream) override {
-    cuda::DeviceGuard guard(device_);
-    ordering_.record(trainer_stream(stream));
-    cuda::check(cudaStreamWaitEvent(stream_.get(), ordering_.get(), 0), "cudaStreamWaitEvent");
-  }
-  void signal(void* stream) override {
-    cuda::DeviceGuard guard(device_);
-    ordering_.record(stream_.get());
-    cuda::check(cudaStreamWaitEvent(trainer_stream(stream), ordering_.get(), 0), "cudaStreamWaitEvent");
-  }
+  void wait_for(void* stream) override { order(trainer_stream(stream), stream_.get()); }
+  void signal(void* stream) override { order(stream_.get(), trainer_stream(stream)); }
   void synchronize() override { stream_.synchronize(); }
   std::unique_ptr<Fence> fence() override {
     cuda::DeviceGuard guard(device_);
@@ -175,10 +167,21 @@ class CudaQueue final : public Queue {
   }
 
  private:
+  // Work queued on `later` from now on runs after the work `earlier` holds.
+  void order(cudaStream_t earlier, cudaStream_t later) {
+    cuda::DeviceGuard guard(device_);
+    const std::lock_guard<std::mutex> lock(ordering_mutex_);
+    ordering_.record(earlier);
+    cuda::check(cudaStreamWaitEvent(later, ordering_.get(), 0), "cudaStreamWaitEvent");
+  }
+
   const int device_;
   cuda::Stream stream_;
   // Recorded and waited for at once each time: a wait takes the event's
-  // state when it is queued, so one event serves every ordering.
+  // state when it is queued, so one event serves every ordering, one
+  // thread at a time (another thread's record between the two would make
+  // the wait take its stream's state instead).
+  std::mutex ordering_mutex_;
   cuda::Event ordering_;
   std::shared_ptr<EventPool> fences_;
 };
