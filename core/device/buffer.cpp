@@ -4,7 +4,8 @@
 
 namespace dtrain::device {
 
-Buffer::Buffer(Queue& queue, std::size_t bytes) : data_(queue.allocate(bytes)), bytes_(bytes) {
+Buffer::Buffer(Queue& queue, std::size_t bytes, Contents contents)
+    : data_(contents == Contents::zeroed ? queue.allocate(bytes) : queue.allocate_unset(bytes)), bytes_(bytes) {
   // Set last: a failed allocation leaves nothing to give back.
   queue_ = &queue;
 }

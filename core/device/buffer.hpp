@@ -14,9 +14,13 @@ namespace dtrain::device {
 
 class Buffer {
  public:
+  // What a new Buffer holds: zeros (Queue::allocate), or whatever was
+  // there (Queue::allocate_unset), for memory the next work overwrites whole.
+  enum class Contents { zeroed, unset };
+
   Buffer() = default;
-  // `bytes` of zeroed memory from `queue` (Queue::allocate).
-  Buffer(Queue& queue, std::size_t bytes);
+  // `bytes` of memory from `queue`.
+  Buffer(Queue& queue, std::size_t bytes, Contents contents = Contents::zeroed);
   Buffer(Buffer&& other) noexcept;
   Buffer& operator=(Buffer&& other) noexcept;
   ~Buffer() { reset(); }

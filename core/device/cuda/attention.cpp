@@ -29,7 +29,9 @@ void attention_forward(Queue& queue, const AttentionShape& shape, const float* q
                        AttentionPositions positions, float* o, float* lse) {
   const DeviceGuard guard(queue.device_id());
   const Heads heads{shape};
-  const Buffer scores(queue, static_cast<std::size_t>(shape.q_rows * shape.kv_rows) * sizeof(float));
+  // Every entry is written (a product with beta 0, then the softmax).
+  const Buffer scores(queue, static_cast<std::size_t>(shape.q_rows * shape.kv_rows) * sizeof(float),
+                      Buffer::Contents::unset);
   auto* p = static_cast<float*>(scores.data());
   for (std::int64_t h = 0; h < shape.q_heads; ++h) {
     product(queue, false, true, shape.q_rows, shape.kv_rows, shape.head_dim, shape.scale, heads.q(q, h),
@@ -57,8 +59,9 @@ void attention_backward(Queue& queue, const AttentionShape& shape, const Attenti
   const DeviceGuard guard(queue.device_id());
   const Heads heads{shape};
   const std::size_t block = static_cast<std::size_t>(shape.q_rows * shape.kv_rows) * sizeof(float);
-  const Buffer probabilities(queue, block);
-  const Buffer score_gradients(queue, block);
+  // Every entry of both is written by a product with beta 0 first.
+  const Buffer probabilities(queue, block, Buffer::Contents::unset);
+  const Buffer score_gradients(queue, block, Buffer::Contents::unset);
   auto* p = static_cast<float*>(probabilities.data());
   auto* ds = static_cast<float*>(score_gradients.data());
   const Matrix p_block{p, shape.kv_rows};

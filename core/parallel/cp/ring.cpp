@@ -21,15 +21,16 @@ std::unique_ptr<device::Queue> transfer_queue(const device::Queue& compute) {
   return device::make_queue(compute.memory(), compute.device_id());
 }
 
-// Keys and values travel as one message: [k; v].
+// Keys and values travel as one message: [k; v]. Both buffers are written
+// whole before they are read (the copy of k and v, a received block).
 class KeyValueRing {
  public:
   KeyValueRing(comm::Communicator& comm, device::Queue& compute, device::Queue& transfers, const AttentionShape& shape,
                const float* k, const float* v)
       : comm_(comm), compute_(compute), transfers_(transfers),
         block_(shape.kv_rows * shape.kv_heads * shape.head_dim),
-        current_(compute, static_cast<std::size_t>(2 * block_) * kFloat),
-        next_(compute, current_.bytes()) {
+        current_(compute, static_cast<std::size_t>(2 * block_) * kFloat, device::Buffer::Contents::unset),
+        next_(compute, current_.bytes(), device::Buffer::Contents::unset) {
     compute.copy(current_.data(), k, static_cast<std::size_t>(block_) * kFloat);
     compute.copy(current_.at(static_cast<std::size_t>(block_) * kFloat), v, static_cast<std::size_t>(block_) * kFloat);
   }
@@ -144,8 +145,12 @@ void ring_attention_backward(comm::Communicator& comm, device::Queue& queue, Seq
   // one of two buffers, the total of the previous step leaves from the
   // other and the next rank's total for the block held now arrives into
   // `incoming`. After step size - 1 the next rank is the block's owner.
-  const device::Buffer totals[2] = {device::Buffer(queue, 2 * kv_bytes), device::Buffer(queue, 2 * kv_bytes)};
-  const device::Buffer incoming(queue, 2 * kv_bytes);
+  // Each written whole before it is read: a total zeroed at its step, what
+  // arrives by its message.
+  constexpr auto kUnset = device::Buffer::Contents::unset;
+  const device::Buffer totals[2] = {device::Buffer(queue, 2 * kv_bytes, kUnset),
+                                    device::Buffer(queue, 2 * kv_bytes, kUnset)};
+  const device::Buffer incoming(queue, 2 * kv_bytes, kUnset);
   auto* arrived = static_cast<float*>(incoming.data());
   const auto total_of = [&](int step) { return static_cast<float*>(totals[step % 2].data()); };
   std::optional<Shift> accumulators;
