@@ -14,6 +14,7 @@
 
 #include "common/cuda_device.hpp"
 #include "cp/reference_attention.hpp"
+#include "cp/require_device.hpp"
 #include "dtrain.h"
 
 namespace {

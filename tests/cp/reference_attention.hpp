@@ -146,17 +146,6 @@ inline void cuda_ok(cudaError_t error, const char* what) {
   if (error != cudaSuccess) ADD_FAILURE() << what << ": " << cudaGetErrorString(error);
 }
 
-// Skips every test of a GPU build, saying why, where there is no device.
-class RequireDevice : public ::testing::Environment {
- public:
-  void SetUp() override {
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-      GTEST_SKIP() << "needs a CUDA device; this machine has none";
-    }
-  }
-};
-inline ::testing::Environment* const kRequireDevice = ::testing::AddGlobalTestEnvironment(new RequireDevice);
 #endif
 
 // A DLTensor over a vector the caller keeps alive (with its shape). Built

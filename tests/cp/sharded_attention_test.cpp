@@ -15,6 +15,7 @@
 #include "common/cuda_device.hpp"
 #include "common/world_fixture.hpp"
 #include "cp/reference_attention.hpp"
+#include "cp/require_device.hpp"
 #include "dtrain.h"
 
 namespace {
