@@ -56,7 +56,9 @@ std::vector<std::int64_t> global_positions(SequenceLayout layout, int cp_size, i
 
 SequencePositions::SequencePositions(device::Queue& queue, SequenceLayout layout, int cp_size,
                                      std::int64_t local_rows)
-    : buffer_(queue, static_cast<std::size_t>(cp_size * local_rows) * sizeof(std::int64_t)), local_rows_(local_rows) {
+    : buffer_(queue, static_cast<std::size_t>(cp_size * local_rows) * sizeof(std::int64_t),
+              device::Buffer::Contents::unset),
+      local_rows_(local_rows) {
   std::vector<std::int64_t> every_rank;
   for (int rank = 0; rank < cp_size; ++rank) {
     const std::vector<std::int64_t> of_rank = global_positions(layout, cp_size, rank, local_rows);

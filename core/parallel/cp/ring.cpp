@@ -77,8 +77,9 @@ void ring_attention_forward(comm::Communicator& comm, device::Queue& queue, Sequ
   const SequencePositions positions(queue, layout, size, shape.q_rows);
   const auto o_bytes = static_cast<std::size_t>(shape.q_rows * shape.q_heads * shape.head_dim) * kFloat;
   const auto lse_bytes = static_cast<std::size_t>(shape.q_rows * shape.q_heads) * kFloat;
-  const device::Buffer block_o(queue, o_bytes);
-  const device::Buffer block_lse(queue, lse_bytes);
+  // Written whole by each block's attention before the merge reads them.
+  const device::Buffer block_o(queue, o_bytes, device::Buffer::Contents::unset);
+  const device::Buffer block_lse(queue, lse_bytes, device::Buffer::Contents::unset);
   auto* other_o = static_cast<float*>(block_o.data());
   auto* other_lse = static_cast<float*>(block_lse.data());
   const RingTimeline timeline(comm, layout, RingTimeline::Pass::forward);
@@ -108,7 +109,8 @@ void ring_attention_backward(comm::Communicator& comm, device::Queue& queue, Seq
   const SequencePositions positions(queue, layout, size, shape.q_rows);
   const std::int64_t kv_count = shape.kv_rows * shape.kv_heads * shape.head_dim;
   const auto kv_bytes = static_cast<std::size_t>(kv_count) * kFloat;
-  const device::Buffer deltas(queue, static_cast<std::size_t>(shape.q_rows * shape.q_heads) * kFloat);
+  const device::Buffer deltas(queue, static_cast<std::size_t>(shape.q_rows * shape.q_heads) * kFloat,
+                              device::Buffer::Contents::unset);
   auto* delta = static_cast<float*>(deltas.data());
   device::attention_output_dot(queue, shape.q_rows, shape.q_heads, shape.head_dim, in.d_o, in.o, delta);
   queue.zero(dq, static_cast<std::size_t>(shape.q_rows * shape.q_heads * shape.head_dim) * kFloat);

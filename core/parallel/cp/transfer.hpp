@@ -3,9 +3,9 @@
 // later, so that the attention of the current block runs meanwhile.
 //
 // Both messages go as one point-to-point group, and every rank starts the
-// same shifts in the same order: so the ring needs no tags to tell them
-// apart, and holds over NCCL, where a lone send holds its stream until the
-// receive is posted and messages match in order. On a CUDA device the
+// same shifts in the same order: so the ring holds over NCCL too, where a
+// lone send holds its stream until the receive is posted and messages
+// match in order, tags ignored. On a CUDA device the
 // messages travel on a stream of their own (`transfers`), after the work
 // queued on the compute queue before the shift, and compute queued after
 // wait() sees what arrived; on the host both queues are the same.
