@@ -1,7 +1,9 @@
 // Expert parallelism (dtrain/moe.h): routing and the auxiliary losses are
-// local calls on checked matrices; the plan and the exchanges over it are
-// collective, and check their arguments inside the core's agreement so that
-// a rank refusing its own still tells the others.
+// local calls on checked matrices, computed on the host (HostStaging copies
+// device tensors there and back); the plan and the exchanges over it are
+// collective, run where their tensors are (PlacedCall), and check their
+// arguments inside the core's agreement so that a rank refusing its own
+// still tells the others. The built-in experts run where their tensors are.
 #include "dtrain/moe.h"
 
 #include <cstddef>
@@ -15,6 +17,8 @@
 #include "arguments.hpp"
 #include "entry.hpp"
 #include "handles.hpp"
+#include "host_staging.hpp"
+#include "placed_call.hpp"
 #include "parallel/moe/aux_losses.hpp"
 #include "parallel/moe/dispatch.hpp"
 #include "parallel/moe/experts.hpp"
@@ -23,8 +27,8 @@
 #include "parallel/moe/router.hpp"
 
 using dtrain::capi::entry;
-using dtrain::capi::host_tensor;
-using dtrain::capi::parsed_host_tensor;
+using dtrain::capi::HostStaging;
+using dtrain::capi::PlacedCall;
 using dtrain::capi::require;
 namespace moe = dtrain::parallel::moe;
 
@@ -56,28 +60,31 @@ moe::Options read_moe_options(const dt_moe_options* user) {
   return result;
 }
 
-// MoE's matrices (parallel/moe/matrix.hpp) from the caller's tensors.
-moe::Matrix float_matrix(const DLTensor* tensor, const char* name, std::int64_t rows, std::int64_t cols) {
-  return moe::float_matrix(host_tensor(tensor, name), name, rows, cols);
-}
-moe::Matrix index_matrix(const DLTensor* tensor, const char* name, std::int64_t rows, std::int64_t cols) {
-  return moe::index_matrix(host_tensor(tensor, name), name, rows, cols);
-}
-moe::Matrix index_vector(const DLTensor* tensor, const char* name, std::int64_t length) {
-  return moe::index_vector(host_tensor(tensor, name), name, length);
-}
-moe::Matrix float_stack(const DLTensor* tensor, const char* name, std::int64_t count, std::int64_t rows,
-                        std::int64_t cols) {
-  return moe::float_stack(host_tensor(tensor, name), name, count, rows, cols);
+// `tensor`, placed through `call`, with its layout.
+dtrain::CheckedTensor placed(PlacedCall& call, const DLTensor* tensor, const char* name) {
+  return dtrain::with_layout(tensor, call.view(tensor, name));
 }
 
-// The experts' operands, parsed in order.
-moe::ExpertBlocks read_expert_blocks(const DLTensor* x, const DLTensor* counts, const DLTensor* w1,
-                                     const DLTensor* w2, dt_moe_activation activation) {
-  const dtrain::CheckedTensor rows = host_tensor(x, "x");
-  const dtrain::CheckedTensor per_expert = host_tensor(counts, "counts");
-  const dtrain::CheckedTensor first = host_tensor(w1, "w1");
-  const dtrain::CheckedTensor second = host_tensor(w2, "w2");
+// The same for a collective call: a refusal is kept for the agreement.
+dtrain::ParsedTensor parsed(PlacedCall& call, const DLTensor* tensor, const char* name) {
+  return dtrain::parse([&] { return placed(call, tensor, name); });
+}
+
+// An index tensor read on the host: used in place in host memory, else
+// staged (and then in the call's place).
+dtrain::CheckedTensor host_indices(HostStaging& host, const DLTensor* tensor, const char* name) {
+  const dtrain::TensorView view = dtrain::capi::view_of(tensor, name);
+  return view.memory == dtrain::Memory::host ? dtrain::with_layout(tensor, view) : host.input(tensor, name);
+}
+
+// The experts' operands, parsed in order: counts read on the host, the
+// others where `call` places them.
+moe::ExpertBlocks read_expert_blocks(PlacedCall& call, HostStaging& host, const DLTensor* x, const DLTensor* counts,
+                                     const DLTensor* w1, const DLTensor* w2, dt_moe_activation activation) {
+  const dtrain::CheckedTensor rows = placed(call, x, "x");
+  const dtrain::CheckedTensor per_expert = host_indices(host, counts, "counts");
+  const dtrain::CheckedTensor first = placed(call, w1, "w1");
+  const dtrain::CheckedTensor second = placed(call, w2, "w2");
   return moe::read_expert_blocks(rows, per_expert, first, second, dtrain::enum_value(activation));
 }
 
@@ -96,13 +103,16 @@ DT_API dt_status dt_moe_route(const DLTensor* logits, const dt_moe_options* opts
                               DLTensor* experts, int64_t* dropped) {
   return entry([&] {
     const moe::Options options = read_moe_options(opts);
-    const moe::Matrix x = float_matrix(logits, "logits", -1, options.experts);
-    const moe::Matrix w = float_matrix(weights, "weights", x.rows, options.k);
-    const moe::Matrix e = index_matrix(experts, "experts", x.rows, options.k);
+    PlacedCall call;
+    HostStaging host(call);
+    const moe::Matrix x = moe::float_matrix(host.input(logits, "logits"), "logits", -1, options.experts);
+    const moe::Matrix w = moe::float_matrix(host.output(weights, "weights"), "weights", x.rows, options.k);
+    const moe::Matrix e = moe::index_matrix(host.output(experts, "experts"), "experts", x.rows, options.k);
     moe::check_disjoint(w, "weights", x, "logits");
     moe::check_disjoint(e, "experts", x, "logits");
     moe::check_disjoint(e, "experts", w, "weights");
     const std::int64_t count = moe::route(options, x, w, e);
+    host.finish();
     if (dropped != nullptr) *dropped = count;
   });
 }
@@ -111,12 +121,15 @@ DT_API dt_status dt_moe_route_backward(const DLTensor* logits, const DLTensor* d
                                        const dt_moe_options* opts, DLTensor* d_logits) {
   return entry([&] {
     const moe::Options options = read_moe_options(opts);
-    const moe::Matrix x = float_matrix(logits, "logits", -1, options.experts);
-    const moe::Matrix dw = float_matrix(d_weights, "d_weights", x.rows, options.k);
-    const moe::Matrix dx = float_matrix(d_logits, "d_logits", x.rows, options.experts);
+    PlacedCall call;
+    HostStaging host(call);
+    const moe::Matrix x = moe::float_matrix(host.input(logits, "logits"), "logits", -1, options.experts);
+    const moe::Matrix dw = moe::float_matrix(host.input(d_weights, "d_weights"), "d_weights", x.rows, options.k);
+    const moe::Matrix dx = moe::float_matrix(host.output(d_logits, "d_logits"), "d_logits", x.rows, options.experts);
     moe::check_disjoint(dx, "d_logits", x, "logits");
     moe::check_disjoint(dx, "d_logits", dw, "d_weights");
     moe::route_backward(options, x, dw, dx);
+    host.finish();
   });
 }
 
@@ -124,40 +137,51 @@ DT_API dt_status dt_moe_balance_loss(const DLTensor* logits, const dt_moe_option
                                      double* loss, DLTensor* counts, DLTensor* d_logits) {
   return entry([&] {
     const moe::Options options = read_moe_options(opts);
-    const moe::Matrix x = float_matrix(logits, "logits", -1, options.experts);
+    PlacedCall call;
+    HostStaging host(call);
+    const moe::Matrix x = moe::float_matrix(host.input(logits, "logits"), "logits", -1, options.experts);
     require(loss, "loss");
     moe::Matrix c;
     moe::Matrix dx;
-    if (counts != nullptr) c = index_vector(counts, "counts", options.experts);
+    if (counts != nullptr) c = moe::index_vector(host.output(counts, "counts"), "counts", options.experts);
     if (d_logits != nullptr) {
-      dx = float_matrix(d_logits, "d_logits", x.rows, options.experts);
+      dx = moe::float_matrix(host.output(d_logits, "d_logits"), "d_logits", x.rows, options.experts);
       moe::check_disjoint(dx, "d_logits", x, "logits");
     }
-    *loss = moe::balance_loss(options, x, coeff, counts ? &c : nullptr, d_logits ? &dx : nullptr);
+    const double value = moe::balance_loss(options, x, coeff, counts ? &c : nullptr, d_logits ? &dx : nullptr);
+    host.finish();
+    *loss = value;
   });
 }
 
 DT_API dt_status dt_moe_z_loss(const DLTensor* logits, double coeff, double* loss, DLTensor* d_logits) {
   return entry([&] {
-    const moe::Matrix x = float_matrix(logits, "logits", -1, -1);
+    PlacedCall call;
+    HostStaging host(call);
+    const moe::Matrix x = moe::float_matrix(host.input(logits, "logits"), "logits", -1, -1);
     if (x.cols < 1) dtrain::raise(DT_ERR_INVALID_ARGUMENT, "logits has no columns; it must be [T, E] with E >= 1");
     require(loss, "loss");
     moe::Matrix dx;
     if (d_logits != nullptr) {
-      dx = float_matrix(d_logits, "d_logits", x.rows, x.cols);
+      dx = moe::float_matrix(host.output(d_logits, "d_logits"), "d_logits", x.rows, x.cols);
       moe::check_disjoint(dx, "d_logits", x, "logits");
     }
-    *loss = moe::z_loss(x, coeff, d_logits ? &dx : nullptr);
+    const double value = moe::z_loss(x, coeff, d_logits ? &dx : nullptr);
+    host.finish();
+    *loss = value;
   });
 }
 
 DT_API dt_status dt_moe_plan_create(dt_moe_plan** out, dt_comm* ep, const DLTensor* experts, int64_t hidden,
                                     const dt_moe_options* opts) {
   return entry([&] {
+    PlacedCall call;
+    HostStaging host(call);
     auto plan = moe::Plan::create(require(ep, "ep")->impl, [&] {
       require(out, "out");
       const moe::Options options = read_moe_options(opts);
-      return moe::Routing{options.experts, index_matrix(experts, "experts", -1, options.k), hidden};
+      return moe::Routing{options.experts,
+                          moe::index_matrix(host_indices(host, experts, "experts"), "experts", -1, options.k), hidden};
     });
     *out = new dt_moe_plan{std::move(plan)};
   });
@@ -198,31 +222,50 @@ DT_API dt_status dt_moe_plan_expert_counts(const dt_moe_plan* plan, int64_t* cou
 
 DT_API dt_status dt_moe_dispatch(dt_moe_plan* plan, const DLTensor* tokens, DLTensor* received) {
   return entry([&] {
-    moe::dispatch(plan_of(plan), parsed_host_tensor(tokens, "tokens"), parsed_host_tensor(received, "received"));
+    moe::Plan& p = plan_of(plan);
+    PlacedCall call(&p.communicator());
+    const dtrain::ParsedTensor x = parsed(call, tokens, "tokens");
+    const dtrain::ParsedTensor out = parsed(call, received, "received");
+    moe::dispatch(p, call.queue(), x, out);
+    call.finish();
   });
 }
 
 DT_API dt_status dt_moe_combine(dt_moe_plan* plan, const DLTensor* expert_out, const DLTensor* weights,
                                 DLTensor* output) {
   return entry([&] {
-    moe::combine(plan_of(plan), parsed_host_tensor(expert_out, "expert_out"), parsed_host_tensor(weights, "weights"),
-                 parsed_host_tensor(output, "output"));
+    moe::Plan& p = plan_of(plan);
+    PlacedCall call(&p.communicator());
+    const dtrain::ParsedTensor y = parsed(call, expert_out, "expert_out");
+    const dtrain::ParsedTensor w = parsed(call, weights, "weights");
+    const dtrain::ParsedTensor out = parsed(call, output, "output");
+    moe::combine(p, call.queue(), y, w, out);
+    call.finish();
   });
 }
 
 DT_API dt_status dt_moe_combine_backward(dt_moe_plan* plan, const DLTensor* d_out, const DLTensor* weights,
                                          DLTensor* d_expert_out, DLTensor* d_weights) {
   return entry([&] {
-    moe::combine_backward(plan_of(plan), parsed_host_tensor(d_out, "d_out"), parsed_host_tensor(weights, "weights"),
-                          parsed_host_tensor(d_expert_out, "d_expert_out"),
-                          parsed_host_tensor(d_weights, "d_weights"));
+    moe::Plan& p = plan_of(plan);
+    PlacedCall call(&p.communicator());
+    const dtrain::ParsedTensor dy = parsed(call, d_out, "d_out");
+    const dtrain::ParsedTensor w = parsed(call, weights, "weights");
+    const dtrain::ParsedTensor d_rows = parsed(call, d_expert_out, "d_expert_out");
+    const dtrain::ParsedTensor dw = parsed(call, d_weights, "d_weights");
+    moe::combine_backward(p, call.queue(), dy, w, d_rows, dw);
+    call.finish();
   });
 }
 
 DT_API dt_status dt_moe_dispatch_backward(dt_moe_plan* plan, const DLTensor* d_received, DLTensor* d_tokens) {
   return entry([&] {
-    moe::dispatch_backward(plan_of(plan), parsed_host_tensor(d_received, "d_received"),
-                           parsed_host_tensor(d_tokens, "d_tokens"));
+    moe::Plan& p = plan_of(plan);
+    PlacedCall call(&p.communicator());
+    const dtrain::ParsedTensor d_rows = parsed(call, d_received, "d_received");
+    const dtrain::ParsedTensor dx = parsed(call, d_tokens, "d_tokens");
+    moe::dispatch_backward(p, call.queue(), d_rows, dx);
+    call.finish();
   });
 }
 
@@ -230,9 +273,11 @@ DT_API dt_status dt_moe_experts_forward(const DLTensor* x, const DLTensor* count
                                         const DLTensor* w2, dt_moe_activation activation, DLTensor* hidden,
                                         DLTensor* y) {
   return entry([&] {
-    const moe::ExpertBlocks blocks = read_expert_blocks(x, counts, w1, w2, activation);
-    const moe::Matrix pre = float_matrix(hidden, "hidden", blocks.x.rows, blocks.inner);
-    const moe::Matrix out = float_matrix(y, "y", blocks.x.rows, blocks.hidden);
+    PlacedCall call;
+    HostStaging host(call);
+    const moe::ExpertBlocks blocks = read_expert_blocks(call, host, x, counts, w1, w2, activation);
+    const moe::Matrix pre = moe::float_matrix(placed(call, hidden, "hidden"), "hidden", blocks.x.rows, blocks.inner);
+    const moe::Matrix out = moe::float_matrix(placed(call, y, "y"), "y", blocks.x.rows, blocks.hidden);
     const std::pair<const moe::Matrix*, const char*> inputs[] = {
         {&blocks.x, "x"}, {&blocks.w1, "w1"}, {&blocks.w2, "w2"}};
     for (const auto& [input, name] : inputs) {
@@ -240,7 +285,8 @@ DT_API dt_status dt_moe_experts_forward(const DLTensor* x, const DLTensor* count
       moe::check_disjoint(out, "y", *input, name);
     }
     moe::check_disjoint(out, "y", pre, "hidden");
-    moe::experts_forward(blocks, pre, out);
+    moe::experts_forward(blocks, call.queue(), pre, out);
+    call.finish();
   });
 }
 
@@ -248,13 +294,15 @@ DT_API dt_status dt_moe_experts_backward(const DLTensor* x, const DLTensor* coun
                                          const DLTensor* w2, dt_moe_activation activation, const DLTensor* hidden,
                                          const DLTensor* dy, DLTensor* dx, DLTensor* dw1, DLTensor* dw2) {
   return entry([&] {
-    const moe::ExpertBlocks blocks = read_expert_blocks(x, counts, w1, w2, activation);
+    PlacedCall call;
+    HostStaging host(call);
+    const moe::ExpertBlocks blocks = read_expert_blocks(call, host, x, counts, w1, w2, activation);
     const std::int64_t experts = static_cast<std::int64_t>(blocks.counts.size());
-    const moe::Matrix pre = float_matrix(hidden, "hidden", blocks.x.rows, blocks.inner);
-    const moe::Matrix grad = float_matrix(dy, "dy", blocks.x.rows, blocks.hidden);
-    const moe::Matrix d_x = float_matrix(dx, "dx", blocks.x.rows, blocks.hidden);
-    const moe::Matrix d_w1 = float_stack(dw1, "dw1", experts, blocks.hidden, blocks.inner);
-    const moe::Matrix d_w2 = float_stack(dw2, "dw2", experts, blocks.inner, blocks.hidden);
+    const moe::Matrix pre = moe::float_matrix(placed(call, hidden, "hidden"), "hidden", blocks.x.rows, blocks.inner);
+    const moe::Matrix grad = moe::float_matrix(placed(call, dy, "dy"), "dy", blocks.x.rows, blocks.hidden);
+    const moe::Matrix d_x = moe::float_matrix(placed(call, dx, "dx"), "dx", blocks.x.rows, blocks.hidden);
+    const moe::Matrix d_w1 = moe::float_stack(placed(call, dw1, "dw1"), "dw1", experts, blocks.hidden, blocks.inner);
+    const moe::Matrix d_w2 = moe::float_stack(placed(call, dw2, "dw2"), "dw2", experts, blocks.inner, blocks.hidden);
     const std::pair<const moe::Matrix*, const char*> inputs[] = {
         {&blocks.x, "x"}, {&blocks.w1, "w1"}, {&blocks.w2, "w2"}, {&pre, "hidden"}, {&grad, "dy"}};
     const std::pair<const moe::Matrix*, const char*> outputs[] = {{&d_x, "dx"}, {&d_w1, "dw1"}, {&d_w2, "dw2"}};
@@ -264,7 +312,8 @@ DT_API dt_status dt_moe_experts_backward(const DLTensor* x, const DLTensor* coun
     moe::check_disjoint(d_x, "dx", d_w1, "dw1");
     moe::check_disjoint(d_x, "dx", d_w2, "dw2");
     moe::check_disjoint(d_w1, "dw1", d_w2, "dw2");
-    moe::experts_backward(blocks, pre, grad, d_x, d_w1, d_w2);
+    moe::experts_backward(blocks, call.queue(), pre, grad, d_x, d_w1, d_w2);
+    call.finish();
   });
 }
 

@@ -127,6 +127,34 @@ struct IndexedRowsArgs {
   std::int64_t first = 0;  // slices only
 };
 
+// The rows of an MoE layer's (token, choice) pairs summed back into their
+// tokens (combine), and that sum's backward pass. `rows` is a table of
+// table_rows x cols; pair_rows (tokens * k) names, for pair p = t * k + j,
+// the table row that pair owns, or -1 for a pair that owns none (dropped);
+// no two pairs own one row. weights (tokens * k), or null for weights of 1.
+//  sum:      out[t] = the sum over t's pairs p that own a row of
+//            weights[p] * rows[pair_rows[p]], in order of j; a token whose
+//            pairs own no row gets a row of zeros.
+//  backward: from d_out (tokens x cols), for every pair p owning a row:
+//            d_rows[pair_rows[p]] = weights[p] * d_out[t] and
+//            d_weights[p] = d_out[t] . rows[pair_rows[p]] (accumulated in
+//            double); d_weights[p] = 0 for a pair owning none. Rows of
+//            d_rows that no pair owns are left as they are.
+// All f32 but pair_rows (i64).
+struct PairRowsArgs {
+  std::int64_t tokens = 0;
+  std::int64_t k = 0;
+  std::int64_t cols = 0;
+  std::int64_t table_rows = 0;
+  const std::int64_t* pair_rows = nullptr;
+  const float* weights = nullptr;  // sum: may be null
+  const float* rows = nullptr;     // the table
+  float* out = nullptr;            // sum
+  const float* d_out = nullptr;    // backward
+  float* d_rows = nullptr;         // backward: table_rows x cols
+  float* d_weights = nullptr;      // backward
+};
+
 // The cross-entropy over logits z split by vocabulary: z is rows x cols, the
 // columns [first, first + cols) of a vocabulary of `vocab` (the others on
 // other ranks). targets (i32 or i64, rows) name vocabulary columns; a target

@@ -324,6 +324,68 @@ void scatter_add_slice_rows(std::int64_t cols, std::int64_t first, const TensorV
 
 namespace {
 
+// The operands of pair_rows_sum and its backward, checked: `rows` the table,
+// `per_token` (out or d_out) tokens x cols, `weights` tokens * k or, where
+// `weights_optional`, empty.
+PairRowsArgs pair_rows_args(const char* kernel, std::int64_t k, std::int64_t cols, const TensorView& rows,
+                            const TensorView& pair_rows, const TensorView& weights, bool weights_optional,
+                            const Operand& per_token, std::initializer_list<Operand> others) {
+  if (k <= 0 || cols <= 0) {
+    bad(kernel, "k = " + std::to_string(k) + " and cols = " + std::to_string(cols) + " must be positive");
+  }
+  check_data(kernel, {{"rows", rows}, per_token}, {{"pair_rows", pair_rows}});
+  check_dtype(kernel, {"rows", rows}, DType::f32);
+  const bool weighted = !(weights_optional && weights.count == 0);
+  for (const Operand& o : others) check_data(kernel, {{"rows", rows}, o}, {});
+  if (weighted) check_data(kernel, {{"rows", rows}, {"weights", weights}}, {});
+  check_dtype(kernel, {"pair_rows", pair_rows}, DType::i64);
+  if (pair_rows.count % k != 0) {
+    bad(kernel, "pair_rows holds " + std::to_string(pair_rows.count) + " elements, not whole tokens of k = " +
+                    std::to_string(k));
+  }
+  if (rows.count % cols != 0) {
+    bad(kernel, "rows holds " + std::to_string(rows.count) + " elements, not whole rows of " + std::to_string(cols));
+  }
+  PairRowsArgs a;
+  a.tokens = pair_rows.count / k;
+  a.k = k;
+  a.cols = cols;
+  a.table_rows = rows.count / cols;
+  check_count(kernel, per_token, a.tokens * cols);
+  if (weighted) {
+    check_count(kernel, {"weights", weights}, pair_rows.count);
+    a.weights = static_cast<const float*>(weights.data);
+  }
+  a.pair_rows = static_cast<const std::int64_t*>(pair_rows.data);
+  a.rows = static_cast<const float*>(rows.data);
+  return a;
+}
+
+}  // namespace
+
+void pair_rows_sum(std::int64_t k, std::int64_t cols, const TensorView& rows, const TensorView& pair_rows,
+                   const TensorView& weights, const TensorView& out) {
+  PairRowsArgs a = pair_rows_args("pair_rows_sum", k, cols, rows, pair_rows, weights, true, {"out", out}, {});
+  a.out = static_cast<float*>(out.data);
+  run(out, a, cpu::pair_rows_sum, DTRAIN_CUDA_KERNEL(pair_rows_sum));
+}
+
+void pair_rows_sum_backward(std::int64_t k, std::int64_t cols, const TensorView& d_out, const TensorView& weights,
+                            const TensorView& rows, const TensorView& pair_rows, const TensorView& d_rows,
+                            const TensorView& d_weights) {
+  const char* kernel = "pair_rows_sum_backward";
+  PairRowsArgs a = pair_rows_args(kernel, k, cols, rows, pair_rows, weights, false, {"d_out", d_out},
+                                  {{"d_rows", d_rows}, {"d_weights", d_weights}});
+  check_count(kernel, {"d_rows", d_rows}, rows.count);
+  check_count(kernel, {"d_weights", d_weights}, pair_rows.count);
+  a.d_out = static_cast<const float*>(d_out.data);
+  a.d_rows = static_cast<float*>(d_rows.data);
+  a.d_weights = static_cast<float*>(d_weights.data);
+  run(d_rows, a, cpu::pair_rows_sum_backward, DTRAIN_CUDA_KERNEL(pair_rows_sum_backward));
+}
+
+namespace {
+
 // The logits (f32, rows x cols), targets (i32 or i64, rows) and per-row f32
 // vectors of the cross-entropy kernels, all in one place.
 LogitSlice check_cross_entropy(const char* kernel, RowShape shape, std::int64_t first, const TensorView& logits,

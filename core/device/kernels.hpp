@@ -61,6 +61,19 @@ void gather_slice_rows(std::int64_t cols, std::int64_t first, const TensorView& 
 void scatter_add_slice_rows(std::int64_t cols, std::int64_t first, const TensorView& rows, const TensorView& indices,
                             const TensorView& table);
 
+// MoE's combine (PairRowsArgs): rows table_rows x cols (table_rows =
+// rows.count / cols); pair_rows tokens * k, i64 (tokens = pair_rows.count /
+// k); weights tokens * k, or an empty view for weights of 1 (sum only);
+// out, d_out tokens x cols; d_rows like rows; d_weights like weights. All
+// f32 but pair_rows. A pair_rows entry outside [-1, table_rows) is
+// DT_ERR_INVALID_ARGUMENT on the CPU, before anything is written; on CUDA
+// such a pair is skipped (its d_weights entry 0).
+void pair_rows_sum(std::int64_t k, std::int64_t cols, const TensorView& rows, const TensorView& pair_rows,
+                   const TensorView& weights, const TensorView& out);
+void pair_rows_sum_backward(std::int64_t k, std::int64_t cols, const TensorView& d_out, const TensorView& weights,
+                            const TensorView& rows, const TensorView& pair_rows, const TensorView& d_rows,
+                            const TensorView& d_weights);
+
 // The vocabulary-parallel cross-entropy (CrossEntropyStatsArgs and
 // CrossEntropyGradArgs): logits and dlogits rows x cols, f32, columns
 // [first, first + cols) of the vocabulary; targets rows, i32 or i64; max,

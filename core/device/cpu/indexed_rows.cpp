@@ -1,5 +1,7 @@
-// Gathering rows of a table by index and scatter-adding rows into it
-// (device/kernel_args.hpp): embeddings, and MoE dispatch and combine.
+// Gathering rows of a table by index and scatter-adding rows into it, and
+// summing MoE pairs' rows into their tokens (device/kernel_args.hpp):
+// embeddings, and MoE dispatch and combine.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -50,6 +52,18 @@ void scatter_add(const IndexedRowsArgs& a) {
   });
 }
 
+// DT_ERR_INVALID_ARGUMENT for a pair_rows entry outside [-1, table_rows).
+void check_pair_rows(const PairRowsArgs& a, const char* what) {
+  for (std::int64_t p = 0; p < a.tokens * a.k; ++p) {
+    const std::int64_t row = a.pair_rows[p];
+    if (row < -1 || row >= a.table_rows) {
+      raise(DT_ERR_INVALID_ARGUMENT, std::string(what) + ": pair_rows[" + std::to_string(p) + "] = " +
+                                         std::to_string(row) + " is outside the table's " +
+                                         std::to_string(a.table_rows) + " rows");
+    }
+  }
+}
+
 }  // namespace
 
 void gather_rows(const IndexedRowsArgs& args) {
@@ -68,6 +82,49 @@ void gather_rows(const IndexedRowsArgs& args) {
 
 void scatter_add_rows(const IndexedRowsArgs& args) {
   with_element(args.dtype, "scatter_add_rows", [&](auto e) { scatter_add<decltype(e)>(args); });
+}
+
+void pair_rows_sum(const PairRowsArgs& a) {
+  check_pair_rows(a, "pair_rows_sum");
+  for (std::int64_t t = 0; t < a.tokens; ++t) {
+    float* to = a.out + t * a.cols;
+    bool written = false;
+    for (std::int64_t p = t * a.k; p < (t + 1) * a.k; ++p) {
+      const std::int64_t row = a.pair_rows[p];
+      if (row < 0) continue;
+      const float w = a.weights ? a.weights[p] : 1.0f;
+      const float* from = a.rows + row * a.cols;
+      // Each output row is written once, by the first pair, then added to.
+      if (written) {
+        for (std::int64_t c = 0; c < a.cols; ++c) to[c] += w * from[c];
+      } else {
+        for (std::int64_t c = 0; c < a.cols; ++c) to[c] = w * from[c];
+      }
+      written = true;
+    }
+    if (!written) std::fill(to, to + a.cols, 0.0f);
+  }
+}
+
+void pair_rows_sum_backward(const PairRowsArgs& a) {
+  check_pair_rows(a, "pair_rows_sum_backward");
+  for (std::int64_t p = 0; p < a.tokens * a.k; ++p) {
+    const std::int64_t row = a.pair_rows[p];
+    if (row < 0) {
+      a.d_weights[p] = 0.0f;
+      continue;
+    }
+    const float* d_token = a.d_out + (p / a.k) * a.cols;
+    const float* from = a.rows + row * a.cols;
+    float* d_row = a.d_rows + row * a.cols;
+    const float w = a.weights[p];
+    double dot = 0.0;
+    for (std::int64_t c = 0; c < a.cols; ++c) {
+      dot += static_cast<double>(d_token[c]) * from[c];
+      d_row[c] = w * d_token[c];
+    }
+    a.d_weights[p] = static_cast<float>(dot);
+  }
 }
 
 }  // namespace dtrain::device::cpu

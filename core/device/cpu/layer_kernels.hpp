@@ -20,6 +20,10 @@ void norm_backward(const NormBackwardArgs& args);
 // outside [0, table_rows) (of a table that is not a slice).
 void gather_rows(const IndexedRowsArgs& args);
 void scatter_add_rows(const IndexedRowsArgs& args);
+// Throws DT_ERR_INVALID_ARGUMENT, before writing anything, for a pair_rows
+// entry outside [-1, table_rows).
+void pair_rows_sum(const PairRowsArgs& args);
+void pair_rows_sum_backward(const PairRowsArgs& args);
 void cross_entropy_statistics(const CrossEntropyStatsArgs& args);
 void cross_entropy_gradient(const CrossEntropyGradArgs& args);
 

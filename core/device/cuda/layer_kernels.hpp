@@ -23,6 +23,8 @@ void norm_forward(const NormArgs& args, cudaStream_t stream);
 void norm_backward(const NormBackwardArgs& args, cudaStream_t stream);
 void gather_rows(const IndexedRowsArgs& args, cudaStream_t stream);
 void scatter_add_rows(const IndexedRowsArgs& args, cudaStream_t stream);
+void pair_rows_sum(const PairRowsArgs& args, cudaStream_t stream);
+void pair_rows_sum_backward(const PairRowsArgs& args, cudaStream_t stream);
 void cross_entropy_statistics(const CrossEntropyStatsArgs& args, cudaStream_t stream);
 void cross_entropy_gradient(const CrossEntropyGradArgs& args, cudaStream_t stream);
 

@@ -1,9 +1,9 @@
 #include "parallel/moe/experts.hpp"
 
-#include <algorithm>
 #include <string>
 
 #include "base/error.hpp"
+#include "device/buffer.hpp"
 #include "device/gemm.hpp"
 #include "device/kernels.hpp"
 
@@ -42,6 +42,19 @@ TensorView rows_of(const Matrix& m, std::int64_t first, std::int64_t n) {
 }
 TensorView matrix_of(const Matrix& stack, std::int64_t l, std::int64_t rows) { return rows_of(stack, l * rows, rows); }
 
+// `count` floats of scratch on `queue`, overwritten before they are read.
+device::Buffer scratch(device::Queue& queue, std::int64_t count) {
+  return device::Buffer(queue, static_cast<std::size_t>(count) * sizeof(float), device::Buffer::Contents::unset);
+}
+
+// A rows x cols matrix of `buffer` from element `first`, ordered on `queue`.
+Matrix on_queue(device::Queue& queue, const device::Buffer& buffer, std::int64_t first, std::int64_t rows,
+                std::int64_t cols) {
+  TensorView view = buffer.view(static_cast<std::size_t>(first) * sizeof(float), rows * cols, DType::f32);
+  view.stream = queue.stream();
+  return Matrix{view, rows, cols};
+}
+
 }  // namespace
 
 ExpertBlocks read_expert_blocks(const CheckedTensor& x, const CheckedTensor& counts, const CheckedTensor& w1,
@@ -67,11 +80,11 @@ ExpertBlocks read_expert_blocks(const CheckedTensor& x, const CheckedTensor& cou
   return blocks;
 }
 
-void experts_forward(const ExpertBlocks& b, const Matrix& hidden, const Matrix& y) {
+void experts_forward(const ExpertBlocks& b, device::Queue& queue, const Matrix& hidden, const Matrix& y) {
   const std::int64_t h = b.hidden;
   const std::int64_t f = b.inner;
-  std::vector<float> activated(static_cast<std::size_t>(hidden.view.count));
-  const Matrix act = host_f32(activated.data(), hidden.rows, f);
+  const device::Buffer activated = scratch(queue, hidden.view.count);
+  const Matrix act = on_queue(queue, activated, 0, hidden.rows, f);
   std::int64_t first = 0;
   for (std::size_t l = 0; l < b.counts.size(); ++l) {
     const std::int64_t n = b.counts[l];
@@ -85,22 +98,21 @@ void experts_forward(const ExpertBlocks& b, const Matrix& hidden, const Matrix& 
   }
 }
 
-void experts_backward(const ExpertBlocks& b, const Matrix& hidden, const Matrix& dy, const Matrix& dx,
-                      const Matrix& dw1, const Matrix& dw2) {
+void experts_backward(const ExpertBlocks& b, device::Queue& queue, const Matrix& hidden, const Matrix& dy,
+                      const Matrix& dx, const Matrix& dw1, const Matrix& dw2) {
   const std::int64_t h = b.hidden;
   const std::int64_t f = b.inner;
-  std::vector<float> scratch(static_cast<std::size_t>(2 * hidden.view.count));
-  const Matrix act = host_f32(scratch.data(), hidden.rows, f);
-  const Matrix d_hidden = host_f32(scratch.data() + hidden.view.count, hidden.rows, f);
+  const device::Buffer buffer = scratch(queue, 2 * hidden.view.count);
+  const Matrix act = on_queue(queue, buffer, 0, hidden.rows, f);
+  const Matrix d_hidden = on_queue(queue, buffer, hidden.view.count, hidden.rows, f);
   std::int64_t first = 0;
   for (std::size_t l = 0; l < b.counts.size(); ++l) {
     const std::int64_t n = b.counts[l];
     const auto expert = static_cast<std::int64_t>(l);
     if (n == 0) {
-      const TensorView g1 = matrix_of(dw1, expert, h);
-      const TensorView g2 = matrix_of(dw2, expert, f);
-      std::fill_n(static_cast<float*>(g1.data), g1.count, 0.0f);
-      std::fill_n(static_cast<float*>(g2.data), g2.count, 0.0f);
+      for (const TensorView& gradient : {matrix_of(dw1, expert, h), matrix_of(dw2, expert, f)}) {
+        queue.zero(gradient.data, gradient.bytes());
+      }
       continue;
     }
     const TensorView pre = rows_of(hidden, first, n);

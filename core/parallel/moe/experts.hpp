@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "device/kernel_args.hpp"
+#include "device/queue.hpp"
 #include "parallel/moe/matrix.hpp"
 
 namespace dtrain::parallel::moe {
@@ -24,15 +25,18 @@ struct ExpertBlocks {
 };
 
 // Checks x, counts, w1 and w2 (dtrain/moe.h says what is refused) and the
-// activation's C value.
+// activation's C value. counts must be in host memory; the others may be
+// anywhere.
 ExpertBlocks read_expert_blocks(const CheckedTensor& x, const CheckedTensor& counts, const CheckedTensor& w1,
                                 const CheckedTensor& w2, int activation);
 
-// hidden [R, F] (pre-activation) and y [R, H].
-void experts_forward(const ExpertBlocks& blocks, const Matrix& hidden, const Matrix& y);
+// hidden [R, F] (pre-activation) and y [R, H], computed on `queue`, where
+// every matrix is (on a device the call returns once the work is queued).
+void experts_forward(const ExpertBlocks& blocks, device::Queue& queue, const Matrix& hidden, const Matrix& y);
 
-// From dy [R, H] and the forward's hidden: dx [R, H], dw1 and dw2 (as w1, w2).
-void experts_backward(const ExpertBlocks& blocks, const Matrix& hidden, const Matrix& dy, const Matrix& dx,
-                      const Matrix& dw1, const Matrix& dw2);
+// From dy [R, H] and the forward's hidden: dx [R, H], dw1 and dw2 (as w1,
+// w2), on `queue` as experts_forward.
+void experts_backward(const ExpertBlocks& blocks, device::Queue& queue, const Matrix& hidden, const Matrix& dy,
+                      const Matrix& dx, const Matrix& dw1, const Matrix& dw2);
 
 }  // namespace dtrain::parallel::moe

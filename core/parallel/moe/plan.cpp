@@ -108,13 +108,11 @@ Plan::Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, std::
   for (std::int64_t e = 0; e < routing.experts; ++e) next[block_of(e)] = per_expert[static_cast<std::size_t>(e)];
   std::exclusive_scan(next.begin(), next.end(), next.begin(), std::int64_t{0});
   send_tokens_.resize(static_cast<std::size_t>(kept));
-  send_pairs_.resize(static_cast<std::size_t>(kept));
   pair_rows_.assign(static_cast<std::size_t>(tokens_ * k_), -1);
   for (std::int64_t p = 0; p < tokens_ * k_; ++p) {
     if (choices[p] < 0) continue;
     const std::int64_t slot = next[block_of(choices[p])]++;
     send_tokens_[static_cast<std::size_t>(slot)] = p / k_;
-    send_pairs_[static_cast<std::size_t>(slot)] = p;
     pair_rows_[static_cast<std::size_t>(p)] = slot;
   }
   exchange_counts(per_expert);
@@ -178,65 +176,98 @@ void Plan::exchange_counts(const std::vector<std::int64_t>& per_expert) {
   }
 }
 
-void Plan::agree(Operation operation, const std::function<void()>& check) {
+void Plan::agree(Operation operation, device::Queue& queue, const std::function<void()>& check) {
   std::exception_ptr failure;
   try {
     check();
+    place(queue);
   } catch (const Error&) {
     failure = std::current_exception();
   }
   common::agree_on_layout(*ep_, {operation_name(operation), "tensor"}, {},
                           {{"the operation (1 dispatch, 2 combine, 3 combine_backward, 4 dispatch_backward)",
-                            static_cast<std::int64_t>(operation)}},
+                            static_cast<std::int64_t>(operation)},
+                           {"the tensors' memory (0 host, 1 CUDA)", queue.memory() == Memory::cuda ? 1 : 0}},
                           failure);
 }
 
-void Plan::exchange(const float* from, const Blocks& from_blocks, float* to, const Blocks& to_blocks) {
+void Plan::place(device::Queue& queue) {
+  if (home_ && (home_->memory() != queue.memory() || home_->device_id() != queue.device_id())) {
+    const TensorView here = home_->view(nullptr, 0, DType::f32);
+    const TensorView there = queue.view(nullptr, 0, DType::f32);
+    raise(DT_ERR_INVALID_ARGUMENT, "this plan's exchanges run " + place_name(here) + " but this call's tensors are " +
+                                       place_name(there) + "; a plan keeps the place of its first call");
+  }
+  call_queue_ = &queue;
+  if (home_) return;
+  auto home = device::make_queue(queue.memory(), queue.device_id());
+  auto upload = [&](const std::vector<std::int64_t>& indices) {
+    device::Buffer placed(*home, indices.size() * sizeof(std::int64_t), device::Buffer::Contents::unset);
+    home->copy(placed.data(), indices.data(), placed.bytes());
+    return placed;
+  };
+  placed_send_tokens_ = upload(send_tokens_);
+  placed_pair_rows_ = upload(pair_rows_);
+  placed_expert_major_source_ = upload(expert_major_source_);
+  placed_arrival_position_ = upload(arrival_position_);
+  // The copies read the vectors, and the call's queue reads the copies.
+  home->synchronize();
+  home_ = std::move(home);
+}
+
+TensorView Plan::on_call(const device::Buffer& buffer, std::int64_t count, DType dtype) const {
+  TensorView view = buffer.view(0, count, dtype);
+  view.stream = call_queue_->stream();
+  return view;
+}
+
+TensorView Plan::send_tokens() const {
+  return on_call(placed_send_tokens_, static_cast<std::int64_t>(send_tokens_.size()), DType::i64);
+}
+
+TensorView Plan::pair_rows() const {
+  return on_call(placed_pair_rows_, static_cast<std::int64_t>(pair_rows_.size()), DType::i64);
+}
+
+TensorView Plan::scratch(device::Buffer& buffer, std::int64_t rows) {
+  const std::int64_t count = rows * hidden_;
+  if (!buffer.allocated()) {
+    buffer = device::Buffer(*home_, static_cast<std::size_t>(count) * sizeof(float), device::Buffer::Contents::unset);
+    // Memory the home queue allocates is ready once it has run so far.
+    home_->synchronize();
+  }
+  return on_call(buffer, count, DType::f32);
+}
+
+TensorView Plan::send_scratch() { return scratch(send_scratch_, static_cast<std::int64_t>(send_tokens_.size())); }
+
+TensorView Plan::returned_rows() { return scratch(returned_rows_, static_cast<std::int64_t>(send_tokens_.size())); }
+
+void Plan::exchange(const TensorView& from, const Blocks& from_blocks, const TensorView& to, const Blocks& to_blocks) {
   for (std::size_t x = 0; x < from_blocks.start.size(); ++x) {
     const auto& send_counts = from_blocks.counts[x];
     const auto& recv_counts = to_blocks.counts[x];
     const std::int64_t send_total = std::accumulate(send_counts.begin(), send_counts.end(), std::int64_t{0});
     const std::int64_t recv_total = std::accumulate(recv_counts.begin(), recv_counts.end(), std::int64_t{0});
-    // Views are of mutable memory; the communicator only reads `from`.
-    const TensorView send_view =
-        host_view(const_cast<float*>(from) + from_blocks.start[x] * hidden_, send_total, DType::f32);
-    const TensorView recv_view = host_view(to + to_blocks.start[x] * hidden_, recv_total, DType::f32);
+    const TensorView send_view = from.slice(from_blocks.start[x] * hidden_, send_total);
+    const TensorView recv_view = to.slice(to_blocks.start[x] * hidden_, recv_total);
     comm::start_and_wait(*ep_, [&] {
       return ep_->alltoallv(send_view, send_counts.data(), recv_view, recv_counts.data());
     });
   }
 }
 
-float* Plan::send_scratch() {
-  if (!send_scratch_) {
-    send_scratch_ = std::make_unique_for_overwrite<float[]>(send_tokens_.size() * static_cast<std::size_t>(hidden_));
-  }
-  return send_scratch_.get();
-}
-
-float* Plan::arrival_scratch() {
-  if (!arrival_scratch_) {
-    arrival_scratch_ = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(received_ * hidden_));
-  }
-  return arrival_scratch_.get();
-}
-
-void Plan::to_experts(const float* send_rows, float* expert_rows) {
+void Plan::to_experts(const TensorView& send_rows, const TensorView& expert_rows) {
   if (by_local_expert_) return exchange(send_rows, send_blocks_, expert_rows, expert_blocks_);
-  float* arrived = arrival_scratch();
+  const TensorView arrived = scratch(arrival_scratch_, received_);
   exchange(send_rows, send_blocks_, arrived, expert_blocks_);
-  device::gather_rows(hidden_, host_f32(arrived, received_, hidden_).view,
-                      host_i64(expert_major_source_.data(), 1, received_).view,
-                      host_f32(expert_rows, received_, hidden_).view);
+  device::gather_rows(hidden_, arrived, on_call(placed_expert_major_source_, received_, DType::i64), expert_rows);
 }
 
-void Plan::to_tokens(const float* expert_rows, float* send_rows) {
+void Plan::to_tokens(const TensorView& expert_rows, const TensorView& send_rows) {
   if (by_local_expert_) return exchange(expert_rows, expert_blocks_, send_rows, send_blocks_);
-  float* leaving = arrival_scratch();
-  // The kernel reads its table as a mutable view; it writes only `leaving`.
-  device::gather_rows(hidden_, host_f32(const_cast<float*>(expert_rows), received_, hidden_).view,
-                      host_i64(arrival_position_.data(), 1, received_).view,
-                      host_f32(leaving, received_, hidden_).view);
+  const TensorView leaving = scratch(arrival_scratch_, received_);
+  device::gather_rows(hidden_, expert_rows, on_call(placed_arrival_position_, received_, DType::i64), leaving);
   exchange(leaving, expert_blocks_, send_rows, send_blocks_);
 }
 

@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "device/buffer.hpp"
+#include "device/queue.hpp"
 #include "parallel/moe/matrix.hpp"
 
 namespace dtrain::parallel::moe {
@@ -46,13 +48,14 @@ class Plan {
   static constexpr std::int64_t kPerExpertExchangeBytes = 64 * 1024;
 
   // Collective over `ep`. `read_routing` checks this rank's arguments and
-  // returns them, or throws: this rank then still takes part in the
-  // agreement, so the others are refused (DT_ERR_MISMATCH) instead of
-  // waiting. Ranks disagreeing about E, k or H are all refused with
-  // DT_ERR_MISMATCH.
+  // returns them (the choices in host memory), or throws: this rank then
+  // still takes part in the agreement, so the others are refused
+  // (DT_ERR_MISMATCH) instead of waiting. Ranks disagreeing about E, k or H
+  // are all refused with DT_ERR_MISMATCH.
   static std::unique_ptr<Plan> create(std::shared_ptr<comm::Communicator> ep,
                                       const std::function<Routing()>& read_routing);
 
+  comm::Communicator& communicator() const { return *ep_; }
   int first_local_expert() const { return ep_->rank() * local_experts_; }
   int local_experts() const { return local_experts_; }
   const std::vector<std::int64_t>& expert_counts() const { return expert_counts_; }
@@ -60,31 +63,34 @@ class Plan {
   std::int64_t tokens() const { return tokens_; }
   int k() const { return k_; }
   std::int64_t hidden() const { return hidden_; }
-  // The token of each row in send order, and its pair (t * k + j).
-  const std::vector<std::int64_t>& send_tokens() const { return send_tokens_; }
-  const std::vector<std::int64_t>& send_pairs() const { return send_pairs_; }
-  // The send-order row of each pair [T * k], -1 where the pair goes nowhere.
-  const std::vector<std::int64_t>& pair_rows() const { return pair_rows_; }
 
-  // Runs `check` (this rank's arguments for `operation`) and agrees with the
-  // other ranks that they all run `operation` with valid arguments; throws
-  // this rank's error or DT_ERR_MISMATCH as create() does.
-  void agree(Operation operation, const std::function<void()>& check);
+  // Runs `check` (this rank's arguments for `operation`), checks that the
+  // call's `queue` is where the plan's exchanges run (the first call's
+  // place: host memory or one CUDA device; elsewhere is
+  // DT_ERR_INVALID_ARGUMENT), and agrees with the other ranks that they all
+  // run `operation` on the same kind of memory with valid arguments; throws
+  // this rank's error or DT_ERR_MISMATCH as create() does. The views below
+  // are then ordered on `queue`, until the next agree().
+  void agree(Operation operation, device::Queue& queue, const std::function<void()>& check);
 
-  // Rows [S, H] in send order here become rows [R, H] in expert-major order
-  // at the experts' ranks; to_tokens() is the reverse. Collective.
-  void to_experts(const float* send_rows, float* expert_rows);
-  void to_tokens(const float* expert_rows, float* send_rows);
-
+  // The token of each row in send order [S], and the send-order row of each
+  // pair [T * k] (-1 where the pair goes nowhere), i64.
+  TensorView send_tokens() const;
+  TensorView pair_rows() const;
   // Scratch rows in send order [S, H], allocated on first use and reused by
   // every call on the plan: fresh memory on every call would cost page
   // faults and, over UCX, a new memory registration each time.
-  float* send_scratch();
-
+  TensorView send_scratch();
   // What combine brought back, in send order [S, H], for combine's backward.
-  std::vector<float>& returned_rows() { return returned_rows_; }
+  TensorView returned_rows();
   bool combined() const { return combined_; }
   void set_combined() { combined_ = true; }
+
+  // Rows [S, H] in send order here become rows [R, H] in expert-major order
+  // at the experts' ranks; to_tokens() is the reverse. Collective; f32
+  // views in the plan's place.
+  void to_experts(const TensorView& send_rows, const TensorView& expert_rows);
+  void to_tokens(const TensorView& expert_rows, const TensorView& send_rows);
 
  private:
   Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, std::int64_t exchange_bytes);
@@ -97,9 +103,14 @@ class Plan {
   };
   // One alltoallv per exchange, from `from_blocks` of `from` to `to_blocks`
   // of `to`.
-  void exchange(const float* from, const Blocks& from_blocks, float* to, const Blocks& to_blocks);
-  // Where one exchange's rows arrive [R, H], before they are reordered.
-  float* arrival_scratch();
+  void exchange(const TensorView& from, const Blocks& from_blocks, const TensorView& to, const Blocks& to_blocks);
+  // Places the plan's indices where `queue` is, at the first call; throws
+  // DT_ERR_INVALID_ARGUMENT if they are elsewhere already.
+  void place(device::Queue& queue);
+  // `count` elements of `dtype` of `buffer`, ordered on the call's queue.
+  TensorView on_call(const device::Buffer& buffer, std::int64_t count, DType dtype) const;
+  // Scratch of `rows` rows, allocated on first use.
+  TensorView scratch(device::Buffer& buffer, std::int64_t rows);
 
   std::shared_ptr<comm::Communicator> ep_;
   int local_experts_ = 0;
@@ -107,7 +118,6 @@ class Plan {
   int k_ = 0;
   std::int64_t hidden_ = 0;
   std::vector<std::int64_t> send_tokens_;
-  std::vector<std::int64_t> send_pairs_;
   std::vector<std::int64_t> pair_rows_;
   std::vector<std::int64_t> expert_counts_;  // per local expert
   std::int64_t received_ = 0;
@@ -119,9 +129,18 @@ class Plan {
   // arrival_position[j] the inverse. Empty by local expert.
   std::vector<std::int64_t> expert_major_source_;
   std::vector<std::int64_t> arrival_position_;
-  std::unique_ptr<float[]> send_scratch_;
-  std::unique_ptr<float[]> arrival_scratch_;
-  std::vector<float> returned_rows_;
+
+  // Where the exchanges run: a Queue of the first call's place, which owns
+  // the placed copies of the indices above and the scratch rows.
+  std::unique_ptr<device::Queue> home_;
+  device::Queue* call_queue_ = nullptr;
+  device::Buffer placed_send_tokens_;
+  device::Buffer placed_pair_rows_;
+  device::Buffer placed_expert_major_source_;
+  device::Buffer placed_arrival_position_;
+  device::Buffer send_scratch_;
+  device::Buffer arrival_scratch_;
+  device::Buffer returned_rows_;
   bool combined_ = false;
 };
 
