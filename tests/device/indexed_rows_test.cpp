@@ -2,9 +2,11 @@
 // exactly, scatter-add against sums in double (repeated indices included).
 // Each addition rounds once in the table's dtype, and on CUDA their order
 // varies, so scatter-add allows one unit in the last place of the dtype per
-// addition into an element, relative to the largest sum.
+// addition into an element, relative to the largest sum. MoE's pair sums
+// and their backward pass against sums and dot products in double.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "base/error.hpp"
@@ -91,6 +93,66 @@ TEST(IndexedRows, SlicesZeroAndSkipIndicesOutsideThem) {
   }
 }
 
+// Three tokens of k = 2 pairs over a table of five rows: token 0 owns rows
+// 3 and 0, token 1 only row 4 (its second pair dropped), token 2 none; rows
+// 1 and 2 belong to no pair.
+const Values kPairRows = {3, 0, 4, -1, -1, -1};
+constexpr std::int64_t kPairTokens = 3, kPairK = 2, kPairTable = 5;
+
+TEST(PairRows, SumWeighsEachTokensRowsAndZeroesTokensWithoutAny) {
+  DT_REQUIRE_PLACE();
+  for (std::int64_t cols : {1, 7, 300}) {
+    const Values table = random_values(DType::f32, kPairTable * cols, 46);
+    const Values weights = random_values(DType::f32, kPairTokens * kPairK, 47);
+    for (bool weighted : {true, false}) {
+      PlacedTensor trows(DType::f32, table), tpairs(DType::i64, kPairRows), tweights(DType::f32, weights);
+      auto out = PlacedTensor::poisoned(DType::f32, kPairTokens * cols);
+      device::pair_rows_sum(kPairK, cols, trows.view(), tpairs.view(), weighted ? tweights.view() : TensorView{},
+                            out.view());
+      Values want(kPairTokens * cols, 0.0);
+      for (std::size_t p = 0; p < kPairRows.size(); ++p) {
+        if (kPairRows[p] < 0) continue;
+        const auto row = static_cast<std::int64_t>(kPairRows[p]);
+        const auto t = static_cast<std::int64_t>(p) / kPairK;
+        for (std::int64_t c = 0; c < cols; ++c) {
+          want[t * cols + c] += (weighted ? weights[p] : 1.0) * table[row * cols + c];
+        }
+      }
+      expect_near(out.read(), want, 4 * epsilon(DType::f32), 4 * epsilon(DType::f32), "cols " + std::to_string(cols));
+    }
+  }
+}
+
+TEST(PairRows, BackwardScalesRowsAndDotsTheirPairsAndLeavesOtherRows) {
+  DT_REQUIRE_PLACE();
+  for (std::int64_t cols : {1, 7, 300}) {
+    const Values table = random_values(DType::f32, kPairTable * cols, 48);
+    const Values weights = random_values(DType::f32, kPairTokens * kPairK, 49);
+    const Values d_out = random_values(DType::f32, kPairTokens * cols, 50);
+    const Values untouched(kPairTable * cols, 5.0);
+    PlacedTensor trows(DType::f32, table), tpairs(DType::i64, kPairRows), tweights(DType::f32, weights),
+        td_out(DType::f32, d_out), td_rows(DType::f32, untouched);
+    auto d_weights = PlacedTensor::poisoned(DType::f32, kPairTokens * kPairK);
+    device::pair_rows_sum_backward(kPairK, cols, td_out.view(), tweights.view(), trows.view(), tpairs.view(),
+                                   td_rows.view(), d_weights.view());
+    Values want_rows = untouched, want_weights(kPairTokens * kPairK, 0.0);
+    double dot_scale = 0;
+    for (std::size_t p = 0; p < kPairRows.size(); ++p) {
+      if (kPairRows[p] < 0) continue;
+      const auto row = static_cast<std::int64_t>(kPairRows[p]);
+      const auto t = static_cast<std::int64_t>(p) / kPairK;
+      for (std::int64_t c = 0; c < cols; ++c) {
+        want_rows[row * cols + c] = stored(DType::f32, weights[p] * d_out[t * cols + c]);
+        want_weights[p] += d_out[t * cols + c] * table[row * cols + c];
+        dot_scale += std::abs(d_out[t * cols + c] * table[row * cols + c]);
+      }
+    }
+    EXPECT_EQ(td_rows.read(), want_rows) << "cols " << cols;
+    // Products of floats summed in double, rounded once.
+    expect_near(d_weights.read(), want_weights, epsilon(DType::f32), 1e-12 * dot_scale, "cols " + std::to_string(cols));
+  }
+}
+
 #ifndef DTRAIN_TEST_ON_GPU
 // The CPU refuses an index outside the table before touching anything
 // (CUDA skips such rows instead, kernels.hpp).
@@ -106,6 +168,21 @@ TEST(IndexedRows, CpuRefusesAnIndexOutsideTheTable) {
       EXPECT_NE(std::string(e.what()).find("indices[1]"), std::string::npos) << e.what();
     }
     EXPECT_EQ(ttable.read(), table);
+  }
+}
+
+TEST(PairRows, CpuRefusesARowOutsideTheTable) {
+  for (double bad : {-2.0, 5.0}) {
+    PlacedTensor trows(DType::f32, Values(10, 1.0)), tpairs(DType::i64, {0, bad}), tweights(DType::f32, {1, 1});
+    auto out = PlacedTensor::poisoned(DType::f32, 2);
+    try {
+      device::pair_rows_sum(2, 2, trows.view(), tpairs.view(), tweights.view(), out.view());
+      ADD_FAILURE() << "pair row " << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), DT_ERR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find("pair_rows[1]"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(std::isnan(out.read()[0]));
   }
 }
 #endif

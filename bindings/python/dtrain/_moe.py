@@ -4,8 +4,11 @@ communicator, each with its backward pass. ``dtrain/moe.h`` states what each
 call computes.
 
 Tensors are numpy arrays or any object with ``__dlpack__`` or the buffer
-protocol, in host memory: float32 scores, weights and tokens, int64 expert
-indices. Results come back as new numpy arrays::
+protocol, in host memory or on a CUDA device (all of a call's in one place;
+``counts`` of the built-in experts may stay on the host): float32 scores,
+weights and tokens, int64 expert indices. Results come back as new tensors
+like the call's first input: for a torch tensor, in its place
+(``new_zeros``); otherwise numpy arrays::
 
     opts = dtrain.MoeOptions(num_experts=8, top_k=2, normalize=True)
     weights, experts, dropped = dtrain.moe_route(logits, opts)
@@ -78,6 +81,15 @@ class MoeOptions:
                 f"drop_policy={self.drop_policy.name})")
 
 
+def _zeros_like(x, shape, dtype=np.float32):
+    """A new tensor of zeros of ``shape`` and ``dtype`` (float32 or int64) where ``x`` is."""
+    shape = tuple(int(n) for n in shape)
+    if hasattr(x, "new_zeros"):  # torch: its device
+        import torch
+        return x.new_zeros(shape, dtype=torch.int64 if dtype == np.int64 else torch.float32)
+    return np.zeros(shape, dtype=dtype)
+
+
 def _rows(tensor):
     """The first extent of a tensor-like object (0 for anything without one: the library refuses it)."""
     shape = _shape(tensor)
@@ -88,15 +100,15 @@ def moe_route(logits, options):
     """Routes ``logits`` [T, E]: returns (weights [T, k] float32, experts [T, k] int64 with -1 where the
     capacity dropped the pair, the number dropped)."""
     t = _rows(logits)
-    weights = np.zeros((t, options.top_k), dtype=np.float32)
-    experts = np.zeros((t, options.top_k), dtype=np.int64)
+    weights = _zeros_like(logits, (t, options.top_k))
+    experts = _zeros_like(logits, (t, options.top_k), np.int64)
     dropped = _capi.dt_moe_route(logits, options._raw(), weights, experts)
     return weights, experts, dropped
 
 
 def moe_route_backward(logits, d_weights, options):
     """d loss / d logits [T, E] from d loss / d weights [T, k]."""
-    d_logits = np.zeros((_rows(logits), options.num_experts), dtype=np.float32)
+    d_logits = _zeros_like(logits, (_rows(logits), options.num_experts))
     _capi.dt_moe_route_backward(logits, d_weights, options._raw(), d_logits)
     return d_logits
 
@@ -104,7 +116,7 @@ def moe_route_backward(logits, d_weights, options):
 def moe_balance_loss(logits, options, coeff=1.0, d_logits=None):
     """The Switch load-balancing loss of ``logits`` [T, E] and the tokens routed to each expert:
     returns (loss, counts [E] int64). ``coeff`` times its gradient is added to ``d_logits`` when given."""
-    counts = np.zeros(options.num_experts, dtype=np.int64)
+    counts = _zeros_like(logits, (options.num_experts,), np.int64)
     loss = _capi.dt_moe_balance_loss(logits, options._raw(), _real(coeff, "coeff"), counts, d_logits)
     return loss, counts
 
@@ -154,26 +166,26 @@ class MoePlan(_Handle):
 
     def dispatch(self, tokens):
         """tokens [T, H] -> the received rows [R, H], grouped by local expert."""
-        received = np.zeros((self.received, self._hidden), dtype=np.float32)
+        received = _zeros_like(tokens, (self.received, self._hidden))
         _capi.dt_moe_dispatch(self._live(), tokens, received)
         return received
 
     def combine(self, expert_out, weights):
         """The experts' outputs [R, H] back to the tokens, weighted by ``weights`` [T, k]: out [T, H]."""
-        out = np.zeros((self._tokens, self._hidden), dtype=np.float32)
+        out = _zeros_like(expert_out, (self._tokens, self._hidden))
         _capi.dt_moe_combine(self._live(), expert_out, weights, out)
         return out
 
     def combine_backward(self, d_out, weights):
         """From d_out [T, H]: (d_expert_out [R, H], d_weights [T, k])."""
-        d_expert_out = np.zeros((self.received, self._hidden), dtype=np.float32)
-        d_weights = np.zeros((self._tokens, self._k), dtype=np.float32)
+        d_expert_out = _zeros_like(d_out, (self.received, self._hidden))
+        d_weights = _zeros_like(d_out, (self._tokens, self._k))
         _capi.dt_moe_combine_backward(self._live(), d_out, weights, d_expert_out, d_weights)
         return d_expert_out, d_weights
 
     def dispatch_backward(self, d_received):
         """d_received [R, H] back to d_tokens [T, H]."""
-        d_tokens = np.zeros((self._tokens, self._hidden), dtype=np.float32)
+        d_tokens = _zeros_like(d_received, (self._tokens, self._hidden))
         _capi.dt_moe_dispatch_backward(self._live(), d_received, d_tokens)
         return d_tokens
 
@@ -182,23 +194,28 @@ def _shape(tensor):
     return tuple(getattr(tensor, "shape", None) or np.asarray(tensor).shape)
 
 
+def _counts(counts):
+    """Rows per expert as the library reads them: a torch tensor as it is, anything else as int64 numpy."""
+    return counts if hasattr(counts, "new_zeros") else np.ascontiguousarray(counts, dtype=np.int64)
+
+
 def moe_experts_forward(x, counts, w1, w2, activation=MoeActivation.GELU_TANH):
     """The built-in experts on rows grouped by expert: ``x`` [R, H], ``counts`` (rows per expert, L entries),
     ``w1`` [L, H, F], ``w2`` [L, F, H]. Returns (hidden [R, F], the pre-activation backward needs; y [R, H])."""
-    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    counts = _counts(counts)
     rows, inner = _rows(x), _shape(w1)[-1]
-    hidden = np.zeros((rows, inner), dtype=np.float32)
-    y = np.zeros((rows, _shape(x)[-1]), dtype=np.float32)
+    hidden = _zeros_like(x, (rows, inner))
+    y = _zeros_like(x, (rows, _shape(x)[-1]))
     _capi.dt_moe_experts_forward(x, counts, w1, w2, _choice(MoeActivation, activation, "activation"), hidden, y)
     return hidden, y
 
 
 def moe_experts_backward(x, counts, w1, w2, hidden, dy, activation=MoeActivation.GELU_TANH):
     """The experts' backward pass from ``dy`` [R, H] and the forward's ``hidden``: returns (dx, dw1, dw2)."""
-    counts = np.ascontiguousarray(counts, dtype=np.int64)
-    dx = np.zeros(_shape(x), dtype=np.float32)
-    dw1 = np.zeros(_shape(w1), dtype=np.float32)
-    dw2 = np.zeros(_shape(w2), dtype=np.float32)
+    counts = _counts(counts)
+    dx = _zeros_like(x, _shape(x))
+    dw1 = _zeros_like(x, _shape(w1))
+    dw2 = _zeros_like(x, _shape(w2))
     activation = _choice(MoeActivation, activation, "activation")
     _capi.dt_moe_experts_backward(x, counts, w1, w2, activation, hidden, dy, dx, dw1, dw2)
     return dx, dw1, dw2

@@ -7,6 +7,7 @@ input is written by a kernel queued on that stream just before the call, and
 the result is read by work queued after it, with no synchronisation between.
 """
 
+import numpy as np
 import pytest
 
 import dtrain
@@ -109,7 +110,6 @@ def test_torch_zero_on_a_side_stream_equals_host_zero():
     marked at once, so a reduction not ordered after that stream would read a
     buffer still holding zeros."""
     torch = torch_cuda()
-    import numpy as np
 
     rng = np.random.default_rng(0)
     shapes = [(64, 33), (33,), (7, 64)]
@@ -186,3 +186,19 @@ def test_torch_tensor_parallel_mlp_on_cuda_equals_host():
     for name, value in want.items():
         scale = value.abs().max().item()
         assert (got[name].cpu() - value).abs().max().item() <= 1e-4 * scale, name
+
+
+def test_torch_moe_layer_on_cuda_equals_host():
+    torch = torch_cuda()
+    from test_moe import as_numpy, moe_layer
+    with dtrain.Comm(device=0) as comm:
+        want = as_numpy(moe_layer(comm, lambda a: a))
+        results = moe_layer(comm, lambda a: torch.from_numpy(a).cuda())
+        assert results["y"].is_cuda and results["experts"].is_cuda
+        got = as_numpy(results)
+    for name, value in want.items():
+        if value.dtype == np.int64:
+            np.testing.assert_array_equal(got[name], value, err_msg=name)
+        else:
+            np.testing.assert_allclose(got[name], value, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(value).max()),
+                                       err_msg=name)

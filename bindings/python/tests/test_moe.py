@@ -127,3 +127,46 @@ def test_the_built_in_experts_equal_numpy():
     assert not dw1[1].any() and not dw2[1].any()
     with pytest.raises(dtrain.InvalidArgumentError, match="add up"):
         dtrain.moe_experts_forward(x, [1, 1, 1], w1, w2)
+
+
+def moe_layer(comm, tensor):
+    """A whole layer (route, plan, dispatch, built-in experts, combine, every backward pass and the
+    losses) on arrays made by ``tensor`` from numpy: its results as the calls returned them."""
+    rng = np.random.default_rng(6)
+    opts = dtrain.MoeOptions(4, 2, normalize=True, capacity_factor=0.75, drop_policy=dtrain.MoeDropPolicy.BY_SCORE)
+    logits = tensor(rng.standard_normal((9, 4)).astype(np.float32))
+    x = tensor(rng.standard_normal((9, 6)).astype(np.float32))
+    w1 = tensor(rng.standard_normal((4, 6, 5)).astype(np.float32))
+    w2 = tensor(rng.standard_normal((4, 5, 6)).astype(np.float32))
+    dy = tensor(rng.standard_normal((9, 6)).astype(np.float32))
+    out = {}
+    out["weights"], out["experts"], out["dropped"] = dtrain.moe_route(logits, opts)
+    with dtrain.MoePlan(comm, out["experts"], 6, opts) as plan:
+        out["received"] = plan.dispatch(x)
+        out["hidden"], expert_out = dtrain.moe_experts_forward(out["received"], plan.expert_counts, w1, w2)
+        out["y"] = plan.combine(expert_out, out["weights"])
+        d_expert_out, out["d_weights"] = plan.combine_backward(dy, out["weights"])
+        d_received, out["dw1"], out["dw2"] = dtrain.moe_experts_backward(
+            out["received"], plan.expert_counts, w1, w2, out["hidden"], d_expert_out)
+        out["dx"] = plan.dispatch_backward(d_received)
+    out["d_logits"] = dtrain.moe_route_backward(logits, out["d_weights"], opts)
+    out["balance"], out["counts"] = dtrain.moe_balance_loss(logits, opts, 0.01, d_logits=out["d_logits"])
+    out["z"] = dtrain.moe_z_loss(logits, 0.001, d_logits=out["d_logits"])
+    return out
+
+
+def as_numpy(results):
+    return {name: (v.cpu().numpy() if hasattr(v, "cpu") else np.asarray(v)) for name, v in results.items()}
+
+
+def test_torch_tensors_give_torch_results_equal_to_numpy(comm):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    want = moe_layer(comm, lambda a: a)
+    got = moe_layer(comm, torch.from_numpy)
+    for name in ("weights", "received", "y", "dx", "d_logits", "dw1"):
+        assert isinstance(got[name], torch.Tensor) and got[name].dtype == torch.float32, name
+    assert isinstance(got["experts"], torch.Tensor) and got["experts"].dtype == torch.int64
+    assert want["dropped"] > 0
+    got = as_numpy(got)
+    for name, value in as_numpy(want).items():
+        np.testing.assert_array_equal(got[name], value, err_msg=name)

@@ -39,8 +39,22 @@
  * capacity limit (experts[t][j] = -1) contributes nothing; a token whose
  * pairs were all dropped gets y[t] = 0 (the caller adds the residual).
  *
- * Tensors. Host memory only (kDLCPU, kDLCUDAHost): a kDLCUDA tensor is
- * refused with DT_ERR_UNSUPPORTED by every call here. Contiguous row-major.
+ * Tensors. Host memory (kDLCPU, kDLCUDAHost) or a CUDA device (kDLCUDA), all
+ * the tensors of a call in one place (DT_ERR_INVALID_ARGUMENT naming both
+ * otherwise; the experts' `counts` may stay in host memory whatever the
+ * others' place). Where the work runs:
+ *   - dispatch, combine, their backward passes and the built-in experts run
+ *     where their tensors are: on a device, kernels and cuBLAS on the
+ *     calling thread's stream for that device, which first waits for the
+ *     work the legacy default stream holds, and the exchanges over the ep
+ *     communicator (NCCL, or its staged path); each call returns once its
+ *     results are in place;
+ *   - routing, the losses and dt_moe_plan_create() compute on the host,
+ *     from copies of device tensors made in the call, and copy their
+ *     results back before returning: their [T, E] and [T, k] matrices are
+ *     small, and the plan needs the choices on the host anyway (it sizes
+ *     the exchanges from them).
+ * Contiguous row-major.
  * Scores, weights and tokens are float32 (another dtype: DT_ERR_UNSUPPORTED);
  * expert indices and counts are int64 (another dtype:
  * DT_ERR_INVALID_ARGUMENT). Every tensor has exactly the dimensions stated
@@ -154,7 +168,7 @@ DT_API dt_status dt_moe_options_init(dt_moe_options *opts, unsigned version);
  * of pairs set to -1 (0 when dropless).
  * DT_ERR_INVALID_ARGUMENT: a NULL tensor or opts, a wrong shape, num_experts
  * or top_k unset or out of range, an unknown scoring or drop policy.
- * DT_ERR_UNSUPPORTED: logits or weights not float32, a kDLCUDA tensor.
+ * DT_ERR_UNSUPPORTED: logits or weights not float32.
  */
 DT_API dt_status dt_moe_route(const DLTensor *logits, const dt_moe_options *opts, DLTensor *weights,
                               DLTensor *experts, int64_t *dropped);
@@ -199,7 +213,7 @@ DT_API dt_status dt_moe_balance_loss(const DLTensor *logits, const dt_moe_option
  * `d_logits` [T, E] float32 is not NULL, ADDS coeff * d loss / d logits =
  * coeff * (2/T) * lse[t] * softmax(logits[t]) to it. Local.
  * DT_ERR_INVALID_ARGUMENT: NULL logits or loss, a wrong shape;
- * DT_ERR_UNSUPPORTED: not float32, or kDLCUDA.
+ * DT_ERR_UNSUPPORTED: not float32.
  */
 DT_API dt_status dt_moe_z_loss(const DLTensor *logits, double coeff, double *loss, DLTensor *d_logits);
 
@@ -235,6 +249,15 @@ typedef struct dt_moe_plan dt_moe_plan;
  * per local expert, in local expert order; within a block, by source rank
  * (the rank in `ep`), and within a source, by token index at the source.
  * dt_moe_plan_expert_counts() gives the block sizes.
+ *
+ * Where rows travel: the plan's exchanges run in the place of the tensors
+ * of its first dispatch, combine or backward call (host memory, or that
+ * CUDA device, where it then keeps its indices and scratch rows); a later
+ * call with tensors elsewhere is refused with DT_ERR_INVALID_ARGUMENT on its
+ * rank ("... a plan keeps the place of its first call") and DT_ERR_MISMATCH
+ * on the others. Every rank of a call must pass the same kind of memory
+ * (host or CUDA): ranks that differ all get DT_ERR_MISMATCH. `experts` itself
+ * may be anywhere.
  *
  * The plan keeps a reference to `ep`'s communicator (the caller may destroy
  * `ep` first; calls that communicate then fail with DT_ERR_ABORTED) and
@@ -324,10 +347,12 @@ typedef enum dt_moe_activation { DT_MOE_GELU_TANH = 0, DT_MOE_GELU_ERF = 1, DT_M
  * `x` [R, H], `counts` [L] int64 (each >= 0, summing to R), `w1` [L, H, F],
  * `w2` [L, F, H], all float32 but counts; writes `hidden` [R, F] (the
  * pre-activation, which dt_moe_experts_backward() needs) and `y` [R, H].
- * Products go through the device layer's GEMM (OpenBLAS).
+ * Products go through the device layer's GEMM (OpenBLAS on the host,
+ * cuBLAS on a device); `counts` is read on the host (it may be in host
+ * memory while the others are on a device).
  * DT_ERR_INVALID_ARGUMENT: a NULL or malformed tensor, shapes that do not fit
  * together, a negative count or counts not summing to R, an unknown
- * activation; DT_ERR_UNSUPPORTED: a float tensor not float32, or kDLCUDA.
+ * activation; DT_ERR_UNSUPPORTED: a float tensor not float32.
  */
 DT_API dt_status dt_moe_experts_forward(const DLTensor *x, const DLTensor *counts, const DLTensor *w1,
                                         const DLTensor *w2, dt_moe_activation activation, DLTensor *hidden,

@@ -3820,7 +3820,7 @@ extern "C" {
     #[doc = " of pairs set to -1 (0 when dropless)."]
     #[doc = " DT_ERR_INVALID_ARGUMENT: a NULL tensor or opts, a wrong shape, num_experts"]
     #[doc = " or top_k unset or out of range, an unknown scoring or drop policy."]
-    #[doc = " DT_ERR_UNSUPPORTED: logits or weights not float32, a kDLCUDA tensor."]
+    #[doc = " DT_ERR_UNSUPPORTED: logits or weights not float32."]
     pub fn dt_moe_route(
         logits: *const DLTensor,
         opts: *const dt_moe_options,
@@ -3877,7 +3877,7 @@ extern "C" {
     #[doc = " `d_logits` [T, E] float32 is not NULL, ADDS coeff * d loss / d logits ="]
     #[doc = " coeff * (2/T) * lse[t] * softmax(logits[t]) to it. Local."]
     #[doc = " DT_ERR_INVALID_ARGUMENT: NULL logits or loss, a wrong shape;"]
-    #[doc = " DT_ERR_UNSUPPORTED: not float32, or kDLCUDA."]
+    #[doc = " DT_ERR_UNSUPPORTED: not float32."]
     pub fn dt_moe_z_loss(
         logits: *const DLTensor,
         coeff: f64,
@@ -3915,6 +3915,15 @@ extern "C" {
     #[doc = " per local expert, in local expert order; within a block, by source rank"]
     #[doc = " (the rank in `ep`), and within a source, by token index at the source."]
     #[doc = " dt_moe_plan_expert_counts() gives the block sizes."]
+    #[doc = ""]
+    #[doc = " Where rows travel: the plan's exchanges run in the place of the tensors"]
+    #[doc = " of its first dispatch, combine or backward call (host memory, or that"]
+    #[doc = " CUDA device, where it then keeps its indices and scratch rows); a later"]
+    #[doc = " call with tensors elsewhere is refused with DT_ERR_INVALID_ARGUMENT on its"]
+    #[doc = " rank (\"... a plan keeps the place of its first call\") and DT_ERR_MISMATCH"]
+    #[doc = " on the others. Every rank of a call must pass the same kind of memory"]
+    #[doc = " (host or CUDA): ranks that differ all get DT_ERR_MISMATCH. `experts` itself"]
+    #[doc = " may be anywhere."]
     #[doc = ""]
     #[doc = " The plan keeps a reference to `ep`'s communicator (the caller may destroy"]
     #[doc = " `ep` first; calls that communicate then fail with DT_ERR_ABORTED) and"]
@@ -4031,10 +4040,12 @@ extern "C" {
     #[doc = " `x` [R, H], `counts` [L] int64 (each >= 0, summing to R), `w1` [L, H, F],"]
     #[doc = " `w2` [L, F, H], all float32 but counts; writes `hidden` [R, F] (the"]
     #[doc = " pre-activation, which dt_moe_experts_backward() needs) and `y` [R, H]."]
-    #[doc = " Products go through the device layer's GEMM (OpenBLAS)."]
+    #[doc = " Products go through the device layer's GEMM (OpenBLAS on the host,"]
+    #[doc = " cuBLAS on a device); `counts` is read on the host (it may be in host"]
+    #[doc = " memory while the others are on a device)."]
     #[doc = " DT_ERR_INVALID_ARGUMENT: a NULL or malformed tensor, shapes that do not fit"]
     #[doc = " together, a negative count or counts not summing to R, an unknown"]
-    #[doc = " activation; DT_ERR_UNSUPPORTED: a float tensor not float32, or kDLCUDA."]
+    #[doc = " activation; DT_ERR_UNSUPPORTED: a float tensor not float32."]
     pub fn dt_moe_experts_forward(
         x: *const DLTensor,
         counts: *const DLTensor,
