@@ -29,6 +29,8 @@ BENCHMARKS = [
     ["{root}/build/tools/dtrun/dtrun", "-n", "2", "{root}/build/tests/cuda/dtrain_cuda_comm_bench", "--backend", "ucx"],
     ["{root}/build/tools/dtrun/dtrun", "-n", "2", "{root}/build/benchmarks/dtbench/dtbench", "cp", "--device", "cuda",
      "--seq", "8192", "--heads", "8", "--kv-heads", "8", "--backward", "--json", "{out}/cp-cuda.json"],
+    ["{root}/build/tools/dtrun/dtrun", "-n", "2", "{root}/build/benchmarks/dtbench/dtbench", "moe", "--device", "cuda",
+     "--json", "{out}/moe-cuda.json"],
 ]
 
 

@@ -42,12 +42,10 @@
 
 #include "comm.hpp"
 #include "command_line.hpp"
+#include "device_copies.hpp"
 #include "host_tensor.hpp"
 #include "timing.hpp"
 #include "usage.hpp"
-#ifdef DTBENCH_WITH_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 namespace dtbench {
 
@@ -74,22 +72,6 @@ struct Args {
   // Whether the forward's split into compute and transfers is measured.
   bool split() const { return !backward && !cuda; }
 };
-
-#ifdef DTBENCH_WITH_CUDA
-void cuda_check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "dtbench cp: %s: %s\n", what, cudaGetErrorString(status));
-    std::exit(1);
-  }
-}
-
-int cuda_devices() {
-  int devices = 0;
-  return cudaGetDeviceCount(&devices) == cudaSuccess ? devices : 0;
-}
-#else
-int cuda_devices() { return 0; }
-#endif
 
 // One rank's tensors for a sequence of `rows` local tokens.
 struct Shard {
@@ -122,25 +104,12 @@ struct Shard {
   // DLTensors describe from then on (the positions stay on the host: only
   // the split, which --device cuda leaves out, uses them).
   void place_on_cuda() {
-#ifdef DTBENCH_WITH_CUDA
-    const char* local = std::getenv("DTRAIN_LOCAL_RANK");
-    const int device = (local != nullptr ? std::atoi(local) : 0) % cuda_devices();
-    cuda_check(cudaSetDevice(device), "cudaSetDevice");
     for (HostTensor<float>* t : {&q, &k, &v, &o, &lse, &block_o, &block_lse, &d_o, &dq, &dk, &dv}) {
-      const std::size_t bytes = t->data().size() * sizeof(float);
-      void* copy = nullptr;
-      cuda_check(cudaMalloc(&copy, bytes), "cudaMalloc");
-      on_device_.emplace_back(copy, cudaFree);
-      cuda_check(cudaMemcpy(copy, t->data().data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
-      t->get()->data = copy;
-      t->get()->device = {kDLCUDA, device};
+      on_device_.move(*t->get(), t->data().size() * sizeof(float));
     }
-#endif
   }
 
-#ifdef DTBENCH_WITH_CUDA
-  std::vector<std::unique_ptr<void, cudaError_t (*)(void*)>> on_device_;
-#endif
+  DeviceCopies on_device_;
 };
 
 // This rank's blocks, one after another, as the ring would compute them.

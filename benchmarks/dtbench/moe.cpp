@@ -6,7 +6,10 @@
 //   alltoallv  two dt_alltoallv calls with the same per-rank counts, there
 //              and back: the bytes a dispatch and a combine move, without
 //              the permutations, the weighted sum or the ranks' agreement
-// Each figure is the mean per iteration of the slowest rank.
+// Each figure is the mean per iteration of the slowest rank. With --device
+// cuda the tokens, rows and weights are on each rank's CUDA device (routing
+// and the plan stay on the host, as the library computes them there), and
+// each timing ends once the device has run the work.
 #include "moe.hpp"
 
 #include <chrono>
@@ -19,6 +22,7 @@
 
 #include "comm.hpp"
 #include "command_line.hpp"
+#include "device_copies.hpp"
 #include "usage.hpp"
 
 namespace dtbench {
@@ -36,6 +40,7 @@ struct Args {
   int top_k = 2;
   int iters = 20;
   int warmup = 3;
+  bool cuda = false;  // --device cuda
   std::string json;
 };
 
@@ -56,9 +61,17 @@ Args parse(int argc, char** argv) {
   app->add_option("--warmup", a.warmup, "untimed iterations first (default 3)")
       ->type_name("N")
       ->check(CLI::Range(0, 1 << 20));
+  std::string device = "cpu";
+  app->add_option("--device", device, "cpu (host memory, the default) or cuda (each rank's CUDA device)")
+      ->type_name("WHERE")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--json", a.json, "also write the results as JSON")->type_name("PATH");
   dtrain::command_line::parse(*app, argc, argv);
   if (a.top_k > a.experts) kCli.error("--top-k must not exceed --experts");
+  a.cuda = device == "cuda";
+  if (a.cuda && cuda_devices() == 0) {
+    kCli.error("--device cuda: no CUDA device here, or a dtbench built without CUDA");
+  }
   return a;
 }
 
@@ -126,6 +139,7 @@ void write_json(const std::string& path, const Args& a, int world, double plan_m
                     {"implementation", "dtrain"},
                     {"world_size", world},
                     {"ep", world},
+                    {"device", a.cuda ? "cuda" : "cpu"},
                     {"tokens_per_rank", a.tokens},
                     {"hidden", a.hidden},
                     {"experts", a.experts},
@@ -175,6 +189,12 @@ int run_moe(int argc, char** argv) {
   const Counts counts = exchange_counts(comm, experts, a);
   Buffer<float> send({counts.sent}, kF32);
   Buffer<float> recv({counts.received}, kF32);
+  DeviceCopies on_device;
+  if (a.cuda) {
+    for (Buffer<float>* b : {&weights, &tokens, &received, &output, &send, &recv}) {
+      on_device.move(b->tensor, b->data.size() * sizeof(float));
+    }
+  }
 
   double total[kTimed] = {0, 0, 0};
   for (int it = 0; it < a.warmup + a.iters; ++it) {
@@ -193,6 +213,7 @@ int run_moe(int argc, char** argv) {
                                             counts.recv.data(), nullptr, nullptr));
     comm.check("dt_alltoallv", dt_alltoallv(comm.handle(), &recv.tensor, counts.recv.data(), &send.tensor,
                                             counts.send.data(), nullptr, nullptr));
+    if (a.cuda) cuda_synchronize();  // on a device the alltoallvs may return before their copies have run
     seconds[kAlltoallv] = now_s() - t0;
     if (it >= a.warmup) {
       for (int k = 0; k < kTimed; ++k) total[k] += seconds[k];
@@ -204,8 +225,8 @@ int run_moe(int argc, char** argv) {
 
   if (comm.rank() == 0) {
     const double mib = static_cast<double>(counts.sent) * sizeof(float) / (1 << 20);
-    std::printf("# dtbench moe: ep = %d; %d tokens per rank, H = %d (float32), E = %d, k = %d\n", comm.size(),
-                a.tokens, a.hidden, a.experts, a.top_k);
+    std::printf("# dtbench moe: ep = %d; %d tokens per rank, H = %d (float32), E = %d, k = %d, %s\n", comm.size(),
+                a.tokens, a.hidden, a.experts, a.top_k, a.cuda ? "CUDA" : "host memory");
     std::printf("# rank 0 sends %.2f MiB each way; %d iterations after %d warmup; slowest rank's mean\n", mib,
                 a.iters, a.warmup);
     std::printf("%-22s %10s\n", "operation", "ms");
