@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -32,6 +34,15 @@ using dtrain::testing::moe::RouterSpec;
 constexpr std::int64_t kHidden = 24;
 constexpr std::int64_t kInner = 40;
 constexpr double kTolerance = 1e-5;
+
+// A CUDA runtime call that must succeed: the test cannot go on with a bad
+// pointer, so a failure ends the program, saying why.
+void cuda_or_die(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(status));
+    std::abort();
+  }
+}
 
 int test_device() {
   int devices = 0;
@@ -54,9 +65,9 @@ class Placed {
     tensor_.device = {kDLCPU, 0};
     if (on_device) {
       const int device = test_device();
-      EXPECT_EQ(cudaSetDevice(device), cudaSuccess);
-      EXPECT_EQ(cudaMalloc(&tensor_.data, bytes() + 1), cudaSuccess);
-      EXPECT_EQ(cudaMemcpy(tensor_.data, values.data(), bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+      cuda_or_die(cudaSetDevice(device), "cudaSetDevice");
+      cuda_or_die(cudaMalloc(&tensor_.data, bytes() + 1), "cudaMalloc");
+      cuda_or_die(cudaMemcpy(tensor_.data, values.data(), bytes(), cudaMemcpyHostToDevice), "cudaMemcpy");
       tensor_.device = {kDLCUDA, device};
     }
   }
@@ -72,7 +83,7 @@ class Placed {
   std::vector<T> read() {
     if (tensor_.device.device_type != kDLCUDA) return host_;
     std::vector<T> values(count_);
-    EXPECT_EQ(cudaMemcpy(values.data(), tensor_.data, bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+    cuda_or_die(cudaMemcpy(values.data(), tensor_.data, bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
     return values;
   }
 
@@ -206,10 +217,16 @@ class MoeOnDevice : public dtrain::testing::WorldFixture {
   }
 };
 
+// Sets DTRAIN_MOE_EXCHANGE_BYTES while it lives.
+struct ExchangeBytes {
+  explicit ExchangeBytes(const char* bytes) { setenv("DTRAIN_MOE_EXCHANGE_BYTES", bytes, 1); }
+  ~ExchangeBytes() { unsetenv("DTRAIN_MOE_EXCHANGE_BYTES"); }
+};
+
 TEST_F(MoeOnDevice, LayerEqualsTheLayerOnTheHost) {
   std::uint64_t seed = 1;
   for (const char* bytes : {"0", "2147483647"}) {  // by local expert, and in one exchange
-    ASSERT_EQ(setenv("DTRAIN_MOE_EXCHANGE_BYTES", bytes, 1), 0);
+    const ExchangeBytes exchange(bytes);
     for (const RouterSpec& spec : {RouterSpec{4, 1, DT_MOE_SOFTMAX, false, 0.0, DT_MOE_DROP_BY_POSITION},
                                    RouterSpec{8, 2, DT_MOE_SOFTMAX, true, 0.75, DT_MOE_DROP_BY_SCORE},
                                    RouterSpec{8, 2, DT_MOE_SIGMOID, true, 1.0, DT_MOE_DROP_BY_POSITION}}) {
@@ -237,7 +254,6 @@ TEST_F(MoeOnDevice, LayerEqualsTheLayerOnTheHost) {
       expect_close(device.d_logits, host.d_logits, "d_logits");
       expect_close(device.d_logits_losses, host.d_logits_losses, "d_logits with the losses");
     }
-    unsetenv("DTRAIN_MOE_EXCHANGE_BYTES");
   }
 }
 
@@ -251,8 +267,10 @@ TEST_F(MoeOnDevice, PlanKeepsThePlaceOfItsFirstExchange) {
   std::vector<std::int64_t> choice(static_cast<std::size_t>(t));
   for (std::int64_t i = 0; i < t; ++i) choice[static_cast<std::size_t>(i)] = i % spec.experts;
   Placed<std::int64_t> experts(false, {t, 1}, choice);
-  dt_moe_plan* plan = nullptr;
-  ASSERT_EQ(dt_moe_plan_create(&plan, comm_, &experts, kHidden, &opts), DT_OK) << dt_error_last();
+  dt_moe_plan* created = nullptr;
+  ASSERT_EQ(dt_moe_plan_create(&created, comm_, &experts, kHidden, &opts), DT_OK) << dt_error_last();
+  const std::unique_ptr<dt_moe_plan, dt_status (*)(dt_moe_plan*)> owned(created, dt_moe_plan_destroy);
+  dt_moe_plan* plan = owned.get();
   std::int64_t rows = 0;
   ASSERT_EQ(dt_moe_plan_received(plan, &rows), DT_OK);
   Placed<float> x(true, {t, kHidden}, 1.0f);
@@ -271,7 +289,6 @@ TEST_F(MoeOnDevice, PlanKeepsThePlaceOfItsFirstExchange) {
   } else {
     EXPECT_EQ(status, DT_ERR_MISMATCH) << dt_error_last();
   }
-  EXPECT_EQ(dt_moe_plan_destroy(plan), DT_OK);
 }
 
 }  // namespace

@@ -152,8 +152,8 @@ TEST_F(MoeRefusal, BadExchangeArgumentsReachEveryRankAndThePlanStillWorks) {
   expect_refused(dt_moe_dispatch(plan, rank_ == last() ? &f64.tensor : &x.tensor, &received), last(),
                  DT_ERR_UNSUPPORTED, DT_ERR_MISMATCH, "float64 tokens");
   // Host memory labelled kDLCUDA: without a device it is refused as CUDA
-  // memory (with one it would be handed to the device; the gpu tests place
-  // real device tensors).
+  // memory. With one, what refuses it depends on the communicator's device
+  // (tests/moe/device_layer_test.cpp places real device tensors).
   if (!dtrain::testing::cuda_device_present()) {
     x.tensor.device = {rank_ == 0 ? kDLCUDA : kDLCPU, 0};
     expect_refused(dt_moe_dispatch(plan, &x, &received), 0, DT_ERR_UNSUPPORTED, DT_ERR_MISMATCH, "CUDA tokens");

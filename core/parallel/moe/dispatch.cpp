@@ -18,6 +18,7 @@ void dispatch(Plan& plan, device::Queue& queue, const ParsedTensor& tokens, cons
   const TensorView rows = plan.send_scratch();
   device::gather_rows(plan.hidden(), x.view, plan.send_tokens(), rows);
   plan.to_experts(rows, out.view);
+  plan.end_call();
 }
 
 void combine(Plan& plan, device::Queue& queue, const ParsedTensor& expert_out, const ParsedTensor& weights,
@@ -36,6 +37,7 @@ void combine(Plan& plan, device::Queue& queue, const ParsedTensor& expert_out, c
   plan.to_tokens(y.view, returned);
   plan.set_combined();
   device::pair_rows_sum(plan.k(), plan.hidden(), returned, plan.pair_rows(), w.view, result.view);
+  plan.end_call();
 }
 
 void combine_backward(Plan& plan, device::Queue& queue, const ParsedTensor& d_out, const ParsedTensor& weights,
@@ -64,6 +66,7 @@ void combine_backward(Plan& plan, device::Queue& queue, const ParsedTensor& d_ou
   device::pair_rows_sum_backward(plan.k(), plan.hidden(), dy.view, w.view, plan.returned_rows(), plan.pair_rows(),
                                  rows, dw.view);
   plan.to_experts(rows, d_rows.view);
+  plan.end_call();
 }
 
 void dispatch_backward(Plan& plan, device::Queue& queue, const ParsedTensor& d_received,
@@ -78,6 +81,7 @@ void dispatch_backward(Plan& plan, device::Queue& queue, const ParsedTensor& d_r
   const TensorView rows = plan.send_scratch();
   plan.to_tokens(d_rows.view, rows);
   device::pair_rows_sum(plan.k(), plan.hidden(), rows, plan.pair_rows(), TensorView{}, dx.view);
+  plan.end_call();
 }
 
 }  // namespace dtrain::parallel::moe

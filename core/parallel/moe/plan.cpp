@@ -177,10 +177,15 @@ void Plan::exchange_counts(const std::vector<std::int64_t>& per_expert) {
 }
 
 void Plan::agree(Operation operation, device::Queue& queue, const std::function<void()>& check) {
+  std::unique_ptr<Placement> placed;
   std::exception_ptr failure;
   try {
     check();
-    place(queue);
+    if (placement_) {
+      check_place(queue);
+    } else {
+      placed = place(queue);
+    }
   } catch (const Error&) {
     failure = std::current_exception();
   }
@@ -189,30 +194,44 @@ void Plan::agree(Operation operation, device::Queue& queue, const std::function<
                             static_cast<std::int64_t>(operation)},
                            {"the tensors' memory (0 host, 1 CUDA)", queue.memory() == Memory::cuda ? 1 : 0}},
                           failure);
+  if (placed) placement_ = std::move(placed);
+  call_queue_ = &queue;
 }
 
-void Plan::place(device::Queue& queue) {
-  if (home_ && (home_->memory() != queue.memory() || home_->device_id() != queue.device_id())) {
-    const TensorView here = home_->view(nullptr, 0, DType::f32);
-    const TensorView there = queue.view(nullptr, 0, DType::f32);
-    raise(DT_ERR_INVALID_ARGUMENT, "this plan's exchanges run " + place_name(here) + " but this call's tensors are " +
-                                       place_name(there) + "; a plan keeps the place of its first call");
+void Plan::end_call() { placement_->queue->wait_for(call_queue_->stream()); }
+
+void Plan::check_place(const device::Queue& queue) const {
+  const device::Queue& home = *placement_->queue;
+  if (home.memory() != queue.memory() || home.device_id() != queue.device_id()) {
+    raise(DT_ERR_INVALID_ARGUMENT, "this plan's exchanges run " + place_name(home.view(nullptr, 0, DType::f32)) +
+                                       " but this call's tensors are " + place_name(queue.view(nullptr, 0, DType::f32)) +
+                                       "; a plan keeps the place of its first call");
   }
-  call_queue_ = &queue;
-  if (home_) return;
-  auto home = device::make_queue(queue.memory(), queue.device_id());
+}
+
+std::unique_ptr<Plan::Placement> Plan::place(device::Queue& queue) const {
+  auto placed = std::make_unique<Placement>();
+  placed->queue = device::make_queue(queue.memory(), queue.device_id());
+  device::Queue& home = *placed->queue;
   auto upload = [&](const std::vector<std::int64_t>& indices) {
-    device::Buffer placed(*home, indices.size() * sizeof(std::int64_t), device::Buffer::Contents::unset);
-    home->copy(placed.data(), indices.data(), placed.bytes());
-    return placed;
+    device::Buffer buffer(home, indices.size() * sizeof(std::int64_t), device::Buffer::Contents::unset);
+    home.copy(buffer.data(), indices.data(), buffer.bytes());
+    return buffer;
   };
-  placed_send_tokens_ = upload(send_tokens_);
-  placed_pair_rows_ = upload(pair_rows_);
-  placed_expert_major_source_ = upload(expert_major_source_);
-  placed_arrival_position_ = upload(arrival_position_);
-  // The copies read the vectors, and the call's queue reads the copies.
-  home->synchronize();
-  home_ = std::move(home);
+  auto rows = [&](std::size_t count) {
+    return device::Buffer(home, count * static_cast<std::size_t>(hidden_) * sizeof(float),
+                          device::Buffer::Contents::unset);
+  };
+  placed->send_tokens = upload(send_tokens_);
+  placed->pair_rows = upload(pair_rows_);
+  placed->expert_major_source = upload(expert_major_source_);
+  placed->arrival_position = upload(arrival_position_);
+  placed->send_scratch = rows(send_tokens_.size());
+  placed->returned_rows = rows(send_tokens_.size());
+  placed->arrival_scratch = rows(by_local_expert_ ? 0 : static_cast<std::size_t>(received_));
+  // The copies read the vectors, and the calls' queues use the memory.
+  home.synchronize();
+  return placed;
 }
 
 TensorView Plan::on_call(const device::Buffer& buffer, std::int64_t count, DType dtype) const {
@@ -222,26 +241,20 @@ TensorView Plan::on_call(const device::Buffer& buffer, std::int64_t count, DType
 }
 
 TensorView Plan::send_tokens() const {
-  return on_call(placed_send_tokens_, static_cast<std::int64_t>(send_tokens_.size()), DType::i64);
+  return on_call(placement_->send_tokens, static_cast<std::int64_t>(send_tokens_.size()), DType::i64);
 }
 
 TensorView Plan::pair_rows() const {
-  return on_call(placed_pair_rows_, static_cast<std::int64_t>(pair_rows_.size()), DType::i64);
+  return on_call(placement_->pair_rows, static_cast<std::int64_t>(pair_rows_.size()), DType::i64);
 }
 
-TensorView Plan::scratch(device::Buffer& buffer, std::int64_t rows) {
-  const std::int64_t count = rows * hidden_;
-  if (!buffer.allocated()) {
-    buffer = device::Buffer(*home_, static_cast<std::size_t>(count) * sizeof(float), device::Buffer::Contents::unset);
-    // Memory the home queue allocates is ready once it has run so far.
-    home_->synchronize();
-  }
-  return on_call(buffer, count, DType::f32);
+TensorView Plan::send_scratch() {
+  return on_call(placement_->send_scratch, static_cast<std::int64_t>(send_tokens_.size()) * hidden_, DType::f32);
 }
 
-TensorView Plan::send_scratch() { return scratch(send_scratch_, static_cast<std::int64_t>(send_tokens_.size())); }
-
-TensorView Plan::returned_rows() { return scratch(returned_rows_, static_cast<std::int64_t>(send_tokens_.size())); }
+TensorView Plan::returned_rows() {
+  return on_call(placement_->returned_rows, static_cast<std::int64_t>(send_tokens_.size()) * hidden_, DType::f32);
+}
 
 void Plan::exchange(const TensorView& from, const Blocks& from_blocks, const TensorView& to, const Blocks& to_blocks) {
   for (std::size_t x = 0; x < from_blocks.start.size(); ++x) {
@@ -259,15 +272,15 @@ void Plan::exchange(const TensorView& from, const Blocks& from_blocks, const Ten
 
 void Plan::to_experts(const TensorView& send_rows, const TensorView& expert_rows) {
   if (by_local_expert_) return exchange(send_rows, send_blocks_, expert_rows, expert_blocks_);
-  const TensorView arrived = scratch(arrival_scratch_, received_);
+  const TensorView arrived = on_call(placement_->arrival_scratch, received_ * hidden_, DType::f32);
   exchange(send_rows, send_blocks_, arrived, expert_blocks_);
-  device::gather_rows(hidden_, arrived, on_call(placed_expert_major_source_, received_, DType::i64), expert_rows);
+  device::gather_rows(hidden_, arrived, on_call(placement_->expert_major_source, received_, DType::i64), expert_rows);
 }
 
 void Plan::to_tokens(const TensorView& expert_rows, const TensorView& send_rows) {
   if (by_local_expert_) return exchange(expert_rows, expert_blocks_, send_rows, send_blocks_);
-  const TensorView leaving = scratch(arrival_scratch_, received_);
-  device::gather_rows(hidden_, expert_rows, on_call(placed_arrival_position_, received_, DType::i64), leaving);
+  const TensorView leaving = on_call(placement_->arrival_scratch, received_ * hidden_, DType::f32);
+  device::gather_rows(hidden_, expert_rows, on_call(placement_->arrival_position, received_, DType::i64), leaving);
   exchange(leaving, expert_blocks_, send_rows, send_blocks_);
 }
 

@@ -65,21 +65,26 @@ class Plan {
   std::int64_t hidden() const { return hidden_; }
 
   // Runs `check` (this rank's arguments for `operation`), checks that the
-  // call's `queue` is where the plan's exchanges run (the first call's
-  // place: host memory or one CUDA device; elsewhere is
-  // DT_ERR_INVALID_ARGUMENT), and agrees with the other ranks that they all
-  // run `operation` on the same kind of memory with valid arguments; throws
-  // this rank's error or DT_ERR_MISMATCH as create() does. The views below
-  // are then ordered on `queue`, until the next agree().
+  // call's `queue` is where the plan's exchanges run (the place of the
+  // first call the ranks agreed on: host memory or one CUDA device;
+  // elsewhere is DT_ERR_INVALID_ARGUMENT), placing the plan's indices and
+  // scratch rows there at the first call, and agrees with the other ranks
+  // that they all run `operation` on the same kind of memory with valid
+  // arguments; throws this rank's error or DT_ERR_MISMATCH as create()
+  // does, leaving the plan as it was. The views below are then ordered on
+  // `queue`, until end_call().
   void agree(Operation operation, device::Queue& queue, const std::function<void()>& check);
+  // After an operation's work is queued: the plan's memory goes back (when
+  // the plan goes) only after that work has run.
+  void end_call();
 
   // The token of each row in send order [S], and the send-order row of each
   // pair [T * k] (-1 where the pair goes nowhere), i64.
   TensorView send_tokens() const;
   TensorView pair_rows() const;
-  // Scratch rows in send order [S, H], allocated on first use and reused by
-  // every call on the plan: fresh memory on every call would cost page
-  // faults and, over UCX, a new memory registration each time.
+  // Scratch rows in send order [S, H], allocated once and reused by every
+  // call on the plan: fresh memory on every call would cost page faults
+  // and, over UCX, a new memory registration each time.
   TensorView send_scratch();
   // What combine brought back, in send order [S, H], for combine's backward.
   TensorView returned_rows();
@@ -104,13 +109,20 @@ class Plan {
   // One alltoallv per exchange, from `from_blocks` of `from` to `to_blocks`
   // of `to`.
   void exchange(const TensorView& from, const Blocks& from_blocks, const TensorView& to, const Blocks& to_blocks);
-  // Places the plan's indices where `queue` is, at the first call; throws
-  // DT_ERR_INVALID_ARGUMENT if they are elsewhere already.
-  void place(device::Queue& queue);
+  // Where the exchanges run: a Queue of the first call's place, which owns
+  // the placed copies of the indices and the scratch rows. A call makes it
+  // before the ranks' agreement, so that a failure to allocate is refused
+  // on every rank, and the plan keeps it once they agree.
+  struct Placement {
+    std::unique_ptr<device::Queue> queue;  // first: the buffers go back to it
+    device::Buffer send_tokens, pair_rows, expert_major_source, arrival_position;
+    device::Buffer send_scratch, arrival_scratch, returned_rows;
+  };
+  std::unique_ptr<Placement> place(device::Queue& queue) const;
+  // DT_ERR_INVALID_ARGUMENT unless `queue` is where the plan was placed.
+  void check_place(const device::Queue& queue) const;
   // `count` elements of `dtype` of `buffer`, ordered on the call's queue.
   TensorView on_call(const device::Buffer& buffer, std::int64_t count, DType dtype) const;
-  // Scratch of `rows` rows, allocated on first use.
-  TensorView scratch(device::Buffer& buffer, std::int64_t rows);
 
   std::shared_ptr<comm::Communicator> ep_;
   int local_experts_ = 0;
@@ -130,17 +142,8 @@ class Plan {
   std::vector<std::int64_t> expert_major_source_;
   std::vector<std::int64_t> arrival_position_;
 
-  // Where the exchanges run: a Queue of the first call's place, which owns
-  // the placed copies of the indices above and the scratch rows.
-  std::unique_ptr<device::Queue> home_;
+  std::unique_ptr<Placement> placement_;
   device::Queue* call_queue_ = nullptr;
-  device::Buffer placed_send_tokens_;
-  device::Buffer placed_pair_rows_;
-  device::Buffer placed_expert_major_source_;
-  device::Buffer placed_arrival_position_;
-  device::Buffer send_scratch_;
-  device::Buffer arrival_scratch_;
-  device::Buffer returned_rows_;
   bool combined_ = false;
 };
 
