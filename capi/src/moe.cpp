@@ -7,9 +7,11 @@
 #include "dtrain/moe.h"
 
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/enum_value.hpp"
 #include "base/error.hpp"
@@ -90,6 +92,24 @@ moe::ExpertBlocks read_expert_blocks(PlacedCall& call, HostStaging& host, const 
 
 moe::Plan& plan_of(dt_moe_plan* plan) { return *require(plan, "plan")->impl; }
 const moe::Plan& plan_of(const dt_moe_plan* plan) { return *require(plan, "plan")->impl; }
+
+// One of the plan's collective calls: its tensors, named, parsed in order
+// where the call places them (a refusal kept for the agreement), then
+// `run(plan, queue, parsed)` on the call's queue, whose work the call waits
+// for.
+template <typename Run>
+dt_status exchange(dt_moe_plan* plan, std::initializer_list<std::pair<const DLTensor*, const char*>> tensors,
+                   Run run) {
+  return entry([&] {
+    moe::Plan& p = plan_of(plan);
+    PlacedCall call(&p.communicator());
+    std::vector<dtrain::ParsedTensor> parsed_tensors;
+    parsed_tensors.reserve(tensors.size());
+    for (const auto& [tensor, name] : tensors) parsed_tensors.push_back(parsed(call, tensor, name));
+    run(p, call.queue(), parsed_tensors);
+    call.finish();
+  });
+}
 
 }  // namespace
 
@@ -221,52 +241,29 @@ DT_API dt_status dt_moe_plan_expert_counts(const dt_moe_plan* plan, int64_t* cou
 }
 
 DT_API dt_status dt_moe_dispatch(dt_moe_plan* plan, const DLTensor* tokens, DLTensor* received) {
-  return entry([&] {
-    moe::Plan& p = plan_of(plan);
-    PlacedCall call(&p.communicator());
-    const dtrain::ParsedTensor x = parsed(call, tokens, "tokens");
-    const dtrain::ParsedTensor out = parsed(call, received, "received");
-    moe::dispatch(p, call.queue(), x, out);
-    call.finish();
+  return exchange(plan, {{tokens, "tokens"}, {received, "received"}}, [](moe::Plan& p, auto& queue, const auto& t) {
+    moe::dispatch(p, queue, t[0], t[1]);
   });
 }
 
 DT_API dt_status dt_moe_combine(dt_moe_plan* plan, const DLTensor* expert_out, const DLTensor* weights,
                                 DLTensor* output) {
-  return entry([&] {
-    moe::Plan& p = plan_of(plan);
-    PlacedCall call(&p.communicator());
-    const dtrain::ParsedTensor y = parsed(call, expert_out, "expert_out");
-    const dtrain::ParsedTensor w = parsed(call, weights, "weights");
-    const dtrain::ParsedTensor out = parsed(call, output, "output");
-    moe::combine(p, call.queue(), y, w, out);
-    call.finish();
-  });
+  return exchange(plan, {{expert_out, "expert_out"}, {weights, "weights"}, {output, "output"}},
+                  [](moe::Plan& p, auto& queue, const auto& t) { moe::combine(p, queue, t[0], t[1], t[2]); });
 }
 
 DT_API dt_status dt_moe_combine_backward(dt_moe_plan* plan, const DLTensor* d_out, const DLTensor* weights,
                                          DLTensor* d_expert_out, DLTensor* d_weights) {
-  return entry([&] {
-    moe::Plan& p = plan_of(plan);
-    PlacedCall call(&p.communicator());
-    const dtrain::ParsedTensor dy = parsed(call, d_out, "d_out");
-    const dtrain::ParsedTensor w = parsed(call, weights, "weights");
-    const dtrain::ParsedTensor d_rows = parsed(call, d_expert_out, "d_expert_out");
-    const dtrain::ParsedTensor dw = parsed(call, d_weights, "d_weights");
-    moe::combine_backward(p, call.queue(), dy, w, d_rows, dw);
-    call.finish();
-  });
+  return exchange(plan,
+                  {{d_out, "d_out"}, {weights, "weights"}, {d_expert_out, "d_expert_out"}, {d_weights, "d_weights"}},
+                  [](moe::Plan& p, auto& queue, const auto& t) {
+                    moe::combine_backward(p, queue, t[0], t[1], t[2], t[3]);
+                  });
 }
 
 DT_API dt_status dt_moe_dispatch_backward(dt_moe_plan* plan, const DLTensor* d_received, DLTensor* d_tokens) {
-  return entry([&] {
-    moe::Plan& p = plan_of(plan);
-    PlacedCall call(&p.communicator());
-    const dtrain::ParsedTensor d_rows = parsed(call, d_received, "d_received");
-    const dtrain::ParsedTensor dx = parsed(call, d_tokens, "d_tokens");
-    moe::dispatch_backward(p, call.queue(), d_rows, dx);
-    call.finish();
-  });
+  return exchange(plan, {{d_received, "d_received"}, {d_tokens, "d_tokens"}},
+                  [](moe::Plan& p, auto& queue, const auto& t) { moe::dispatch_backward(p, queue, t[0], t[1]); });
 }
 
 DT_API dt_status dt_moe_experts_forward(const DLTensor* x, const DLTensor* counts, const DLTensor* w1,
