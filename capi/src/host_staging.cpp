@@ -6,21 +6,11 @@
 
 namespace dtrain::capi {
 
-namespace {
-
-bool overlap(const TensorView& a, const TensorView& b) {
-  const auto* a_first = static_cast<const std::byte*>(a.data);
-  const auto* b_first = static_cast<const std::byte*>(b.data);
-  return a.bytes() > 0 && b.bytes() > 0 && a_first < b_first + b.bytes() && b_first < a_first + a.bytes();
-}
-
-}  // namespace
-
 CheckedTensor HostStaging::stage(const DLTensor* tensor, const char* name, bool back) {
   CheckedTensor checked = with_layout(tensor, call_.view(tensor, name));
   if (checked.view.memory == Memory::host) return checked;
   for (const Copy& other : copies_) {
-    if ((back || other.back) && overlap(checked.view, other.placed)) {
+    if ((back || other.back) && views_overlap(checked.view, other.placed)) {
       raise(DT_ERR_INVALID_ARGUMENT, std::string(name) + " overlaps " + other.name);
     }
   }

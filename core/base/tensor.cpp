@@ -42,6 +42,13 @@ bool same_place(const TensorView& a, const TensorView& b) {
   return a.memory == b.memory && (a.memory == Memory::host || a.device_id == b.device_id);
 }
 
+bool views_overlap(const TensorView& a, const TensorView& b) {
+  if (a.bytes() == 0 || b.bytes() == 0) return false;
+  const auto* a_first = static_cast<const char*>(a.data);
+  const auto* b_first = static_cast<const char*>(b.data);
+  return a_first < b_first + b.bytes() && b_first < a_first + a.bytes();
+}
+
 void check_device_alignment(const TensorView& view, const char* arg) {
   const std::size_t size = dtype_size(view.dtype);
   if (view.memory == Memory::cuda && reinterpret_cast<std::uintptr_t>(view.data) % size != 0) {

@@ -45,6 +45,8 @@ TensorView host_view(void* data, std::int64_t count, DType dtype);
 std::string place_name(const TensorView& view);
 // Both in host memory, or both on the same CUDA device.
 bool same_place(const TensorView& a, const TensorView& b);
+// Whether the memory of `a` and `b` overlaps (an empty view overlaps nothing).
+bool views_overlap(const TensorView& a, const TensorView& b);
 // Throws DT_ERR_INVALID_ARGUMENT unless a CUDA view's data is aligned to its
 // element size, as device kernels require; host views always pass.
 void check_device_alignment(const TensorView& view, const char* arg);

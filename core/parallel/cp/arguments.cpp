@@ -72,13 +72,6 @@ AttentionInputs check_attention_inputs(PlacedArray q, PlacedArray k, PlacedArray
   return in;
 }
 
-bool views_overlap(const TensorView& a, const TensorView& b) {
-  if (a.bytes() == 0 || b.bytes() == 0) return false;
-  const auto* a_first = static_cast<const char*>(a.data);
-  const auto* b_first = static_cast<const char*>(b.data);
-  return a_first < b_first + b.bytes() && b_first < a_first + a.bytes();
-}
-
 std::vector<std::int64_t> output_shape(const AttentionShape& shape) {
   return {shape.q_rows, shape.q_heads, shape.head_dim};
 }

@@ -48,9 +48,6 @@ AttentionInputs check_attention_inputs(PlacedArray q, PlacedArray k, PlacedArray
 std::vector<std::int64_t> output_shape(const AttentionShape& shape);
 std::vector<std::int64_t> lse_shape(const AttentionShape& shape);
 
-// Whether the memory of `a` and `b` overlaps.
-bool views_overlap(const TensorView& a, const TensorView& b);
-
 // DT_ERR_INVALID_ARGUMENT when an output's memory overlaps that of any
 // other tensor listed (outputs or inputs; nullptr entries are skipped),
 // naming both.

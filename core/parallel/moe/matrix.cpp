@@ -75,10 +75,7 @@ Matrix host_i64(std::int64_t* data, std::int64_t rows, std::int64_t cols) {
 }
 
 void check_disjoint(const Matrix& a, const char* a_name, const Matrix& b, const char* b_name) {
-  const auto* a_first = static_cast<const char*>(a.view.data);
-  const auto* b_first = static_cast<const char*>(b.view.data);
-  if (a.view.bytes() == 0 || b.view.bytes() == 0) return;
-  if (a_first < b_first + b.view.bytes() && b_first < a_first + a.view.bytes()) {
+  if (views_overlap(a.view, b.view)) {
     raise(DT_ERR_INVALID_ARGUMENT, std::string(a_name) + " overlaps " + b_name);
   }
 }

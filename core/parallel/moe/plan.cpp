@@ -248,11 +248,11 @@ TensorView Plan::pair_rows() const {
   return on_call(placement_->pair_rows, static_cast<std::int64_t>(pair_rows_.size()), DType::i64);
 }
 
-TensorView Plan::send_scratch() {
+TensorView Plan::send_scratch() const {
   return on_call(placement_->send_scratch, static_cast<std::int64_t>(send_tokens_.size()) * hidden_, DType::f32);
 }
 
-TensorView Plan::returned_rows() {
+TensorView Plan::returned_rows() const {
   return on_call(placement_->returned_rows, static_cast<std::int64_t>(send_tokens_.size()) * hidden_, DType::f32);
 }
 

@@ -85,9 +85,9 @@ class Plan {
   // Scratch rows in send order [S, H], allocated once and reused by every
   // call on the plan: fresh memory on every call would cost page faults
   // and, over UCX, a new memory registration each time.
-  TensorView send_scratch();
+  TensorView send_scratch() const;
   // What combine brought back, in send order [S, H], for combine's backward.
-  TensorView returned_rows();
+  TensorView returned_rows() const;
   bool combined() const { return combined_; }
   void set_combined() { combined_ = true; }
 
