@@ -15,6 +15,7 @@
 #include "base/error.hpp"
 #include "base/tensor.hpp"
 #include "comm/collective.hpp"
+#include "comm/peer_memory.hpp"
 #include "comm/reduce_op.hpp"
 #include "comm/request.hpp"
 
@@ -78,6 +79,10 @@ class Backend {
   // The ranks `request` is still waiting for ("rank 2, rank 5"), for timeout
   // messages; empty when the backend cannot tell.
   virtual std::string unresponsive_ranks(const Request&) { return {}; }
+  // Copies straight between the ranks' memories (peer_memory.hpp), where
+  // the backend's ranks all run on one host and may; nullptr elsewhere.
+  // Host memory only. Lives as long as the backend.
+  virtual const PeerMemory* peer_memory() const { return nullptr; }
 
   // Completes every pending request with DT_ERR_ABORTED and refuses new work.
   // Called from any thread; must not block.

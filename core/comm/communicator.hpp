@@ -116,6 +116,12 @@ class Communicator {
     bool owns_ = false;
   };
 
+  // Copies straight between the ranks' host memories (peer_memory.hpp),
+  // where every rank runs on this host and may read and write the others'
+  // memory, as the ranks agreed when the communicator was made (the same
+  // answer on every rank); nullptr elsewhere.
+  const PeerMemory* peer_memory() const { return backend_->peer_memory(); }
+
   // A communicator of the ranks sharing `color`; nullptr for DT_UNDEF.
   std::shared_ptr<Communicator> split(int color, int key);
 

@@ -278,17 +278,33 @@ TEST_F(MoeLayer, EqualsSingleProcessReference) {
   }
 }
 
-// Rows travel by local expert (threshold 0) or in one exchange (threshold
-// too large to reach); either way the layer equals the reference, dropped
-// pairs and ranks without tokens included.
-TEST_F(MoeLayer, BothWaysOfMovingRowsEqualTheReference) {
-  for (const char* bytes : {"0", "2147483647"}) {
-    SCOPED_TRACE(std::string("DTRAIN_MOE_EXCHANGE_BYTES=") + bytes);
-    ASSERT_EQ(setenv("DTRAIN_MOE_EXCHANGE_BYTES", bytes, 1), 0);
+// Rows travel by local expert (exchange threshold 0), in one exchange
+// (threshold too large to reach), or copied straight between the ranks'
+// memories (direct threshold 0, where the ranks share this host and may);
+// every way the layer equals the reference, dropped pairs and ranks without
+// tokens included.
+TEST_F(MoeLayer, EveryWayOfMovingRowsEqualsTheReference) {
+  // Straight copies come back a token a round (round bytes 1), or all at
+  // once (the default, at these sizes).
+  struct Way {
+    const char* exchange_bytes;
+    const char* direct_bytes;
+    const char* round_bytes;
+  };
+  const char* kNever = "2147483647";
+  for (const Way way : {Way{"0", kNever, "1"}, Way{kNever, kNever, "1"}, Way{kNever, "0", "1"},
+                        Way{kNever, "0", kNever}}) {
+    SCOPED_TRACE(std::string("DTRAIN_MOE_EXCHANGE_BYTES=") + way.exchange_bytes + " DTRAIN_MOE_DIRECT_BYTES=" +
+                 way.direct_bytes + " DTRAIN_MOE_DIRECT_ROUND_BYTES=" + way.round_bytes);
+    ASSERT_EQ(setenv("DTRAIN_MOE_EXCHANGE_BYTES", way.exchange_bytes, 1), 0);
+    ASSERT_EQ(setenv("DTRAIN_MOE_DIRECT_BYTES", way.direct_bytes, 1), 0);
+    ASSERT_EQ(setenv("DTRAIN_MOE_DIRECT_ROUND_BYTES", way.round_bytes, 1), 0);
     std::int64_t dropped = 0;
     run_layer(comm_, RouterSpec{8, 2, DT_MOE_SOFTMAX, true, 0.0, DT_MOE_DROP_BY_POSITION}, 11, dropped);
     run_layer(comm_, RouterSpec{4, 1, DT_MOE_SOFTMAX, false, 0.75, DT_MOE_DROP_BY_SCORE}, 12, dropped);
     unsetenv("DTRAIN_MOE_EXCHANGE_BYTES");
+    unsetenv("DTRAIN_MOE_DIRECT_BYTES");
+    unsetenv("DTRAIN_MOE_DIRECT_ROUND_BYTES");
     if (HasFatalFailure()) return;
   }
 }

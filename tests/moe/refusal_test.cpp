@@ -94,24 +94,29 @@ TEST_F(MoeRefusal, OneRanksBadArgumentsReachEveryRank) {
   EXPECT_EQ(plan, nullptr);
 }
 
-// How rows travel is chosen from the ranks' DTRAIN_MOE_EXCHANGE_BYTES; one
-// rank's bad value is its own DT_ERR_INVALID_ARGUMENT and the others'
-// DT_ERR_MISMATCH, before anything is exchanged.
-TEST_F(MoeRefusal, ABadExchangeThresholdOnOneRankReachesEveryRank) {
+// How rows travel is chosen from the ranks' DTRAIN_MOE_EXCHANGE_BYTES,
+// DTRAIN_MOE_DIRECT_BYTES and DTRAIN_MOE_DIRECT_ROUND_BYTES; one rank's bad
+// value is its own DT_ERR_INVALID_ARGUMENT and the others' DT_ERR_MISMATCH,
+// before anything is exchanged.
+TEST_F(MoeRefusal, ABadRowsSettingOnOneRankReachesEveryRank) {
   const int experts = 2 * size_;
   const dt_moe_options opts = RouterSpec{experts, 2}.options();
   Array<std::int64_t> e({3, 2}, routing(3, 2, experts, rank_));
-  dt_moe_plan* plan = nullptr;
-  if (rank_ == last()) {
-    ASSERT_EQ(setenv("DTRAIN_MOE_EXCHANGE_BYTES", "lots", 1), 0);
+  for (const char* name : {"DTRAIN_MOE_EXCHANGE_BYTES", "DTRAIN_MOE_DIRECT_BYTES", "DTRAIN_MOE_DIRECT_ROUND_BYTES"}) {
+    const std::string bad = name == std::string("DTRAIN_MOE_DIRECT_ROUND_BYTES") ? "0" : "lots";
+    SCOPED_TRACE(std::string(name) + "=" + bad);
+    dt_moe_plan* plan = nullptr;
+    if (rank_ == last()) {
+      ASSERT_EQ(setenv(name, bad.c_str(), 1), 0);
+    }
+    expect_refused(dt_moe_plan_create(&plan, comm_, &e, kHidden, &opts), last(), DT_ERR_INVALID_ARGUMENT,
+                   DT_ERR_MISMATCH, (std::string(name) + "=" + bad).c_str());
+    if (rank_ == last()) {
+      EXPECT_NE(std::string(dt_error_last()).find(name), std::string::npos) << dt_error_last();
+    }
+    unsetenv(name);
+    EXPECT_EQ(plan, nullptr);
   }
-  expect_refused(dt_moe_plan_create(&plan, comm_, &e, kHidden, &opts), last(), DT_ERR_INVALID_ARGUMENT,
-                 DT_ERR_MISMATCH, "DTRAIN_MOE_EXCHANGE_BYTES=lots");
-  if (rank_ == last()) {
-    EXPECT_NE(std::string(dt_error_last()).find("DTRAIN_MOE_EXCHANGE_BYTES"), std::string::npos) << dt_error_last();
-  }
-  unsetenv("DTRAIN_MOE_EXCHANGE_BYTES");
-  EXPECT_EQ(plan, nullptr);
 }
 
 TEST_F(MoeRefusal, ExpertsNotDividingTheEpSizeAreRefusedEverywhere) {

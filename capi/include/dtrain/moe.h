@@ -230,8 +230,8 @@ typedef struct dt_moe_plan dt_moe_plan;
  * nowhere; a token names an expert at most once) for tokens of `hidden` = H
  * >= 1 elements, over `ep`. Collective over `ep`: the ranks agree on E, k and
  * H (DT_ERR_MISMATCH on every rank otherwise), then exchange how many rows
- * each sends to each local expert of each other rank (one all-to-all of
- * E int64 per rank) and the number of rows all ranks send (one allreduce).
+ * each sends to each expert (one allgather of E int64 per rank) and the
+ * number of rows all ranks send (one allreduce).
  * Of `opts` only num_experts and top_k matter here (the other fields must
  * still be valid); k must equal experts' second dimension.
  *
@@ -244,6 +244,21 @@ typedef struct dt_moe_plan dt_moe_plan;
  * way. Ranks that set different values use their mean; a value that is not
  * an integer in 0..2^31-1 is refused with DT_ERR_INVALID_ARGUMENT, and
  * every other rank gets DT_ERR_MISMATCH.
+ *
+ * Straight copies. Where the ranks of `ep` run on one host and may read and
+ * write each other's memory (the same user, ptrace allowed, and
+ * DTRAIN_UCX_SINGLE_COPY_BYTES not 0), host rows of a layer whose ranks
+ * send at least DTRAIN_MOE_DIRECT_BYTES bytes of rows on average (default
+ * 262144; 0: always; refused and averaged as above) skip the exchanges:
+ * each rank writes its rows, taken from the token matrix, straight to their
+ * places at the experts' ranks, and reads them back straight into its own
+ * memory, DTRAIN_MOE_DIRECT_ROUND_BYTES of rows at a time (default 262144,
+ * this rank's alone; at least 1), which combine sums while they are in
+ * cache. Every row is copied once, as by a raw all-to-all. Each such call
+ * also makes two small collectives over `ep` (the addresses of the rows,
+ * then that every rank's copies are done); a rank whose copies failed gets
+ * their error, and every other rank DT_ERR_REMOTE naming it. Results are
+ * the same as by exchanges.
  *
  * Order of the rows a rank receives ("expert-major"): one contiguous block
  * per local expert, in local expert order; within a block, by source rank

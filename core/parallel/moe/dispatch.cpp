@@ -7,6 +7,19 @@
 
 namespace dtrain::parallel::moe {
 
+namespace {
+
+// The entries of tokens [first, first + count) of a [T, k] view, and their
+// rows of a [T, H] view.
+TensorView pairs_of(const Plan& plan, const TensorView& view, std::int64_t first, std::int64_t count) {
+  return view.slice(first * plan.k(), count * plan.k());
+}
+TensorView rows_of(const Plan& plan, const TensorView& view, std::int64_t first, std::int64_t count) {
+  return view.slice(first * plan.hidden(), count * plan.hidden());
+}
+
+}  // namespace
+
 void dispatch(Plan& plan, device::Queue& queue, const ParsedTensor& tokens, const ParsedTensor& received) {
   Matrix x;
   Matrix out;
@@ -15,9 +28,7 @@ void dispatch(Plan& plan, device::Queue& queue, const ParsedTensor& tokens, cons
     out = float_matrix(received.get(), "received", plan.received(), plan.hidden());
     check_disjoint(out, "received", x, "tokens");
   });
-  const TensorView rows = plan.send_scratch();
-  device::gather_rows(plan.hidden(), x.view, plan.send_tokens(), rows);
-  plan.to_experts(rows, out.view);
+  plan.to_experts(x.view, Plan::Source::tokens, out.view);
   plan.end_call();
 }
 
@@ -34,9 +45,11 @@ void combine(Plan& plan, device::Queue& queue, const ParsedTensor& expert_out, c
     check_disjoint(result, "output", w, "weights");
   });
   const TensorView returned = plan.returned_rows();
-  plan.to_tokens(y.view, returned);
+  plan.to_tokens(y.view, returned, [&](std::int64_t first, std::int64_t count) {
+    device::pair_rows_sum(plan.k(), plan.hidden(), returned, pairs_of(plan, plan.pair_rows(), first, count),
+                          pairs_of(plan, w.view, first, count), rows_of(plan, result.view, first, count));
+  });
   plan.set_combined();
-  device::pair_rows_sum(plan.k(), plan.hidden(), returned, plan.pair_rows(), w.view, result.view);
   plan.end_call();
 }
 
@@ -65,7 +78,7 @@ void combine_backward(Plan& plan, device::Queue& queue, const ParsedTensor& d_ou
   const TensorView rows = plan.send_scratch();
   device::pair_rows_sum_backward(plan.k(), plan.hidden(), dy.view, w.view, plan.returned_rows(), plan.pair_rows(),
                                  rows, dw.view);
-  plan.to_experts(rows, d_rows.view);
+  plan.to_experts(rows, Plan::Source::send_order, d_rows.view);
   plan.end_call();
 }
 
@@ -79,8 +92,10 @@ void dispatch_backward(Plan& plan, device::Queue& queue, const ParsedTensor& d_r
     check_disjoint(dx, "d_tokens", d_rows, "d_received");
   });
   const TensorView rows = plan.send_scratch();
-  plan.to_tokens(d_rows.view, rows);
-  device::pair_rows_sum(plan.k(), plan.hidden(), rows, plan.pair_rows(), TensorView{}, dx.view);
+  plan.to_tokens(d_rows.view, rows, [&](std::int64_t first, std::int64_t count) {
+    device::pair_rows_sum(plan.k(), plan.hidden(), rows, pairs_of(plan, plan.pair_rows(), first, count), TensorView{},
+                          rows_of(plan, dx.view, first, count));
+  });
   plan.end_call();
 }
 

@@ -1,5 +1,8 @@
 #include "parallel/moe/plan.hpp"
 
+#include <sys/uio.h>
+
+#include <algorithm>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -55,13 +58,15 @@ const char* operation_name(Operation operation) {
 std::unique_ptr<Plan> Plan::create(std::shared_ptr<comm::Communicator> ep,
                                    const std::function<Routing()>& read_routing) {
   Routing routing;
-  std::int64_t exchange_bytes = kPerExpertExchangeBytes;
+  Thresholds thresholds;
   std::exception_ptr failure;
   try {
     routing = read_routing();
     check_routing(routing, ep->size());
-    exchange_bytes = env::get_int("DTRAIN_MOE_EXCHANGE_BYTES", 0, std::numeric_limits<int>::max())
-                         .value_or(kPerExpertExchangeBytes);
+    const int most = std::numeric_limits<int>::max();
+    thresholds.exchange = env::get_int("DTRAIN_MOE_EXCHANGE_BYTES", 0, most).value_or(kPerExpertExchangeBytes);
+    thresholds.direct = env::get_int("DTRAIN_MOE_DIRECT_BYTES", 0, most).value_or(kDirectBytes);
+    thresholds.round = env::get_int("DTRAIN_MOE_DIRECT_ROUND_BYTES", 1, most).value_or(kDirectRoundBytes);
   } catch (const Error&) {
     failure = std::current_exception();
   }
@@ -70,15 +75,16 @@ std::unique_ptr<Plan> Plan::create(std::shared_ptr<comm::Communicator> ep,
                            {"top_k", routing.choices.cols},
                            {"hidden", routing.hidden}},
                           failure);
-  return std::unique_ptr<Plan>(new Plan(std::move(ep), routing, exchange_bytes));
+  return std::unique_ptr<Plan>(new Plan(std::move(ep), routing, thresholds));
 }
 
-Plan::Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, std::int64_t exchange_bytes)
+Plan::Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, const Thresholds& thresholds)
     : ep_(std::move(ep)),
       local_experts_(routing.experts / ep_->size()),
       tokens_(routing.choices.rows),
       k_(static_cast<int>(routing.choices.cols)),
-      hidden_(routing.hidden) {
+      hidden_(routing.hidden),
+      round_bytes_(thresholds.round) {
   const int ranks = ep_->size();
   const std::int64_t* choices = routing.choices.i64();
   std::vector<std::int64_t> per_expert(static_cast<std::size_t>(routing.experts), 0);
@@ -89,13 +95,17 @@ Plan::Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, std::
     ++kept;
   }
   // Every rank takes the same path, from the sums of the rows and of the
-  // thresholds over the ranks: one exchange per local expert when its calls
-  // move enough to outweigh their fixed cost, else one exchange and a
+  // thresholds over the ranks: straight copies where the ranks can and the
+  // rows are many enough; otherwise one exchange per local expert when its
+  // calls move enough to outweigh their fixed cost, else one exchange and a
   // reordering pass on the experts' side.
-  double sums[2] = {static_cast<double>(kept), static_cast<double>(exchange_bytes)};
-  const TensorView sums_view = host_view(sums, 2, DType::f64);
+  double sums[3] = {static_cast<double>(kept), static_cast<double>(thresholds.exchange),
+                    static_cast<double>(thresholds.direct)};
+  const TensorView sums_view = host_view(sums, 3, DType::f64);
   comm::start_and_wait(*ep_, [&] { return ep_->allreduce(sums_view, sums_view, DT_SUM); });
-  by_local_expert_ = sums[0] * static_cast<double>(hidden_) * sizeof(float) / local_experts_ >= sums[1];
+  const double row_bytes = static_cast<double>(hidden_) * sizeof(float);
+  by_local_expert_ = sums[0] * row_bytes / local_experts_ >= sums[1];
+  direct_ = ranks > 1 && ep_->peer_memory() != nullptr && sums[0] * row_bytes >= sums[2];
 
   // Send order: a counting sort of the kept pairs by block, stable in token
   // order. Expert e is local expert e % L of rank e / L; its block is
@@ -107,24 +117,51 @@ Plan::Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, std::
   std::vector<std::int64_t> next(per_expert.size(), 0);
   for (std::int64_t e = 0; e < routing.experts; ++e) next[block_of(e)] = per_expert[static_cast<std::size_t>(e)];
   std::exclusive_scan(next.begin(), next.end(), next.begin(), std::int64_t{0});
+  send_count_ = per_expert;
+  send_start_.resize(per_expert.size());
+  for (std::int64_t e = 0; e < routing.experts; ++e) send_start_[static_cast<std::size_t>(e)] = next[block_of(e)];
   send_tokens_.resize(static_cast<std::size_t>(kept));
   pair_rows_.assign(static_cast<std::size_t>(tokens_ * k_), -1);
+  pair_experts_.assign(static_cast<std::size_t>(tokens_ * k_), -1);
   for (std::int64_t p = 0; p < tokens_ * k_; ++p) {
     if (choices[p] < 0) continue;
     const std::int64_t slot = next[block_of(choices[p])]++;
     send_tokens_[static_cast<std::size_t>(slot)] = p / k_;
     pair_rows_[static_cast<std::size_t>(p)] = slot;
+    pair_experts_[static_cast<std::size_t>(p)] = static_cast<int>(choices[p]);
   }
   exchange_counts(per_expert);
 }
 
 void Plan::exchange_counts(const std::vector<std::int64_t>& per_expert) {
   const int ranks = ep_->size();
+  const int me = ep_->rank();
+  const std::size_t experts = per_expert.size();
   std::vector<std::int64_t> send = per_expert;
-  std::vector<std::int64_t> recv(per_expert.size());  // [source rank][local expert]
+  std::vector<std::int64_t> every(experts * static_cast<std::size_t>(ranks));  // [source rank][expert]
   const TensorView send_view = host_view(send.data(), static_cast<std::int64_t>(send.size()), DType::i64);
-  const TensorView recv_view = host_view(recv.data(), static_cast<std::int64_t>(recv.size()), DType::i64);
-  comm::start_and_wait(*ep_, [&] { return ep_->alltoall(send_view, recv_view); });
+  const TensorView every_view = host_view(every.data(), static_cast<std::int64_t>(every.size()), DType::i64);
+  comm::start_and_wait(*ep_, [&] { return ep_->allgather(send_view, every_view); });
+  auto rows_of = [&](int source, std::size_t expert) { return every[static_cast<std::size_t>(source) * experts + expert]; };
+  std::vector<std::int64_t> recv(experts);  // [source rank][local expert]
+  for (int r = 0; r < ranks; ++r) {
+    for (int l = 0; l < local_experts_; ++l) {
+      recv[static_cast<std::size_t>(r * local_experts_ + l)] =
+          rows_of(r, static_cast<std::size_t>(me * local_experts_ + l));
+    }
+  }
+  // Expert e's rows at its rank: after those of the local experts before
+  // it, then after those of the source ranks before this one.
+  expert_major_row_.assign(experts, 0);
+  for (std::size_t e = 0; e < experts; ++e) {
+    const std::size_t first_of_rank = e - e % static_cast<std::size_t>(local_experts_);
+    std::int64_t row = 0;
+    for (std::size_t before = first_of_rank; before < e; ++before) {
+      for (int r = 0; r < ranks; ++r) row += rows_of(r, before);
+    }
+    for (int r = 0; r < me; ++r) row += rows_of(r, e);
+    expert_major_row_[e] = row;
+  }
 
   auto count = [&](const std::vector<std::int64_t>& matrix, int rank, int local) {
     return matrix[static_cast<std::size_t>(rank * local_experts_ + local)];
@@ -270,18 +307,144 @@ void Plan::exchange(const TensorView& from, const Blocks& from_blocks, const Ten
   }
 }
 
-void Plan::to_experts(const TensorView& send_rows, const TensorView& expert_rows) {
+void Plan::to_experts(const TensorView& from, Source source, const TensorView& expert_rows) {
+  if (copies_directly()) return write_to_experts(from, source, expert_rows);
+  TensorView send_rows = from;
+  if (source == Source::tokens) {
+    send_rows = send_scratch();
+    device::gather_rows(hidden_, from, send_tokens(), send_rows);
+  }
   if (by_local_expert_) return exchange(send_rows, send_blocks_, expert_rows, expert_blocks_);
   const TensorView arrived = on_call(placement_->arrival_scratch, received_ * hidden_, DType::f32);
   exchange(send_rows, send_blocks_, arrived, expert_blocks_);
   device::gather_rows(hidden_, arrived, on_call(placement_->expert_major_source, received_, DType::i64), expert_rows);
 }
 
-void Plan::to_tokens(const TensorView& expert_rows, const TensorView& send_rows) {
-  if (by_local_expert_) return exchange(expert_rows, expert_blocks_, send_rows, send_blocks_);
-  const TensorView leaving = on_call(placement_->arrival_scratch, received_ * hidden_, DType::f32);
-  device::gather_rows(hidden_, expert_rows, on_call(placement_->arrival_position, received_, DType::i64), leaving);
-  exchange(leaving, expert_blocks_, send_rows, send_blocks_);
+void Plan::to_tokens(const TensorView& expert_rows, const TensorView& send_rows,
+                     const std::function<void(std::int64_t, std::int64_t)>& arrived) {
+  if (copies_directly()) return read_to_tokens(expert_rows, send_rows, arrived);
+  if (by_local_expert_) {
+    exchange(expert_rows, expert_blocks_, send_rows, send_blocks_);
+  } else {
+    const TensorView leaving = on_call(placement_->arrival_scratch, received_ * hidden_, DType::f32);
+    device::gather_rows(hidden_, expert_rows, on_call(placement_->arrival_position, received_, DType::i64), leaving);
+    exchange(leaving, expert_blocks_, send_rows, send_blocks_);
+  }
+  arrived(0, tokens_);
+}
+
+namespace {
+
+// Appends `bytes` at `data` to `pieces`, joining it to the last piece where
+// it follows on.
+void add_piece(std::vector<iovec>& pieces, const void* data, std::size_t bytes) {
+  if (!pieces.empty() && static_cast<const std::byte*>(pieces.back().iov_base) + pieces.back().iov_len == data) {
+    pieces.back().iov_len += bytes;
+    return;
+  }
+  pieces.push_back({const_cast<void*>(data), bytes});
+}
+
+void* at(std::uint64_t address) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)); }
+
+}  // namespace
+
+std::vector<std::uint64_t> Plan::addresses_of(const TensorView& rows) {
+  std::uint64_t mine = reinterpret_cast<std::uintptr_t>(rows.data);
+  std::vector<std::uint64_t> every(static_cast<std::size_t>(ep_->size()));
+  const TensorView mine_view = host_view(&mine, 1, DType::i64);
+  const TensorView every_view = host_view(every.data(), ep_->size(), DType::i64);
+  comm::start_and_wait(*ep_, [&] { return ep_->allgather(mine_view, every_view); });
+  return every;
+}
+
+void Plan::end_copies(const char* operation, std::exception_ptr failure) {
+  // The first rank whose copies failed, or the size for none.
+  std::int32_t failed = failure ? ep_->rank() : ep_->size();
+  const TensorView failed_view = host_view(&failed, 1, DType::i32);
+  comm::start_and_wait(*ep_, [&] { return ep_->allreduce(failed_view, failed_view, DT_MIN); });
+  if (failure) std::rethrow_exception(failure);
+  if (failed < ep_->size()) {
+    raise(DT_ERR_REMOTE, std::string(operation) + ": rank " + std::to_string(failed) +
+                             " could not copy its rows to or from its peers' memory");
+  }
+}
+
+void Plan::write_to_experts(const TensorView& from, Source source, const TensorView& expert_rows) {
+  const std::vector<std::uint64_t> addresses = addresses_of(expert_rows);
+  const comm::PeerMemory& peers = *ep_->peer_memory();
+  const auto row_bytes = static_cast<std::size_t>(hidden_) * sizeof(float);
+  const auto* table = static_cast<const std::byte*>(from.data);
+  const int experts = local_experts_ * ep_->size();
+  std::vector<iovec> rows;
+  std::exception_ptr failure;
+  try {
+    // From this rank's own experts on, so that the ranks start on different peers.
+    for (int i = 0; i < experts; ++i) {
+      const auto e = static_cast<std::size_t>((first_local_expert() + i) % experts);
+      if (send_count_[e] == 0) continue;
+      rows.clear();
+      for (std::int64_t s = send_start_[e]; s < send_start_[e] + send_count_[e]; ++s) {
+        const std::int64_t row = source == Source::tokens ? send_tokens_[static_cast<std::size_t>(s)] : s;
+        add_piece(rows, table + static_cast<std::size_t>(row) * row_bytes, row_bytes);
+      }
+      const int rank = static_cast<int>(e) / local_experts_;
+      const iovec place{at(addresses[static_cast<std::size_t>(rank)] +
+                           static_cast<std::uint64_t>(expert_major_row_[e]) * row_bytes),
+                        static_cast<std::size_t>(send_count_[e]) * row_bytes};
+      peers.write(rank, rows, {&place, 1});
+    }
+  } catch (const Error&) {
+    failure = std::current_exception();
+  }
+  end_copies("dt_moe: rows to the experts", failure);
+}
+
+void Plan::read_to_tokens(const TensorView& expert_rows, const TensorView& send_rows,
+                          const std::function<void(std::int64_t, std::int64_t)>& arrived) {
+  const std::vector<std::uint64_t> addresses = addresses_of(expert_rows);
+  const comm::PeerMemory& peers = *ep_->peer_memory();
+  const auto row_bytes = static_cast<std::size_t>(hidden_) * sizeof(float);
+  auto* into = static_cast<std::byte*>(send_rows.data);
+  const int ranks = ep_->size();
+  // Tokens a round: their rows fill about round_bytes_, which stay in cache.
+  const std::int64_t chunk =
+      std::max<std::int64_t>(1, round_bytes_ / static_cast<std::int64_t>(row_bytes * static_cast<std::size_t>(k_)));
+  // The next slot of each expert's block: a block holds its rows in token
+  // order, so a round's rows of each expert are the next ones.
+  std::vector<std::int64_t> next = send_start_;
+  std::vector<std::int64_t> in_round(next.size());
+  std::vector<iovec> from;
+  std::vector<iovec> to;
+  std::exception_ptr failure;
+  try {
+    for (std::int64_t first = 0; first < tokens_; first += chunk) {
+      const std::int64_t count = std::min(chunk, tokens_ - first);
+      std::fill(in_round.begin(), in_round.end(), 0);
+      for (std::int64_t p = first * k_; p < (first + count) * k_; ++p) {
+        const int e = pair_experts_[static_cast<std::size_t>(p)];
+        if (e >= 0) ++in_round[static_cast<std::size_t>(e)];
+      }
+      for (int rank = 0; rank < ranks; ++rank) {
+        from.clear();
+        to.clear();
+        for (int l = 0; l < local_experts_; ++l) {
+          const auto e = static_cast<std::size_t>(rank * local_experts_ + l);
+          if (in_round[e] == 0) continue;
+          const std::uint64_t row = static_cast<std::uint64_t>(expert_major_row_[e] + next[e] - send_start_[e]);
+          const std::size_t bytes = static_cast<std::size_t>(in_round[e]) * row_bytes;
+          add_piece(from, at(addresses[static_cast<std::size_t>(rank)] + row * row_bytes), bytes);
+          add_piece(to, into + static_cast<std::size_t>(next[e]) * row_bytes, bytes);
+          next[e] += in_round[e];
+        }
+        if (!from.empty()) peers.read(rank, from, to);
+      }
+      arrived(first, count);
+    }
+  } catch (const Error&) {
+    failure = std::current_exception();
+  }
+  end_copies("dt_moe: rows back to the tokens", failure);
 }
 
 }  // namespace dtrain::parallel::moe

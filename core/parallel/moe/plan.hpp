@@ -16,6 +16,15 @@
 //    outweigh the pass they spare): by destination expert, then token. One
 //    alltoallv delivers them by source rank, and a pass on the experts' side
 //    puts them in expert-major order (and back).
+//
+// Where the ep ranks share a host and may copy straight between their
+// memories (comm/peer_memory.hpp), host rows of layers that move at least
+// DTRAIN_MOE_DIRECT_BYTES (kDirectBytes) a rank on average skip both: each
+// rank writes its rows, picked from the token matrix, straight to their
+// expert-major places at the experts' ranks, and reads them back straight
+// into send order, a few tokens' rows at a time so that combine's weighted
+// sum reads them while they are in cache. Every row is then copied once,
+// with no packing pass: the same bytes as a raw alltoallv.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +55,14 @@ class Plan {
   // Below this many bytes per rank and local expert, a plan exchanges rows
   // in one alltoallv (see above); DTRAIN_MOE_EXCHANGE_BYTES overrides it.
   static constexpr std::int64_t kPerExpertExchangeBytes = 64 * 1024;
+  // From this many bytes of rows per rank, host rows are copied straight
+  // between the ranks' memories where they can be (see above);
+  // DTRAIN_MOE_DIRECT_BYTES overrides it.
+  static constexpr std::int64_t kDirectBytes = 256 * 1024;
+  // Copied back straight, rows come a round of tokens at a time, about this
+  // many bytes of rows each (fitting a core's L2 cache with room to spare);
+  // DTRAIN_MOE_DIRECT_ROUND_BYTES overrides it on a rank.
+  static constexpr std::int64_t kDirectRoundBytes = 256 * 1024;
 
   // Collective over `ep`. `read_routing` checks this rank's arguments and
   // returns them (the choices in host memory), or throws: this rank then
@@ -91,14 +108,30 @@ class Plan {
   bool combined() const { return combined_; }
   void set_combined() { combined_ = true; }
 
-  // Rows [S, H] in send order here become rows [R, H] in expert-major order
-  // at the experts' ranks; to_tokens() is the reverse. Collective; f32
-  // views in the plan's place.
-  void to_experts(const TensorView& send_rows, const TensorView& expert_rows);
-  void to_tokens(const TensorView& expert_rows, const TensorView& send_rows);
+  // Where the rows an operation sends lie: in the token matrix [T, H] (slot
+  // s is row send_tokens()[s]), or already in send order [S, H].
+  enum class Source { tokens, send_order };
+  // The rows of `from` in send order here become rows [R, H] in
+  // expert-major order at the experts' ranks. Collective; f32 views in the
+  // plan's place. `from` is read only (send_scratch() holds rows picked
+  // from tokens where they need packing).
+  void to_experts(const TensorView& from, Source source, const TensorView& expert_rows);
+  // The reverse: rows [R, H] of the experts' ranks back into `send_rows`
+  // [S, H] in send order. `arrived(first, count)` is called once the rows
+  // of every pair of tokens [first, first + count) are there: for all the
+  // tokens at once after exchanges, a few at a time when copied straight
+  // from the peers, so that a pass over them finds them in cache.
+  void to_tokens(const TensorView& expert_rows, const TensorView& send_rows,
+                 const std::function<void(std::int64_t first, std::int64_t count)>& arrived);
 
  private:
-  Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, std::int64_t exchange_bytes);
+  // This rank's DTRAIN_MOE_EXCHANGE_BYTES and DTRAIN_MOE_DIRECT_BYTES.
+  struct Thresholds {
+    std::int64_t exchange = kPerExpertExchangeBytes;
+    std::int64_t direct = kDirectBytes;
+    std::int64_t round = kDirectRoundBytes;  // this rank's alone: rounds are not agreed
+  };
+  Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, const Thresholds& thresholds);
   void exchange_counts(const std::vector<std::int64_t>& per_expert);
   // The rows of each exchange: where its block starts, and its elements per
   // rank, in send order and on the experts' side.
@@ -109,6 +142,18 @@ class Plan {
   // One alltoallv per exchange, from `from_blocks` of `from` to `to_blocks`
   // of `to`.
   void exchange(const TensorView& from, const Blocks& from_blocks, const TensorView& to, const Blocks& to_blocks);
+  // Straight copies (see above), where this call's rows are host memory.
+  bool copies_directly() const { return direct_ && call_queue_->memory() == Memory::host; }
+  void write_to_experts(const TensorView& from, Source source, const TensorView& expert_rows);
+  void read_to_tokens(const TensorView& expert_rows, const TensorView& send_rows,
+                      const std::function<void(std::int64_t, std::int64_t)>& arrived);
+  // Every rank's address of `rows` (an allgather), for copies to or from it.
+  std::vector<std::uint64_t> addresses_of(const TensorView& rows);
+  // After this rank's straight copies (`failure` when they failed): an
+  // agreement that every rank's are done, before which no rank may return
+  // or touch the memory its peers copy. Throws this rank's failure, or
+  // DT_ERR_REMOTE naming a rank whose copies failed.
+  void end_copies(const char* operation, std::exception_ptr failure);
   // Where the exchanges run: a Queue of the first call's place, which owns
   // the placed copies of the indices and the scratch rows. A call makes it
   // before the ranks' agreement, so that a failure to allocate is refused
@@ -141,6 +186,15 @@ class Plan {
   // arrival_position[j] the inverse. Empty by local expert.
   std::vector<std::int64_t> expert_major_source_;
   std::vector<std::int64_t> arrival_position_;
+  // Straight copies: this rank's rows for each expert e are slots
+  // [send_start_[e], send_start_[e] + send_count_[e]) in send order, and go
+  // to expert-major row expert_major_row_[e] on and after at e's rank.
+  bool direct_ = false;
+  std::int64_t round_bytes_ = kDirectRoundBytes;
+  std::vector<std::int64_t> send_start_;
+  std::vector<std::int64_t> send_count_;
+  std::vector<std::int64_t> expert_major_row_;
+  std::vector<int> pair_experts_;  // [T * k]: each pair's expert, -1 for none
 
   std::unique_ptr<Placement> placement_;
   device::Queue* call_queue_ = nullptr;

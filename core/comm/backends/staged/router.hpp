@@ -66,6 +66,7 @@ class DeviceRouter final : public Backend {
   void expect_wait(bool on) override { host_->expect_wait(on); }
   void check_placement(const TensorView& view, const char* name) const override { route(name, {{&view, name}}); }
   std::string unresponsive_ranks(const Request& request) override;
+  const PeerMemory* peer_memory() const override { return host_->peer_memory(); }
 
   // Creates the NCCL communicator now (collective); for DT_BACKEND_NCCL.
   void connect_devices();

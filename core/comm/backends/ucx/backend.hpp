@@ -13,6 +13,7 @@
 #include "comm/backend.hpp"
 #include "comm/backends/ucx/engine.hpp"
 #include "comm/backends/ucx/group.hpp"
+#include "comm/backends/ucx/process_memory.hpp"
 
 namespace dtrain::comm::ucx {
 
@@ -35,6 +36,9 @@ class UcxBackend final : public Backend {
   void expect_wait(bool on) override { engine_.expect_wait(on); }
   // The ranks `request` is still waiting for, as "rank 2, rank 5".
   std::string unresponsive_ranks(const Request& request) override;
+  // Where every rank runs on this host and each may read the others' memory
+  // (as for single copies: not with DTRAIN_UCX_SINGLE_COPY_BYTES=0).
+  const PeerMemory* peer_memory() const override { return process_memory_.get(); }
 
   // Exchanges an empty message with every rank, then sets up shared memory
   // for allreduces where every rank runs on this host (share_memory.cpp).
@@ -83,6 +87,9 @@ class UcxBackend final : public Backend {
   const int timeout_ms_;
   const NetScope scope_;  // the transport's, for those of splits
   Engine engine_;
+  // Where every rank may read and write the others' memory; after the engine,
+  // whose group it copies for.
+  std::unique_ptr<ProcessMemory> process_memory_;
   int splits_ = 0;
 };
 

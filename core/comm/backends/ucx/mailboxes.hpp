@@ -79,6 +79,8 @@ class Mailboxes {
   // a word of the peer's (its own_address()). After attach().
   bool can_read(int peer, std::uint64_t address) const;
   std::uint64_t own_address() const;
+  // The process of rank `peer`, after attach().
+  std::int64_t pid(int peer) const { return pids_[static_cast<std::size_t>(peer)]; }
   // Copies `bytes` from `address` in rank `peer`'s memory to `into`; false,
   // with errno set, if the kernel refuses or the peer is gone.
   bool read(int peer, std::uint64_t address, void* into, std::size_t bytes) const;

@@ -86,6 +86,7 @@ void UcxBackend::share_memory(Clock::time_point deadline) {
   // Every peer has mapped it: the descriptor is no longer needed.
   mailboxes->close_file(agreed);
   engine_.share_memory(std::move(mailboxes));
+  if (engine_.group().mailboxes->readable()) process_memory_ = std::make_unique<ProcessMemory>(engine_.group());
 }
 
 }  // namespace dtrain::comm::ucx
