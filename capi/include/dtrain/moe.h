@@ -252,7 +252,7 @@ typedef struct dt_moe_plan dt_moe_plan;
  * 262144; 0: always; refused and averaged as above) skip the exchanges:
  * each rank writes its rows, taken from the token matrix, straight to their
  * places at the experts' ranks, and reads them back straight into its own
- * memory, DTRAIN_MOE_DIRECT_ROUND_BYTES of rows at a time (default 262144,
+ * memory, DTRAIN_MOE_DIRECT_ROUND_BYTES of rows at a time (default 1048576,
  * this rank's alone; at least 1), which combine sums while they are in
  * cache. Every row is copied once, as by a raw all-to-all. Each such call
  * also makes two small collectives over `ep` (the addresses of the rows,

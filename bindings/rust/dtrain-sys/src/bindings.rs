@@ -3918,7 +3918,7 @@ extern "C" {
     #[doc = " 262144; 0: always; refused and averaged as above) skip the exchanges:"]
     #[doc = " each rank writes its rows, taken from the token matrix, straight to their"]
     #[doc = " places at the experts' ranks, and reads them back straight into its own"]
-    #[doc = " memory, DTRAIN_MOE_DIRECT_ROUND_BYTES of rows at a time (default 262144,"]
+    #[doc = " memory, DTRAIN_MOE_DIRECT_ROUND_BYTES of rows at a time (default 1048576,"]
     #[doc = " this rank's alone; at least 1), which combine sums while they are in"]
     #[doc = " cache. Every row is copied once, as by a raw all-to-all. Each such call"]
     #[doc = " also makes two small collectives over `ep` (the addresses of the rows,"]

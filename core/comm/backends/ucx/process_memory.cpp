@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "device/cpu/stream_copy.hpp"
 
 namespace dtrain::comm::ucx {
 
@@ -61,8 +62,9 @@ class Cursor {
   std::size_t offset_ = 0;
 };
 
-// Copies the pieces `from` to the pieces `to`, all in this process.
-void copy_here(std::span<const iovec> from, std::span<const iovec> to) {
+// Copies the pieces `from` to the pieces `to`, all in this process, by
+// `copy`.
+void copy_here(std::span<const iovec> from, std::span<const iovec> to, void (*copy)(void*, const void*, std::size_t)) {
   Cursor source(from);
   std::vector<iovec> batch;
   for (const iovec& piece : to) {
@@ -71,7 +73,7 @@ void copy_here(std::span<const iovec> from, std::span<const iovec> to) {
     while (filled < piece.iov_len && !source.done()) {
       const std::size_t bytes = source.peek(piece.iov_len - filled, batch);
       for (const iovec& part : batch) {
-        std::memmove(into + filled, part.iov_base, part.iov_len);
+        copy(into + filled, part.iov_base, part.iov_len);
         filled += part.iov_len;
       }
       source.advance(bytes);
@@ -92,7 +94,13 @@ void ProcessMemory::read(int peer, std::span<const iovec> from, std::span<const 
 void ProcessMemory::copy(int peer, Direction direction, std::span<const iovec> local,
                          std::span<const iovec> remote) const {
   if (peer == group_.rank) {
-    direction == Direction::to_peer ? copy_here(local, remote) : copy_here(remote, local);
+    // Written rows are for a later reader, as a peer's would be: streamed
+    // around this core's caches; read rows are for this rank's next pass.
+    if (direction == Direction::to_peer) {
+      copy_here(local, remote, device::cpu::stream_copy);
+    } else {
+      copy_here(remote, local, [](void* to, const void* from, std::size_t bytes) { std::memcpy(to, from, bytes); });
+    }
     return;
   }
   const auto pid = static_cast<pid_t>(group_.mailboxes->pid(peer));
