@@ -99,26 +99,35 @@ TEST(IndexedRows, SlicesZeroAndSkipIndicesOutsideThem) {
 const Values kPairRows = {3, 0, 4, -1, -1, -1};
 constexpr std::int64_t kPairTokens = 3, kPairK = 2, kPairTable = 5;
 
+// Rows of 1027 floats are wide enough for the CPU to stream its output
+// (with a tail of 3 that it stores the ordinary way); `shift` puts the
+// output one float off its buffer's alignment, where it cannot stream.
 TEST(PairRows, SumWeighsEachTokensRowsAndZeroesTokensWithoutAny) {
   DT_REQUIRE_PLACE();
-  for (std::int64_t cols : {1, 7, 300}) {
+  for (std::int64_t cols : {1, 7, 300, 1027}) {
     const Values table = random_values(DType::f32, kPairTable * cols, 46);
     const Values weights = random_values(DType::f32, kPairTokens * kPairK, 47);
-    for (bool weighted : {true, false}) {
-      PlacedTensor trows(DType::f32, table), tpairs(DType::i64, kPairRows), tweights(DType::f32, weights);
-      auto out = PlacedTensor::poisoned(DType::f32, kPairTokens * cols);
-      device::pair_rows_sum(kPairK, cols, trows.view(), tpairs.view(), weighted ? tweights.view() : TensorView{},
-                            out.view());
-      Values want(kPairTokens * cols, 0.0);
-      for (std::size_t p = 0; p < kPairRows.size(); ++p) {
-        if (kPairRows[p] < 0) continue;
-        const auto row = static_cast<std::int64_t>(kPairRows[p]);
-        const auto t = static_cast<std::int64_t>(p) / kPairK;
-        for (std::int64_t c = 0; c < cols; ++c) {
-          want[t * cols + c] += (weighted ? weights[p] : 1.0) * table[row * cols + c];
-        }
+    Values want[2] = {Values(kPairTokens * cols, 0.0), Values(kPairTokens * cols, 0.0)};  // unweighted, weighted
+    for (std::size_t p = 0; p < kPairRows.size(); ++p) {
+      if (kPairRows[p] < 0) continue;
+      const auto row = static_cast<std::int64_t>(kPairRows[p]);
+      const auto t = static_cast<std::int64_t>(p) / kPairK;
+      for (std::int64_t c = 0; c < cols; ++c) {
+        want[0][t * cols + c] += table[row * cols + c];
+        want[1][t * cols + c] += weights[p] * table[row * cols + c];
       }
-      expect_near(out.read(), want, 4 * epsilon(DType::f32), 4 * epsilon(DType::f32), "cols " + std::to_string(cols));
+    }
+    for (bool weighted : {true, false}) {
+      for (std::int64_t shift : {0, 1}) {
+        PlacedTensor trows(DType::f32, table), tpairs(DType::i64, kPairRows), tweights(DType::f32, weights);
+        auto buffer = PlacedTensor::poisoned(DType::f32, kPairTokens * cols + shift);
+        device::pair_rows_sum(kPairK, cols, trows.view(), tpairs.view(), weighted ? tweights.view() : TensorView{},
+                              buffer.view().slice(shift, kPairTokens * cols));
+        Values out = buffer.read();
+        out.erase(out.begin(), out.begin() + shift);
+        expect_near(out, want[weighted ? 1 : 0], 4 * epsilon(DType::f32), 4 * epsilon(DType::f32),
+                    "cols " + std::to_string(cols) + " shift " + std::to_string(shift));
+      }
     }
   }
 }
