@@ -10,7 +10,9 @@
 // collectives. A peer's memory may be touched only between a collective
 // that gave this rank its address (so the peer has entered the call that
 // owns that memory) and a later collective by which this rank says its
-// copies are done (a barrier), before which the peer must not return.
+// copies are done (a barrier), before which the peer must not return. A
+// rank whose collective fails (a timeout, an abort) may return while a
+// stalled peer still copies: memory peers write must then outlive them.
 #pragma once
 
 #include <sys/uio.h>
@@ -25,9 +27,9 @@ class PeerMemory {
   virtual ~PeerMemory() = default;
 
   // Copies the local pieces `from`, in order, to the pieces `to` of rank
-  // `peer`'s memory (addresses in its address space), in order; both lists
-  // cover the same number of bytes. Copies to this rank itself are plain
-  // copies. Throws DT_ERR_REMOTE naming the peer when it has exited, and
+  // `peer`'s memory (addresses in its address space), in order. Both lists
+  // must cover the same number of bytes: DT_ERR_INVALID_ARGUMENT otherwise,
+  // before anything is copied. Copies to this rank itself are plain copies. Throws DT_ERR_REMOTE naming the peer when it has exited, and
   // DT_ERR_TRANSPORT with the kernel's reason when the kernel refuses.
   virtual void write(int peer, std::span<const iovec> from, std::span<const iovec> to) const = 0;
   // Copies the pieces `from` of rank `peer`'s memory, in order, to the

@@ -101,7 +101,8 @@ constexpr std::int64_t kPairTokens = 3, kPairK = 2, kPairTable = 5;
 
 // Rows of 1027 floats are wide enough for the CPU to stream its output
 // (with a tail of 3 that it stores the ordinary way); `shift` puts the
-// output one float off its buffer's alignment, where it cannot stream.
+// output one float off its buffer's alignment, so that some rows start
+// where streaming stores cannot.
 TEST(PairRows, SumWeighsEachTokensRowsAndZeroesTokensWithoutAny) {
   DT_REQUIRE_PLACE();
   for (std::int64_t cols : {1, 7, 300, 1027}) {

@@ -245,9 +245,10 @@ typedef struct dt_moe_plan dt_moe_plan;
  * an integer in 0..2^31-1 is refused with DT_ERR_INVALID_ARGUMENT, and
  * every other rank gets DT_ERR_MISMATCH.
  *
- * Straight copies. Where the ranks of `ep` run on one host and may read and
- * write each other's memory (the same user, ptrace allowed, and
- * DTRAIN_UCX_SINGLE_COPY_BYTES not 0), host rows of a layer whose ranks
+ * Straight copies. Where the ranks of `ep` run on one host, share memory
+ * for their collectives and may read and write each other's memory (the
+ * same user, ptrace allowed; not with DTRAIN_UCX_LOCAL_BYTES=0 or
+ * DTRAIN_UCX_SINGLE_COPY_BYTES=0), host rows of a layer whose ranks
  * send at least DTRAIN_MOE_DIRECT_BYTES bytes of rows on average (default
  * 262144; 0: always; refused and averaged as above) skip the exchanges:
  * each rank writes its rows, taken from the token matrix, straight to their
@@ -258,7 +259,12 @@ typedef struct dt_moe_plan dt_moe_plan;
  * also makes two small collectives over `ep` (the addresses of the rows,
  * then that every rank's copies are done); a rank whose copies failed gets
  * their error, and every other rank DT_ERR_REMOTE naming it. Results are
- * the same as by exchanges.
+ * the same as by exchanges. Peers copy into and out of a call's tensors
+ * until every rank has said it is done: a call that ends in a timeout or
+ * an abort of `ep` (the communicator then broken) may leave a stalled
+ * peer still writing `received` or `d_expert_out`: after such a failure
+ * those tensors hold no defined values, and a rank should not free them
+ * before the job's other ranks have exited.
  *
  * Order of the rows a rank receives ("expert-major"): one contiguous block
  * per local expert, in local expert order; within a block, by source rank

@@ -359,14 +359,17 @@ std::vector<std::uint64_t> Plan::addresses_of(const TensorView& rows) {
 }
 
 void Plan::end_copies(const char* operation, std::exception_ptr failure) {
-  // The first rank whose copies failed, or the size for none.
+  // The callers bring every failure here, not only an Error (an allocation,
+  // say): the peers wait below for this rank, and may be copying to or from
+  // its memory until then. The first rank whose copies failed, or the size
+  // for none.
   std::int32_t failed = failure ? ep_->rank() : ep_->size();
   const TensorView failed_view = host_view(&failed, 1, DType::i32);
   comm::start_and_wait(*ep_, [&] { return ep_->allreduce(failed_view, failed_view, DT_MIN); });
   if (failure) std::rethrow_exception(failure);
   if (failed < ep_->size()) {
     raise(DT_ERR_REMOTE, std::string(operation) + ": rank " + std::to_string(failed) +
-                             " could not copy its rows to or from its peers' memory");
+                             " failed while copying rows to or from its peers' memory");
   }
 }
 
@@ -394,7 +397,7 @@ void Plan::write_to_experts(const TensorView& from, Source source, const TensorV
                         static_cast<std::size_t>(send_count_[e]) * row_bytes};
       peers.write(rank, rows, {&place, 1});
     }
-  } catch (const Error&) {
+  } catch (...) {
     failure = std::current_exception();
   }
   end_copies("dt_moe: rows to the experts", failure);
@@ -425,7 +428,9 @@ void Plan::read_to_tokens(const TensorView& expert_rows, const TensorView& send_
         const int e = pair_experts_[static_cast<std::size_t>(p)];
         if (e >= 0) ++in_round[static_cast<std::size_t>(e)];
       }
-      for (int rank = 0; rank < ranks; ++rank) {
+      // From the next rank on, so that the ranks read from different peers.
+      for (int i = 1; i <= ranks; ++i) {
+        const int rank = (ep_->rank() + i) % ranks;
         from.clear();
         to.clear();
         for (int l = 0; l < local_experts_; ++l) {
@@ -441,7 +446,7 @@ void Plan::read_to_tokens(const TensorView& expert_rows, const TensorView& send_
       }
       arrived(first, count);
     }
-  } catch (const Error&) {
+  } catch (...) {
     failure = std::current_exception();
   }
   end_copies("dt_moe: rows back to the tokens", failure);

@@ -93,6 +93,18 @@ void ProcessMemory::read(int peer, std::span<const iovec> from, std::span<const 
 
 void ProcessMemory::copy(int peer, Direction direction, std::span<const iovec> local,
                          std::span<const iovec> remote) const {
+  auto bytes_of = [](std::span<const iovec> pieces) {
+    std::size_t bytes = 0;
+    for (const iovec& piece : pieces) bytes += piece.iov_len;
+    return bytes;
+  };
+  const std::size_t here_bytes = bytes_of(local);
+  const std::size_t there_bytes = bytes_of(remote);
+  if (here_bytes != there_bytes) {
+    raise(DT_ERR_INVALID_ARGUMENT, "a copy with " + describe_rank(group_, peer) + ": the pieces hold " +
+                                       std::to_string(here_bytes) + " bytes here and " + std::to_string(there_bytes) +
+                                       " bytes there");
+  }
   if (peer == group_.rank) {
     // Written rows are for a later reader, as a peer's would be: streamed
     // around this core's caches; read rows are for this rank's next pass.
