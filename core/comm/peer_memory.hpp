@@ -29,7 +29,8 @@ class PeerMemory {
   // Copies the local pieces `from`, in order, to the pieces `to` of rank
   // `peer`'s memory (addresses in its address space), in order. Both lists
   // must cover the same number of bytes: DT_ERR_INVALID_ARGUMENT otherwise,
-  // before anything is copied. Copies to this rank itself are plain copies. Throws DT_ERR_REMOTE naming the peer when it has exited, and
+  // before anything is copied. Copies to this rank itself are plain copies.
+  // Throws DT_ERR_REMOTE naming the peer when it has exited, and
   // DT_ERR_TRANSPORT with the kernel's reason when the kernel refuses.
   virtual void write(int peer, std::span<const iovec> from, std::span<const iovec> to) const = 0;
   // Copies the pieces `from` of rank `peer`'s memory, in order, to the

@@ -78,9 +78,9 @@ void check_pair_rows(const PairRowsArgs& a, const char* what) {
 constexpr std::size_t kStreamRowBytes = 4096;
 
 // to = w[0] * from[0] + w[1] * from[1] + ..., rounded after each product
-// and each addition in that order; zeros for
-// n = 0. Streamed where `stream` and `to` is 16-byte aligned; end_streaming()
-// then orders the stores before any that follow.
+// and each addition in that order; zeros for n = 0. Streamed where `stream`
+// and `to` is 16-byte aligned; end_streaming() then orders the stores
+// before any that follow.
 void sum_rows(const float* const* from, const float* w, int n, std::int64_t cols, float* to, bool stream) {
   if (n == 0) {
     std::fill(to, to + cols, 0.0f);

@@ -58,15 +58,15 @@ const char* operation_name(Operation operation) {
 std::unique_ptr<Plan> Plan::create(std::shared_ptr<comm::Communicator> ep,
                                    const std::function<Routing()>& read_routing) {
   Routing routing;
-  Thresholds thresholds;
+  Settings settings;
   std::exception_ptr failure;
   try {
     routing = read_routing();
     check_routing(routing, ep->size());
     const int most = std::numeric_limits<int>::max();
-    thresholds.exchange = env::get_int("DTRAIN_MOE_EXCHANGE_BYTES", 0, most).value_or(kPerExpertExchangeBytes);
-    thresholds.direct = env::get_int("DTRAIN_MOE_DIRECT_BYTES", 0, most).value_or(kDirectBytes);
-    thresholds.round = env::get_int("DTRAIN_MOE_DIRECT_ROUND_BYTES", 1, most).value_or(kDirectRoundBytes);
+    settings.exchange = env::get_int("DTRAIN_MOE_EXCHANGE_BYTES", 0, most).value_or(kPerExpertExchangeBytes);
+    settings.direct = env::get_int("DTRAIN_MOE_DIRECT_BYTES", 0, most).value_or(kDirectBytes);
+    settings.round = env::get_int("DTRAIN_MOE_DIRECT_ROUND_BYTES", 1, most).value_or(kDirectRoundBytes);
   } catch (const Error&) {
     failure = std::current_exception();
   }
@@ -75,16 +75,16 @@ std::unique_ptr<Plan> Plan::create(std::shared_ptr<comm::Communicator> ep,
                            {"top_k", routing.choices.cols},
                            {"hidden", routing.hidden}},
                           failure);
-  return std::unique_ptr<Plan>(new Plan(std::move(ep), routing, thresholds));
+  return std::unique_ptr<Plan>(new Plan(std::move(ep), routing, settings));
 }
 
-Plan::Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, const Thresholds& thresholds)
+Plan::Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, const Settings& settings)
     : ep_(std::move(ep)),
       local_experts_(routing.experts / ep_->size()),
       tokens_(routing.choices.rows),
       k_(static_cast<int>(routing.choices.cols)),
       hidden_(routing.hidden),
-      round_bytes_(thresholds.round) {
+      round_bytes_(settings.round) {
   const int ranks = ep_->size();
   const std::int64_t* choices = routing.choices.i64();
   std::vector<std::int64_t> per_expert(static_cast<std::size_t>(routing.experts), 0);
@@ -99,8 +99,8 @@ Plan::Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, const
   // rows are many enough; otherwise one exchange per local expert when its
   // calls move enough to outweigh their fixed cost, else one exchange and a
   // reordering pass on the experts' side.
-  double sums[3] = {static_cast<double>(kept), static_cast<double>(thresholds.exchange),
-                    static_cast<double>(thresholds.direct)};
+  double sums[3] = {static_cast<double>(kept), static_cast<double>(settings.exchange),
+                    static_cast<double>(settings.direct)};
   const TensorView sums_view = host_view(sums, 3, DType::f64);
   comm::start_and_wait(*ep_, [&] { return ep_->allreduce(sums_view, sums_view, DT_SUM); });
   const double row_bytes = static_cast<double>(hidden_) * sizeof(float);
@@ -150,16 +150,18 @@ void Plan::exchange_counts(const std::vector<std::int64_t>& per_expert) {
           rows_of(r, static_cast<std::size_t>(me * local_experts_ + l));
     }
   }
-  // Expert e's rows at its rank: after those of the local experts before
-  // it, then after those of the source ranks before this one.
+  // This rank's rows for expert e at e's rank: after every rank's rows for
+  // the local experts before e there, then after the rows for e of the
+  // source ranks before this one.
   expert_major_row_.assign(experts, 0);
+  std::int64_t before_expert = 0;  // rows of e's rank's local experts before e
   for (std::size_t e = 0; e < experts; ++e) {
-    const std::size_t first_of_rank = e - e % static_cast<std::size_t>(local_experts_);
-    std::int64_t row = 0;
-    for (std::size_t before = first_of_rank; before < e; ++before) {
-      for (int r = 0; r < ranks; ++r) row += rows_of(r, before);
+    if (e % static_cast<std::size_t>(local_experts_) == 0) before_expert = 0;
+    std::int64_t row = before_expert;
+    for (int r = 0; r < ranks; ++r) {
+      if (r < me) row += rows_of(r, e);
+      before_expert += rows_of(r, e);
     }
-    for (int r = 0; r < me; ++r) row += rows_of(r, e);
     expert_major_row_[e] = row;
   }
 
@@ -265,7 +267,10 @@ std::unique_ptr<Plan::Placement> Plan::place(device::Queue& queue) const {
   placed->arrival_position = upload(arrival_position_);
   placed->send_scratch = rows(send_tokens_.size());
   placed->returned_rows = rows(send_tokens_.size());
-  placed->arrival_scratch = rows(by_local_expert_ ? 0 : static_cast<std::size_t>(received_));
+  // Only the single exchange reorders rows through it; straight copies of
+  // host rows need none.
+  const bool reorders = !by_local_expert_ && !copies_directly(queue.memory());
+  placed->arrival_scratch = rows(reorders ? static_cast<std::size_t>(received_) : 0);
   // The copies read the vectors, and the calls' queues use the memory.
   home.synchronize();
   return placed;
@@ -308,7 +313,7 @@ void Plan::exchange(const TensorView& from, const Blocks& from_blocks, const Ten
 }
 
 void Plan::to_experts(const TensorView& from, Source source, const TensorView& expert_rows) {
-  if (copies_directly()) return write_to_experts(from, source, expert_rows);
+  if (copies_directly(call_queue_->memory())) return write_to_experts(from, source, expert_rows);
   TensorView send_rows = from;
   if (source == Source::tokens) {
     send_rows = send_scratch();
@@ -322,7 +327,7 @@ void Plan::to_experts(const TensorView& from, Source source, const TensorView& e
 
 void Plan::to_tokens(const TensorView& expert_rows, const TensorView& send_rows,
                      const std::function<void(std::int64_t, std::int64_t)>& arrived) {
-  if (copies_directly()) return read_to_tokens(expert_rows, send_rows, arrived);
+  if (copies_directly(call_queue_->memory())) return read_to_tokens(expert_rows, send_rows, arrived);
   if (by_local_expert_) {
     exchange(expert_rows, expert_blocks_, send_rows, send_blocks_);
   } else {

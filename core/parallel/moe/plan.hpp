@@ -127,13 +127,14 @@ class Plan {
                  const std::function<void(std::int64_t first, std::int64_t count)>& arrived);
 
  private:
-  // This rank's DTRAIN_MOE_EXCHANGE_BYTES and DTRAIN_MOE_DIRECT_BYTES.
-  struct Thresholds {
+  // This rank's DTRAIN_MOE_EXCHANGE_BYTES, DTRAIN_MOE_DIRECT_BYTES and
+  // DTRAIN_MOE_DIRECT_ROUND_BYTES.
+  struct Settings {
     std::int64_t exchange = kPerExpertExchangeBytes;
     std::int64_t direct = kDirectBytes;
     std::int64_t round = kDirectRoundBytes;  // this rank's alone: rounds are not agreed
   };
-  Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, const Thresholds& thresholds);
+  Plan(std::shared_ptr<comm::Communicator> ep, const Routing& routing, const Settings& settings);
   void exchange_counts(const std::vector<std::int64_t>& per_expert);
   // The rows of each exchange: where its block starts, and its elements per
   // rank, in send order and on the experts' side.
@@ -144,8 +145,8 @@ class Plan {
   // One alltoallv per exchange, from `from_blocks` of `from` to `to_blocks`
   // of `to`.
   void exchange(const TensorView& from, const Blocks& from_blocks, const TensorView& to, const Blocks& to_blocks);
-  // Straight copies (see above), where this call's rows are host memory.
-  bool copies_directly() const { return direct_ && call_queue_->memory() == Memory::host; }
+  // Whether rows in `memory` are copied straight (see above): host rows.
+  bool copies_directly(Memory memory) const { return direct_ && memory == Memory::host; }
   void write_to_experts(const TensorView& from, Source source, const TensorView& expert_rows);
   void read_to_tokens(const TensorView& expert_rows, const TensorView& send_rows,
                       const std::function<void(std::int64_t, std::int64_t)>& arrived);
