@@ -187,10 +187,11 @@ class Communicator {
   // that write into them.
   // The bound thread; a default id: none, any thread may call.
   std::atomic<std::thread::id> bound_thread_{std::this_thread::get_id()};
-  std::mutex use_mutex_;  // guards the three below
-  std::thread::id user_;  // the thread inside, while depth_ > 0
-  int depth_ = 0;
-  const char* in_use_ = nullptr;  // the call it is in
+  // The thread inside (a default id: none), taken and given back with one
+  // atomic operation each, as every call does.
+  std::atomic<std::thread::id> user_{};
+  int depth_ = 0;                            // its nested uses; the user's alone
+  std::atomic<const char*> in_use_{nullptr};  // the call it is in, for the refusal's message
   std::mutex checks_mutex_;
   std::deque<PendingCheck> checks_;
   std::unique_ptr<Backend> backend_;
