@@ -52,7 +52,8 @@ export PipelineSchedule, PipelineAction, PipelineScheduleKind, DT_PIPELINE_GPIPE
 export MoeOptions, MoeScoring, DT_MOE_SOFTMAX, DT_MOE_SIGMOID, MoeDropPolicy, DT_MOE_DROP_BY_POSITION,
        DT_MOE_DROP_BY_SCORE, MOE_EXPERT_GRAD_DIMS, MOE_DENSE_GRAD_DIMS, moe_route, moe_route_backward,
        moe_balance_loss, moe_z_loss, MoePlan, moe_local_experts, moe_received, moe_expert_counts, moe_dispatch,
-       moe_combine, moe_combine_backward, moe_dispatch_backward, MoeActivation, DT_MOE_GELU_TANH, DT_MOE_GELU_ERF,
+       moe_dispatch!, moe_combine, moe_combine!, moe_combine_backward, moe_combine_backward!, moe_dispatch_backward,
+       moe_dispatch_backward!, MoeActivation, DT_MOE_GELU_TANH, DT_MOE_GELU_ERF,
        DT_MOE_SILU, moe_experts_forward, moe_experts_backward
 export CpLayout, DT_CP_CONTIGUOUS, DT_CP_ZIGZAG, cp_positions, cp_shard!, cp_unshard!, attention, attention_merge!,
        ring_attention_forward, ring_attention_backward, ulysses_attention_forward, ulysses_attention_backward

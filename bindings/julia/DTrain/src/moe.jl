@@ -223,15 +223,41 @@ function moe_expert_counts(plan::MoePlan)
     return counts
 end
 
+# A tensor of rows of `inner` elements: a host matrix as it is (inner × rows,
+# column-major, which is C's [rows, inner]); a DeviceBuffer as rows × inner.
+# A buffer that is not a whole number of rows is described as 1 × length,
+# which the library refuses giving both shapes (the call still reaches it, so
+# that the other ranks hear of the refusal).
+_rows(array::AbstractMatrix, inner::Integer) = Borrowed(array)
+
+function _rows(buffer::DeviceBuffer{T}, inner::Integer) where {T}
+    whole = inner > 0 && buffer.length % inner == 0
+    shape = whole ? Int64[buffer.length ÷ inner, inner] : Int64[1, buffer.length]
+    tensor = DLTensor(Ptr{Cvoid}(buffer.pointer), DLDevice(kDLCUDA, buffer.device), Int32(2), dldatatype(T),
+                      pointer(shape), Ptr{Int64}(C_NULL), UInt64(0))
+    return Borrowed(buffer, shape, Ref(tensor))
+end
+
 """
     moe_dispatch(plan, tokens) -> received
+    moe_dispatch!(plan, tokens, received) -> received
 
 Sends the tokens (H × T `Float32`) to their experts' ranks; returns the rows
 this rank receives (H × R), grouped by local expert. Collective.
+
+The `!` forms of the four exchanges write outputs the caller gives, host
+matrices or, with every operand of the call a [`DeviceBuffer`](@ref) of one
+CUDA device, device memory (H × T then means T rows of H elements, `T * H`
+long). Device calls run on that device, on the calling thread's stream, and
+return once their results are in place (`dtrain/moe.h`). A plan keeps the
+place of its first exchange; without a usable CUDA device the library
+refuses device buffers with `DT_ERR_UNSUPPORTED` before reading them.
 """
-function moe_dispatch(plan::MoePlan, tokens::AbstractMatrix)
-    received = zeros(Float32, plan.hidden, moe_received(plan))
-    x, r = Borrowed(tokens), Borrowed(received)
+moe_dispatch(plan::MoePlan, tokens::AbstractMatrix) =
+    moe_dispatch!(plan, tokens, zeros(Float32, plan.hidden, moe_received(plan)))
+
+function moe_dispatch!(plan::MoePlan, tokens, received)
+    x, r = _rows(tokens, plan.hidden), _rows(received, plan.hidden)
     GC.@preserve x r begin
         _check(ccall(_sym(:dt_moe_dispatch), Cint, (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}), plan, x.tensor, r.tensor))
     end
@@ -240,13 +266,16 @@ end
 
 """
     moe_combine(plan, expert_out, weights) -> output
+    moe_combine!(plan, expert_out, weights, output) -> output
 
 Brings the experts' outputs (H × R, in the order dispatch delivered) back and
 sums each token's weighted by `weights` (k × T): H × T. Collective.
 """
-function moe_combine(plan::MoePlan, expert_out::AbstractMatrix, weights::AbstractMatrix)
-    output = zeros(Float32, plan.hidden, plan.tokens)
-    y, w, o = Borrowed(expert_out), Borrowed(weights), Borrowed(output)
+moe_combine(plan::MoePlan, expert_out::AbstractMatrix, weights::AbstractMatrix) =
+    moe_combine!(plan, expert_out, weights, zeros(Float32, plan.hidden, plan.tokens))
+
+function moe_combine!(plan::MoePlan, expert_out, weights, output)
+    y, w, o = _rows(expert_out, plan.hidden), _rows(weights, plan.k), _rows(output, plan.hidden)
     GC.@preserve y w o begin
         _check(ccall(_sym(:dt_moe_combine), Cint, (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}),
                      plan, y.tensor, w.tensor, o.tensor))
@@ -256,14 +285,18 @@ end
 
 """
     moe_combine_backward(plan, d_out, weights) -> (d_expert_out, d_weights)
+    moe_combine_backward!(plan, d_out, weights, d_expert_out, d_weights) -> (d_expert_out, d_weights)
 
 From the gradient with respect to combine's output (H × T): the gradients
 with respect to the experts' outputs (H × R) and the weights (k × T). Collective.
 """
-function moe_combine_backward(plan::MoePlan, d_out::AbstractMatrix, weights::AbstractMatrix)
-    d_expert_out = zeros(Float32, plan.hidden, moe_received(plan))
-    d_weights = zeros(Float32, plan.k, plan.tokens)
-    dy, w, dr, dw = Borrowed(d_out), Borrowed(weights), Borrowed(d_expert_out), Borrowed(d_weights)
+moe_combine_backward(plan::MoePlan, d_out::AbstractMatrix, weights::AbstractMatrix) =
+    moe_combine_backward!(plan, d_out, weights, zeros(Float32, plan.hidden, moe_received(plan)),
+                          zeros(Float32, plan.k, plan.tokens))
+
+function moe_combine_backward!(plan::MoePlan, d_out, weights, d_expert_out, d_weights)
+    dy, w = _rows(d_out, plan.hidden), _rows(weights, plan.k)
+    dr, dw = _rows(d_expert_out, plan.hidden), _rows(d_weights, plan.k)
     GC.@preserve dy w dr dw begin
         _check(ccall(_sym(:dt_moe_combine_backward), Cint,
                      (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}, Ref{DLTensor}),
@@ -274,13 +307,16 @@ end
 
 """
     moe_dispatch_backward(plan, d_received) -> d_tokens
+    moe_dispatch_backward!(plan, d_received, d_tokens) -> d_tokens
 
 The gradient with respect to the tokens (H × T) from the one with respect to
 what dispatch delivered (H × R). Collective.
 """
-function moe_dispatch_backward(plan::MoePlan, d_received::AbstractMatrix)
-    d_tokens = zeros(Float32, plan.hidden, plan.tokens)
-    dr, dx = Borrowed(d_received), Borrowed(d_tokens)
+moe_dispatch_backward(plan::MoePlan, d_received::AbstractMatrix) =
+    moe_dispatch_backward!(plan, d_received, zeros(Float32, plan.hidden, plan.tokens))
+
+function moe_dispatch_backward!(plan::MoePlan, d_received, d_tokens)
+    dr, dx = _rows(d_received, plan.hidden), _rows(d_tokens, plan.hidden)
     GC.@preserve dr dx begin
         _check(ccall(_sym(:dt_moe_dispatch_backward), Cint, (Ptr{Cvoid}, Ref{DLTensor}, Ref{DLTensor}),
                      plan, dr.tensor, dx.tensor))

@@ -826,7 +826,37 @@ end
         @test d_weights == Float32[1 4; 1 0]
         @test d_received == Float32[0.5 0.25 0; 0 0 2]
         @test moe_dispatch_backward(plan, d_received) == Float32[0.75 0; 0 2]
+        # The in-place forms write the caller's outputs, and return them.
+        into = fill(Float32(7), 2, 3)
+        @test moe_dispatch!(plan, Float32[1 3; 2 4], into) === into && into == received
+        output = zeros(Float32, 2, 2)
+        @test moe_combine!(plan, received, w, output) === output && output == Float32[0.75 6; 1.5 8]
+        dr, dw = zeros(Float32, 2, 3), zeros(Float32, 2, 2)
+        @test moe_combine_backward!(plan, Float32[1 0; 0 1], w, dr, dw) == (dr, dw)
+        @test (dr, dw) == (d_received, d_weights)
+        dx = zeros(Float32, 2, 2)
+        @test moe_dispatch_backward!(plan, dr, dx) === dx && dx == Float32[0.75 0; 0 2]
         close(plan)
+
+        if occursin("cuda: compiled, no device", DTrain.build_info()) || occursin("cuda: not compiled", DTrain.build_info())
+            # Host memory that claims to be on device 0: refused before it is read.
+            plan = MoePlan(comm, Int64[0 1; 1 -1], 2, MoeOptions(2, 2))
+            tokens, rows = Float32[1, 2, 3, 4], zeros(Float32, 6)
+            GC.@preserve tokens rows begin
+                x, r = DeviceBuffer(pointer(tokens), 4, 0), DeviceBuffer(pointer(rows), 6, 0)
+                @test DTrain._rows(x, 2).tensor[].ndim == 2 && DTrain._rows(x, 2).shape == [2, 2]
+                @test DTrain._rows(x, 3).shape == [1, 4]
+                @test occursin("tokens: CUDA tensors need a CUDA device",
+                               message_of(() -> moe_dispatch!(plan, x, r), DT_ERR_UNSUPPORTED))
+                @test occursin("d_received: CUDA tensors need a CUDA device",
+                               message_of(() -> moe_dispatch_backward!(plan, r, x), DT_ERR_UNSUPPORTED))
+            end
+            @test rows == zeros(Float32, 6)
+            @test moe_dispatch(plan, Float32[1 3; 2 4]) == received
+            close(plan)
+        else
+            @info "skipped: this machine has a CUDA device; the refusal of device buffers is not observable"
+        end
         @test message_of(() -> moe_received(plan), DT_ERR_INVALID_USAGE) != ""
         @test message_of(() -> MoePlan(comm, reshape(Int64[2], 1, 1), 4, MoeOptions(2, 1)), DT_ERR_INVALID_ARGUMENT) != ""
     end

@@ -10,6 +10,7 @@ use std::ptr::{self, NonNull};
 use dtrain_sys as sys;
 
 use crate::comm::Comm;
+use crate::device::DeviceTensor;
 use crate::element::Element;
 use crate::error::{check, Result};
 
@@ -119,6 +120,16 @@ impl ShapedTensor {
 
     fn of_mut<T: Element>(slice: &mut [T], inner: &[usize]) -> ShapedTensor {
         ShapedTensor::new::<T>(slice.as_mut_ptr() as *mut _, slice.len(), inner)
+    }
+
+    /// A tensor of CUDA memory, shaped alike.
+    fn on_device<T: Element>(tensor: &DeviceTensor<T>, inner: &[usize]) -> ShapedTensor {
+        let mut shaped = ShapedTensor::new::<T>(tensor.as_ptr() as *mut _, tensor.len(), inner);
+        shaped.tensor.device = sys::DLDevice {
+            device_type: sys::kDLCUDA,
+            device_id: tensor.device(),
+        };
+        shaped
     }
 
     fn new<T: Element>(data: *mut std::os::raw::c_void, len: usize, inner: &[usize]) -> ShapedTensor {
@@ -434,6 +445,66 @@ impl MoePlan {
     pub fn dispatch_backward(&mut self, d_received: &[f32], d_tokens: &mut [f32]) -> Result<()> {
         let dr = ShapedTensor::of(d_received, &[self.hidden]);
         let mut dx = ShapedTensor::of_mut(d_tokens, &[self.hidden]);
+        // SAFETY: as above.
+        check(unsafe { sys::dt_moe_dispatch_backward(self.raw.as_ptr(), dr.ptr(), dx.mut_ptr()) })
+    }
+}
+
+/// The exchanges on CUDA memory: each is its host namesake with every tensor
+/// of the call in the memory of one CUDA device (`dtrain/moe.h` says where
+/// the work runs: on that device, on the calling thread's stream, and the
+/// call returns once its results are in place). A plan keeps the place of
+/// its first exchange: one that began on the host refuses device tensors,
+/// and the reverse, with [`Status::InvalidArgument`](crate::Status::InvalidArgument).
+/// Without a usable CUDA device libdtrain refuses them with
+/// [`Status::Unsupported`](crate::Status::Unsupported) before reading them.
+impl MoePlan {
+    /// [`MoePlan::dispatch`]: tokens [T, H] to received [R, H].
+    pub fn dispatch_device(&mut self, tokens: &DeviceTensor<f32>, received: &mut DeviceTensor<f32>) -> Result<()> {
+        let x = ShapedTensor::on_device(tokens, &[self.hidden]);
+        let mut r = ShapedTensor::on_device(received, &[self.hidden]);
+        // SAFETY: a live plan; DeviceTensor's constructor vouched for the memory.
+        check(unsafe { sys::dt_moe_dispatch(self.raw.as_ptr(), x.ptr(), r.mut_ptr()) })
+    }
+
+    /// [`MoePlan::combine`]: expert_out [R, H] and weights [T, k] to output [T, H].
+    pub fn combine_device(
+        &mut self,
+        expert_out: &DeviceTensor<f32>,
+        weights: &DeviceTensor<f32>,
+        output: &mut DeviceTensor<f32>,
+    ) -> Result<()> {
+        let y = ShapedTensor::on_device(expert_out, &[self.hidden]);
+        let w = ShapedTensor::on_device(weights, &[self.k]);
+        let mut o = ShapedTensor::on_device(output, &[self.hidden]);
+        // SAFETY: as above.
+        check(unsafe { sys::dt_moe_combine(self.raw.as_ptr(), y.ptr(), w.ptr(), o.mut_ptr()) })
+    }
+
+    /// [`MoePlan::combine_backward`]: d_out [T, H] to d_expert_out [R, H] and d_weights [T, k].
+    pub fn combine_backward_device(
+        &mut self,
+        d_out: &DeviceTensor<f32>,
+        weights: &DeviceTensor<f32>,
+        d_expert_out: &mut DeviceTensor<f32>,
+        d_weights: &mut DeviceTensor<f32>,
+    ) -> Result<()> {
+        let dy = ShapedTensor::on_device(d_out, &[self.hidden]);
+        let w = ShapedTensor::on_device(weights, &[self.k]);
+        let mut dr = ShapedTensor::on_device(d_expert_out, &[self.hidden]);
+        let mut dw = ShapedTensor::on_device(d_weights, &[self.k]);
+        // SAFETY: as above.
+        check(unsafe { sys::dt_moe_combine_backward(self.raw.as_ptr(), dy.ptr(), w.ptr(), dr.mut_ptr(), dw.mut_ptr()) })
+    }
+
+    /// [`MoePlan::dispatch_backward`]: d_received [R, H] to d_tokens [T, H].
+    pub fn dispatch_backward_device(
+        &mut self,
+        d_received: &DeviceTensor<f32>,
+        d_tokens: &mut DeviceTensor<f32>,
+    ) -> Result<()> {
+        let dr = ShapedTensor::on_device(d_received, &[self.hidden]);
+        let mut dx = ShapedTensor::on_device(d_tokens, &[self.hidden]);
         // SAFETY: as above.
         check(unsafe { sys::dt_moe_dispatch_backward(self.raw.as_ptr(), dr.ptr(), dx.mut_ptr()) })
     }

@@ -4,7 +4,8 @@
 
 mod common;
 
-use dtrain::{balance_loss, route, route_backward, z_loss, MoeOptions, MoePlan, Scoring, Status};
+use common::assert_error;
+use dtrain::{balance_loss, route, route_backward, z_loss, DeviceTensor, MoeOptions, MoePlan, Scoring, Status};
 
 #[test]
 fn routing_picks_the_top_k_and_renormalises() {
@@ -123,4 +124,48 @@ fn the_built_in_experts_run_each_block_through_its_own_weights() {
         ..experts
     };
     assert_eq!(short.forward(&x).err().unwrap().status, Status::InvalidArgument);
+}
+
+#[test]
+fn without_a_device_the_exchanges_refuse_device_tensors() {
+    let info = dtrain::build_info();
+    if !(info.contains("cuda: compiled, no device") || info.contains("cuda: not compiled")) {
+        eprintln!("skipped: this machine has a CUDA device ({info}); the refusal is not observable");
+        return;
+    }
+    let comm = common::world();
+    let opts = MoeOptions::new(2, 2).unwrap();
+    let mut plan = MoePlan::new(&comm, &[0i64, 1, 1, -1], 2, &opts).unwrap();
+    // Host memory that claims to be on device 0: libdtrain must refuse it
+    // before reading it.
+    let mut tokens = vec![1.0f32; 4];
+    let mut rows = vec![0.0f32; 6];
+    let mut weights = vec![0.5f32; 4];
+    let mut out = vec![0.0f32; 4];
+    // SAFETY: libdtrain refuses these before reading them (asserted below).
+    let (x, mut r, w, mut o) = unsafe {
+        (
+            DeviceTensor::from_device_ptr(tokens.as_mut_ptr(), 4, 0),
+            DeviceTensor::from_device_ptr(rows.as_mut_ptr(), 6, 0),
+            DeviceTensor::from_device_ptr(weights.as_mut_ptr(), 4, 0),
+            DeviceTensor::from_device_ptr(out.as_mut_ptr(), 4, 0),
+        )
+    };
+    let needle = "CUDA tensors need a CUDA device";
+    assert_error(plan.dispatch_device(&x, &mut r), Status::Unsupported, &format!("tokens: {needle}"));
+    assert_error(plan.combine_device(&r, &w, &mut o), Status::Unsupported, &format!("expert_out: {needle}"));
+    assert_error(plan.dispatch_backward_device(&r, &mut o), Status::Unsupported, &format!("d_received: {needle}"));
+
+    // Refused calls fix no place: the plan runs on the host, and combine's
+    // backward pass (which needs combine first) refuses device tensors too.
+    let mut received = vec![0.0f32; 6];
+    plan.dispatch(&[1.0, 2.0, 3.0, 4.0], &mut received).unwrap();
+    assert_eq!(received, vec![1.0, 2.0, 1.0, 2.0, 3.0, 4.0]);
+    let mut combined = vec![0.0f32; 4];
+    plan.combine(&received, &[0.5, 0.25, 2.0, 9.0], &mut combined).unwrap();
+    let mut d_weights = vec![7.0f32; 4];
+    // SAFETY: as above.
+    let mut dw = unsafe { DeviceTensor::from_device_ptr(d_weights.as_mut_ptr(), 4, 0) };
+    assert_error(plan.combine_backward_device(&o, &w, &mut r, &mut dw), Status::Unsupported, &format!("d_out: {needle}"));
+    assert_eq!((tokens, rows, out, d_weights), (vec![1.0; 4], vec![0.0; 6], vec![0.0; 4], vec![7.0; 4]));
 }
