@@ -225,10 +225,10 @@ end
 
 # A tensor of rows of `inner` elements: a host matrix as it is (inner × rows,
 # column-major, which is C's [rows, inner]); a DeviceBuffer as rows × inner.
-# A buffer that is not a whole number of rows is described as 1 × length,
-# which the library refuses giving both shapes (the call still reaches it, so
-# that the other ranks hear of the refusal).
-_rows(array::AbstractMatrix, inner::Integer) = Borrowed(array)
+# Any other host array as it is, and a buffer that is not a whole number of
+# rows as 1 × length: the library refuses either, giving both shapes (the
+# call still reaches it, so that the other ranks hear of the refusal).
+_rows(array::AbstractArray, inner::Integer) = Borrowed(array)
 
 function _rows(buffer::DeviceBuffer{T}, inner::Integer) where {T}
     whole = inner > 0 && buffer.length % inner == 0
@@ -248,14 +248,18 @@ this rank receives (H × R), grouped by local expert. Collective.
 The `!` forms of the four exchanges write outputs the caller gives, host
 matrices or, with every operand of the call a [`DeviceBuffer`](@ref) of one
 CUDA device, device memory (H × T then means T rows of H elements, `T * H`
-long). Device calls run on that device, on the calling thread's stream, and
-return once their results are in place (`dtrain/moe.h`). A plan keeps the
-place of its first exchange; without a usable CUDA device the library
-refuses device buffers with `DT_ERR_UNSUPPORTED` before reading them.
+long). Device calls run on that device, on a stream the library keeps for
+the calling thread, which first waits for the legacy default stream and for
+no other (finish work on other streams that writes the inputs first, e.g.
+`CUDA.synchronize()`; the buffers' `stream` is not used here), and return
+once their results are in place (`dtrain/moe.h`). A plan keeps the place of
+its first exchange; without a usable CUDA device the library refuses device
+buffers with `DT_ERR_UNSUPPORTED` before reading them.
 """
 moe_dispatch(plan::MoePlan, tokens::AbstractMatrix) =
     moe_dispatch!(plan, tokens, zeros(Float32, plan.hidden, moe_received(plan)))
 
+"In-place [`moe_dispatch`](@ref): writes `received` (host matrix or `DeviceBuffer`) and returns it."
 function moe_dispatch!(plan::MoePlan, tokens, received)
     x, r = _rows(tokens, plan.hidden), _rows(received, plan.hidden)
     GC.@preserve x r begin
@@ -274,6 +278,7 @@ sums each token's weighted by `weights` (k × T): H × T. Collective.
 moe_combine(plan::MoePlan, expert_out::AbstractMatrix, weights::AbstractMatrix) =
     moe_combine!(plan, expert_out, weights, zeros(Float32, plan.hidden, plan.tokens))
 
+"In-place [`moe_combine`](@ref) (see [`moe_dispatch`](@ref) for device buffers): writes `output` and returns it."
 function moe_combine!(plan::MoePlan, expert_out, weights, output)
     y, w, o = _rows(expert_out, plan.hidden), _rows(weights, plan.k), _rows(output, plan.hidden)
     GC.@preserve y w o begin
@@ -294,6 +299,7 @@ moe_combine_backward(plan::MoePlan, d_out::AbstractMatrix, weights::AbstractMatr
     moe_combine_backward!(plan, d_out, weights, zeros(Float32, plan.hidden, moe_received(plan)),
                           zeros(Float32, plan.k, plan.tokens))
 
+"In-place [`moe_combine_backward`](@ref) (see [`moe_dispatch`](@ref) for device buffers): writes and returns `(d_expert_out, d_weights)`."
 function moe_combine_backward!(plan::MoePlan, d_out, weights, d_expert_out, d_weights)
     dy, w = _rows(d_out, plan.hidden), _rows(weights, plan.k)
     dr, dw = _rows(d_expert_out, plan.hidden), _rows(d_weights, plan.k)
@@ -315,6 +321,7 @@ what dispatch delivered (H × R). Collective.
 moe_dispatch_backward(plan::MoePlan, d_received::AbstractMatrix) =
     moe_dispatch_backward!(plan, d_received, zeros(Float32, plan.hidden, plan.tokens))
 
+"In-place [`moe_dispatch_backward`](@ref) (see [`moe_dispatch`](@ref) for device buffers): writes `d_tokens` and returns it."
 function moe_dispatch_backward!(plan::MoePlan, d_received, d_tokens)
     dr, dx = _rows(d_received, plan.hidden), _rows(d_tokens, plan.hidden)
     GC.@preserve dr dx begin

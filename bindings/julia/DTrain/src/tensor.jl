@@ -44,7 +44,9 @@ end
 
 `length` elements of `T` in CUDA device memory at `pointer`, on CUDA device
 `device`, for the collectives and point-to-point calls (which take it wherever
-they take an array) and [`tensor_check`](@ref). It describes memory the caller
+they take an array), the in-place MoE exchanges ([`moe_dispatch!`](@ref) and
+its kind, which take it as rows and do not use `stream`) and
+[`tensor_check`](@ref). It describes memory the caller
 owns, e.g. `pointer(cu_array)` of a CUDA.jl array: keep that memory allocated
 (and the array referenced) until the operation has completed. `stream` is the
 `cudaStream_t` the operations on it run on (`C_NULL`: the communicator's own

@@ -834,8 +834,8 @@ end
         dr, dw = zeros(Float32, 2, 3), zeros(Float32, 2, 2)
         @test moe_combine_backward!(plan, Float32[1 0; 0 1], w, dr, dw) == (dr, dw)
         @test (dr, dw) == (d_received, d_weights)
-        dx = zeros(Float32, 2, 2)
-        @test moe_dispatch_backward!(plan, dr, dx) === dx && dx == Float32[0.75 0; 0 2]
+        dt = zeros(Float32, 2, 2)
+        @test moe_dispatch_backward!(plan, dr, dt) === dt && dt == Float32[0.75 0; 0 2]
         close(plan)
 
         if occursin("cuda: compiled, no device", DTrain.build_info()) || occursin("cuda: not compiled", DTrain.build_info())
@@ -843,13 +843,15 @@ end
             plan = MoePlan(comm, Int64[0 1; 1 -1], 2, MoeOptions(2, 2))
             tokens, rows = Float32[1, 2, 3, 4], zeros(Float32, 6)
             GC.@preserve tokens rows begin
-                x, r = DeviceBuffer(pointer(tokens), 4, 0), DeviceBuffer(pointer(rows), 6, 0)
-                @test DTrain._rows(x, 2).tensor[].ndim == 2 && DTrain._rows(x, 2).shape == [2, 2]
-                @test DTrain._rows(x, 3).shape == [1, 4]
+                on_device_x = DeviceBuffer(pointer(tokens), 4, 0)
+                on_device_rows = DeviceBuffer(pointer(rows), 6, 0)
+                @test DTrain._rows(on_device_x, 2).tensor[].ndim == 2 && DTrain._rows(on_device_x, 2).shape == [2, 2]
+                @test DTrain._rows(on_device_x, 3).shape == [1, 4]
                 @test occursin("tokens: CUDA tensors need a CUDA device",
-                               message_of(() -> moe_dispatch!(plan, x, r), DT_ERR_UNSUPPORTED))
+                               message_of(() -> moe_dispatch!(plan, on_device_x, on_device_rows), DT_ERR_UNSUPPORTED))
                 @test occursin("d_received: CUDA tensors need a CUDA device",
-                               message_of(() -> moe_dispatch_backward!(plan, r, x), DT_ERR_UNSUPPORTED))
+                               message_of(() -> moe_dispatch_backward!(plan, on_device_rows, on_device_x),
+                                          DT_ERR_UNSUPPORTED))
             end
             @test rows == zeros(Float32, 6)
             @test moe_dispatch(plan, Float32[1 3; 2 4]) == received

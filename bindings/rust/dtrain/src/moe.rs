@@ -451,12 +451,16 @@ impl MoePlan {
 }
 
 /// The exchanges on CUDA memory: each is its host namesake with every tensor
-/// of the call in the memory of one CUDA device (`dtrain/moe.h` says where
-/// the work runs: on that device, on the calling thread's stream, and the
-/// call returns once its results are in place). A plan keeps the place of
-/// its first exchange: one that began on the host refuses device tensors,
-/// and the reverse, with [`Status::InvalidArgument`](crate::Status::InvalidArgument).
-/// Without a usable CUDA device libdtrain refuses them with
+/// of the call in the memory of one CUDA device. The work runs on that
+/// device, on a stream libdtrain keeps for the calling thread, which first
+/// waits for the work queued on the legacy default stream and for no other:
+/// work on other streams that writes the inputs must be finished before the
+/// call. The call returns once its results are in place (`dtrain/moe.h`).
+/// A plan keeps the place of its first exchange: one that began on the host
+/// refuses device tensors, and the reverse, with
+/// [`Status::InvalidArgument`](crate::Status::InvalidArgument) on this rank
+/// and [`Status::Mismatch`](crate::Status::Mismatch) on the others. Without
+/// a usable CUDA device libdtrain refuses device tensors with
 /// [`Status::Unsupported`](crate::Status::Unsupported) before reading them.
 impl MoePlan {
     /// [`MoePlan::dispatch`]: tokens [T, H] to received [R, H].
