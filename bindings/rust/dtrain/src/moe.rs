@@ -410,19 +410,18 @@ impl MoePlan {
 
     /// tokens [T, H] to received [R, H], expert-major (`dt_moe_dispatch`).
     pub fn dispatch(&mut self, tokens: &[f32], received: &mut [f32]) -> Result<()> {
-        let x = ShapedTensor::of(tokens, &[self.hidden]);
-        let mut r = ShapedTensor::of_mut(received, &[self.hidden]);
-        // SAFETY: a live plan and descriptors over live slices.
-        check(unsafe { sys::dt_moe_dispatch(self.raw.as_ptr(), x.ptr(), r.mut_ptr()) })
+        let h = self.hidden;
+        self.run_dispatch(ShapedTensor::of(tokens, &[h]), ShapedTensor::of_mut(received, &[h]))
     }
 
     /// expert_out [R, H] back to output [T, H], weighted by weights [T, k] (`dt_moe_combine`).
     pub fn combine(&mut self, expert_out: &[f32], weights: &[f32], output: &mut [f32]) -> Result<()> {
-        let y = ShapedTensor::of(expert_out, &[self.hidden]);
-        let w = ShapedTensor::of(weights, &[self.k]);
-        let mut o = ShapedTensor::of_mut(output, &[self.hidden]);
-        // SAFETY: as above.
-        check(unsafe { sys::dt_moe_combine(self.raw.as_ptr(), y.ptr(), w.ptr(), o.mut_ptr()) })
+        let (h, k) = (self.hidden, self.k);
+        self.run_combine(
+            ShapedTensor::of(expert_out, &[h]),
+            ShapedTensor::of(weights, &[k]),
+            ShapedTensor::of_mut(output, &[h]),
+        )
     }
 
     /// From d_out [T, H]: d_expert_out [R, H] and d_weights [T, k] (`dt_moe_combine_backward`).
@@ -433,18 +432,47 @@ impl MoePlan {
         d_expert_out: &mut [f32],
         d_weights: &mut [f32],
     ) -> Result<()> {
-        let dy = ShapedTensor::of(d_out, &[self.hidden]);
-        let w = ShapedTensor::of(weights, &[self.k]);
-        let mut dr = ShapedTensor::of_mut(d_expert_out, &[self.hidden]);
-        let mut dw = ShapedTensor::of_mut(d_weights, &[self.k]);
-        // SAFETY: as above.
-        check(unsafe { sys::dt_moe_combine_backward(self.raw.as_ptr(), dy.ptr(), w.ptr(), dr.mut_ptr(), dw.mut_ptr()) })
+        let (h, k) = (self.hidden, self.k);
+        self.run_combine_backward(
+            ShapedTensor::of(d_out, &[h]),
+            ShapedTensor::of(weights, &[k]),
+            ShapedTensor::of_mut(d_expert_out, &[h]),
+            ShapedTensor::of_mut(d_weights, &[k]),
+        )
     }
 
     /// d_received [R, H] back to d_tokens [T, H] (`dt_moe_dispatch_backward`).
     pub fn dispatch_backward(&mut self, d_received: &[f32], d_tokens: &mut [f32]) -> Result<()> {
-        let dr = ShapedTensor::of(d_received, &[self.hidden]);
-        let mut dx = ShapedTensor::of_mut(d_tokens, &[self.hidden]);
+        let h = self.hidden;
+        self.run_dispatch_backward(ShapedTensor::of(d_received, &[h]), ShapedTensor::of_mut(d_tokens, &[h]))
+    }
+
+    // The four exchanges on descriptors, host or device; each descriptor
+    // describes memory its caller keeps alive for the call (a borrowed slice,
+    // or a DeviceTensor whose constructor vouched for it).
+
+    fn run_dispatch(&mut self, x: ShapedTensor, mut r: ShapedTensor) -> Result<()> {
+        // SAFETY: a live plan and descriptors of live memory.
+        check(unsafe { sys::dt_moe_dispatch(self.raw.as_ptr(), x.ptr(), r.mut_ptr()) })
+    }
+
+    fn run_combine(&mut self, y: ShapedTensor, w: ShapedTensor, mut o: ShapedTensor) -> Result<()> {
+        // SAFETY: as above.
+        check(unsafe { sys::dt_moe_combine(self.raw.as_ptr(), y.ptr(), w.ptr(), o.mut_ptr()) })
+    }
+
+    fn run_combine_backward(
+        &mut self,
+        dy: ShapedTensor,
+        w: ShapedTensor,
+        mut dr: ShapedTensor,
+        mut dw: ShapedTensor,
+    ) -> Result<()> {
+        // SAFETY: as above.
+        check(unsafe { sys::dt_moe_combine_backward(self.raw.as_ptr(), dy.ptr(), w.ptr(), dr.mut_ptr(), dw.mut_ptr()) })
+    }
+
+    fn run_dispatch_backward(&mut self, dr: ShapedTensor, mut dx: ShapedTensor) -> Result<()> {
         // SAFETY: as above.
         check(unsafe { sys::dt_moe_dispatch_backward(self.raw.as_ptr(), dr.ptr(), dx.mut_ptr()) })
     }
@@ -465,10 +493,8 @@ impl MoePlan {
 impl MoePlan {
     /// [`MoePlan::dispatch`]: tokens [T, H] to received [R, H].
     pub fn dispatch_device(&mut self, tokens: &DeviceTensor<f32>, received: &mut DeviceTensor<f32>) -> Result<()> {
-        let x = ShapedTensor::on_device(tokens, &[self.hidden]);
-        let mut r = ShapedTensor::on_device(received, &[self.hidden]);
-        // SAFETY: a live plan; DeviceTensor's constructor vouched for the memory.
-        check(unsafe { sys::dt_moe_dispatch(self.raw.as_ptr(), x.ptr(), r.mut_ptr()) })
+        let h = self.hidden;
+        self.run_dispatch(ShapedTensor::on_device(tokens, &[h]), ShapedTensor::on_device(received, &[h]))
     }
 
     /// [`MoePlan::combine`]: expert_out [R, H] and weights [T, k] to output [T, H].
@@ -478,11 +504,12 @@ impl MoePlan {
         weights: &DeviceTensor<f32>,
         output: &mut DeviceTensor<f32>,
     ) -> Result<()> {
-        let y = ShapedTensor::on_device(expert_out, &[self.hidden]);
-        let w = ShapedTensor::on_device(weights, &[self.k]);
-        let mut o = ShapedTensor::on_device(output, &[self.hidden]);
-        // SAFETY: as above.
-        check(unsafe { sys::dt_moe_combine(self.raw.as_ptr(), y.ptr(), w.ptr(), o.mut_ptr()) })
+        let (h, k) = (self.hidden, self.k);
+        self.run_combine(
+            ShapedTensor::on_device(expert_out, &[h]),
+            ShapedTensor::on_device(weights, &[k]),
+            ShapedTensor::on_device(output, &[h]),
+        )
     }
 
     /// [`MoePlan::combine_backward`]: d_out [T, H] to d_expert_out [R, H] and d_weights [T, k].
@@ -493,12 +520,13 @@ impl MoePlan {
         d_expert_out: &mut DeviceTensor<f32>,
         d_weights: &mut DeviceTensor<f32>,
     ) -> Result<()> {
-        let dy = ShapedTensor::on_device(d_out, &[self.hidden]);
-        let w = ShapedTensor::on_device(weights, &[self.k]);
-        let mut dr = ShapedTensor::on_device(d_expert_out, &[self.hidden]);
-        let mut dw = ShapedTensor::on_device(d_weights, &[self.k]);
-        // SAFETY: as above.
-        check(unsafe { sys::dt_moe_combine_backward(self.raw.as_ptr(), dy.ptr(), w.ptr(), dr.mut_ptr(), dw.mut_ptr()) })
+        let (h, k) = (self.hidden, self.k);
+        self.run_combine_backward(
+            ShapedTensor::on_device(d_out, &[h]),
+            ShapedTensor::on_device(weights, &[k]),
+            ShapedTensor::on_device(d_expert_out, &[h]),
+            ShapedTensor::on_device(d_weights, &[k]),
+        )
     }
 
     /// [`MoePlan::dispatch_backward`]: d_received [R, H] to d_tokens [T, H].
@@ -507,10 +535,8 @@ impl MoePlan {
         d_received: &DeviceTensor<f32>,
         d_tokens: &mut DeviceTensor<f32>,
     ) -> Result<()> {
-        let dr = ShapedTensor::on_device(d_received, &[self.hidden]);
-        let mut dx = ShapedTensor::on_device(d_tokens, &[self.hidden]);
-        // SAFETY: as above.
-        check(unsafe { sys::dt_moe_dispatch_backward(self.raw.as_ptr(), dr.ptr(), dx.mut_ptr()) })
+        let h = self.hidden;
+        self.run_dispatch_backward(ShapedTensor::on_device(d_received, &[h]), ShapedTensor::on_device(d_tokens, &[h]))
     }
 }
 
