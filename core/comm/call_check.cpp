@@ -66,14 +66,15 @@ std::string signature(const Call& call) {
 
 }  // namespace
 
-std::string describe_disagreement(const std::vector<Call>& calls) {
+std::string describe_disagreement(const std::vector<Call>& calls, const std::vector<int>& ranks) {
+  const auto rank_of = [&](std::size_t i) { return ranks.empty() ? static_cast<int>(i) : ranks[i]; };
   std::string text;
   for (std::size_t first = 0; first < calls.size();) {
     std::size_t last = first;
-    while (last + 1 < calls.size() && calls[last + 1] == calls[first]) ++last;
+    while (last + 1 < calls.size() && calls[last + 1] == calls[first] && rank_of(last + 1) == rank_of(last) + 1) ++last;
     text += text.empty() ? "" : ", ";
-    text += first == last ? "rank " + std::to_string(first) + " called "
-                          : "ranks " + std::to_string(first) + "-" + std::to_string(last) + " all called ";
+    text += first == last ? "rank " + std::to_string(rank_of(first)) + " called "
+                          : "ranks " + std::to_string(rank_of(first)) + "-" + std::to_string(rank_of(last)) + " all called ";
     text += signature(calls[first]);
     if (calls[first].sequence != calls[0].sequence) text += " as collective #" + std::to_string(calls[first].sequence);
     first = last + 1;

@@ -75,7 +75,9 @@ Call decode(const std::int64_t* words);
 // "ranks disagree about collective #42: rank 0 called allreduce(4096
 // float32, sum), rank 1 called allgather(1024 float32)", with `calls` in
 // rank order; neighbours that agree are grouped ("ranks 1-3 all called").
-std::string describe_disagreement(const std::vector<Call>& calls);
+// `ranks` says whose each call is, in increasing order, where they are not
+// every rank's (empty: calls[i] is rank i's).
+std::string describe_disagreement(const std::vector<Call>& calls, const std::vector<int>& ranks = {});
 
 // A digest of per-rank counts.
 std::int64_t counts_digest(const std::vector<std::int64_t>& counts);

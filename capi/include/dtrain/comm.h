@@ -226,7 +226,23 @@ DT_API dt_status dt_alltoallv(dt_comm *comm, const DLTensor *send, const int64_t
  * (host tensors, and CUDA tensors staged through host memory) the ranks
  * first exchange what they were asked to do: ranks that disagree about any
  * of these, or about which of these five operations they call, all get
- * DT_ERR_MISMATCH before any data moves, and no recv is written. Over NCCL
+ * DT_ERR_MISMATCH before any data moves, and no recv is written. Where all
+ * ranks run on one host (the collectives then go through shared memory,
+ * DTRAIN_UCX_LOCAL_BYTES) this holds for allgatherv and reduce_scatterv;
+ * for the rooted ones a rank is sure to see a disagreement only with a rank
+ * it receives from:
+ *   - a rank that only sends (the root of dt_broadcast and dt_scatter, the
+ *     other ranks of dt_gather and dt_reduce) returns once its data is in
+ *     shared memory, without waiting for its peers (up to three such calls
+ *     ahead of the slowest rank), and sees no disagreement; the scatter
+ *     root's own block is copied to its recv then;
+ *   - the root of dt_gather and dt_reduce receives from every rank and gets
+ *     DT_ERR_MISMATCH if any disagrees with it, writing no recv;
+ *   - the other ranks of dt_broadcast and dt_scatter receive from the root
+ *     alone and get DT_ERR_MISMATCH, writing nothing, if the root disagrees
+ *     with them.
+ * DTRAIN_CHECK_COLLECTIVES=1 makes every rank compare every call first, on
+ * any path. Over NCCL
  * (CUDA tensors) disagreement is not detected, as for the other collectives
  * there: it ends in DT_ERR_TIMEOUT at the deadline. Arguments are checked on
  * each rank before anything starts: DT_ERR_INVALID_ARGUMENT for a NULL comm

@@ -34,11 +34,10 @@ void copy_cached(void* dst, const void* src, std::size_t bytes) { std::memcpy(ds
 
 }  // namespace
 
-void LocalAllreduce::start(const Group& group, std::uint64_t, const Collective& allreduce) {
+void LocalAllreduce::prepare(std::uint64_t, const Collective& allreduce) {
   const TensorView& send = allreduce.send;
   const TensorView& recv = allreduce.recv;
   const ReduceOp op = allreduce.op;
-  group_ = group;
   combine_ = Combine(op, recv.dtype);
   op_ = op;
   dtype_ = recv.dtype;
@@ -48,9 +47,6 @@ void LocalAllreduce::start(const Group& group, std::uint64_t, const Collective& 
   total_ = recv.count;
   // At least one element: share_memory() makes sure of it (Mailboxes::kLeastCapacity).
   piece_limit_ = static_cast<std::int64_t>(group_.mailboxes->shared_capacity() / dtype_size(dtype_));
-  over_ = false;
-  outcome_ = {};
-  begin_piece(0);
 }
 
 void LocalAllreduce::begin_piece(std::int64_t first) {
@@ -84,7 +80,7 @@ void LocalAllreduce::end_piece() {
   }
 }
 
-ImmediateCollective::Progress LocalAllreduce::advance() {
+ImmediateCollective::Progress LocalAllreduce::step() {
   Progress progress = Progress::none;
   // One piece at most: the engine's lock is held meanwhile, and its caller
   // checks the deadline, aborts and peers between calls.

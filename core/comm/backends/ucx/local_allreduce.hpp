@@ -41,13 +41,13 @@ class LocalAllreduce final : public LocalCollective {
   // The largest buffer it takes (the header records its size in 32 bits).
   static constexpr std::size_t kMaxBytes = UINT32_MAX;
 
-  // Publishes this rank's contribution (`sequence` is not needed: the
-  // mailboxes number their own operations).
-  void start(const Group& group, std::uint64_t sequence, const Collective& allreduce) override;
-  // Takes every step whose parts are there.
-  Progress advance() override;
-
  private:
+  // `sequence` is not needed: the mailboxes number their own operations.
+  void prepare(std::uint64_t sequence, const Collective& allreduce) override;
+  // Publishes this rank's contribution.
+  void begin() override { begin_piece(0); }
+  // Takes every step whose parts are there.
+  Progress step() override;
   Mailboxes::Part awaited() const override {
     return gathering_ ? Mailboxes::Part::result : Mailboxes::Part::contribution;
   }

@@ -78,8 +78,7 @@ bool LocalExchange::fits(std::size_t capacity, int size) {
   return capacity > fixed && (capacity - fixed) / static_cast<std::size_t>(size) >= kLine;
 }
 
-void LocalExchange::start(const Group& group, std::uint64_t sequence, const Collective& collective) {
-  group_ = group;
+void LocalExchange::prepare(std::uint64_t sequence, const Collective& collective) {
   element_ = dtype_size(collective.recv.dtype);
   call_ = Call{collective.kind, static_cast<std::int64_t>(sequence + 1), static_cast<std::int64_t>(collective.recv.dtype)};
   per_destination_ = false;
@@ -89,15 +88,20 @@ void LocalExchange::start(const Group& group, std::uint64_t sequence, const Coll
   reads_.clear();
   reduce_count_ = 0;
   own_bytes_ = 0;
+  sends_only_ = false;
   plan(collective);
   kind_ = Mailboxes::kind_code(call_.kind, collective.recv.dtype, collective.op);
   single_copy_ = reads_in_a_single_copy();
+  // A single copy reads this rank's own buffers: it waits until its peers have.
+  sends_only_ = sends_only_ && !single_copy_;
+  // A broadcast's or scatter's other ranks need only the root's part, and in
+  // one piece (as the root then writes it) only the root's call: they wait
+  // for the root alone, not for each other.
+  const bool from_root = (call_.kind == CallKind::broadcast || call_.kind == CallKind::scatter) && !sends_only_;
+  if (from_root && !single_copy_ && reads_.front().count <= piece_elements()) only_ = reads_.front().peer;
   blocks_read_in_place_ = std::any_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.direct; });
   acknowledging_ = false;
   piece_ = 0;
-  over_ = false;
-  outcome_ = {};
-  begin_piece();
 }
 
 void LocalExchange::plan(const Collective& c) {
@@ -160,6 +164,7 @@ void LocalExchange::plan(const Collective& c) {
       call_.root = c.root;
       if (me == c.root) {
         streams_[0] = {static_cast<const std::byte*>(c.recv.data), c.recv.count};
+        sends_only_ = true;
       } else {
         reads_.push_back({c.root, 0, 0, c.recv.count, at(c.recv, 0)});
       }
@@ -172,6 +177,7 @@ void LocalExchange::plan(const Collective& c) {
         reduce(0, c.send.count);
       } else {
         streams_[0] = {static_cast<const std::byte*>(c.send.data), c.send.count};
+        sends_only_ = true;
       }
       break;
     case CallKind::gather:
@@ -179,6 +185,7 @@ void LocalExchange::plan(const Collective& c) {
       call_.root = c.root;
       if (me != c.root) {
         streams_[0] = {static_cast<const std::byte*>(c.send.data), c.send.count};
+        sends_only_ = true;
         break;
       }
       keep(static_cast<const std::byte*>(c.send.data), at(c.recv, me * c.send.count), c.send.count);
@@ -199,6 +206,7 @@ void LocalExchange::plan(const Collective& c) {
         if (d != me) streams_[d] = {at(c.send, d * c.recv.count), c.recv.count};
       }
       keep(at(c.send, me * c.recv.count), at(c.recv, 0), c.recv.count);
+      sends_only_ = true;
       break;
     case CallKind::alltoall:
     case CallKind::alltoallv: {
@@ -335,9 +343,14 @@ void LocalExchange::begin_piece() {
     if (piece_ == 0) write_addresses(area);  // read with the counts, at the first piece
   }
   stamp_ = group_.mailboxes->publish(0, kind_);
+  if (sends_only_ && piece_ == 0 && !more) {
+    // All it sends is in its mailbox: the peers take it from there.
+    if (own_bytes_ > 0 && own_into_ != own_from_) std::memmove(own_into_, own_from_, own_bytes_);
+    over_ = true;
+  }
 }
 
-ImmediateCollective::Progress LocalExchange::advance() {
+ImmediateCollective::Progress LocalExchange::step() {
   if (over_ || !ready()) return over_ ? Progress::over : Progress::none;
   if (!arrived()) {
     lose_missing_peer();
@@ -352,15 +365,21 @@ ImmediateCollective::Progress LocalExchange::advance() {
 bool LocalExchange::calls_agree() {
   const int n = group_.size;
   const Preamble mine = preamble_of(call_, false, single_copy_);
+  // The ranks whose calls it compares: every one, or this one and only_.
+  const auto compared = [&](int r) { return only_ < 0 || r == only_ || r == group_.rank; };
   bool agree = true;
   for (int r = 0; r < n && agree; ++r) {
+    if (!compared(r)) continue;
     const Mailboxes::Header* part = mailboxes().arrived(r, stamp_);
     // A peer in an allreduce (local_allreduce.hpp) wrote values, not a call.
     agree = Mailboxes::call_of(part->kind) != CallKind::allreduce && same_call(preamble(Mailboxes::data(part)), mine);
   }
   if (!agree) {
     std::vector<Call> calls;
+    std::vector<int> ranks;
     for (int r = 0; r < n; ++r) {
+      if (!compared(r)) continue;
+      ranks.push_back(r);
       const Mailboxes::Header* part = mailboxes().arrived(r, stamp_);
       if (Mailboxes::call_of(part->kind) == CallKind::allreduce) {
         calls.push_back({CallKind::allreduce, call_.sequence, static_cast<std::int64_t>(Mailboxes::dtype_of(part->kind)),
@@ -369,7 +388,7 @@ bool LocalExchange::calls_agree() {
         calls.push_back(call_of(preamble(Mailboxes::data(part)), call_.sequence));
       }
     }
-    fail(DT_ERR_MISMATCH, describe_disagreement(calls));
+    fail(DT_ERR_MISMATCH, describe_disagreement(calls, ranks));
     return false;
   }
   if (call_.kind != CallKind::alltoallv) return true;
@@ -426,8 +445,9 @@ void LocalExchange::take_piece() {
     }
     combine_.finish(into, count, group_.size);
   }
+  // Awaiting only_ alone, it knows the call is one piece.
   bool more = false;
-  for (int r = 0; r < group_.size && !more; ++r) more = (preamble(part(r)).flags & kMore) != 0;
+  for (int r = 0; r < group_.size && !more && only_ < 0; ++r) more = (preamble(part(r)).flags & kMore) != 0;
   if (more) {
     ++piece_;
     begin_piece();

@@ -28,6 +28,14 @@
 // written. Reductions go in rank order from the rank's own values, which it
 // reads from its send buffer.
 //
+// But a rank that only sends (the root of a broadcast or scatter, the
+// others of a gather or reduce) ends once its one piece is in its mailbox,
+// as an eager message would: it reads nothing of its peers', so it need not
+// wait for them, and with the mailboxes' slots (Mailboxes::kSlots) it may
+// run a few operations ahead. A disagreement is then found by the ranks
+// that receive, not by it. A scatter's root copies its own block as it
+// ends.
+//
 // Single copy: where every rank may read the others' memory
 // (process_vm_readv) and has a core of its own, an allgather(v), broadcast, gather or scatter of at
 // least DTRAIN_UCX_SINGLE_COPY_BYTES in all (sizes every rank knows alike,
@@ -68,10 +76,10 @@ class LocalExchange final : public LocalCollective {
   // `size` ranks (a sub-slot of at least one line per rank).
   static bool fits(std::size_t capacity, int size);
 
-  void start(const Group& group, std::uint64_t sequence, const Collective& collective) override;
-  Progress advance() override;
-
  protected:
+  void prepare(std::uint64_t sequence, const Collective& collective) override;
+  void begin() override { begin_piece(); }
+  Progress step() override;
   Mailboxes::Part awaited() const override {
     return acknowledging_ ? Mailboxes::Part::result : Mailboxes::Part::contribution;
   }
@@ -153,6 +161,7 @@ class LocalExchange final : public LocalCollective {
 
   std::int64_t piece_ = 0;  // the current piece: stream elements [piece_ * L, (piece_ + 1) * L)
   bool single_copy_ = false;
+  bool sends_only_ = false;  // its peers read all it does: it ends once it has written
   bool blocks_read_in_place_ = false;  // alltoallv: some of this rank's blocks are read from its memory
   bool acknowledging_ = false;  // read: waiting for every rank to have read
 };

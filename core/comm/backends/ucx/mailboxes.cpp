@@ -16,6 +16,9 @@ namespace dtrain::comm::ucx {
 
 namespace {
 
+// kSlots contributions, then two results.
+constexpr std::size_t kParts = Mailboxes::kSlots + 2;
+
 std::size_t stride_for(std::size_t capacity) {
   constexpr std::size_t kLine = 64;
   return (sizeof(Mailboxes::Header) + capacity + kLine - 1) / kLine * kLine;
@@ -36,7 +39,7 @@ Mailboxes::Mailboxes(int rank, int size, std::size_t capacity, bool cores_apart)
   const Mapping own = map(file_.get(), capacity, true);
   mappings_[static_cast<std::size_t>(rank)] = own;
   // Stamps start at zero; the first operation is 1.
-  for (int part = 0; part < 4; ++part) new (own.base + part * own.stride) Header{{0}, 0, 0};
+  for (std::size_t part = 0; part < kParts; ++part) new (own.base + part * own.stride) Header{{0}, 0, 0};
 }
 
 Mailboxes::~Mailboxes() {
@@ -48,7 +51,7 @@ Mailboxes::~Mailboxes() {
 Mailboxes::Mapping Mailboxes::map(int fd, std::size_t capacity, bool writable) {
   Mapping m;
   m.stride = stride_for(capacity);
-  m.length = 4 * m.stride;  // two slots of two parts
+  m.length = kParts * m.stride;
   // Allocated now, so that a machine short of memory is told here (and the
   // ranks fall back to UCX) rather than in the middle of an allreduce.
   if (writable && ::ftruncate(fd, static_cast<off_t>(m.length)) != 0) fail("sizing the mailbox");

@@ -4,13 +4,20 @@
 //
 // A mailbox is a memfd of its rank's, so nothing of it outlives the
 // processes. Peers map it read-only through /proc/<pid>/fd/<fd> (which needs
-// only what watching the peer's /proc needs: the same user). It holds two
-// slots, used in turn by the communicator's local operations, each with two
-// parts: the rank's contribution and, for operations split among the ranks,
-// its share of the result (a single copy, local_exchange.hpp, stamps it
-// alone, to say the rank is done reading its peers' buffers). Rewriting a slot is safe: a rank writes operation
-// k + 2 only after it has seen every peer's contribution to k + 1, and each
-// peer wrote that after it had finished operation k.
+// only what watching the peer's /proc needs: the same user). It holds
+// kSlots contributions, used in turn by the communicator's local
+// operations, and two results, for operations split among the ranks (a
+// single copy, local_exchange.hpp, stamps its result alone, to say the rank
+// is done reading its peers' buffers).
+//
+// Rewriting a contribution is safe: a rank writes operation k + kSlots only
+// after every peer has written k + 1 (clearance()), which each wrote once it
+// was done with operation k. Most operations wait for every peer's part of
+// their own stamp anyway; a rank that only sends (local_exchange.hpp) does
+// not, and may so run up to kSlots - 1 operations ahead of its slowest peer.
+// Rewriting a result is safe too: a rank writes the result of k + 2 only
+// after every peer has written its contribution to k + 2, which each wrote
+// once its operation k, which read the result of k, was over.
 //
 // A part is a header (the stamp, written last, and what was written) and the
 // data, in the same cache line up to 48 bytes, so a small contribution
@@ -99,11 +106,26 @@ class Mailboxes {
     cores_apart_ = cores_apart;
   }
 
+  // Contributions a mailbox holds: how far a rank may run ahead.
+  static constexpr std::uint64_t kSlots = 4;
   // Where this rank writes its contribution to the next operation, up to
-  // shared_capacity() bytes, then announced by publish(), which returns the
-  // operation's stamp.
+  // shared_capacity() bytes, once clearance() allows, then announced by
+  // publish(), which returns the operation's stamp.
   std::byte* contribution_area() { return writable(published_ + 1, Part::contribution); }
   std::uint64_t publish(std::uint32_t size, std::uint32_t kind);
+  // The stamp every peer must have written before this rank writes its next
+  // contribution, or 0 when they are known to have (seen()).
+  std::uint64_t clearance() const {
+    const std::uint64_t needed = published_ + 2 > kSlots ? published_ + 2 - kSlots : 0;
+    return needed > seen_ ? needed : 0;
+  }
+  // Every peer has written its contribution to `stamp` (or a later one).
+  void seen(std::uint64_t stamp) { seen_ = stamp > seen_ ? stamp : seen_; }
+  // Whether rank `peer` has written its contribution to `stamp`, or a later
+  // one in the same slot.
+  bool written(int peer, std::uint64_t stamp) const {
+    return part_of(peer, stamp, Part::contribution)->stamp.load(std::memory_order_acquire) >= stamp;
+  }
   enum class Part { contribution, result };
   // Rank `peer`'s part for the operation `stamp`, or nullptr while it has
   // not arrived.
@@ -125,7 +147,7 @@ class Mailboxes {
   };
   const Header* part_of(int peer, std::uint64_t stamp, Part part) const {
     const Mapping& m = mappings_[static_cast<std::size_t>(peer)];
-    const std::size_t index = (stamp & 1) * 2 + (part == Part::result ? 1 : 0);
+    const std::size_t index = part == Part::result ? kSlots + (stamp & 1) : stamp % kSlots;
     return reinterpret_cast<const Header*>(m.base + index * m.stride);
   }
   std::byte* writable(std::uint64_t stamp, Part part) {
@@ -138,6 +160,7 @@ class Mailboxes {
   std::size_t shared_capacity_;
   Fd file_;  // this rank's mailbox, until close_file()
   std::uint64_t published_ = 0;
+  std::uint64_t seen_ = 0;  // every peer has written up to it
   std::vector<Mapping> mappings_;  // by rank; this rank's is its own, writable
   std::vector<std::int64_t> pids_;  // by rank, from attach()
   bool readable_ = false;

@@ -19,7 +19,7 @@
 //                               above when it is "auto"; alltoall(v) and the
 //                               rooted and uneven ones always), in pieces
 //                               of up to this many bytes (default 1048576;
-//                               0: never). Each rank's mailbox takes four
+//                               0: never). Each rank's mailbox takes six
 //                               times as much. Ranks agree on the smallest.
 //   DTRAIN_UCX_SINGLE_COPY_BYTES through shared memory, allgather(v),
 //                               broadcast, gather and scatter of at least
