@@ -1,7 +1,7 @@
 // Allreduces through shared memory (local_allreduce.hpp), which ranks on
 // one host take by default: ranks that disagree about the operation, many
 // outstanding at once with ranks at different speeds (each mailbox has only
-// two slots), buffers larger than the mailboxes (from 16 MiB, streamed out),
+// Mailboxes::kSlots), buffers larger than the mailboxes (from 16 MiB, streamed out),
 // late peers, and sub-communicators with mailboxes of their own. Results of every dtype and
 // reduction are checked by collectives_test.cpp (its "auto" family).
 

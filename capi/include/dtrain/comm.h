@@ -228,9 +228,12 @@ DT_API dt_status dt_alltoallv(dt_comm *comm, const DLTensor *send, const int64_t
  * of these, or about which of these five operations they call, all get
  * DT_ERR_MISMATCH before any data moves, and no recv is written. Where all
  * ranks run on one host (the collectives then go through shared memory,
- * DTRAIN_UCX_LOCAL_BYTES) this holds for allgatherv and reduce_scatterv;
- * for the rooted ones a rank is sure to see a disagreement only with a rank
- * it receives from:
+ * DTRAIN_UCX_LOCAL_BYTES) this holds for allgatherv and reduce_scatterv,
+ * and for rooted calls where a rank's data takes more than one mailbox
+ * piece (DTRAIN_UCX_LOCAL_BYTES, a scatter root's blocks counted together)
+ * or is read in a single copy (DTRAIN_UCX_SINGLE_COPY_BYTES). In the other
+ * rooted calls a rank is sure to see a disagreement only with a rank it
+ * receives from:
  *   - a rank that only sends (the root of dt_broadcast and dt_scatter, the
  *     other ranks of dt_gather and dt_reduce) returns once its data is in
  *     shared memory, without waiting for its peers (up to three such calls
@@ -251,7 +254,10 @@ DT_API dt_status dt_alltoallv(dt_comm *comm, const DLTensor *send, const int64_t
  * to more than their tensor holds, a tensor of the wrong count, or an op the
  * dtype does not allow (DT_AVG needs a floating-point dtype). An invalid
  * argument starts nothing on that rank; ranks whose arguments were valid
- * then wait for it until their deadline. A backend that lacks one of these
+ * then wait for it until their deadline, but for a rank that only sends
+ * through shared memory (above), which returns: the ranks are then out of
+ * step (the refusing rank's next call meets the refused one), and the
+ * communicator is best destroyed. A backend that lacks one of these
  * operations refuses it with DT_ERR_UNSUPPORTED naming itself and the
  * operation. */
 

@@ -13,6 +13,11 @@ void LocalCollective::start(const Group& group, std::uint64_t sequence, const Co
   prepare(sequence, collective);
   stamp_ = group_.mailboxes->clearance();
   clearing_ = stamp_ != 0;
+  // Most often the peers are there already.
+  if (clearing_ && arrived()) {
+    clearing_ = false;
+    next_ = 0;
+  }
   if (!clearing_) begin();
 }
 

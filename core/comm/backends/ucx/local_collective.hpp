@@ -1,7 +1,8 @@
 // What the collectives through the ranks' mailboxes (local_allreduce.hpp,
 // local_exchange.hpp) share: each step waits until every rank has published
-// its part of the current operation, or until the first one missing is gone
-// (what it wrote before going still counts, as a message it sent would).
+// its part of the current operation (or, for a rank that reads one peer's
+// alone, that peer: only_), or until the first one missing is gone (what it
+// wrote before going still counts, as a message it sent would).
 // Before its first write an operation may also have to wait for its peers
 // to be done with the contribution it replaces (Mailboxes::clearance()).
 // Nothing is ever in flight, since a rank only writes its own mailbox, and
@@ -36,8 +37,8 @@ class LocalCollective : public ImmediateCollective {
 
   // Every rank whose part has not arrived.
   std::vector<int> missing() const;
-  // Whether advance() can take a step: every part of the current one is
-  // there, or the first one missing is from a peer that is gone.
+  // Whether advance() can take a step: every awaited part of the current
+  // one is there, or the first one missing is from a peer that is gone.
   bool ready() const { return over_ || arrived() || group_.transport->gone(next_); }
 
  protected:

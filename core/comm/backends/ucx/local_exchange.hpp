@@ -28,13 +28,19 @@
 // written. Reductions go in rank order from the rank's own values, which it
 // reads from its send buffer.
 //
-// But a rank that only sends (the root of a broadcast or scatter, the
-// others of a gather or reduce) ends once its one piece is in its mailbox,
-// as an eager message would: it reads nothing of its peers', so it need not
-// wait for them, and with the mailboxes' slots (Mailboxes::kSlots) it may
-// run a few operations ahead. A disagreement is then found by the ranks
-// that receive, not by it. A scatter's root copies its own block as it
-// ends.
+// But the rooted collectives in one piece, and not read in a single copy,
+// wait only for the ranks whose parts they read, as MPI's eager messages
+// would:
+//  - a rank that only sends (the root of a broadcast or scatter, the others
+//    of a gather or reduce) ends once its piece is in its mailbox, and with
+//    the mailboxes' slots (Mailboxes::kSlots) may run a few operations
+//    ahead; it compares no call. A scatter's root copies its own block as
+//    it ends;
+//  - the other ranks of a broadcast or scatter await and compare the
+//    root's part alone (only_);
+//  - the root of a gather or reduce reads, and compares, every rank's.
+// A disagreement is then found by a rank that receives from one that
+// disagrees with it.
 //
 // Single copy: where every rank may read the others' memory
 // (process_vm_readv) and has a core of its own, an allgather(v), broadcast, gather or scatter of at

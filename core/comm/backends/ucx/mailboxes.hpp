@@ -11,10 +11,12 @@
 // is done reading its peers' buffers).
 //
 // Rewriting a contribution is safe: a rank writes operation k + kSlots only
-// after every peer has written k + 1 (clearance()), which each wrote once it
-// was done with operation k. Most operations wait for every peer's part of
-// their own stamp anyway; a rank that only sends (local_exchange.hpp) does
-// not, and may so run up to kSlots - 1 operations ahead of its slowest peer.
+// after every peer has written k + 1, which each wrote once it was done with
+// operation k. An operation's first piece waits for that (clearance()); a
+// later piece follows one for which it awaited every rank's part. Most
+// operations wait for every peer's part of their own stamp anyway; a rank
+// that only sends, or reads one peer alone (local_exchange.hpp), does not,
+// and may so run up to kSlots - 1 operations ahead of its slowest peer.
 // Rewriting a result is safe too: a rank writes the result of k + 2 only
 // after every peer has written its contribution to k + 2, which each wrote
 // once its operation k, which read the result of k, was over.
