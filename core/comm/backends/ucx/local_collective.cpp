@@ -14,10 +14,7 @@ void LocalCollective::start(const Group& group, std::uint64_t sequence, const Co
   stamp_ = group_.mailboxes->clearance();
   clearing_ = stamp_ != 0;
   // Most often the peers are there already.
-  if (clearing_ && arrived()) {
-    clearing_ = false;
-    next_ = 0;
-  }
+  if (clearing_ && arrived()) clearing_ = false;
   if (!clearing_) begin();
 }
 
@@ -29,7 +26,6 @@ ImmediateCollective::Progress LocalCollective::advance() {
     return Progress::over;
   }
   clearing_ = false;
-  next_ = 0;
   begin();
   return over_ ? Progress::over : Progress::some;
 }

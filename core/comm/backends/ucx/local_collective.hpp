@@ -44,7 +44,7 @@ class LocalCollective : public ImmediateCollective {
  protected:
   // Everything start() does before writing to the mailbox.
   virtual void prepare(std::uint64_t sequence, const Collective& collective) = 0;
-  // Writes the operation's first part.
+  // Writes the operation's first part; sets next_ for the step it awaits.
   virtual void begin() = 0;
   // advance() once begun.
   virtual Progress step() = 0;

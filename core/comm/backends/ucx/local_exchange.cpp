@@ -97,8 +97,8 @@ void LocalExchange::prepare(std::uint64_t sequence, const Collective& collective
   // A broadcast's or scatter's other ranks need only the root's part, and in
   // one piece (as the root then writes it) only the root's call: they wait
   // for the root alone, not for each other.
-  const bool from_root = (call_.kind == CallKind::broadcast || call_.kind == CallKind::scatter) && !sends_only_;
-  if (from_root && !single_copy_ && reads_.front().count <= piece_elements()) only_ = reads_.front().peer;
+  const bool from_root = (call_.kind == CallKind::broadcast || call_.kind == CallKind::scatter) && call_.root != group_.rank;
+  if (from_root && !single_copy_ && reads_.front().count <= piece_elements()) only_ = static_cast<int>(call_.root);
   blocks_read_in_place_ = std::any_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.direct; });
   acknowledging_ = false;
   piece_ = 0;
